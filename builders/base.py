@@ -1,0 +1,149 @@
+"""The builder contract every corpus implements, and what the pipeline hands it.
+
+A builder declares ``VERSION`` and ``CONFIGS`` (config name → pydantic record model), reads its named
+sources from a :class:`BuildContext` and yields :class:`Row` objects. It may also report agreement
+(:meth:`Builder.agreement`), card statistics (:meth:`Builder.statistics`) and extra tables for the
+expectation suite (:meth:`Builder.quality_tables`). The pipeline does everything else.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, ClassVar, Literal
+
+from pydantic import BaseModel, ValidationError
+
+from builders.errors import ClincorpError, SourceError
+from builders.manifest import CorpusManifest
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from builders.release_view import ReleaseView
+
+OnError = Literal["fail", "quarantine"]
+
+
+@dataclass(frozen=True)
+class Row:
+    """One record of one config and split."""
+
+    config: str
+    split: str
+    record: BaseModel
+
+
+@dataclass(frozen=True)
+class Reject:
+    """A record kept out of the release, and why."""
+
+    where: str
+    reason: str
+
+
+@dataclass
+class Table:
+    """A small table for the dataset card."""
+
+    columns: list[str]
+    rows: list[list[object]]
+
+
+@dataclass
+class CardSection:
+    """A titled section of the dataset card: optional text, optional table."""
+
+    title: str
+    text: str = ""
+    table: Table | None = None
+
+
+@dataclass
+class AgreementReport:
+    """Agreement measures (gated by corpus.yaml thresholds) and their tables for the card."""
+
+    measures: dict[str, float]
+    sections: list[CardSection] = field(default_factory=list)
+
+
+class BuildContext:
+    """The sources a build reads, and the bookkeeping of read and rejected records."""
+
+    def __init__(self, manifest: CorpusManifest, sources: dict[str, Path | None],
+                 on_error: OnError = "fail") -> None:
+        self.manifest = manifest
+        self.sources = sources
+        self.on_error: OnError = on_error
+        self.read = 0
+        self.rejects: list[Reject] = []
+
+    def source(self, name: str) -> Path:
+        """The path of a source; an error if it was not given."""
+        path = self.sources.get(name)
+        if path is None:
+            raise ClincorpError(f"source {name!r} is needed but was not given (use --source {name}=PATH)")
+        return path
+
+    def has_source(self, name: str) -> bool:
+        return self.sources.get(name) is not None
+
+    @contextmanager
+    def record(self, where: str) -> Iterator[None]:
+        """Count one raw record; its SourceError or ValidationError fails the build or is quarantined.
+
+        ``where`` names the record (file and line, or file and id) for messages and rejects.jsonl.
+        """
+        self.read += 1
+        try:
+            yield
+        except SourceError as error:
+            self.reject(error)
+        except ValidationError as error:
+            problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'record'}: {e['msg']}"
+                                 for e in error.errors())
+            self.reject(SourceError(where, f"record does not match its schema: {problems}"))
+
+    def reject(self, error: SourceError) -> None:
+        """Fail the build with ``error``, or quarantine the record it names."""
+        if self.on_error == "fail":
+            raise error
+        self.rejects.append(Reject(where=error.location, reason=error.message))
+
+
+class Builder:
+    """Base class of corpus builders."""
+
+    VERSION: ClassVar[str]
+    CONFIGS: ClassVar[dict[str, type[BaseModel]]]
+
+    def generate(self, ctx: BuildContext) -> Iterator[Row]:
+        """Yield every record of every config, reading sources from ``ctx``."""
+        raise NotImplementedError
+
+    def agreement(self, ctx: BuildContext, release: ReleaseView) -> AgreementReport | None:
+        """Inter-annotator agreement when annotator data is given, else None."""
+        return None
+
+    def statistics(self, release: ReleaseView) -> list[CardSection]:
+        """Corpus statistics for the dataset card, computed from the written release."""
+        return []
+
+    def quality_tables(self, release: ReleaseView) -> dict[str, pd.DataFrame]:
+        """Derived tables the expectation suite checks, beside the flattened configs."""
+        return {}
+
+
+def load_builder_class(reference: str) -> type[Builder]:
+    """Import ``module:Class`` and check that it is a Builder."""
+    module_name, _, class_name = reference.partition(":")
+    try:
+        builder = getattr(importlib.import_module(module_name), class_name)
+    except (ImportError, AttributeError) as error:
+        raise ClincorpError(f"cannot load builder {reference!r}: {error}") from error
+    if not (isinstance(builder, type) and issubclass(builder, Builder)):
+        raise ClincorpError(f"{reference!r} is not a Builder subclass")
+    return builder

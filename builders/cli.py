@@ -1,0 +1,124 @@
+"""``clincorp``: release, build, validate, list, score and export clinical corpora."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from pathlib import Path
+
+from builders.errors import ClincorpError
+from builders.manifest import CorpusManifest, all_corpora, find_corpus
+from builders.registry import EXPORTERS, SCORERS
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.handler(args))
+    except ClincorpError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 1
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="clincorp", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+    for name, handler, default_out, helptext in (
+            ("release", _release, "releases", "build, validate and write an immutable release"),
+            ("build", _build, "build", "the same without immutability, into a scratch folder")):
+        command = commands.add_parser(name, help=helptext)
+        command.add_argument("corpora", nargs="*", help="corpus names or folders holding a corpus.yaml")
+        command.add_argument("--all", action="store_true", help="every corpus under corpora/")
+        command.add_argument("--out", type=Path, default=Path(default_out))
+        command.add_argument("--source", action="append", default=[], metavar="NAME=PATH",
+                             help="read source NAME from PATH instead of the embedded sample")
+        command.add_argument("--on-error", choices=["fail", "quarantine"], default="fail",
+                             help="fail on the first bad record, or quarantine bad records in rejects.jsonl")
+        command.set_defaults(handler=handler)
+    validate = commands.add_parser("validate", help="re-check an existing release folder")
+    validate.add_argument("release", type=Path)
+    validate.set_defaults(handler=_validate)
+    commands.add_parser("list", help="corpora, versions, access and sources").set_defaults(handler=_list)
+    _add_registered(commands.add_parser("score", help="score predictions").add_subparsers(
+        dest="scorer", required=True), SCORERS)
+    export = commands.add_parser("export", help="write a release in another format")
+    export.add_argument("release", type=Path)
+    export.add_argument("--format", required=True, choices=sorted(EXPORTERS))
+    export.add_argument("--out", type=Path, required=True)
+    export.set_defaults(handler=_export)
+    return parser
+
+
+def _add_registered(subcommands: argparse._SubParsersAction, registry: dict[str, str]) -> None:
+    for name, module_name in sorted(registry.items()):
+        module = importlib.import_module(module_name)
+        command = subcommands.add_parser(name, help=(module.__doc__ or "").strip().splitlines()[0])
+        module.configure(command)
+        command.set_defaults(handler=module.run)
+
+
+def _export(args: argparse.Namespace) -> int:
+    return int(importlib.import_module(EXPORTERS[args.format]).run(args))
+
+
+def _selected(args: argparse.Namespace) -> list[CorpusManifest]:
+    if args.all == bool(args.corpora):
+        raise ClincorpError("name one or more corpora, or --all")
+    return all_corpora() if args.all else [find_corpus(name) for name in args.corpora]
+
+
+def _overrides(pairs: list[str]) -> dict[str, Path]:
+    overrides = {}
+    for pair in pairs:
+        name, sep, path = pair.partition("=")
+        if not sep or not name or not path:
+            raise ClincorpError(f"--source takes NAME=PATH, got {pair!r}")
+        overrides[name] = Path(path)
+    return overrides
+
+
+def _release(args: argparse.Namespace) -> int:
+    return _run(args, "release")
+
+
+def _build(args: argparse.Namespace) -> int:
+    return _run(args, "build")
+
+
+def _run(args: argparse.Namespace, mode: str) -> int:
+    from builders.pipeline import run
+
+    corpora = _selected(args)
+    if args.source and len(corpora) > 1:
+        raise ClincorpError("--source applies to one corpus at a time")
+    for manifest in corpora:
+        outcome = run(manifest, args.out, _overrides(args.source), args.on_error, mode)  # type: ignore[arg-type]
+        counts = outcome.manifest.get("counts", {})
+        verb = {"released": "released", "unchanged": "unchanged (identical bytes)", "built": "built"}[outcome.status]
+        print(f"{manifest.name} {manifest.version}: {verb} at {outcome.folder} "
+              f"(read {counts.get('read')}, written {counts.get('written')}, rejected {counts.get('rejected')})")
+    return 0
+
+
+def _validate(args: argparse.Namespace) -> int:
+    from builders.release_check import check_release
+
+    results = check_release(args.release)
+    for result in results:
+        print(result.describe())
+        for detail in result.details:
+            if not detail.get("success", False):
+                print(f"  {detail.get('problem') or detail}")
+    return 0 if all(result.success for result in results) else 1
+
+
+def _list(args: argparse.Namespace) -> int:
+    for manifest in all_corpora():
+        access = "public" if manifest.access.public else "restricted"
+        print(f"{manifest.name} {manifest.version} [{access}: {manifest.access.how}]")
+        for name, spec in manifest.sources.items():
+            optional = "" if spec.required else " (optional)"
+            print(f"  source {name}{optional}: {spec.kind}, default {spec.path}\n    {spec.description}")
+    return 0

@@ -1,0 +1,55 @@
+"""Errors raised by readers, builders, gates and releases.
+
+Every error about raw input names where it happened (file, and line or record) and what was
+expected, so a maintainer holding real licensed files can find and fix the offending record.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class ClincorpError(Exception):
+    """Base class of every error this package raises on purpose."""
+
+
+class SourceError(ClincorpError):
+    """A raw input does not match its format.
+
+    ``path`` is the file, ``line`` the 1-based line (or ``record`` an id such as a note_id when
+    lines do not apply), ``message`` says what was found and what was expected.
+    """
+
+    def __init__(
+        self,
+        path: str | Path,
+        message: str,
+        *,
+        line: int | None = None,
+        record: str | None = None,
+    ) -> None:
+        self.path = str(path)
+        self.line = line
+        self.record = record
+        self.message = message
+        super().__init__(str(self))
+
+    @property
+    def location(self) -> str:
+        """``file:line`` or ``file [record id]`` or just ``file``."""
+        if self.line is not None:
+            return f"{self.path}:{self.line}"
+        if self.record is not None:
+            return f"{self.path} [{self.record}]"
+        return self.path
+
+    def __str__(self) -> str:
+        return f"{self.location}: {self.message}"
+
+
+class GateError(ClincorpError):
+    """A release gate (schema, expectations, agreement, rejects) failed."""
+
+
+class ReleaseError(ClincorpError):
+    """A release cannot be written (e.g. the version exists with different bytes)."""

@@ -1,0 +1,58 @@
+"""Resolve a corpus's named sources to paths, and fingerprint every input file."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Any
+
+from builders.errors import ClincorpError, SourceError
+from builders.manifest import CorpusManifest
+
+CHUNK = 1 << 20
+
+
+def resolve_sources(manifest: CorpusManifest, overrides: dict[str, Path]) -> dict[str, Path | None]:
+    """Each source's path: the override, else the embedded sample; None for an absent optional one."""
+    unknown = sorted(set(overrides) - set(manifest.sources))
+    if unknown:
+        raise ClincorpError(f"{manifest.name} has no source {', '.join(unknown)}; "
+                            f"its sources are {', '.join(manifest.sources)}")
+    resolved: dict[str, Path | None] = {}
+    for name, spec in manifest.sources.items():
+        path = overrides.get(name, manifest.folder / spec.path)
+        exists = path.is_file() if spec.kind == "file" else path.is_dir()
+        if not exists:
+            if spec.required or name in overrides:
+                raise SourceError(path, f"source {name!r} needs a {spec.kind} here. {spec.description}")
+            resolved[name] = None
+        else:
+            resolved[name] = path
+    return resolved
+
+
+def sha256_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        while chunk := handle.read(CHUNK):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def fingerprint_inputs(manifest: CorpusManifest, sources: dict[str, Path | None],
+                       overridden: set[str]) -> list[dict[str, Any]]:
+    """sha256 of every input file, named relative to its source; expected hashes checked for real inputs."""
+    inputs = []
+    for name, root in sources.items():
+        if root is None:
+            continue
+        files = [root] if root.is_file() else sorted(p for p in root.rglob("*") if p.is_file())
+        for path in files:
+            relative = path.name if root.is_file() else path.relative_to(root).as_posix()
+            digest = sha256_file(path)
+            expected = manifest.sources[name].sha256.get(relative)
+            if name in overridden and expected and expected != digest:
+                raise SourceError(path, f"sha256 is {digest}, expected {expected} for source {name!r}: "
+                                        "this is not the file the corpus was built from")
+            inputs.append({"source": name, "file": relative, "sha256": digest, "bytes": path.stat().st_size})
+    return inputs

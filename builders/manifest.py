@@ -1,0 +1,137 @@
+"""Corpus manifests (``corpora/<name>/corpus.yaml``): what a corpus is, validated by pydantic."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from builders.errors import ClincorpError, SourceError
+
+SEMVER = r"^\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?$"
+MANIFEST_NAME = "corpus.yaml"
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Access(Strict):
+    """Who may get the raw data, and how."""
+
+    public: bool
+    how: str = Field(description="e.g. 'PhysioNet credentialed access (MIMIC-IV-Note)'")
+
+
+class SourceSpec(Strict):
+    """A named raw input: its default (embedded sample) path and where users get the real one."""
+
+    path: str = Field(description="default path, relative to the corpus folder (the embedded sample)")
+    kind: Literal["file", "directory"]
+    description: str = Field(description="what the input is and where the real file comes from")
+    required: bool = True
+    sha256: dict[str, str] = Field(
+        default_factory=dict,
+        description="expected sha256 of the real input's files, by path relative to the source; "
+        "checked when the source is given with --source",
+    )
+
+
+class ConfigSpec(Strict):
+    """A released config (one parquet table per split)."""
+
+    description: str
+    splits: list[str] = Field(min_length=1)
+
+
+class Expectation(BaseModel):
+    """One great-expectations expectation on a flattened release table; other keys are its kwargs."""
+
+    model_config = ConfigDict(extra="allow")
+    table: str
+    expectation: str = Field(pattern=r"^expect_[a-z0-9_]+$")
+
+    @property
+    def kwargs(self) -> dict[str, Any]:
+        return dict(self.model_extra or {})
+
+
+class Threshold(Strict):
+    """Bounds an agreement measure must stay within."""
+
+    min: float | None = None
+    max: float | None = None
+
+
+class Gates(Strict):
+    max_rejects: int = Field(default=0, ge=0)
+    expectations: list[Expectation] = Field(default_factory=list)
+    agreement: dict[str, Threshold] = Field(default_factory=dict)
+
+
+class CorpusManifest(Strict):
+    """The contents of a corpus.yaml."""
+
+    name: str = Field(pattern=r"^[a-z][a-z0-9_]*$")
+    version: str = Field(pattern=SEMVER)
+    pretty_name: str
+    description: str
+    license: str
+    access: Access
+    citation: str
+    homepage: str
+    builder: str = Field(pattern=r"^[\w.]+:\w+$", description="module:Class")
+    sources: dict[str, SourceSpec]
+    configs: dict[str, ConfigSpec] = Field(min_length=1)
+    task_categories: list[str] = Field(default_factory=list)
+    tags: list[str] = Field(default_factory=list)
+    gates: Gates = Field(default_factory=Gates)
+    folder: Path = Field(default=Path("."), exclude=True)
+
+    @model_validator(mode="after")
+    def _expectation_tables_name_configs(self) -> CorpusManifest:
+        for expectation in self.gates.expectations:
+            if expectation.table.split(".")[0] not in self.configs:
+                raise ValueError(f"expectation table {expectation.table!r} names no config")
+        return self
+
+
+def corpora_root() -> Path:
+    """Where corpus folders live: $CLINCORP_CORPORA, else ``corpora/`` beside the packages."""
+    configured = os.environ.get("CLINCORP_CORPORA")
+    return Path(configured) if configured else Path(__file__).resolve().parents[1] / "corpora"
+
+
+def load_manifest(path: Path) -> CorpusManifest:
+    """Read and validate a corpus.yaml (or the corpus.yaml inside a folder)."""
+    path = path / MANIFEST_NAME if path.is_dir() else path
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError) as error:
+        raise SourceError(path, f"cannot read the corpus manifest: {error}") from error
+    try:
+        return CorpusManifest.model_validate({**(raw or {}), "folder": path.parent})
+    except ValidationError as error:
+        raise SourceError(path, f"not a valid corpus manifest:\n{error}") from error
+
+
+def find_corpus(name_or_path: str) -> CorpusManifest:
+    """A corpus by name (under :func:`corpora_root`) or by the path of its folder."""
+    candidate = Path(name_or_path)
+    if (candidate / MANIFEST_NAME).is_file():
+        return load_manifest(candidate)
+    named = corpora_root() / name_or_path / MANIFEST_NAME
+    if named.is_file():
+        return load_manifest(named)
+    known = ", ".join(sorted(m.name for m in all_corpora())) or "none"
+    raise ClincorpError(f"no corpus {name_or_path!r}: known corpora are {known}")
+
+
+def all_corpora() -> list[CorpusManifest]:
+    """Every corpus under :func:`corpora_root`, by name."""
+    root = corpora_root()
+    manifests = sorted(root.glob(f"*/{MANIFEST_NAME}")) if root.is_dir() else []
+    return [load_manifest(path) for path in manifests]

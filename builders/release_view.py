@@ -1,0 +1,74 @@
+"""Read access to a written release folder (``data/<config>/<split>-*.parquet``)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+from datasets import Features
+
+from schemas.features import row_decoder
+
+SHARD_PATTERN = re.compile(r"^(?P<split>[\w.-]+?)-(?P<index>\d{5})-of-(?P<count>\d{5})\.parquet$")
+
+
+class ReleaseView:
+    """The configs and splits of a release folder, as Arrow tables or decoded rows."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+
+    def configs(self) -> list[str]:
+        data = self.folder / "data"
+        return sorted(path.name for path in data.iterdir() if path.is_dir()) if data.is_dir() else []
+
+    def shards(self, config: str, split: str | None = None) -> list[Path]:
+        """The parquet files of a config (one split, or all), in split then shard order."""
+        found = []
+        for path in sorted((self.folder / "data" / config).glob("*.parquet")):
+            match = SHARD_PATTERN.match(path.name)
+            if match and (split is None or match["split"] == split):
+                found.append(path)
+        return found
+
+    @staticmethod
+    def split_of(shard: Path) -> str:
+        return SHARD_PATTERN.match(shard.name)["split"]  # type: ignore[index]
+
+    @staticmethod
+    def rows_in(shard: Path) -> int:
+        return pq.ParquetFile(shard).metadata.num_rows
+
+    def splits(self, config: str) -> list[str]:
+        return sorted({self.split_of(path) for path in self.shards(config)})
+
+    def split_labels(self, config: str) -> pa.Array:
+        """The split of every row of :meth:`arrow` (all splits), in order."""
+        return pa.array([self.split_of(path) for path in self.shards(config)
+                         for _ in range(self.rows_in(path))], pa.string())
+
+    def features(self, config: str) -> Features:
+        return self.shard_features(self.shards(config)[0])
+
+    @staticmethod
+    def shard_features(shard: Path) -> Features:
+        """The HF features embedded in a parquet file's schema."""
+        return Features.from_arrow_schema(pq.read_schema(shard))
+
+    def arrow(self, config: str, split: str | None = None) -> pa.Table:
+        """A config's rows as one Arrow table (ClassLabels as ids), all splits when none is named."""
+        tables = [pq.read_table(path) for path in self.shards(config, split)]
+        return pa.concat_tables(tables) if tables else self.features(config).arrow_schema.empty_table()
+
+    def rows(self, config: str, split: str | None = None) -> Iterator[tuple[str, dict[str, Any]]]:
+        """(split, row) pairs with ClassLabel ids turned back into names."""
+        decode = row_decoder(self.features(config))
+        for path in self.shards(config, split):
+            shard_split = self.split_of(path)
+            for batch in pq.ParquetFile(path).iter_batches(batch_size=1024):
+                for row in batch.to_pylist():
+                    yield shard_split, decode(row)

@@ -1,0 +1,118 @@
+"""Derive ``datasets.Features`` from pydantic record models, and convert rows to and from them.
+
+One source of truth: a Literal or Enum field becomes a ClassLabel with the same names, a nested model a
+struct, ``list[Model]`` a List of structs, ``Annotated[int, Int32]`` an int32. Nobody writes a Features
+dict by hand.
+"""
+
+from __future__ import annotations
+
+import enum
+import hashlib
+import json
+import types
+from collections.abc import Callable
+from typing import Annotated, Any, Literal, Union, get_args, get_origin
+
+from datasets import ClassLabel, Features, List, Value
+from pydantic import BaseModel
+
+from schemas.spans import Int32
+
+_SCALARS: dict[type, str] = {str: "string", int: "int64", float: "float64", bool: "bool"}
+
+
+def features_for(model: type[BaseModel]) -> Features:
+    """The Features of a record model (its fields, in declaration order)."""
+    return Features(_struct(model))
+
+
+def _struct(model: type[BaseModel]) -> dict[str, Any]:
+    return {name: _feature(field.annotation, field.metadata, f"{model.__name__}.{name}")
+            for name, field in model.model_fields.items()}
+
+
+def _feature(annotation: Any, metadata: list[Any], where: str) -> Any:
+    origin = get_origin(annotation)
+    if origin is Annotated:
+        inner, *extra = get_args(annotation)
+        return _feature(inner, [*metadata, *extra], where)
+    if origin in (Union, types.UnionType):
+        members = [arg for arg in get_args(annotation) if arg is not type(None)]
+        if len(members) != 1:
+            raise TypeError(f"{where}: only Optional[X] unions can be released, not {annotation}")
+        return _feature(members[0], metadata, where)
+    if origin is Literal:
+        return ClassLabel(names=[str(value) for value in get_args(annotation)])
+    if origin is list:
+        (item,) = get_args(annotation)
+        return List(_feature(item, [], where))
+    if isinstance(annotation, type) and issubclass(annotation, enum.Enum):
+        return ClassLabel(names=[str(member.value) for member in annotation])
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return _struct(annotation)
+    if annotation is int and any(marker is Int32 or marker == Int32 for marker in metadata):
+        return Value("int32")
+    if annotation in _SCALARS:
+        return Value(_SCALARS[annotation])
+    raise TypeError(f"{where}: no release type for {annotation!r}")
+
+
+def schema_fingerprint(features_by_config: dict[str, Features]) -> str:
+    """sha256 of the configs' features, stable across runs."""
+    payload = {name: features.to_dict() for name, features in sorted(features_by_config.items())}
+    return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
+
+
+Converter = Callable[[Any], Any]
+
+
+def _identity(value: Any) -> Any:
+    return value
+
+
+def _converter(feature: Any, to_ids: bool) -> Converter | None:
+    """A function mapping ClassLabel names to ids (or back) inside ``feature``; None when no-op."""
+    if isinstance(feature, ClassLabel):
+        if to_ids:
+            ids = {name: index for index, name in enumerate(feature.names)}
+
+            def to_id(value: Any) -> Any:
+                if value is None:
+                    return None
+                return ids[value.value if isinstance(value, enum.Enum) else value]
+
+            return to_id
+        names = feature.names
+        return lambda value: None if value is None else names[value]
+    if isinstance(feature, List):
+        inner = _converter(feature.feature, to_ids)
+        if inner is None:
+            return None
+        return lambda values: None if values is None else [inner(value) for value in values]
+    if isinstance(feature, dict):
+        fields = {name: _converter(child, to_ids) for name, child in feature.items()}
+        active = {name: convert for name, convert in fields.items() if convert is not None}
+        if not active:
+            return None
+
+        def convert_struct(value: Any) -> Any:
+            if value is None:
+                return None
+            out = dict(value)
+            for name, convert in active.items():
+                out[name] = convert(out[name])
+            return out
+
+        return convert_struct
+    return None
+
+
+def row_encoder(features: Features) -> Converter:
+    """Map a ``model_dump()`` row to what the release stores (ClassLabel names → ids)."""
+    return _converter(dict(features), to_ids=True) or _identity
+
+
+def row_decoder(features: Features) -> Converter:
+    """Map a stored row back to model input (ClassLabel ids → names)."""
+    return _converter(dict(features), to_ids=False) or _identity

@@ -1,0 +1,97 @@
+"""Shared offset and span types, and the span checks every record model uses.
+
+Offsets are 0-based character offsets into the record's own text, end exclusive, stored as int32.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from typing import Annotated, Any, ClassVar
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+
+class Int32:
+    """Marker in ``Annotated[int, Int32]``: the field is stored as ``int32`` in the release."""
+
+
+INT32_MAX = 2**31 - 1
+Offset = Annotated[int, Field(ge=0, le=INT32_MAX), Int32]
+
+
+class Record(BaseModel):
+    """Base of every released record: strict fields, a stable id field for uniqueness checks."""
+
+    model_config = ConfigDict(extra="forbid", frozen=False)
+    id_field: ClassVar[str] = "id"
+
+    @property
+    def record_id(self) -> str:
+        """The value of the id field, as text."""
+        return str(getattr(self, self.id_field))
+
+
+class Span(BaseModel):
+    """A contiguous character span; ``text`` must equal ``record_text[start:end]``."""
+
+    model_config = ConfigDict(extra="forbid")
+    start: Offset
+    end: Offset
+    text: str
+
+    @model_validator(mode="after")
+    def _start_before_end(self) -> Span:
+        if self.end < self.start:
+            raise ValueError(f"span end {self.end} is before its start {self.start}")
+        return self
+
+
+def span_mismatch(text: str, start: int, end: int, span_text: str) -> str | None:
+    """Why ``span_text`` is not ``text[start:end]``, or None when it is."""
+    if end > len(text):
+        return f"span {start}-{end} ends past the end of the text ({len(text)} characters)"
+    if text[start:end] != span_text:
+        return f"span {start}-{end} has text {span_text!r} but the text there is {text[start:end]!r}"
+    return None
+
+
+def iter_spans(value: Any) -> Iterator[Span]:
+    """Every Span reachable from a model, list or nested model, depth first."""
+    if isinstance(value, Span):
+        yield value
+    elif isinstance(value, BaseModel):
+        for name in type(value).model_fields:
+            yield from iter_spans(getattr(value, name))
+    elif isinstance(value, list | tuple):
+        for item in value:
+            yield from iter_spans(item)
+
+
+def check_spans(text: str, spans: Iterable[Span]) -> None:
+    """Raise ValueError naming the first span whose text is not the slice of ``text``."""
+    for span in spans:
+        problem = span_mismatch(text, span.start, span.end, span.text)
+        if problem:
+            raise ValueError(problem)
+
+
+class TextRecord(Record):
+    """A record whose every nested Span is checked against its text field (declared by the subclass)."""
+
+    text_field: ClassVar[str] = "text"
+
+    @model_validator(mode="after")
+    def _spans_match_text(self) -> TextRecord:
+        check_spans(getattr(self, self.text_field), (span for name in type(self).model_fields
+                                                     for span in iter_spans(getattr(self, name))))
+        return self
+
+
+def unique_ids(items: Iterable[Any], attribute: str = "id", what: str = "item") -> None:
+    """Raise ValueError when two items share an id."""
+    seen: set[Any] = set()
+    for item in items:
+        key = getattr(item, attribute)
+        if key in seen:
+            raise ValueError(f"duplicate {what} id {key!r}")
+        seen.add(key)

@@ -1,0 +1,80 @@
+"""A tiny corpus that proves the pipeline: notes in a TSV, problem/test/treatment spans in another.
+
+Raw format: ``notes.tsv`` (header ``note_id  split  text``, text with ``\\n`` escaped) and
+``spans.tsv`` (header ``note_id  start  end  label``); an optional second annotator's ``spans.tsv``
+gives the agreement measure ``span_f1`` (exact-span F1).
+"""
+
+from __future__ import annotations
+
+import csv
+from collections import Counter, defaultdict
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Literal
+
+from builders.base import AgreementReport, BuildContext, Builder, CardSection, Row, Table
+from builders.errors import SourceError
+from builders.release_view import ReleaseView
+from schemas.spans import Span, TextRecord
+
+Label = Literal["problem", "test", "treatment"]
+
+
+class LabelledSpan(Span):
+    label: Label
+
+
+class Note(TextRecord):
+    id: str
+    text: str
+    spans: list[LabelledSpan]
+
+
+def read_spans(path: Path) -> dict[str, list[tuple[int, int, str, int]]]:
+    """note_id → (start, end, label, line) from a spans.tsv."""
+    spans: dict[str, list[tuple[int, int, str, int]]] = defaultdict(list)
+    with path.open(encoding="utf-8", newline="") as handle:
+        reader = csv.reader(handle, delimiter="\t", quoting=csv.QUOTE_NONE)
+        if next(reader, None) != ["note_id", "start", "end", "label"]:
+            raise SourceError(path, "expected the header note_id, start, end, label", line=1)
+        for line, fields in enumerate(reader, start=2):
+            if len(fields) != 4 or not fields[1].isdigit() or not fields[2].isdigit():
+                raise SourceError(path, f"expected note_id, start, end, label with integer offsets, got {fields}",
+                                  line=line)
+            spans[fields[0]].append((int(fields[1]), int(fields[2]), fields[3], line))
+    return spans
+
+
+class TinyBuilder(Builder):
+    VERSION = "1.0.0"
+    CONFIGS = {"notes": Note}
+
+    def generate(self, ctx: BuildContext) -> Iterator[Row]:
+        notes = ctx.source("notes")
+        spans = read_spans(ctx.source("spans"))
+        with notes.open(encoding="utf-8", newline="") as handle:
+            reader = csv.reader(handle, delimiter="\t", quoting=csv.QUOTE_NONE)
+            next(reader)
+            for line, (note_id, split, text) in enumerate(reader, start=2):
+                with ctx.record(f"{notes}:{line}"):
+                    text = text.replace("\\n", "\n")
+                    yield Row("notes", split, Note(id=note_id, text=text, spans=[
+                        LabelledSpan(start=s, end=e, text=text[s:e] if e <= len(text) else "", label=label)
+                        for s, e, label, _ in spans.get(note_id, [])]))
+
+    def agreement(self, ctx: BuildContext, release: ReleaseView) -> AgreementReport | None:
+        if not ctx.has_source("second_annotator"):
+            return None
+        first = {(n, s, e, lab) for n, items in read_spans(ctx.source("spans")).items() for s, e, lab, _ in items}
+        second = {(n, s, e, lab) for n, items in read_spans(ctx.source("second_annotator")).items()
+                  for s, e, lab, _ in items}
+        both = len(first & second)
+        f1 = 2 * both / (len(first) + len(second)) if first or second else 1.0
+        table = Table(["annotator A spans", "annotator B spans", "shared", "F1"], [[len(first), len(second), both, f1]])
+        return AgreementReport({"span_f1": f1}, [CardSection("Agreement", table=table)])
+
+    def statistics(self, release: ReleaseView) -> list[CardSection]:
+        labels = Counter((split, span["label"]) for split, row in release.rows("notes") for span in row["spans"])
+        rows = [[split, label, count] for (split, label), count in sorted(labels.items())]
+        return [CardSection("Spans by label", table=Table(["split", "label", "spans"], rows))]

@@ -1,0 +1,60 @@
+"""Flatten a release config into plain tables the expectation suite can check.
+
+A config ``c`` gives table ``c`` (one row per record: scalars, struct fields as ``a.b``, ClassLabels as
+names, each list as a length column ``n_<field>``) and, for every list, table ``c.<field>`` (one row per
+item; lists inside items give ``c.<field>.<inner>``). Every row carries ``_split`` and ``_row`` (the
+record's position in the config) and every item row ``_parent`` (its parent row in the parent table).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+from datasets import ClassLabel, Features, List
+
+Columns = dict[str, pa.Array]
+
+
+def flatten_config(config: str, table: pa.Table, features: Features, splits: pa.Array) -> dict[str, pd.DataFrame]:
+    """All tables of one config; ``splits`` names each row's split."""
+    table = table.combine_chunks()
+    keys: Columns = {"_split": splits, "_row": pa.array(range(table.num_rows), pa.int64())}
+    out: dict[str, Columns] = {}
+    _flatten_rows(config, {name: table.column(name).chunk(0) if table.column(name).num_chunks
+                           else pa.array([], table.column(name).type) for name in table.column_names},
+                  dict(features), keys, out)
+    return {name: pa.table(columns).to_pandas() for name, columns in out.items()}
+
+
+def _flatten_rows(name: str, arrays: Columns, features: dict[str, Any], keys: Columns,
+                  out: dict[str, Columns]) -> None:
+    columns: Columns = dict(keys)
+    for field, feature in features.items():
+        _add_column(name, field, arrays[field], feature, columns, keys, out)
+    out[name] = columns
+
+
+def _add_column(table: str, prefix: str, array: pa.Array, feature: Any, columns: Columns,
+                keys: Columns, out: dict[str, Columns]) -> None:
+    if isinstance(feature, ClassLabel):
+        columns[prefix] = pa.array(feature.names, pa.string()).take(array)
+    elif isinstance(feature, dict):
+        for child, child_feature in feature.items():
+            _add_column(table, f"{prefix}.{child}", array.field(child), child_feature, columns, keys, out)
+    elif isinstance(feature, List):
+        columns[f"n_{prefix}"] = pc.fill_null(pc.list_value_length(array), 0)
+        parents = pc.list_parent_indices(array)
+        child_keys = {key: values.take(parents) for key, values in keys.items() if key != "_parent"}
+        child_keys["_parent"] = parents.cast(pa.int64())
+        values = array.flatten()
+        inner = feature.feature
+        if isinstance(inner, dict):
+            _flatten_rows(f"{table}.{prefix}", {name: values.field(name) for name in inner},
+                          inner, child_keys, out)
+        else:
+            _flatten_rows(f"{table}.{prefix}", {"value": values}, {"value": inner}, child_keys, out)
+    else:
+        columns[prefix] = array
