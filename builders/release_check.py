@@ -21,12 +21,15 @@ MAX_LISTED = 20
 
 
 def check_release(folder: Path) -> list[GateResult]:
-    """Every check of a release; the caller fails when any result is unsuccessful."""
+    """Every check of a release (only the file check when files differ from the manifest)."""
     manifest_path = folder / "manifest.json"
     if not manifest_path.is_file():
         raise ClincorpError(f"{folder} is not a release: it has no manifest.json")
     manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
-    results = [_files_gate(folder, manifest)]
+    files = _files_gate(folder, manifest)
+    if not files.success:
+        return [files]
+    results = [files]
     builder = load_builder_class(manifest["builder"])()
     view = ReleaseView(folder)
     results.append(_schema_gate(view, builder.CONFIGS, manifest["schema_fingerprint"]))

@@ -6,7 +6,8 @@ Offsets are 0-based character offsets into the record's own text, end exclusive,
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from typing import Annotated, Any, ClassVar
+from functools import cache
+from typing import Annotated, Any, ClassVar, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -55,12 +56,24 @@ def span_mismatch(text: str, start: int, end: int, span_text: str) -> str | None
     return None
 
 
+def _holds_models(annotation: Any) -> bool:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return True
+    return any(_holds_models(arg) for arg in get_args(annotation))
+
+
+@cache
+def _model_fields_of(model: type[BaseModel]) -> tuple[str, ...]:
+    """The fields of ``model`` that can hold nested models (the only ones worth walking)."""
+    return tuple(name for name, field in model.model_fields.items() if _holds_models(field.annotation))
+
+
 def iter_spans(value: Any) -> Iterator[Span]:
     """Every Span reachable from a model, list or nested model, depth first."""
-    if isinstance(value, Span):
-        yield value
-    elif isinstance(value, BaseModel):
-        for name in type(value).model_fields:
+    if isinstance(value, BaseModel):
+        if isinstance(value, Span):
+            yield value
+        for name in _model_fields_of(type(value)):
             yield from iter_spans(getattr(value, name))
     elif isinstance(value, list | tuple):
         for item in value:
@@ -82,8 +95,7 @@ class TextRecord(Record):
 
     @model_validator(mode="after")
     def _spans_match_text(self) -> TextRecord:
-        check_spans(getattr(self, self.text_field), (span for name in type(self).model_fields
-                                                     for span in iter_spans(getattr(self, name))))
+        check_spans(getattr(self, self.text_field), iter_spans(self))
         return self
 
 

@@ -1,0 +1,102 @@
+"""pydantic record models → datasets.Features, and the row codec between them."""
+
+from __future__ import annotations
+
+import enum
+from typing import Literal
+
+import pyarrow as pa
+import pytest
+from datasets import ClassLabel, List, Value
+from pydantic import ValidationError
+
+from schemas.features import features_for, row_decoder, row_encoder, schema_fingerprint
+from schemas.spans import Offset, Span, TextRecord
+from validation.tables import flatten_config
+
+
+class Modality(enum.Enum):
+    XR = "XR"
+    CT = "CT"
+
+
+class Argument(Span):
+    role: Literal["Status", "Type"]
+
+
+class Event(Span):
+    type: Literal["Alcohol", "Drug"]
+    arguments: list[Argument]
+
+
+class Note(TextRecord):
+    id: str
+    text: str
+    modality: Modality
+    events: list[Event]
+    tags: list[str]
+    score: float | None = None
+    index: Offset = 0
+
+
+def note() -> Note:
+    text = "drinks beer daily"
+    return Note(id="n1", text=text, modality=Modality.CT, tags=["a"], events=[
+        Event(start=0, end=6, text="drinks", type="Drug",
+              arguments=[Argument(start=7, end=11, text="beer", role="Type")])])
+
+
+def test_features_follow_the_model() -> None:
+    features = features_for(Note)
+    assert list(features) == ["id", "text", "modality", "events", "tags", "score", "index"]
+    assert features["modality"] == ClassLabel(names=["XR", "CT"])
+    assert features["events"] == List({
+        "start": Value("int32"), "end": Value("int32"), "text": Value("string"),
+        "type": ClassLabel(names=["Alcohol", "Drug"]),
+        "arguments": List({"start": Value("int32"), "end": Value("int32"), "text": Value("string"),
+                           "role": ClassLabel(names=["Status", "Type"])})})
+    assert features["tags"] == List(Value("string"))
+    assert features["score"] == Value("float64") and features["index"] == Value("int32")
+
+
+def test_unsupported_field_type_is_an_error() -> None:
+    class Bad(TextRecord):
+        id: str
+        text: str
+        extra: dict[str, int]
+
+    with pytest.raises(TypeError, match="Bad.extra: no release type"):
+        features_for(Bad)
+
+
+def test_row_codec_round_trips_through_arrow() -> None:
+    features = features_for(Note)
+    encoded = row_encoder(features)(note().model_dump())
+    assert encoded["modality"] == 1 and encoded["events"][0]["arguments"][0]["role"] == 1
+    stored = pa.Table.from_pylist([encoded], schema=features.arrow_schema).to_pylist()[0]
+    assert Note.model_validate(row_decoder(features)(stored)) == note()
+
+
+def test_span_text_is_checked_against_the_record_text() -> None:
+    with pytest.raises(ValidationError, match="span 7-11 has text 'wine' but the text there is 'beer'"):
+        Note(id="n1", text="drinks beer daily", modality="XR", tags=[], events=[
+            Event(start=0, end=6, text="drinks", type="Drug",
+                  arguments=[Argument(start=7, end=11, text="wine", role="Type")])])
+    with pytest.raises(ValidationError, match="before its start"):
+        Span(start=5, end=2, text="")
+
+
+def test_fingerprint_changes_with_the_schema() -> None:
+    assert schema_fingerprint({"a": features_for(Note)}) == schema_fingerprint({"a": features_for(Note)})
+    assert schema_fingerprint({"a": features_for(Note)}) != schema_fingerprint({"a": features_for(Event)})
+
+
+def test_flattened_tables_for_expectations() -> None:
+    features = features_for(Note)
+    table = pa.Table.from_pylist([row_encoder(features)(note().model_dump())] * 2, schema=features.arrow_schema)
+    tables = flatten_config("notes", table, features, pa.array(["train", "test"]))
+    assert sorted(tables) == ["notes", "notes.events", "notes.events.arguments", "notes.tags"]
+    assert tables["notes"]["n_events"].tolist() == [1, 1] and tables["notes"]["modality"].tolist() == ["CT", "CT"]
+    arguments = tables["notes.events.arguments"]
+    assert arguments["role"].tolist() == ["Type", "Type"]
+    assert arguments["_split"].tolist() == ["train", "test"] and arguments["_parent"].tolist() == [0, 1]

@@ -1,0 +1,151 @@
+"""End-to-end release tests on the tiny corpus: layout, loading, determinism, gates, immutability."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+from datasets import ClassLabel, load_dataset
+
+from builders.cli import main
+from builders.errors import GateError, ReleaseError, SourceError
+from builders.manifest import load_manifest
+from builders.pipeline import run
+from builders.release_check import check_release
+
+
+def tree(folder: Path) -> dict[str, bytes]:
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def edit_yaml(corpus: Path, change) -> None:
+    path = corpus / "corpus.yaml"
+    data = yaml.safe_load(path.read_text())
+    change(data)
+    path.write_text(yaml.safe_dump(data))
+
+
+def test_release_layout_and_typed_loading(tiny_corpus: Path, tmp_path: Path) -> None:
+    outcome = run(load_manifest(tiny_corpus), tmp_path / "out")
+    release = tmp_path / "out" / "tiny" / "1.0.0"
+    assert outcome.status == "released" and outcome.folder == release
+    assert sorted(tree(release)) == ["README.md", "data/notes/test-00000-of-00001.parquet",
+                                     "data/notes/train-00000-of-00001.parquet", "manifest.json", "validation.json"]
+    dataset = load_dataset(str(release), "notes")
+    assert {split: len(rows) for split, rows in dataset.items()} == {"train": 2, "test": 1}
+    label = dataset["train"].features["spans"].feature["label"]
+    assert isinstance(label, ClassLabel) and label.names == ["problem", "test", "treatment"]
+    assert dataset["train"].features["spans"].feature["start"].dtype == "int32"
+    first = dataset["train"][0]
+    assert [first["text"][s["start"]:s["end"]] for s in first["spans"]] == [s["text"] for s in first["spans"]]
+    assert label.int2str(first["spans"][3]["label"]) == "treatment"
+
+
+def test_manifest_counts_inputs_and_no_absolute_paths(tiny_corpus: Path, tmp_path: Path) -> None:
+    run(load_manifest(tiny_corpus), tmp_path / "out")
+    release = tmp_path / "out" / "tiny" / "1.0.0"
+    manifest = json.loads((release / "manifest.json").read_text())
+    assert manifest["counts"] == {"read": 3, "written": 3, "rejected": 0}
+    assert {(i["source"], i["file"]) for i in manifest["inputs"]} == {
+        ("notes", "notes.tsv"), ("spans", "spans.tsv"), ("second_annotator", "spans.tsv")}
+    assert {o["file"]: o.get("rows") for o in manifest["outputs"]}["data/notes/train-00000-of-00001.parquet"] == 2
+    for name in ("manifest.json", "validation.json", "README.md"):
+        assert str(tmp_path) not in (release / name).read_text()
+    validation = json.loads((release / "validation.json").read_text())
+    assert validation["agreement"]["span_f1"] == pytest.approx(2 * 5 / 11)
+    card = (release / "README.md").read_text()
+    assert "config_name: notes" in card and "class_label" in card and "| agreement.span_f1 | pass |" in card
+
+
+def test_two_releases_are_byte_identical(tiny_corpus: Path, tmp_path: Path) -> None:
+    manifest = load_manifest(tiny_corpus)
+    run(manifest, tmp_path / "a")
+    run(manifest, tmp_path / "b")
+    assert tree(tmp_path / "a" / "tiny" / "1.0.0") == tree(tmp_path / "b" / "tiny" / "1.0.0")
+
+
+def test_same_version_again_is_noop_and_changed_bytes_need_a_bump(tiny_corpus: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    run(load_manifest(tiny_corpus), out)
+    assert run(load_manifest(tiny_corpus), out).status == "unchanged"
+    notes = tiny_corpus / "sample" / "notes.tsv"
+    notes.write_text(notes.read_text().replace("No complaints.", "No complaints today."))
+    with pytest.raises(ReleaseError, match="bump the corpus version"):
+        run(load_manifest(tiny_corpus), out)
+    assert "today" not in (load_dataset(str(out / "tiny" / "1.0.0"), "notes")["test"][0]["text"])
+
+
+def test_failed_agreement_gate_leaves_no_release(tiny_corpus: Path, tmp_path: Path) -> None:
+    (tiny_corpus / "sample" / "annotator_b" / "spans.tsv").write_text("note_id\tstart\tend\tlabel\nn1\t0\t10\tproblem\n")
+    with pytest.raises(GateError, match=r"agreement.span_f1 FAILED: observed 0.285714, expected >= 0.8"):
+        run(load_manifest(tiny_corpus), tmp_path / "out")
+    assert list((tmp_path / "out" / "tiny").iterdir()) == []
+
+
+def test_failed_expectation_names_observed_value(tiny_corpus: Path, tmp_path: Path) -> None:
+    edit_yaml(tiny_corpus, lambda d: d["gates"]["expectations"].append(
+        {"table": "notes.spans", "expectation": "expect_column_values_to_be_in_set", "column": "label",
+         "value_set": ["problem", "test"]}))
+    with pytest.raises(GateError) as failure:
+        run(load_manifest(tiny_corpus), tmp_path / "out")
+    assert "expectations FAILED: observed 3/4 passed" in str(failure.value)
+    assert "'unexpected_count': 1" in str(failure.value)
+    assert not (tmp_path / "out" / "tiny" / "1.0.0").exists()
+
+
+def bad_span(corpus: Path) -> None:
+    spans = corpus / "sample" / "spans.tsv"
+    spans.write_text(spans.read_text() + "n3\t3\t80\tproblem\n")
+
+
+def test_bad_record_fails_the_build_naming_file_and_line(tiny_corpus: Path, tmp_path: Path) -> None:
+    bad_span(tiny_corpus)
+    with pytest.raises(SourceError, match=r"notes.tsv:4: record does not match its schema: .*span 3-80 ends past the end of the text"):
+        run(load_manifest(tiny_corpus), tmp_path / "out")
+
+
+def test_quarantine_respects_max_rejects(tiny_corpus: Path, tmp_path: Path) -> None:
+    bad_span(tiny_corpus)
+    with pytest.raises(GateError, match="max_rejects FAILED: observed 1, expected <= 0"):
+        run(load_manifest(tiny_corpus), tmp_path / "out", on_error="quarantine")
+    kept = tmp_path / "out" / "tiny" / "1.0.0.rejects.jsonl"
+    assert "notes.tsv:4" in json.loads(kept.read_text())["where"]
+    edit_yaml(tiny_corpus, lambda d: d["gates"].update(max_rejects=1))
+    outcome = run(load_manifest(tiny_corpus), tmp_path / "out", on_error="quarantine")
+    assert outcome.manifest["counts"] == {"read": 3, "written": 2, "rejected": 1}
+    assert "rejects.jsonl" in {o["file"] for o in outcome.manifest["outputs"]}
+
+
+def test_validate_catches_tampering(tiny_corpus: Path, tmp_path: Path) -> None:
+    release = run(load_manifest(tiny_corpus), tmp_path / "out").folder
+    assert all(result.success for result in check_release(release))
+    shard = release / "data" / "notes" / "test-00000-of-00001.parquet"
+    shard.write_bytes(shard.read_bytes()[:-10])
+    (release / "stray.txt").write_text("x")
+    (files,) = check_release(release)
+    assert not files.success
+    assert [d["problem"] for d in files.details] == [
+        "data/notes/test-00000-of-00001.parquet: sha256 differs from manifest.json",
+        "stray.txt: not listed in manifest.json"]
+
+
+def test_source_override_and_missing_source(tiny_corpus: Path, tmp_path: Path) -> None:
+    other = tmp_path / "other.tsv"
+    other.write_text("note_id\tsplit\ttext\nz1\ttrain\tFever.\n")
+    empty_spans = tmp_path / "spans.tsv"
+    empty_spans.write_text("note_id\tstart\tend\tlabel\n")
+    manifest = load_manifest(tiny_corpus)
+    outcome = run(manifest, tmp_path / "out", {"notes": other, "spans": empty_spans, "second_annotator": empty_spans})
+    assert outcome.manifest["counts"]["written"] == 1
+    with pytest.raises(SourceError, match="source 'notes' needs a file here"):
+        run(manifest, tmp_path / "out2", {"notes": tmp_path / "missing.tsv"})
+
+
+def test_cli_release_and_list(tiny_corpus: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["release", str(tiny_corpus), "--out", str(tmp_path / "out")]) == 0
+    assert "tiny 1.0.0: released" in capsys.readouterr().out
+    assert main(["release", str(tiny_corpus), "--out", str(tmp_path / "out"), "--source", "nope=x"]) == 1
+    assert "has no source nope" in capsys.readouterr().err
+    assert main(["validate", str(tmp_path / "out" / "tiny" / "1.0.0")]) == 0
