@@ -1,0 +1,544 @@
+"""n2c2 2022 Track 2 (SDOH) event scorer, reimplementing Lybarger's official ``brat_scoring``.
+
+Rules (seed 003 and the official ``score_brat_sdoh``), matched by default, quirks included:
+
+- documents are paired by relative path; a document in one folder only is an error;
+- every event in the files is scored, the five challenge types and any other SHAC type alike;
+- triggers are aligned one-to-one per document, only within the same event (trigger) type:
+  ``exact`` (same span) and ``overlap`` (at least one shared character) greedily in gold order,
+  each gold trigger taking the first free prediction in prediction order; ``min_dist`` greedily
+  by smallest distance between span centres (ties: gold order, then prediction order), no cap;
+- arguments are compared only inside aligned events, by text-bound type (not role), gold order
+  then prediction order, one-to-one; span-with-value ("labeled") arguments also need equal
+  subtypes, and ``label`` ignores their span;
+- ``partial`` counts tokens of span-only arguments (spaCy's rule-based English tokenizer, the
+  one ``en_core_web_sm`` ships, on whitespace-normalised text): NT/NP count each span's
+  tokens and every overlapping same-type pair adds the length of its longest common token run;
+  the official code lets such pairs match many-to-many, and so does this one;
+- a discontinuous text-bound is scored on its covering span (first start, last end);
+- counts are keyed by (event type, argument type, subtype); triggers as (event type, Trigger,
+  N/A) and arguments without a value with subtype N/A.
+
+Deviations, on purpose: the OVERALL row is always written (the official omits it for
+``partial``) and an undefined P, R or F1 is written as 0.0 (the official leaves the OVERALL F1
+cell empty when nothing matched).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import difflib
+import functools
+import os
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal, get_args
+
+from builders.errors import SourceError
+from builders.sources.brat import (
+    Attribute,
+    BratDocument,
+    brat_document_ids,
+    read_brat_document,
+)
+
+TriggerCriterion = Literal["exact", "overlap", "min_dist"]
+SpanCriterion = Literal["exact", "overlap", "partial"]
+LabeledCriterion = Literal["exact", "overlap", "label"]
+
+LABELED_ARGUMENTS: tuple[str, ...] = ("StatusTime", "StatusEmploy", "TypeLiving")
+TRIGGER = "Trigger"
+NOT_APPLICABLE = "N/A"
+OVERALL = "OVERALL"
+CSV_COLUMNS = ("event", "argument", "subtype", "NT", "NP", "TP", "P", "R", "F1")
+DETAILED_CSV_COLUMNS = ("id", *CSV_COLUMNS)
+
+Key = tuple[str, str, str]
+
+
+@dataclass(frozen=True, slots=True)
+class EventSpan:
+    """A trigger or argument as the scorer sees it: text-bound type, covering span, subtype."""
+
+    type: str
+    start: int
+    end: int
+    text: str
+    subtype: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SdohEvent:
+    """An event: its trigger (whose type is the event type) and its arguments in file order."""
+
+    trigger: EventSpan
+    arguments: tuple[EventSpan, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ScoreRow:
+    """Counts and scores of one (event, argument, subtype) key, or of OVERALL."""
+
+    event: str
+    argument: str
+    subtype: str
+    nt: int
+    np: int
+    tp: int
+
+    @property
+    def precision(self) -> float:
+        return self.tp / self.np if self.np else 0.0
+
+    @property
+    def recall(self) -> float:
+        return self.tp / self.nt if self.nt else 0.0
+
+    @property
+    def f1(self) -> float:
+        precision, recall = self.precision, self.recall
+        return 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+
+    def csv_fields(self) -> tuple[str | int | float, ...]:
+        return (
+            self.event, self.argument, self.subtype, self.nt, self.np, self.tp,
+            self.precision, self.recall, self.f1,
+        )  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class ScoringCriteria:
+    """The three equivalence criteria and which argument types carry a value."""
+
+    trigger: TriggerCriterion = "overlap"
+    span: SpanCriterion = "exact"
+    labeled: LabeledCriterion = "label"
+    labeled_arguments: frozenset[str] = frozenset(LABELED_ARGUMENTS)
+
+    def __post_init__(self) -> None:
+        for name, value, allowed in (
+            ("score_trig", self.trigger, get_args(TriggerCriterion)),
+            ("score_span", self.span, get_args(SpanCriterion)),
+            ("score_labeled", self.labeled, get_args(LabeledCriterion)),
+        ):
+            if value not in allowed:
+                raise ValueError(f"{name} must be one of {', '.join(allowed)}; got {value!r}")
+
+
+@dataclass(slots=True)
+class Counts:
+    """Gold (NT), predicted (NP) and matched (TP) counts by key."""
+
+    gold: dict[Key, int] = field(default_factory=dict)
+    predicted: dict[Key, int] = field(default_factory=dict)
+    matched: dict[Key, int] = field(default_factory=dict)
+
+    def add(self, other: Counts) -> None:
+        """Add another document's counts; like the official Counter sums, zero counts vanish."""
+        for total, part in (
+            (self.gold, other.gold),
+            (self.predicted, other.predicted),
+            (self.matched, other.matched),
+        ):
+            for key, value in part.items():
+                if value:
+                    total[key] = total.get(key, 0) + value
+
+    def rows(self) -> list[ScoreRow]:
+        """One row per key, sorted by event, argument, subtype."""
+        keys = sorted(self.gold.keys() | self.predicted.keys() | self.matched.keys())
+        return [
+            ScoreRow(*key, self.gold.get(key, 0), self.predicted.get(key, 0),
+                     self.matched.get(key, 0))
+            for key in keys
+        ]  # fmt: skip
+
+    def summary(self) -> list[ScoreRow]:
+        """The OVERALL row (micro over all keys) followed by ``rows()``."""
+        rows = self.rows()
+        overall = ScoreRow(
+            OVERALL, OVERALL, OVERALL,
+            sum(row.nt for row in rows), sum(row.np for row in rows), sum(row.tp for row in rows),
+        )  # fmt: skip
+        return [overall, *rows]
+
+
+def events_from_brat(doc: BratDocument, source: str | Path) -> list[SdohEvent]:
+    """The events of a BRAT document, subtypes taken from the attribute on each text-bound.
+
+    ``source`` names the document in errors (an argument that is an event, or two different
+    attributes on one text-bound, cannot be scored).
+    """
+    first: dict[str, Attribute] = {}
+    for attribute in doc.attributes:
+        previous = first.setdefault(attribute.target, attribute)
+        if (previous.name, previous.value) != (attribute.name, attribute.value):
+            raise SourceError(
+                source,
+                f"{attribute.target} has attributes {previous.name}={previous.value} and "
+                f"{attribute.name}={attribute.value}; expected one value per text-bound",
+                record=attribute.id,
+            )
+    spans = {
+        textbound.id: EventSpan(
+            textbound.type, textbound.fragments[0][0], textbound.fragments[-1][1],
+            textbound.text, first[textbound.id].value if textbound.id in first else None,
+        )
+        for textbound in doc.textbounds
+    }  # fmt: skip
+    events = []
+    for event in doc.events:
+        for target in (event.trigger, *(target for _, target in event.arguments)):
+            if target not in spans:
+                raise SourceError(
+                    source,
+                    f"{event.id} argument {target} is an event; SDOH scoring expects text-bound "
+                    "arguments",
+                    record=event.id,
+                )
+        arguments = tuple([spans[target] for _, target in event.arguments])
+        events.append(SdohEvent(spans[event.trigger], arguments))
+    return events
+
+
+def count_document(
+    gold: Sequence[SdohEvent], predicted: Sequence[SdohEvent], criteria: ScoringCriteria
+) -> Counts:
+    """NT, NP and TP counts of one document."""
+    counts = Counts(_event_counts(gold, criteria), _event_counts(predicted, criteria))
+    matched = counts.matched
+    for gold_index, predicted_index in _aligned_triggers(gold, predicted, criteria.trigger):
+        gold_event, predicted_event = gold[gold_index], predicted[predicted_index]
+        event_type = gold_event.trigger.type
+        key = _key(event_type, TRIGGER, gold_event.trigger.subtype)
+        matched[key] = matched.get(key, 0) + 1
+        _add_argument_matches(
+            matched, event_type, gold_event.arguments, predicted_event.arguments, criteria
+        )
+    return counts
+
+
+def score_collections(
+    gold: Mapping[str, Sequence[SdohEvent]],
+    predicted: Mapping[str, Sequence[SdohEvent]],
+    score_trig: TriggerCriterion = "overlap",
+    score_span: SpanCriterion = "exact",
+    score_labeled: LabeledCriterion = "label",
+    *,
+    labeled_arguments: Iterable[str] = LABELED_ARGUMENTS,
+) -> list[ScoreRow]:
+    """Score two in-memory collections keyed by document id; OVERALL row first.
+
+    Raises ValueError listing the documents present in one collection only.
+    """
+    criteria = ScoringCriteria(score_trig, score_span, score_labeled, frozenset(labeled_arguments))
+    problem = _unpaired_documents(gold.keys(), predicted.keys())
+    if problem:
+        raise ValueError(problem)
+    total = Counts()
+    for doc_id in sorted(gold):
+        total.add(count_document(gold[doc_id], predicted[doc_id], criteria))
+    return total.summary()
+
+
+def score_folders(
+    gold_dir: str | Path,
+    pred_dir: str | Path,
+    score_trig: TriggerCriterion = "overlap",
+    score_span: SpanCriterion = "exact",
+    score_labeled: LabeledCriterion = "label",
+    *,
+    labeled_arguments: Iterable[str] = LABELED_ARGUMENTS,
+    on_document: Callable[[str, list[ScoreRow]], None] | None = None,
+    workers: int = 1,
+) -> list[ScoreRow]:
+    """Score two BRAT folders, streaming chunks of documents; OVERALL row first.
+
+    ``on_document(doc_id, rows)`` receives each document's rows in id order (the ``--detailed``
+    output). ``workers`` > 1 scores chunks in that many processes; results are identical.
+    Raises SourceError when the gold folder is empty or lists documents found in one folder only.
+    """
+    criteria = ScoringCriteria(score_trig, score_span, score_labeled, frozenset(labeled_arguments))
+    doc_ids = brat_document_ids(gold_dir)
+    if not doc_ids:
+        raise SourceError(gold_dir, "no BRAT documents (.txt + .ann) found in the gold folder")
+    problem = _unpaired_documents(doc_ids, brat_document_ids(pred_dir))
+    if problem:
+        raise SourceError(pred_dir, f"{problem} (gold folder: {gold_dir})")
+    chunks = [doc_ids[i : i + _CHUNK_SIZE] for i in range(0, len(doc_ids), _CHUNK_SIZE)]
+    score_chunk = functools.partial(
+        _score_chunk, str(gold_dir), str(pred_dir), criteria, on_document is not None
+    )
+    total = Counts()
+    with _chunk_mapper(workers) as mapper:
+        for outcome in mapper(score_chunk, chunks):
+            if isinstance(outcome, _FailedChunk):
+                raise SourceError(outcome.path, outcome.message, line=outcome.line,
+                                  record=outcome.record)  # fmt: skip
+            chunk_counts, documents = outcome
+            total.add(chunk_counts)
+            if on_document is not None:
+                for doc_id, rows in documents:
+                    on_document(doc_id, rows)
+    return total.summary()
+
+
+def score_folders_to_csv(
+    gold_dir: str | Path,
+    pred_dir: str | Path,
+    out: str | Path,
+    score_trig: TriggerCriterion = "overlap",
+    score_span: SpanCriterion = "exact",
+    score_labeled: LabeledCriterion = "label",
+    *,
+    detailed: bool = False,
+    labeled_arguments: Iterable[str] = LABELED_ARGUMENTS,
+    workers: int = 1,
+) -> list[ScoreRow]:
+    """``score_folders`` writing ``out`` and, if ``detailed``, per-document rows to
+    ``detailed_csv_path(out)``; returns the summary rows."""
+    options = {
+        "score_trig": score_trig,
+        "score_span": score_span,
+        "score_labeled": score_labeled,
+        "labeled_arguments": labeled_arguments,
+        "workers": workers,
+    }
+    if not detailed:
+        rows = score_folders(gold_dir, pred_dir, **options)
+    else:
+        with open(detailed_csv_path(out), "w", newline="", encoding="utf-8") as handle:
+            writer = csv.writer(handle, lineterminator="\n")
+            writer.writerow(DETAILED_CSV_COLUMNS)
+            rows = score_folders(
+                gold_dir, pred_dir, **options,
+                on_document=lambda doc_id, doc_rows: writer.writerows(
+                    (doc_id, *row.csv_fields()) for row in doc_rows
+                ),
+            )  # fmt: skip
+    write_scores_csv(rows, out)
+    return rows
+
+
+def write_scores_csv(rows: Iterable[ScoreRow], path: str | Path) -> None:
+    """Write rows with the official columns ``event,argument,subtype,NT,NP,TP,P,R,F1``."""
+    with open(path, "w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle, lineterminator="\n")
+        writer.writerow(CSV_COLUMNS)
+        writer.writerows(row.csv_fields() for row in rows)
+
+
+def detailed_csv_path(out: str | Path) -> Path:
+    """Where the per-document scores go: ``scores.csv`` -> ``scores_detailed.csv``."""
+    out = Path(out)
+    return out.with_name(f"{out.stem}_detailed{out.suffix or '.csv'}")
+
+
+_CHUNK_SIZE = 256
+
+
+@dataclass(frozen=True, slots=True)
+class _FailedChunk:
+    """A SourceError from a worker process (SourceError itself does not survive pickling)."""
+
+    path: str
+    message: str
+    line: int | None
+    record: str | None
+
+
+ChunkOutcome = tuple[Counts, list[tuple[str, list[ScoreRow]]]] | _FailedChunk
+
+
+def _score_chunk(
+    gold_dir: str, pred_dir: str, criteria: ScoringCriteria, keep_rows: bool, doc_ids: list[str]
+) -> ChunkOutcome:
+    """Counts of a chunk of documents, and each document's rows when ``keep_rows``."""
+    total = Counts()
+    documents = []
+    try:
+        for doc_id in doc_ids:
+            counts = count_document(
+                _folder_events(gold_dir, doc_id), _folder_events(pred_dir, doc_id), criteria
+            )
+            total.add(counts)
+            if keep_rows:
+                documents.append((doc_id, counts.rows()))
+    except SourceError as error:
+        return _FailedChunk(error.path, error.message, error.line, error.record)
+    return total, documents
+
+
+@contextlib.contextmanager
+def _chunk_mapper(workers: int) -> Iterator[Callable[..., Iterator[ChunkOutcome]]]:
+    if workers < 1:
+        raise ValueError(f"workers must be at least 1; got {workers}")
+    if workers == 1:
+        yield map
+        return
+    with ProcessPoolExecutor(workers) as pool:
+        yield pool.map
+
+
+def _folder_events(root: str, doc_id: str) -> list[SdohEvent]:
+    _, doc = read_brat_document(root, doc_id)
+    return events_from_brat(doc, os.path.join(root, f"{doc_id}.ann"))
+
+
+def _unpaired_documents(gold_ids: Iterable[str], predicted_ids: Iterable[str]) -> str:
+    gold_set, predicted_set = set(gold_ids), set(predicted_ids)
+    only_gold, only_predicted = sorted(gold_set - predicted_set), sorted(predicted_set - gold_set)
+    parts = []
+    if only_gold:
+        parts.append("documents only in gold: " + ", ".join(only_gold))
+    if only_predicted:
+        parts.append("documents only in predictions: " + ", ".join(only_predicted))
+    return "; ".join(parts)
+
+
+def _key(event_type: str, argument_type: str, subtype: str | None) -> Key:
+    return (event_type, argument_type, NOT_APPLICABLE if subtype is None else subtype)
+
+
+def _event_counts(events: Sequence[SdohEvent], criteria: ScoringCriteria) -> dict[Key, int]:
+    counts: dict[Key, int] = {}
+    by_token = criteria.span == "partial"
+    for event in events:
+        event_type = event.trigger.type
+        key = _key(event_type, TRIGGER, event.trigger.subtype)
+        counts[key] = counts.get(key, 0) + 1
+        for argument in event.arguments:
+            key = _key(event_type, argument.type, argument.subtype)
+            counted_by_token = by_token and argument.type not in criteria.labeled_arguments
+            counts[key] = counts.get(key, 0) + (
+                len(_tokens(argument.text)) if counted_by_token else 1
+            )
+    return counts
+
+
+def _overlaps(gold: EventSpan, predicted: EventSpan) -> bool:
+    return max(gold.start, predicted.start) < min(gold.end, predicted.end)
+
+
+def _aligned_triggers(
+    gold: Sequence[SdohEvent], predicted: Sequence[SdohEvent], criterion: TriggerCriterion
+) -> list[tuple[int, int]]:
+    predicted_by_type: dict[str, list[int]] = {}
+    for index, event in enumerate(predicted):
+        predicted_by_type.setdefault(event.trigger.type, []).append(index)
+    if criterion == "min_dist":
+        return _aligned_by_distance(gold, predicted, predicted_by_type)
+    pairs: list[tuple[int, int]] = []
+    taken: set[int] = set()
+    for gold_index, event in enumerate(gold):
+        trigger = event.trigger
+        for predicted_index in predicted_by_type.get(trigger.type, ()):
+            if predicted_index in taken:
+                continue
+            candidate = predicted[predicted_index].trigger
+            if (
+                (candidate.start, candidate.end) == (trigger.start, trigger.end)
+                if criterion == "exact"
+                else _overlaps(trigger, candidate)
+            ):
+                taken.add(predicted_index)
+                pairs.append((gold_index, predicted_index))
+                break
+    return pairs
+
+
+def _aligned_by_distance(
+    gold: Sequence[SdohEvent],
+    predicted: Sequence[SdohEvent],
+    predicted_by_type: dict[str, list[int]],
+) -> list[tuple[int, int]]:
+    # Twice the distance between span centres: same order as the official float distances.
+    candidates = sorted(
+        (
+            abs(
+                event.trigger.start + event.trigger.end
+                - predicted[predicted_index].trigger.start - predicted[predicted_index].trigger.end
+            ),
+            gold_index,
+            predicted_index,
+        )
+        for gold_index, event in enumerate(gold)
+        for predicted_index in predicted_by_type.get(event.trigger.type, ())
+    )  # fmt: skip
+    pairs: list[tuple[int, int]] = []
+    gold_taken: set[int] = set()
+    predicted_taken: set[int] = set()
+    for _, gold_index, predicted_index in candidates:
+        if gold_index not in gold_taken and predicted_index not in predicted_taken:
+            gold_taken.add(gold_index)
+            predicted_taken.add(predicted_index)
+            pairs.append((gold_index, predicted_index))
+    return pairs
+
+
+def _add_argument_matches(
+    matched: dict[Key, int],
+    event_type: str,
+    gold: Sequence[EventSpan],
+    predicted: Sequence[EventSpan],
+    criteria: ScoringCriteria,
+) -> None:
+    gold_taken: set[int] = set()
+    predicted_taken: set[int] = set()
+    for gold_index, argument in enumerate(gold):
+        labeled = argument.type in criteria.labeled_arguments
+        many_to_many = not labeled and criteria.span == "partial"
+        for predicted_index, candidate in enumerate(predicted):
+            if candidate.type != argument.type:
+                continue
+            if not many_to_many and (
+                gold_index in gold_taken or predicted_index in predicted_taken
+            ):
+                continue
+            value = (
+                _labeled_value(argument, candidate, criteria.labeled)
+                if labeled
+                else _span_value(argument, candidate, criteria.span)
+            )
+            if value > 0:
+                gold_taken.add(gold_index)
+                predicted_taken.add(predicted_index)
+                key = _key(event_type, argument.type, argument.subtype)
+                matched[key] = matched.get(key, 0) + value
+
+
+def _labeled_value(gold: EventSpan, predicted: EventSpan, criterion: LabeledCriterion) -> int:
+    if gold.subtype != predicted.subtype:
+        return 0
+    if criterion == "exact":
+        return int((gold.start, gold.end) == (predicted.start, predicted.end))
+    if criterion == "overlap":
+        return int(_overlaps(gold, predicted))
+    return 1
+
+
+def _span_value(gold: EventSpan, predicted: EventSpan, criterion: SpanCriterion) -> int:
+    if criterion == "exact":
+        return int((gold.start, gold.end) == (predicted.start, predicted.end))
+    if not _overlaps(gold, predicted):
+        return 0
+    if criterion == "overlap":
+        return 1
+    gold_tokens, predicted_tokens = _tokens(gold.text), _tokens(predicted.text)
+    matcher = difflib.SequenceMatcher(None, gold_tokens, predicted_tokens)
+    return matcher.find_longest_match(0, len(gold_tokens), 0, len(predicted_tokens)).size
+
+
+@functools.lru_cache(maxsize=65536)
+def _tokens(text: str) -> tuple[str, ...]:
+    return tuple(token.text for token in _english_tokenizer()(" ".join(text.split())))
+
+
+@functools.cache
+def _english_tokenizer() -> Callable[[str], Iterable]:
+    import spacy  # imported lazily: only ``partial`` counts tokens
+
+    return spacy.blank("en").tokenizer
