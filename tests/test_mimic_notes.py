@@ -1,0 +1,371 @@
+"""Streaming MIMIC note readers and the challenge's annotation CSV, on files in the raw formats."""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import io
+import random
+from datetime import date, datetime
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from builders.errors import SourceError
+from builders.sources.mimic_notes import (
+    MIMIC_IV_NOTE_COLUMNS,
+    NOTEEVENTS_COLUMNS,
+    ChallengeNote,
+    MimicIvNote,
+    iter_challenge_notes,
+    iter_mimic_iv_notes,
+    iter_noteevents,
+    iter_notes,
+    read_span_annotations,
+)
+
+SAMPLE = Path(__file__).resolve().parents[1] / "corpora" / "snomed_el" / "sample"
+
+
+def _csv_lines(
+    rows: list[list[object]], *, quoting: int = csv.QUOTE_MINIMAL, terminator: str = "\n"
+) -> list[str]:
+    """Each row serialised on its own, as the stdlib writer (and MIMIC's exports) quote it."""
+    serialised = []
+    for row in rows:
+        buffer = io.StringIO()
+        csv.writer(buffer, quoting=quoting, lineterminator=terminator).writerow(row)
+        serialised.append(buffer.getvalue())
+    return serialised
+
+
+def _write(path: Path, chunks: list[str], *, compress: bool) -> Path:
+    data = "".join(chunks).encode("utf-8")
+    path.write_bytes(gzip.compress(data) if compress else data)
+    return path
+
+
+def _start_lines(chunks: list[str]) -> list[int]:
+    """1-based physical line on which each serialised chunk starts."""
+    starts, line = [], 1
+    for chunk in chunks:
+        starts.append(line)
+        line += chunk.count("\n")
+    return starts
+
+
+def _discharge_row(note_id: str, text: str, hadm_id: object = 22595853) -> list[object]:
+    subject_id = note_id.split("-")[0]
+    return [note_id, subject_id, hadm_id, "DS", 21, "2180-05-07 00:00:00", "2180-05-09 15:26:00", text]
+
+
+MULTILINE = (
+    ' \nName:  ___   Unit No:   ___\n \nChief Complaint:\n"worst headache", nausea\n'
+    " \nHistory of Present Illness:\n___ yo F\n"
+)
+
+
+@pytest.mark.parametrize("compress", [True, False])
+def test_discharge_table_keeps_multiline_quoted_text_and_start_lines(tmp_path: Path, compress: bool) -> None:
+    rows = [
+        list(MIMIC_IV_NOTE_COLUMNS),
+        _discharge_row("10000032-DS-21", MULTILINE),
+        _discharge_row("10000032-DS-22", "one line, with a comma"),
+        _discharge_row("10000084-DS-17", 'a "quoted"\r\nCRLF line\n', hadm_id=""),
+    ]
+    chunks = _csv_lines(rows)
+    path = _write(tmp_path / ("discharge.csv.gz" if compress else "discharge.csv"), chunks, compress=compress)
+
+    notes = list(iter_mimic_iv_notes(path))
+
+    assert [note.note_id for note in notes] == ["10000032-DS-21", "10000032-DS-22", "10000084-DS-17"]
+    assert notes[0].text == MULTILINE
+    assert notes[2].text == 'a "quoted"\r\nCRLF line\n'
+    assert [note.line for note in notes] == _start_lines(chunks)[1:] == [2, 11, 12]
+    assert notes[0] == MimicIvNote(
+        note_id="10000032-DS-21",
+        subject_id=10000032,
+        hadm_id=22595853,
+        note_type="DS",
+        note_seq=21,
+        charttime=datetime(2180, 5, 7),
+        storetime=datetime(2180, 5, 9, 15, 26),
+        text=MULTILINE,
+        line=2,
+    )
+    assert notes[2].hadm_id is None
+
+
+def test_last_row_without_a_final_newline(tmp_path: Path) -> None:
+    path = _write(
+        tmp_path / "notes.csv", ["note_id,text\n", 'a-DS-1,"x\ny"\n', 'b-DS-1,"z\nw"'], compress=False
+    )
+
+    assert [(note.text, note.line) for note in iter_challenge_notes(path)] == [("x\ny", 2), ("z\nw", 4)]
+
+
+def test_selection_yields_only_wanted_notes_in_file_order(tmp_path: Path) -> None:
+    rows = [list(MIMIC_IV_NOTE_COLUMNS)] + [
+        _discharge_row(f"1000{i:04d}-DS-1", f"note {i}\nline") for i in range(50)
+    ]
+    chunks = _csv_lines(rows)
+    path = _write(tmp_path / "discharge.csv.gz", chunks, compress=True)
+    wanted = {"10000042-DS-1", "10000007-DS-1", "10000049-DS-1"}
+
+    notes = list(iter_mimic_iv_notes(path, wanted, block_size=256))
+
+    assert [note.note_id for note in notes] == ["10000007-DS-1", "10000042-DS-1", "10000049-DS-1"]
+    assert [note.line for note in notes] == [_start_lines(chunks)[i] for i in (8, 43, 50)]
+    assert [note.text for note in notes] == ["note 7\nline", "note 42\nline", "note 49\nline"]
+
+
+def test_reading_stops_once_every_wanted_note_was_seen(tmp_path: Path) -> None:
+    rows = [list(MIMIC_IV_NOTE_COLUMNS)] + [
+        _discharge_row(f"100000{i:02d}-DS-1", "text\nmore") for i in range(40)
+    ]
+    chunks = _csv_lines(rows)
+    chunks.append("10000099-DS-1,broken row with too few fields\n")
+    path = _write(tmp_path / "discharge.csv", chunks, compress=False)
+
+    found = list(iter_mimic_iv_notes(path, {"10000001-DS-1"}, block_size=256))
+    assert [note.note_id for note in found] == ["10000001-DS-1"]
+    with pytest.raises(SourceError) as error:
+        list(iter_mimic_iv_notes(path, {"10000001-DS-1", "10000098-DS-1"}, block_size=256))
+    assert (error.value.path, error.value.line) == (str(path), _start_lines(chunks)[-1])
+    assert "expected 8 fields, found 2" in str(error.value)
+
+
+def test_malformed_row_after_multiline_rows_names_its_physical_line(tmp_path: Path) -> None:
+    chunks = _csv_lines(
+        [list(MIMIC_IV_NOTE_COLUMNS)] + [_discharge_row(f"1000000{i}-DS-1", MULTILINE) for i in range(3)]
+    )
+    chunks.append('10000009-DS-1,10000009,1,DS,1,2180-01-01 00:00:00,,"unterminated\nquote\n')
+    path = _write(tmp_path / "discharge.csv.gz", chunks, compress=True)
+
+    with pytest.raises(SourceError, match="the file ends inside a quoted field") as error:
+        list(iter_mimic_iv_notes(path))
+    assert (error.value.path, error.value.line) == (str(path), _start_lines(chunks)[-1])
+
+
+def test_wrong_header_names_the_expected_columns(tmp_path: Path) -> None:
+    path = _write(tmp_path / "discharge.csv", ["note_id,subject_id,text\n", "1,2,x\n"], compress=False)
+
+    with pytest.raises(SourceError, match="expected the columns note_id,subject_id,hadm_id") as error:
+        list(iter_mimic_iv_notes(path))
+    assert error.value.line == 1
+
+
+def test_bad_field_value_names_column_and_line(tmp_path: Path) -> None:
+    rows = [list(MIMIC_IV_NOTE_COLUMNS), _discharge_row("10000001-DS-1", "ok")]
+    bad = _discharge_row("10000002-DS-1", "text")
+    bad[1] = "not-a-number"
+    path = _write(tmp_path / "discharge.csv", _csv_lines([*rows, bad]), compress=False)
+
+    with pytest.raises(SourceError, match="column subject_id: expected an integer") as error:
+        list(iter_mimic_iv_notes(path))
+    assert error.value.line == 3
+
+
+def test_duplicate_wanted_note_id_is_an_error(tmp_path: Path) -> None:
+    rows = [
+        list(MIMIC_IV_NOTE_COLUMNS),
+        _discharge_row("10000001-DS-1", "a"),
+        _discharge_row("10000001-DS-1", "b"),
+    ]
+    path = _write(tmp_path / "discharge.csv", _csv_lines(rows), compress=False)
+
+    with pytest.raises(SourceError, match=r"duplicate note_id '10000001-DS-1' \(first at line 2\)") as error:
+        list(iter_mimic_iv_notes(path, {"10000001-DS-1", "10000002-DS-1"}))
+    assert error.value.line == 3
+
+
+def test_gz_name_without_gzip_content_is_an_error(tmp_path: Path) -> None:
+    path = _write(tmp_path / "discharge.csv.gz", _csv_lines([list(MIMIC_IV_NOTE_COLUMNS)]), compress=False)
+
+    with pytest.raises(SourceError, match="not gzip-compressed"):
+        list(iter_mimic_iv_notes(path))
+
+
+def test_gzip_content_is_detected_whatever_the_name(tmp_path: Path) -> None:
+    chunks = _csv_lines([["note_id", "text"], ["10000001-DS-1", "x\ny"]])
+    path = _write(tmp_path / "notes.csv", chunks, compress=True)
+
+    assert list(iter_challenge_notes(path)) == [ChallengeNote("10000001-DS-1", "x\ny", 2)]
+
+
+def test_iter_notes_reads_either_layout_by_header(tmp_path: Path) -> None:
+    challenge = _write(
+        tmp_path / "mimic-iv_notes_training_set.csv",
+        _csv_lines([["note_id", "text"], ["a-DS-1", "t"]]),
+        compress=False,
+    )
+    other = _write(tmp_path / "other.csv", _csv_lines([["id", "body"], ["a", "t"]]), compress=False)
+
+    assert [type(note) for note in iter_notes(challenge)] == [ChallengeNote]
+    assert [note.note_id for note in iter_notes(SAMPLE / "discharge.csv.gz", {"19990003-DS-2"})] == [
+        "19990003-DS-2"
+    ]
+    with pytest.raises(SourceError, match=r"expected the columns .*MIMIC-IV-Note.* or note_id,text"):
+        iter_notes(other)
+
+
+def test_sample_discharge_notes_are_mimic_iv_shaped() -> None:
+    notes = list(iter_mimic_iv_notes(SAMPLE / "discharge.csv.gz"))
+
+    assert len(notes) == 12
+    assert all(note.note_type == "DS" and note.note_id.startswith(f"{note.subject_id}-DS-") for note in notes)
+    assert all("Chief Complaint:" in note.text and "___" in note.text for note in notes)
+
+
+def _noteevents_chunks() -> list[str]:
+    rows: list[list[object]] = [
+        list(NOTEEVENTS_COLUMNS),
+        [
+            174,
+            22532,
+            167853,
+            "2151-08-04",
+            "",
+            "",
+            "Discharge summary",
+            "Report",
+            "",
+            "",
+            "Admission Date:  [**2151-7-16**]\n",
+        ],
+        [
+            175,
+            13702,
+            107527,
+            "2118-06-14",
+            "2118-06-14 10:15:00",
+            "2118-06-14 11:00:00",
+            "Radiology",
+            "CHEST (PA & LAT)",
+            18765,
+            "",
+            'FINDINGS:\n"No" effusion.\n',
+        ],
+        [
+            176,
+            13702,
+            "",
+            "2118-06-15",
+            "2118-06-15 08:00:00",
+            "",
+            "Radiology",
+            "CT HEAD W/O CONTRAST",
+            "",
+            1,
+            "IMPRESSION: none\n",
+        ],
+        [177, 99999, 100001, "2118-06-16", "", "", "Nursing", "Generic Note", 14, "", "stable"],
+    ]
+    return _csv_lines(rows, quoting=csv.QUOTE_NONNUMERIC)
+
+
+def test_noteevents_quoted_header_selection_and_types(tmp_path: Path) -> None:
+    chunks = _noteevents_chunks()
+    path = _write(tmp_path / "NOTEEVENTS.csv.gz", chunks, compress=True)
+
+    radiology = list(iter_noteevents(path, categories={"Radiology"}))
+    by_row = list(iter_noteevents(path, row_ids=[176, 174]))
+
+    assert [(event.row_id, event.line) for event in radiology] == [
+        (175, _start_lines(chunks)[2]),
+        (176, _start_lines(chunks)[3]),
+    ]
+    assert radiology[0].text == 'FINDINGS:\n"No" effusion.\n'
+    assert radiology[0].cgid == 18765 and radiology[0].iserror is False
+    assert radiology[1].iserror is True and radiology[1].hadm_id is None and radiology[1].storetime is None
+    assert radiology[1].chartdate == date(2118, 6, 15) and radiology[1].charttime == datetime(2118, 6, 15, 8)
+    assert [event.row_id for event in by_row] == [174, 176]
+    assert by_row[0].category == "Discharge summary" and by_row[0].chartdate == date(2151, 8, 4)
+    assert [event.row_id for event in iter_noteevents(path, row_ids=[175, 176], categories={"Nursing"})] == []
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    texts=st.lists(
+        st.text(alphabet=st.sampled_from(list('ab ,"\n\r_é😀')), max_size=60),
+        min_size=1,
+        max_size=25,
+    ),
+    data=st.data(),
+)
+def test_any_quoted_text_round_trips_with_its_line(
+    tmp_path: Path, texts: list[str], data: st.DataObject
+) -> None:
+    rows = [["note_id", "text"]] + [[f"n{i}", text] for i, text in enumerate(texts)]
+    chunks = _csv_lines(rows, terminator="\r\n")
+    path = _write(tmp_path / "notes.csv.gz", chunks, compress=True)
+    wanted = data.draw(st.sets(st.sampled_from([f"n{i}" for i in range(len(texts))])))
+
+    notes = list(iter_challenge_notes(path, wanted, block_size=512))
+
+    expected = [
+        (f"n{i}", text, line)
+        for i, (text, line) in enumerate(zip(texts, _start_lines(chunks)[1:], strict=True))
+        if f"n{i}" in wanted
+    ]
+    assert [(note.note_id, note.text, note.line) for note in notes] == expected
+
+
+def test_span_annotations_are_typed_with_lines() -> None:
+    annotations = read_span_annotations(SAMPLE / "train_annotations.csv")
+
+    assert len(annotations) == 156
+    first = annotations[0]
+    assert (first.note_id, first.line) == ("19990001-DS-4", 2)
+    assert first.end - first.start == len("chest pain")
+
+
+@pytest.mark.parametrize(
+    ("content", "line", "message"),
+    [
+        ("note_id,begin,end,concept_id\n", 1, "expected the header note_id,start,end,concept_id"),
+        (
+            "note_id,start,end,concept_id\na,0,4,22298006\na,4,x,22298006\n",
+            3,
+            "column end: expected an integer",
+        ),
+        ("note_id,start,end,concept_id\na,5,5,22298006\n", 2, "expected 0 <= start < end"),
+        ("note_id,start,end,concept_id\na,0,4\n", 2, "expected 4 fields"),
+        ('note_id,start,end,concept_id\n"a"b,0,4,1\n', 2, "malformed CSV"),
+    ],
+)
+def test_bad_annotation_rows_name_file_and_line(
+    tmp_path: Path, content: str, line: int, message: str
+) -> None:
+    path = tmp_path / "train_annotations.csv"
+    path.write_text(content)
+
+    with pytest.raises(SourceError, match=message) as error:
+        read_span_annotations(path)
+    assert (error.value.path, error.value.line) == (str(path), line)
+
+
+def test_quote_inside_an_unquoted_field_is_rejected(tmp_path: Path) -> None:
+    chunks = ["note_id,text\n", "a-DS-1,x\n", "b-DS-1,height 5'6\" tall\n", "c-DS-1,y\n"]
+    path = _write(tmp_path / "notes.csv", chunks, compress=False)
+
+    with pytest.raises(SourceError, match="RFC 4180 quoting expected") as error:
+        list(iter_challenge_notes(path))
+    assert error.value.line == 3
+
+
+def test_truncated_gzip_is_an_error(tmp_path: Path) -> None:
+    rng = random.Random(3)
+    texts = ["".join(rng.choices("abcdefghij \n", k=5000)) for _ in range(800)]  # ~4 MB, barely compressible
+    rows = [list(MIMIC_IV_NOTE_COLUMNS)] + [
+        _discharge_row(f"1{i:07d}-DS-1", text) for i, text in enumerate(texts)
+    ]
+    data = gzip.compress("".join(_csv_lines(rows)).encode())
+    path = tmp_path / "discharge.csv.gz"
+    path.write_bytes(data[: len(data) // 2])
+
+    with pytest.raises(SourceError, match="unreadable after line") as error:
+        list(iter_mimic_iv_notes(path))
+    assert error.value.path == str(path)
