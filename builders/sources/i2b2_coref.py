@@ -1,0 +1,365 @@
+"""Reader and writer for the i2b2/VA 2011 coreference format (which carried the ODIE corpus).
+
+A document ``<doc>`` is spread over folders of one root::
+
+    docs/<doc>.txt               the text, one sentence per line, tokens split on whitespace
+    concepts/<doc>.txt.con       c="text" L:T L:T||t="type"
+    chains/<doc>.txt.chains      c="text" L:T L:T||c="text" L:T L:T||...||t="coref type"
+    pairs/<doc>.txt.pairs        c="antecedent" L:T L:T||t="coref type"||c="anaphor" L:T L:T
+                                 (optional)
+
+Positions are ``line:token`` with lines 1-based and tokens 0-based on whitespace, the end token
+included. The quoted text is the lower-cased tokens joined by single spaces. The format carries
+identity coreference only: no Bagga class, no linguistic attributes, no set/subset or part/whole.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from builders.errors import SourceError
+from builders.sources.knowtator import KnowtatorDocument
+
+DOCS_DIR = "docs"
+CONCEPTS_DIR = "concepts"
+CHAINS_DIR = "chains"
+PAIRS_DIR = "pairs"
+
+
+def _concept_pattern(prefix: str = "") -> str:
+    """``c="text" L:T L:T`` with named groups ``<prefix>text``, ``<prefix>start_line``, ..."""
+    return (
+        rf'c="(?P<{prefix}text>.*?)" '
+        rf"(?P<{prefix}start_line>\d+):(?P<{prefix}start_token>\d+) "
+        rf"(?P<{prefix}end_line>\d+):(?P<{prefix}end_token>\d+)"
+    )
+
+
+_CONCEPT_LINE = re.compile(_concept_pattern() + r'\|\|t="(?P<type>[^"]*)"')
+_CHAIN_ITEM = re.compile(_concept_pattern() + r"\|\|")
+_COREF_TYPE = re.compile(r't="coref (?P<type>[^"]*)"')
+_PAIR_LINE = re.compile(
+    _concept_pattern("antecedent_")
+    + r'\|\|t="coref (?P<type>[^"]*)"\|\|'
+    + _concept_pattern("anaphor_")
+)
+_TOKEN = re.compile(r"\S+")
+
+Position = tuple[int, int, int, int]
+"""``(start_line, start_token, end_line, end_token)`` as written in the files."""
+
+
+@dataclass(frozen=True)
+class Concept:
+    """A mention: character offsets into the document text (end exclusive) and its type."""
+
+    start: int
+    end: int
+    type: str
+    text: str
+
+
+@dataclass(frozen=True)
+class Chain:
+    """Concepts referring to one entity, in file order (grounding instance first)."""
+
+    type: str
+    concepts: tuple[Concept, ...]
+
+
+@dataclass(frozen=True)
+class CorefPair:
+    antecedent: Concept
+    anaphor: Concept
+    type: str
+
+
+@dataclass(frozen=True)
+class I2b2CorefDocument:
+    doc_id: str
+    text: str
+    concepts: tuple[Concept, ...]
+    chains: tuple[Chain, ...]
+    pairs: tuple[CorefPair, ...] = ()
+
+
+class TokenGrid:
+    """Maps i2b2 ``line:token`` positions of a text to character offsets and back."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.tokens: list[list[tuple[int, int]]] = []
+        line_start = 0
+        for line in text.split("\n"):
+            self.tokens.append(
+                [(line_start + m.start(), line_start + m.end()) for m in _TOKEN.finditer(line)]
+            )
+            line_start += len(line) + 1
+        self._by_start = {
+            span[0]: (line, token)
+            for line, spans in enumerate(self.tokens, start=1)
+            for token, span in enumerate(spans)
+        }
+        self._by_end = {
+            span[1]: (line, token)
+            for line, spans in enumerate(self.tokens, start=1)
+            for token, span in enumerate(spans)
+        }
+
+    def offsets(self, position: Position) -> tuple[int, int]:
+        """Character ``(start, end)`` of a position; ValueError saying why it does not exist."""
+        start_line, start_token, end_line, end_token = position
+        start = self._token(start_line, start_token)[0]
+        end = self._token(end_line, end_token)[1]
+        if (start_line, start_token) > (end_line, end_token):
+            raise ValueError(
+                f"start {start_line}:{start_token} lies after end {end_line}:{end_token}"
+            )
+        return start, end
+
+    def position(self, start: int, end: int) -> Position:
+        """The ``line:token`` position of a character span that starts and ends on token edges."""
+        if start not in self._by_start or end not in self._by_end:
+            raise ValueError(
+                f"span {start}-{end} ({self.text[start:end]!r}) does not start and end on "
+                "whitespace token boundaries, which the i2b2/VA format cannot express"
+            )
+        return (*self._by_start[start], *self._by_end[end])
+
+    def covered_tokens(self, start: int, end: int) -> list[str]:
+        return _TOKEN.findall(self.text[start:end])
+
+    def _token(self, line: int, token: int) -> tuple[int, int]:
+        if not 1 <= line <= len(self.tokens):
+            raise ValueError(f"line {line} does not exist (the text has {len(self.tokens)} lines)")
+        if not 0 <= token < len(self.tokens[line - 1]):
+            raise ValueError(
+                f"token {token} does not exist on line {line} "
+                f"(it has {len(self.tokens[line - 1])} tokens)"
+            )
+        return self.tokens[line - 1][token]
+
+
+def iter_i2b2_documents(root: Path) -> Iterator[I2b2CorefDocument]:
+    """Read every document of ``root/docs``, in file-name order."""
+    for text_path in sorted((root / DOCS_DIR).glob("*.txt")):
+        yield read_i2b2_document(root, text_path.stem)
+
+
+def read_i2b2_document(root: Path, doc_id: str) -> I2b2CorefDocument:
+    """Read the text, concepts, chains and (if present) pairs of one document."""
+    text_path = root / DOCS_DIR / f"{doc_id}.txt"
+    if not text_path.is_file():
+        raise SourceError(text_path, "file not found")
+    with text_path.open(encoding="utf-8", newline="") as handle:
+        text = handle.read()
+    grid = TokenGrid(text)
+    concepts = _read_concepts(root / CONCEPTS_DIR / f"{doc_id}.txt.con", grid)
+    chains_path = root / CHAINS_DIR / f"{doc_id}.txt.chains"
+    chains = tuple(
+        _chain(line, grid, concepts, chains_path, line_number)
+        for line_number, line in _lines(chains_path)
+    )
+    pairs_path = root / PAIRS_DIR / f"{doc_id}.txt.pairs"
+    pairs = _read_pairs(pairs_path, grid, concepts) if pairs_path.exists() else ()
+    return I2b2CorefDocument(
+        doc_id=doc_id,
+        text=text,
+        concepts=tuple(sorted(concepts.values(), key=lambda c: (c.start, c.end))),
+        chains=chains,
+        pairs=pairs,
+    )
+
+
+def write_i2b2_document(root: Path, document: I2b2CorefDocument) -> None:
+    """Write one document in the i2b2/VA layout under ``root`` (pairs only if it has any)."""
+    grid = TokenGrid(document.text)
+
+    def concept_field(concept: Concept) -> str:
+        start_line, start_token, end_line, end_token = grid.position(concept.start, concept.end)
+        quoted = " ".join(grid.covered_tokens(concept.start, concept.end)).lower()
+        return f'c="{quoted}" {start_line}:{start_token} {end_line}:{end_token}'
+
+    files = {
+        root / DOCS_DIR / f"{document.doc_id}.txt": document.text,
+        root / CONCEPTS_DIR / f"{document.doc_id}.txt.con": "".join(
+            f'{concept_field(c)}||t="{c.type}"\n'
+            for c in sorted(document.concepts, key=lambda c: (c.start, c.end))
+        ),
+        root / CHAINS_DIR / f"{document.doc_id}.txt.chains": "".join(
+            "||".join(concept_field(c) for c in chain.concepts) + f'||t="coref {chain.type}"\n'
+            for chain in document.chains
+        ),
+    }
+    if document.pairs:
+        files[root / PAIRS_DIR / f"{document.doc_id}.txt.pairs"] = "".join(
+            f'{concept_field(p.antecedent)}||t="coref {p.type}"||{concept_field(p.anaphor)}\n'
+            for p in document.pairs
+        )
+    for path, content in files.items():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("w", encoding="utf-8", newline="") as handle:
+            handle.write(content)
+
+
+def from_knowtator(document: KnowtatorDocument) -> I2b2CorefDocument:
+    """The i2b2/VA view of a Knowtator document: identity chains and identity pairs only.
+
+    Concept types are the semantic classes with spaces (``sign or symptom``); a chain and its
+    pairs take the type of the chain's grounding instance. Discontinuous markables cannot be
+    written in this format and raise ValueError.
+    """
+    concepts = {}
+    for markable in document.markables:
+        if len(markable.fragments) > 1:
+            raise ValueError(
+                f"{document.doc_id}: markable {markable.id} ({markable.text!r}) is discontinuous; "
+                "the i2b2/VA format has no discontinuous concepts"
+            )
+        concepts[markable.id] = Concept(
+            start=markable.start,
+            end=markable.end,
+            type=markable.semantic_class.replace("_", " "),
+            text=document.text[markable.start : markable.end],
+        )
+    chains = []
+    chain_type_of = {}
+    for chain_ids in document.identity_chains():
+        chain_type = concepts[chain_ids[0]].type
+        chains.append(Chain(type=chain_type, concepts=tuple(concepts[i] for i in chain_ids)))
+        chain_type_of.update(dict.fromkeys(chain_ids, chain_type))
+    pairs = tuple(
+        CorefPair(
+            antecedent=concepts[p.antecedent_id],
+            anaphor=concepts[p.anaphor_id],
+            type=chain_type_of[p.anaphor_id],
+        )
+        for p in document.pairs
+        if p.relation == "identity"
+    )
+    return I2b2CorefDocument(
+        doc_id=document.doc_id,
+        text=document.text,
+        concepts=tuple(sorted(concepts.values(), key=lambda c: (c.start, c.end))),
+        chains=tuple(chains),
+        pairs=pairs,
+    )
+
+
+def _read_concepts(path: Path, grid: TokenGrid) -> dict[tuple[int, int], Concept]:
+    """The concepts file, indexed by character offsets; a concept listed twice is an error."""
+    concepts: dict[tuple[int, int], Concept] = {}
+    for line_number, line in _lines(path):
+        match = _full_match(_CONCEPT_LINE, line, path, line_number, 'c="text" L:T L:T||t="type"')
+        start, end = _locate(match, grid, path, line_number)
+        if (start, end) in concepts:
+            raise SourceError(
+                path, f"concept {grid.text[start:end]!r} is listed twice", line=line_number
+            )
+        concepts[start, end] = Concept(start, end, match["type"], grid.text[start:end])
+    return concepts
+
+
+def _read_pairs(
+    path: Path, grid: TokenGrid, concepts: dict[tuple[int, int], Concept]
+) -> tuple[CorefPair, ...]:
+    pairs = []
+    for line_number, line in _lines(path):
+        match = _full_match(
+            _PAIR_LINE,
+            line,
+            path,
+            line_number,
+            'c="antecedent" L:T L:T||t="coref type"||c="anaphor" L:T L:T',
+        )
+        antecedent, anaphor = (
+            _known(_locate(match, grid, path, line_number, role), concepts, path, line_number)
+            for role in ("antecedent_", "anaphor_")
+        )
+        pairs.append(CorefPair(antecedent=antecedent, anaphor=anaphor, type=match["type"]))
+    return tuple(pairs)
+
+
+def _lines(path: Path) -> Iterator[tuple[int, str]]:
+    """Non-blank lines with their 1-based numbers; a missing file is a SourceError."""
+    if not path.is_file():
+        raise SourceError(path, "file not found")
+    with path.open(encoding="utf-8") as handle:
+        for line_number, line in enumerate(handle, start=1):
+            if line.strip():
+                yield line_number, line.rstrip("\r\n")
+
+
+def _full_match(
+    pattern: re.Pattern[str], line: str, path: Path, line_number: int, expected: str
+) -> re.Match[str]:
+    match = pattern.fullmatch(line)
+    if match is None:
+        raise SourceError(path, f"cannot parse {line!r}; expected {expected}", line=line_number)
+    return match
+
+
+def _locate(
+    match: re.Match[str], grid: TokenGrid, path: Path, line_number: int, prefix: str = ""
+) -> tuple[int, int]:
+    """Offsets of one ``c="..." L:T L:T``, its quoted text checked against the tokens."""
+    position: Position = (
+        int(match[f"{prefix}start_line"]),
+        int(match[f"{prefix}start_token"]),
+        int(match[f"{prefix}end_line"]),
+        int(match[f"{prefix}end_token"]),
+    )
+    quoted = match[f"{prefix}text"]
+    try:
+        start, end = grid.offsets(position)
+    except ValueError as error:
+        raise SourceError(path, f"concept {quoted!r}: {error}", line=line_number) from None
+    covered = " ".join(grid.covered_tokens(start, end))
+    if covered.lower() != quoted.lower():
+        raise SourceError(
+            path,
+            f"concept text {quoted!r} does not match the tokens at "
+            "{}:{} {}:{}: {!r}".format(*position, covered),
+            line=line_number,
+        )
+    return start, end
+
+
+def _known(
+    offsets: tuple[int, int], concepts: dict[tuple[int, int], Concept], path: Path, line_number: int
+) -> Concept:
+    """The concepts-file entry for a concept named in a chains or pairs file."""
+    known = concepts.get(offsets)
+    if known is None:
+        raise SourceError(
+            path,
+            f"concept at characters {offsets[0]}-{offsets[1]} is not listed in the concepts file",
+            line=line_number,
+        )
+    return known
+
+
+def _chain(
+    line: str,
+    grid: TokenGrid,
+    concepts: dict[tuple[int, int], Concept],
+    path: Path,
+    line_number: int,
+) -> Chain:
+    members: list[Concept] = []
+    cursor = 0
+    while (item := _CHAIN_ITEM.match(line, cursor)) is not None:
+        members.append(_known(_locate(item, grid, path, line_number), concepts, path, line_number))
+        cursor = item.end()
+    chain_type = _COREF_TYPE.fullmatch(line, cursor)
+    if chain_type is None or len(members) < 2:
+        raise SourceError(
+            path,
+            f'cannot parse {line!r}; expected two or more c="text" L:T L:T joined by || '
+            'and ending in ||t="coref type"',
+            line=line_number,
+        )
+    return Chain(type=chain_type["type"], concepts=tuple(members))

@@ -1,0 +1,241 @@
+"""i2b2/VA 2011 coreference reader and writer: the sample, round trips and bad input."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from builders.errors import SourceError
+from builders.sources.i2b2_coref import (
+    Chain,
+    Concept,
+    CorefPair,
+    I2b2CorefDocument,
+    from_knowtator,
+    iter_i2b2_documents,
+    read_i2b2_document,
+    write_i2b2_document,
+)
+from builders.sources.knowtator import iter_knowtator_dir, read_knowtator_file
+
+SAMPLE = Path(__file__).resolve().parents[1] / "corpora" / "odie_anaphora" / "sample"
+I2B2 = SAMPLE / "i2b2"
+
+
+def test_line_token_positions_become_character_offsets() -> None:
+    document = read_i2b2_document(I2B2, "mayo_p_01")
+    first = document.concepts[0]
+    # c="colon , sigmoid" 1:2 1:4 -- "SPECIMEN : Colon , sigmoid , resection ."
+    assert (first.start, first.end) == (len("SPECIMEN : "), len("SPECIMEN : Colon , sigmoid"))
+    assert first.text == "Colon , sigmoid"
+    assert first.type == "anatomical site"
+    for concept in document.concepts:
+        assert document.text[concept.start : concept.end] == concept.text
+
+
+def test_chains_and_pairs_of_the_sample() -> None:
+    document = read_i2b2_document(I2B2, "upmc_er_01")
+    patient = next(c for c in document.chains if c.concepts[0].text == "The patient")
+    assert patient.type == "people"
+    assert [c.text for c in patient.concepts] == [
+        "The patient",
+        "a 54 year old man",
+        "He",
+        "his",
+        "He",
+        "his",
+        "he",
+        "Mr. Smith",
+    ]
+    assert ("The patient", "a 54 year old man") in [
+        (p.antecedent.text, p.anaphor.text) for p in document.pairs
+    ]
+    # set/subset pairs (Lead III of the inferior leads) have no place in the i2b2/VA files.
+    assert all(c.text != "Lead III" for chain in document.chains for c in chain.concepts)
+    assert any(c.text == "Lead III" for c in document.concepts)
+
+
+def test_sample_i2b2_copy_equals_the_knowtator_gold() -> None:
+    gold = {
+        d.doc_id: from_knowtator(d) for d in iter_knowtator_dir(SAMPLE / "gold", SAMPLE / "text")
+    }
+    assert {d.doc_id: d for d in iter_i2b2_documents(I2B2)} == gold
+
+
+def test_write_then_read_round_trips(tmp_path: Path) -> None:
+    for document in iter_i2b2_documents(I2B2):
+        write_i2b2_document(tmp_path, document)
+        assert read_i2b2_document(tmp_path, document.doc_id) == document
+        for folder, suffix in (
+            ("concepts", ".txt.con"),
+            ("chains", ".txt.chains"),
+            ("pairs", ".txt.pairs"),
+        ):
+            written = (tmp_path / folder / f"{document.doc_id}{suffix}").read_bytes()
+            assert written == (I2B2 / folder / f"{document.doc_id}{suffix}").read_bytes()
+
+
+def test_discontinuous_markables_cannot_be_converted() -> None:
+    annotator_b = read_knowtator_file(
+        SAMPLE / "annotator_b" / "upmc_rad_01.txt.knowtator.xml", SAMPLE / "text"
+    )
+    with pytest.raises(ValueError, match="discontinuous"):
+        from_knowtator(annotator_b)
+
+
+def small_document(
+    root: Path, text: str, concepts: str, chains: str, pairs: str | None = None
+) -> None:
+    for folder, name, content in (
+        ("docs", "note.txt", text),
+        ("concepts", "note.txt.con", concepts),
+        ("chains", "note.txt.chains", chains),
+        ("pairs", "note.txt.pairs", pairs),
+    ):
+        if content is not None:
+            (root / folder).mkdir(parents=True, exist_ok=True)
+            (root / folder / name).write_text(content, encoding="utf-8")
+
+
+TEXT = "Patient has chest\npain  today .\nThe pain is better .\n"
+CONCEPTS = (
+    'c="chest pain" 1:2 2:0||t="sign or symptom"\nc="the pain" 3:0 3:1||t="sign or symptom"\n'
+)
+CHAINS = 'c="chest pain" 1:2 2:0||c="the pain" 3:0 3:1||t="coref sign or symptom"\n'
+
+
+def test_concept_across_lines_and_case_insensitive_text(tmp_path: Path) -> None:
+    small_document(tmp_path, TEXT.replace("chest", "CHEST"), CONCEPTS, CHAINS)
+    document = read_i2b2_document(tmp_path, "note")
+    assert [c.text for c in document.concepts] == ["CHEST\npain", "The pain"]
+    assert (document.concepts[0].start, document.concepts[1].start) == (12, 32)
+    assert document.chains == (Chain("sign or symptom", document.concepts),)
+    assert document.pairs == ()
+
+
+@pytest.mark.parametrize(
+    ("folder", "name", "content", "line", "phrase"),
+    [
+        (
+            "concepts",
+            "note.txt.con",
+            CONCEPTS + 'c="the pain" 3:x 3:1||t="sign or symptom"\n',
+            3,
+            "cannot parse",
+        ),
+        (
+            "concepts",
+            "note.txt.con",
+            'c="today ." 2:1 2:3||t="other"\n' + CONCEPTS,
+            1,
+            "does not exist",
+        ),
+        ("concepts", "note.txt.con", 'c="pain" 9:0 9:0||t="other"\n', 1, "line 9 does not exist"),
+        (
+            "concepts",
+            "note.txt.con",
+            CONCEPTS + 'c="the ache" 3:0 3:1||t="other"\n',
+            3,
+            "'The pain'",
+        ),
+        (
+            "concepts",
+            "note.txt.con",
+            CONCEPTS + 'c="pain is" 3:2 3:1||t="other"\n',
+            3,
+            "lies after",
+        ),
+        ("concepts", "note.txt.con", CONCEPTS + CONCEPTS.splitlines()[1] + "\n", 3, "listed twice"),
+        (
+            "chains",
+            "note.txt.chains",
+            "\n" + CHAINS.replace("3:0 3:1", "3:0 3:2").replace("the pain", "the pain is"),
+            2,
+            "not listed",
+        ),
+        (
+            "chains",
+            "note.txt.chains",
+            CHAINS.replace('||t="coref sign or symptom"', ""),
+            1,
+            "coref type",
+        ),
+        (
+            "chains",
+            "note.txt.chains",
+            'c="the pain" 3:0 3:1||t="coref sign or symptom"\n',
+            1,
+            "two or more",
+        ),
+        (
+            "pairs",
+            "note.txt.pairs",
+            'c="chest pain" 1:2 2:0||c="the pain" 3:0 3:1\n',
+            1,
+            "cannot parse",
+        ),
+    ],
+)
+def test_bad_lines_name_file_and_line(
+    tmp_path: Path, folder: str, name: str, content: str, line: int, phrase: str
+) -> None:
+    small_document(tmp_path, TEXT, CONCEPTS, CHAINS)
+    (tmp_path / folder).mkdir(exist_ok=True)
+    (tmp_path / folder / name).write_text(content, encoding="utf-8")
+    with pytest.raises(SourceError) as caught:
+        read_i2b2_document(tmp_path, "note")
+    assert caught.value.path == str(tmp_path / folder / name)
+    assert caught.value.line == line
+    assert phrase in caught.value.message
+
+
+def test_missing_chains_file(tmp_path: Path) -> None:
+    small_document(tmp_path, TEXT, CONCEPTS, CHAINS)
+    (tmp_path / "chains" / "note.txt.chains").unlink()
+    with pytest.raises(SourceError, match="file not found"):
+        read_i2b2_document(tmp_path, "note")
+
+
+def test_writer_refuses_spans_off_token_boundaries(tmp_path: Path) -> None:
+    document = I2b2CorefDocument("note", TEXT, (Concept(13, 17, "other", "hest"),), ())
+    with pytest.raises(ValueError, match="token boundaries"):
+        write_i2b2_document(tmp_path, document)
+
+
+words = st.text(alphabet="abcXYZ,.-'\"|", min_size=1, max_size=5)
+lines = st.lists(st.lists(words, min_size=1, max_size=6), min_size=1, max_size=5)
+
+
+@settings(max_examples=60, deadline=None)
+@given(lines=lines, data=st.data())
+def test_round_trip_of_random_token_aligned_concepts(tmp_path_factory, lines, data) -> None:
+    text = "\n".join("  ".join(tokens) for tokens in lines) + "\n"
+    edges = []  # (start, end) of every token, in text order
+    offset = 0
+    for tokens in lines:
+        for token in tokens:
+            offset = text.index(token, offset)
+            edges.append((offset, offset + len(token)))
+            offset += len(token)
+    first = data.draw(st.integers(0, len(edges) - 1))
+    last = data.draw(st.integers(first, len(edges) - 1))
+    other = data.draw(st.integers(0, len(edges) - 1))
+    spans = sorted({(edges[first][0], edges[last][1]), edges[other]})  # one or two concepts
+    concepts = tuple(Concept(s, e, "people", text[s:e]) for s, e in spans)
+    chains = (Chain("people", concepts),) if len(concepts) == 2 else ()
+    pairs = (CorefPair(concepts[0], concepts[1], "people"),) if len(concepts) == 2 else ()
+    document = I2b2CorefDocument("note", text, concepts, chains, pairs)
+    root = tmp_path_factory.mktemp("round_trip")
+    write_i2b2_document(root, document)
+    assert read_i2b2_document(root, "note") == document
+
+
+def test_copying_the_sample_keeps_it_readable(tmp_path: Path) -> None:
+    shutil.copytree(I2B2, tmp_path / "i2b2")
+    assert [d.doc_id for d in iter_i2b2_documents(tmp_path / "i2b2")] == sorted(
+        p.stem for p in (SAMPLE / "text").glob("*.txt")
+    )
