@@ -1,0 +1,271 @@
+"""Dictionary recogniser of medical entities from UMLS, with CliCR's boundary refinements.
+
+The dictionary holds the English, non-suppressed MRCONSO strings (LAT=ENG, SUPPRESS=N) of the
+concepts whose MRSTY semantic types map to an i2b2-2010 category (:data:`SEMANTIC_TYPE_CATEGORIES`,
+documented in ``corpora/clicr/README.md``). A key is a string's tokens (:mod:`builders.text_units`)
+lower-cased and joined by one space. Matching runs sentence by sentence, left to right, taking the
+longest key that starts at a token and ends at a token (case-insensitive), then resumes after it.
+
+The seed's refinements (:func:`refine_span`, also usable on entities from another tool): leading
+determiners and pronouns are moved out of an entity (a match never starts on one), and a trailing
+parenthetical is dropped (``heart failure (HF)`` → ``heart failure``).
+
+Choices, all deterministic:
+
+- a string naming several concepts goes to the concept it is the preferred name of
+  (TS=P, STT=PF, ISPREF=Y), else to the lowest CUI;
+- a concept with several mapped semantic types takes the first in table order;
+- keys that cannot denote an entity are left out: single characters, strings of numbers and
+  punctuation, keys made only of frequent English words (jusText's English stoplist: ``all``,
+  ``was``, ``men`` are also UMLS acronyms), and keys starting with a determiner or pronoun.
+
+The index is built by streaming MRSTY then MRCONSO, and cached on disk under a name derived from
+both files' SHA-256 and this module's matching rules, so the next run with the same files loads it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import pickle
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+import justext
+
+from builders.sources.umls import file_sha256, read_mrconso, read_mrsty
+from builders.text_units import TOKEN_PATTERN, Sentence, split_sentences, token_strings, tokenize
+
+Category = Literal["problem", "treatment", "test"]
+CATEGORIES: tuple[Category, ...] = ("problem", "treatment", "test")
+
+SEMANTIC_TYPE_CATEGORIES: tuple[tuple[str, str, Category], ...] = (
+    ("T047", "Disease or Syndrome", "problem"),
+    ("T191", "Neoplastic Process", "problem"),
+    ("T048", "Mental or Behavioral Dysfunction", "problem"),
+    ("T046", "Pathologic Function", "problem"),
+    ("T037", "Injury or Poisoning", "problem"),
+    ("T019", "Congenital Abnormality", "problem"),
+    ("T020", "Acquired Abnormality", "problem"),
+    ("T190", "Anatomical Abnormality", "problem"),
+    ("T049", "Cell or Molecular Dysfunction", "problem"),
+    ("T184", "Sign or Symptom", "problem"),
+    ("T033", "Finding", "problem"),
+    ("T034", "Laboratory or Test Result", "problem"),
+    ("T061", "Therapeutic or Preventive Procedure", "treatment"),
+    ("T200", "Clinical Drug", "treatment"),
+    ("T121", "Pharmacologic Substance", "treatment"),
+    ("T195", "Antibiotic", "treatment"),
+    ("T127", "Vitamin", "treatment"),
+    ("T122", "Biomedical or Dental Material", "treatment"),
+    ("T074", "Medical Device", "treatment"),
+    ("T203", "Drug Delivery Device", "treatment"),
+    ("T059", "Laboratory Procedure", "test"),
+    ("T060", "Diagnostic Procedure", "test"),
+    ("T201", "Clinical Attribute", "test"),
+    ("T130", "Indicator, Reagent, or Diagnostic Aid", "test"),
+)
+"""(TUI, semantic type name, i2b2-2010 category), in priority order."""
+
+FUNCTION_WORDS: frozenset[str] = frozenset(
+    """a an the this that these those my your his her its our their whose which what
+    some any no each every all both either neither another such
+    i me you he him she it we us they them mine yours hers ours theirs
+    myself yourself himself herself itself ourselves themselves""".split()
+)
+"""Determiners and pronouns moved out of the start of an entity (lower case)."""
+
+_ENGLISH_STOPWORDS = justext.get_stoplist("English")
+_TUI_PRIORITY = {tui: rank for rank, (tui, _, _) in enumerate(SEMANTIC_TYPE_CATEGORIES)}
+_NOT_PREFERRED = 10**8  # added to a CUI number: CUIs are C + 7 digits
+INDEX_VERSION = 2
+"""Bump when :func:`build_index` changes what it stores: older cached indexes are then rebuilt."""
+
+
+@dataclass(frozen=True, slots=True)
+class Entity:
+    """A recognised entity: character span into the text, UMLS concept and category."""
+
+    start: int
+    end: int
+    text: str
+    cui: str
+    sem_type: str
+    category: Category
+
+
+def refine_span(text: str, start: int, end: int) -> tuple[int, int] | None:
+    """The span ``text[start:end]`` without leading determiners/pronouns or a trailing parenthetical.
+
+    White space at either end goes too; None when nothing but function words remains.
+    """
+    tokens = tokenize(text, start, end)
+    first = 0
+    while first < len(tokens) and text[tokens[first][0] : tokens[first][1]].lower() in FUNCTION_WORDS:
+        first += 1
+    if first == len(tokens):
+        return None
+    start, end = tokens[first][0], tokens[-1][1]
+    opening = _opening_of_trailing_parenthetical(text, start, end)
+    if opening is not None and text[start:opening].strip():
+        end = start + len(text[start:opening].rstrip())
+    return start, end
+
+
+def _opening_of_trailing_parenthetical(text: str, start: int, end: int) -> int | None:
+    if text[end - 1] != ")":
+        return None
+    depth = 0
+    for position in range(end - 1, start - 1, -1):
+        depth += {")": 1, "(": -1}.get(text[position], 0)
+        if depth == 0:
+            return position
+    return None
+
+
+@dataclass(slots=True)
+class UmlsIndex:
+    """The matcher's dictionary and the synonym table for answer expansion.
+
+    ``keys`` maps a normalised string to a CUI number (``C0012345`` → 12345); ``prefixes`` holds
+    every proper prefix (whole tokens) of a key, so matching extends a candidate only while a key
+    can still follow; ``semantic_types`` maps a CUI number to its row in
+    :data:`SEMANTIC_TYPE_CATEGORIES`; ``synonym_table`` maps a CUI number to its English
+    non-suppressed strings in file order (see :meth:`synonyms`).
+    """
+
+    keys: dict[str, int]
+    prefixes: set[str]
+    semantic_types: dict[int, int]
+    synonym_table: dict[int, list[str]]
+    source_sha256: dict[str, str]
+
+    def synonyms(self, cui: str, original: str = "") -> list[str]:
+        """English non-suppressed names of ``cui``, de-duplicated case-insensitively (first spelling
+        kept), without ``original``; empty for a concept outside the mapped semantic types."""
+        seen = {original.lower()}
+        names = []
+        for name in self.synonym_table.get(_cui_number(cui), []):
+            if name.lower() not in seen:
+                seen.add(name.lower())
+                names.append(name)
+        return names
+
+
+def _cui_number(cui: str) -> int:
+    return int(cui[1:])
+
+
+def _is_useful_key(tokens: Sequence[str]) -> bool:
+    if tokens[0] in FUNCTION_WORDS or len("".join(tokens)) < 2:
+        return False
+    if not any(char.isalpha() for token in tokens for char in token):
+        return False
+    return not all(token in _ENGLISH_STOPWORDS or not token.isalnum() for token in tokens)
+
+
+def build_index(mrconso: str | Path, mrsty: str | Path) -> UmlsIndex:
+    """Build the dictionary from MRSTY.RRF and MRCONSO.RRF (two streaming passes)."""
+    semantic_types: dict[int, int] = {}
+    for row in read_mrsty(mrsty):
+        rank = _TUI_PRIORITY.get(row.tui)
+        if rank is not None:
+            number = _cui_number(row.cui)
+            semantic_types[number] = min(rank, semantic_types.get(number, rank))
+
+    keys: dict[str, int] = {}
+    prefixes: set[str] = set()
+    synonym_table: dict[int, list[str]] = {}
+    group_cui, group_names = -1, set[str]()  # MRCONSO is grouped by CUI: de-duplicate within a group
+    for row in read_mrconso(mrconso):
+        if row.lat != "ENG" or row.suppress != "N":
+            continue
+        number = _cui_number(row.cui)
+        if number not in semantic_types:
+            continue
+        if number != group_cui:
+            group_cui, group_names = number, set()
+        if row.string.lower() not in group_names:
+            group_names.add(row.string.lower())
+            synonym_table.setdefault(number, []).append(row.string)
+        tokens = [token.lower() for token in token_strings(row.string)]
+        if not tokens or not _is_useful_key(tokens):
+            continue
+        preferred = row.ts == "P" and row.stt == "PF" and row.ispref == "Y"
+        ranked = number if preferred else number + _NOT_PREFERRED
+        key = " ".join(tokens)
+        if ranked < keys.get(key, _NOT_PREFERRED * 2):
+            keys[key] = ranked
+        for end in range(1, len(tokens)):
+            prefixes.add(" ".join(tokens[:end]))
+    for key, ranked in keys.items():
+        keys[key] = ranked % _NOT_PREFERRED
+    hashes = {"MRCONSO.RRF": file_sha256(mrconso), "MRSTY.RRF": file_sha256(mrsty)}
+    return UmlsIndex(keys, prefixes, semantic_types, synonym_table, hashes)
+
+
+def load_or_build_index(mrconso: str | Path, mrsty: str | Path, cache_dir: str | Path) -> UmlsIndex:
+    """The index for these RRF files: loaded from ``cache_dir`` if built before, else built and cached."""
+    rules = (INDEX_VERSION, SEMANTIC_TYPE_CATEGORIES, sorted(FUNCTION_WORDS), sorted(_ENGLISH_STOPWORDS))
+    fingerprint = hashlib.sha256(
+        f"{rules}|{TOKEN_PATTERN.pattern}|{file_sha256(mrconso)}|{file_sha256(mrsty)}".encode()
+    ).hexdigest()
+    cache_dir = Path(cache_dir)
+    cached = cache_dir / f"umls-index-{fingerprint[:24]}.pickle"
+    if cached.exists():
+        with open(cached, "rb") as handle:
+            return pickle.load(handle)
+    index = build_index(mrconso, mrsty)
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    with tempfile.NamedTemporaryFile("wb", dir=cache_dir, delete=False, suffix=".partial") as handle:
+        pickle.dump(index, handle, protocol=pickle.HIGHEST_PROTOCOL)
+    os.replace(handle.name, cached)
+    return index
+
+
+class EntityMatcher:
+    """Longest-match dictionary recogniser over an :class:`UmlsIndex`."""
+
+    def __init__(self, index: UmlsIndex) -> None:
+        self.index = index
+
+    def find(self, text: str, sentences: Sequence[Sentence] | None = None) -> list[Entity]:
+        """Entities in ``text``, in order, not overlapping; ``sentences`` default to splitting ``text``."""
+        entities = []
+        for sentence in split_sentences(text) if sentences is None else sentences:
+            for first, last, number in self._match_tokens(text, sentence.tokens):
+                refined = refine_span(text, sentence.tokens[first][0], sentence.tokens[last][1])
+                if refined is not None:
+                    entities.append(self._entity(text, *refined, number))
+        return entities
+
+    def _match_tokens(
+        self, text: str, spans: Sequence[tuple[int, int]]
+    ) -> list[tuple[int, int, int]]:
+        keys, prefixes = self.index.keys, self.index.prefixes
+        tokens = [text[start:end].lower() for start, end in spans]
+        matches = []
+        position, count = 0, len(tokens)
+        while position < count:
+            candidate, last, longest = tokens[position], position, None
+            while True:
+                number = keys.get(candidate)
+                if number is not None:
+                    longest = (position, last, number)
+                last += 1
+                if last == count or candidate not in prefixes:
+                    break
+                candidate = f"{candidate} {tokens[last]}"
+            if longest is None:
+                position += 1
+            else:
+                matches.append(longest)
+                position = longest[1] + 1
+        return matches
+
+    def _entity(self, text: str, start: int, end: int, number: int) -> Entity:
+        _, sem_type, category = SEMANTIC_TYPE_CATEGORIES[self.index.semantic_types[number]]
+        return Entity(start, end, text[start:end], f"C{number:07d}", sem_type, category)

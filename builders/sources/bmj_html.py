@@ -1,0 +1,252 @@
+"""BMJ Case Reports article pages (one HTML file per case) → case structure.
+
+A page carries site navigation, header, footer, sharing widgets and references around the
+article. The reader parses the page with lxml (network off, no entity expansion, DOCTYPEs that
+declare entities rejected), removes ``nav``/``header``/``footer``/``aside``, scripts, forms and
+the references, then lets jusText split the rest into paragraphs and classify them. jusText alone
+drops short paragraphs and list items on sparse pages, so its verdict is overridden inside the
+article's case-report sections (:data:`CASE_REPORT_HEADINGS` and their sub-headings): there every
+paragraph is kept. Outside them a paragraph is kept only when jusText calls it good.
+
+Result: the title, the sections in page order (heading, level 2–6 from ``h2``–``h6``,
+paragraphs), the Learning points as a list of items (one per list item or paragraph, an empty
+list when the page has none) and metadata (series from ``<ul class="series-titles">``,
+specialties from ``<meta name="DC.subject" content="A; B">``, year from the publication date
+metas). The Learning points section, and its sub-sections, are not in ``sections``, so the
+sections are the passage (:attr:`CaseReport.passage`).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import justext
+import lxml.html
+from justext.core import (
+    MAX_LINK_DENSITY_DEFAULT,
+    ParagraphMaker,
+    classify_paragraphs,
+    revise_paragraph_classification,
+)
+from justext.utils import is_blank
+from lxml import etree
+
+from builders.errors import SourceError
+
+CASE_REPORT_HEADINGS = frozenset(
+    {
+        "summary",
+        "abstract",
+        "background",
+        "introduction",
+        "case presentation",
+        "case report",
+        "case description",
+        "investigations",
+        "differential diagnosis",
+        "treatment",
+        "outcome and follow-up",
+        "outcome and follow up",
+        "discussion",
+        "conclusion",
+        "conclusions",
+        "learning points",
+        "patient's perspective",
+        "global health problem list",
+    }
+)
+"""Headings (lower case, curly quotes straightened) of BMJ Case Reports' article sections."""
+
+LEARNING_POINTS_HEADING = "learning points"
+REFERENCES_HEADINGS = frozenset({"references", "reference"})
+PASSAGE_SEPARATOR = "\n\n"
+
+_REMOVED_TAGS = ("nav", "header", "footer", "aside", "script", "style", "noscript", "form", "template")
+_REMOVED_XPATH = (
+    "//*[contains(concat(' ', normalize-space(@class), ' '), ' ref-list ')]"
+    " | //*[@role='navigation' or @role='banner' or @role='contentinfo' or @role='complementary']"
+    " | //ul[contains(concat(' ', normalize-space(@class), ' '), ' series-titles ')]"
+)
+_ENTITY_DECLARATION = re.compile(rb"<!DOCTYPE[^>\[]*\[[^\]]*<!ENTITY", re.IGNORECASE)
+_HTML_ELEMENT = re.compile(rb"<(?:html|body)[\s>]", re.IGNORECASE)
+_HEADING_TAG = re.compile(r"h([1-6])")
+_YEAR = re.compile(r"\b(19|20)\d\d\b")
+_DATE_METAS = ("citation_publication_date", "citation_date", "DC.Date", "dc.date")
+_STOPLIST = justext.get_stoplist("English")
+
+
+@dataclass(frozen=True, slots=True)
+class Section:
+    """A section of the article: its heading, level (2 for ``h2`` … 6) and paragraphs."""
+
+    heading: str
+    level: int
+    paragraphs: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class CaseMetadata:
+    """Series the case belongs to, its specialties and its publication year (None if absent)."""
+
+    series: tuple[str, ...]
+    specialties: tuple[str, ...]
+    year: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class CaseReport:
+    """One case: id (the file stem), title, passage sections, learning points, metadata."""
+
+    case_id: str
+    title: str
+    sections: tuple[Section, ...]
+    learning_points: tuple[str, ...]
+    metadata: CaseMetadata
+
+    @property
+    def passage(self) -> str:
+        """The case without its Learning points: headings and paragraphs, blank-line separated."""
+        blocks = []
+        for section in self.sections:
+            if section.heading:
+                blocks.append(section.heading)
+            blocks.extend(section.paragraphs)
+        return PASSAGE_SEPARATOR.join(blocks)
+
+
+def read_case_report(path: str | Path) -> CaseReport:
+    """Parse one BMJ Case Reports page; the file stem is the case id."""
+    path = Path(path)
+    root = _parse_page(path)
+    metadata = _metadata(root)
+    for element in root.xpath(_REMOVED_XPATH) + [el for tag in _REMOVED_TAGS for el in root.iter(tag)]:
+        if element.getparent() is not None:  # not already dropped (matched twice)
+            element.drop_tree()
+    title, sections = _title_and_sections(path, root)
+    passage_sections, learning_points = _split_learning_points(sections)
+    return CaseReport(path.stem, title, passage_sections, learning_points, metadata)
+
+
+def _parse_page(path: Path) -> etree._Element:
+    raw = path.read_bytes()
+    if not raw.strip():
+        raise SourceError(path, "file is empty, expected a BMJ Case Reports HTML page")
+    if b"\x00" in raw or not _HTML_ELEMENT.search(raw):
+        raise SourceError(path, "not an HTML page: expected an <html> or <body> element")
+    if _ENTITY_DECLARATION.search(raw):
+        raise SourceError(path, "the DOCTYPE declares entities, which are refused (expected plain HTML)")
+    parser = lxml.html.HTMLParser(no_network=True, remove_comments=True, remove_pis=True)
+    root = lxml.html.document_fromstring(raw, parser=parser)
+    if root.find("body") is None:
+        raise SourceError(path, "not an HTML page: no <body> element")
+    return root
+
+
+def _metadata(root: etree._Element) -> CaseMetadata:
+    series = tuple(
+        _normalize_space(item.text_content())
+        for item in root.xpath(
+            "//ul[contains(concat(' ', normalize-space(@class), ' '), ' series-titles ')]/li"
+        )
+        if item.text_content().strip()
+    )
+    specialties = tuple(
+        part.strip()
+        for content in root.xpath("//meta[@name='DC.subject']/@content")
+        for part in content.split(";")
+        if part.strip()
+    )
+    dates = [content for name in _DATE_METAS for content in root.xpath(f"//meta[@name='{name}']/@content")]
+    years = (int(found.group()) for content in dates if (found := _YEAR.search(content)))
+    return CaseMetadata(series, specialties, next(years, None))
+
+
+class _SpacePreservingParagraphMaker(ParagraphMaker):
+    """jusText's paragraph maker, keeping white space between inline elements.
+
+    jusText skips white-space-only text nodes, which glues ``<i>a</i> <i>b</i>`` into ``ab``.
+    """
+
+    def characters(self, content: str) -> None:
+        if is_blank(content):
+            if self.paragraph.text_nodes:
+                self.paragraph.append_text(" ")
+            return
+        super().characters(content)
+
+
+@dataclass(slots=True)
+class _OpenSection:
+    heading: str
+    level: int
+    in_case_report: bool
+    paragraphs: list[str]
+
+
+def _title_and_sections(path: Path, root: etree._Element) -> tuple[str, list[_OpenSection]]:
+    paragraphs = _SpacePreservingParagraphMaker.make_paragraphs(root)
+    classify_paragraphs(paragraphs, _STOPLIST)
+    revise_paragraph_classification(paragraphs)
+    title = ""
+    sections: list[_OpenSection] = []
+    case_report_level: int | None = None  # level of the enclosing case-report heading, if any
+    for paragraph in paragraphs:
+        tags = paragraph.dom_path.split(".")
+        heading_level = next((int(m.group(1)) for tag in tags if (m := _HEADING_TAG.fullmatch(tag))), None)
+        text = paragraph.text
+        if heading_level == 1:
+            title = title or text
+            continue
+        if heading_level is not None:
+            name = _heading_key(text)
+            if case_report_level is not None and heading_level <= case_report_level:
+                case_report_level = None
+            if name in CASE_REPORT_HEADINGS and case_report_level is None:
+                case_report_level = heading_level
+            sections.append(_OpenSection(text, heading_level, case_report_level is not None, []))
+            continue
+        if not sections:
+            sections.append(_OpenSection("", 0, False, []))
+        section = sections[-1]
+        mostly_links = paragraph.links_density() > MAX_LINK_DENSITY_DEFAULT
+        if text and (not paragraph.is_boilerplate or (section.in_case_report and not mostly_links)):
+            section.paragraphs.append(text)
+    if not title:
+        title = _normalize_space("".join(root.xpath("//meta[@name='citation_title']/@content")))
+    if not title:
+        raise SourceError(path, "no article title: expected an <h1> or <meta name='citation_title'>")
+    has_case_report_headings = any(section.in_case_report for section in sections)
+    kept = [
+        section
+        for section in sections
+        if (section.paragraphs or section.in_case_report)
+        and _heading_key(section.heading) not in REFERENCES_HEADINGS
+        and not (has_case_report_headings and section.level == 0)  # front matter: authors, DOI
+    ]
+    return title, kept
+
+
+def _split_learning_points(sections: list[_OpenSection]) -> tuple[tuple[Section, ...], tuple[str, ...]]:
+    passage: list[Section] = []
+    learning_points: list[str] = []
+    learning_level: int | None = None
+    for section in sections:
+        if learning_level is not None and section.level <= learning_level:
+            learning_level = None
+        if _heading_key(section.heading) == LEARNING_POINTS_HEADING and learning_level is None:
+            learning_level = section.level
+        if learning_level is not None:
+            learning_points.extend(section.paragraphs)
+        elif section.heading or section.paragraphs:
+            passage.append(Section(section.heading, section.level, tuple(section.paragraphs)))
+    return tuple(passage), tuple(learning_points)
+
+
+def _heading_key(heading: str) -> str:
+    return _normalize_space(heading).lower().replace("\u2019", "'").rstrip(":")
+
+
+def _normalize_space(text: str) -> str:
+    return " ".join(text.split())

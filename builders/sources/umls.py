@@ -1,0 +1,106 @@
+"""UMLS Metathesaurus RRF files: streaming readers for MRCONSO.RRF and MRSTY.RRF.
+
+RRF is pipe-delimited text, one row a line, no header, every field followed by a ``|`` (so a
+line ends with a trailing pipe), no quoting or escaping. MRCONSO has 18 columns::
+
+    CUI|LAT|TS|LUI|STT|SUI|ISPREF|AUI|SAUI|SCUI|SDUI|SAB|TTY|CODE|STR|SRL|SUPPRESS|CVF|
+
+and MRSTY 6 (``CUI|TUI|STN|STY|ATUI|CVF|``). The readers stream: memory does not grow with the
+file. A line with another number of fields, without its trailing pipe, or with a CUI that is not
+``C`` + 7 digits (a TUI not ``T`` + 3 digits) raises :class:`SourceError` naming file and line.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import NamedTuple
+
+from builders.errors import SourceError
+
+MRCONSO_FILENAME = "MRCONSO.RRF"
+MRSTY_FILENAME = "MRSTY.RRF"
+
+_CUI = re.compile(r"C\d{7}")
+_TUI = re.compile(r"T\d{3}")
+
+
+class MrconsoRow(NamedTuple):
+    """One MRCONSO.RRF row (a concept name from one source); ``string`` is the STR column."""
+
+    cui: str
+    lat: str
+    ts: str
+    lui: str
+    stt: str
+    sui: str
+    ispref: str
+    aui: str
+    saui: str
+    scui: str
+    sdui: str
+    sab: str
+    tty: str
+    code: str
+    string: str
+    srl: str
+    suppress: str
+    cvf: str
+
+
+class MrstyRow(NamedTuple):
+    """One MRSTY.RRF row: a semantic type (TUI, STY name) of a concept."""
+
+    cui: str
+    tui: str
+    stn: str
+    sty: str
+    atui: str
+    cvf: str
+
+
+def _rows(path: Path, n_columns: int, header: str) -> Iterator[tuple[int, list[str]]]:
+    with open(path, encoding="utf-8", newline="") as lines:
+        for line_number, line in enumerate(lines, 1):
+            fields = line.rstrip("\r\n").split("|")
+            if len(fields) != n_columns + 1 or fields[-1]:
+                trailing = ", with text after the last one" if fields[-1] else ""
+                raise SourceError(
+                    path,
+                    f"expected {n_columns} fields each ended by '|' ({header}|), "
+                    f"found {len(fields) - 1} '|'{trailing}",
+                    line=line_number,
+                )
+            if not _CUI.fullmatch(fields[0]):
+                raise SourceError(
+                    path, f"expected a CUI (C + 7 digits) in column 1, found {fields[0]!r}", line=line_number
+                )
+            yield line_number, fields
+
+
+def read_mrconso(path: str | Path) -> Iterator[MrconsoRow]:
+    """Stream the rows of an MRCONSO.RRF file."""
+    header = "CUI|LAT|TS|LUI|STT|SUI|ISPREF|AUI|SAUI|SCUI|SDUI|SAB|TTY|CODE|STR|SRL|SUPPRESS|CVF"
+    for _, fields in _rows(Path(path), 18, header):
+        fields.pop()
+        yield MrconsoRow._make(fields)
+
+
+def read_mrsty(path: str | Path) -> Iterator[MrstyRow]:
+    """Stream the rows of an MRSTY.RRF file."""
+    path = Path(path)
+    for line_number, fields in _rows(path, 6, "CUI|TUI|STN|STY|ATUI|CVF"):
+        if not _TUI.fullmatch(fields[1]):
+            raise SourceError(
+                path, f"expected a TUI (T + 3 digits) in column 2, found {fields[1]!r}", line=line_number
+            )
+        fields.pop()
+        yield MrstyRow._make(fields)
+
+
+def file_sha256(path: str | Path) -> str:
+    """Hex SHA-256 of a file's bytes (identifies an RRF release for caches and manifests)."""
+    with open(path, "rb") as handle:
+        return hashlib.file_digest(handle, "sha256").hexdigest()

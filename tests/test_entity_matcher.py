@@ -1,0 +1,178 @@
+"""Dictionary recogniser over the sample UMLS: filtering, longest match, refinements, cache, gold."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from builders import entity_matcher
+from builders.entity_matcher import (
+    FUNCTION_WORDS,
+    EntityMatcher,
+    UmlsIndex,
+    build_index,
+    load_or_build_index,
+    refine_span,
+)
+from builders.sources.bmj_html import read_case_report
+from builders.sources.brat import iter_brat_folder
+
+SAMPLE = Path(__file__).resolve().parents[1] / "corpora" / "clicr" / "sample"
+MRCONSO, MRSTY = SAMPLE / "umls" / "META" / "MRCONSO.RRF", SAMPLE / "umls" / "META" / "MRSTY.RRF"
+
+
+@pytest.fixture(scope="module")
+def index() -> UmlsIndex:
+    return build_index(MRCONSO, MRSTY)
+
+
+@pytest.fixture(scope="module")
+def matcher(index: UmlsIndex) -> EntityMatcher:
+    return EntityMatcher(index)
+
+
+def _found(matcher: EntityMatcher, text: str) -> list[tuple[str, str, str]]:
+    return [(entity.text, entity.cui, entity.category) for entity in matcher.find(text)]
+
+
+def test_longest_match_on_token_boundaries_case_insensitive(matcher: EntityMatcher) -> None:
+    text = "RIF pain settled on RIFAMPICIN; a CT of chest and a CT were done for FEVERISH ACUTE KIDNEY INJURY."
+    assert _found(matcher, text) == [
+        ("RIF pain", "C9000048", "problem"),  # longer than the rifampicin synonym "RIF"
+        ("RIFAMPICIN", "C9000088", "treatment"),
+        ("CT of chest", "C9000133", "test"),
+        ("CT", "C9000134", "test"),
+        ("ACUTE KIDNEY INJURY", "C9000028", "problem"),  # "FEVERISH" is not "fever"
+    ]
+
+
+def test_entities_carry_the_first_mapped_semantic_type(matcher: EntityMatcher) -> None:
+    entities = {entity.text: entity for entity in matcher.find("Enuresis, insulin and contrast media.")}
+    assert (entities["Enuresis"].sem_type, entities["Enuresis"].category) == (
+        "Mental or Behavioral Dysfunction",
+        "problem",
+    )
+    assert (entities["insulin"].sem_type, entities["insulin"].category) == ("Pharmacologic Substance", "treatment")
+    assert entities["contrast media"].category == "treatment"  # T121 before T130 (test)
+
+
+def test_only_english_unsuppressed_strings_of_mapped_concepts(matcher: EntityMatcher) -> None:
+    assert _found(matcher, "Tuberkulose. Alcohol consumption. Both lungs. Fever NOS.") == [
+        ("Fever", "C9000004", "problem")  # "Fever NOS" is suppressed, "Fever" alone is not
+    ]
+
+
+def test_frequent_words_and_determiner_keys_are_not_entities(matcher: EntityMatcher, index: UmlsIndex) -> None:
+    assert _found(matcher, "All of them took the pill.") == []
+    assert "all" not in index.keys and "the pill" not in index.keys
+    assert index.keys["acute lymphoblastic leukaemia"] == 9000062
+
+
+def test_ambiguous_string_goes_to_lowest_cui_unless_preferred(matcher: EntityMatcher, tmp_path: Path) -> None:
+    assert _found(matcher, "MS was diagnosed.") == [("MS", "C9000063", "problem")]
+    conso, sty = tmp_path / "MRCONSO.RRF", tmp_path / "MRSTY.RRF"
+    conso.write_text(
+        "C0000100|ENG|S|L1|PF|S1|N|A1||||CHV|SY|1|Cold|0|N||\n"
+        "C0000200|ENG|P|L1|PF|S1|Y|A2||||MTH|PN|2|Cold|0|N||\n"
+        "C0000300|ENG|P|L2|PF|S2|Y|A3||||MTH|PN|3|Chill|0|N||\n",
+        encoding="utf-8",
+    )
+    sty.write_text(
+        "C0000100|T047|B|Disease or Syndrome|AT1||\nC0000200|T184|A|Sign or Symptom|AT2||\n"
+        "C0000300|T023|A|Body Part, Organ, or Organ Component|AT3||\n",
+        encoding="utf-8",
+    )
+    assert _found(EntityMatcher(build_index(conso, sty)), "Cold and chill.") == [("Cold", "C0000200", "problem")]
+
+
+def test_refinements_on_dictionary_matches(matcher: EntityMatcher) -> None:
+    text = "No recurrence of his deep vein thrombosis (DVT) was seen."
+    assert _found(matcher, text) == [
+        ("recurrence", "C9000009", "problem"),
+        ("deep vein thrombosis", "C9000033", "problem"),  # matched as "deep vein thrombosis (dvt)"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("the chronic cough", "chronic cough"),
+        ("His severe headache", "severe headache"),
+        ("heart failure (HF)", "heart failure"),
+        ("this heart failure (HF) ", "heart failure"),
+        ("renal failure (acute (AKI))", "renal failure"),
+        ("(HF)", "(HF)"),
+        ("fever (38.5)", "fever"),
+        ("type 2 diabetes", "type 2 diabetes"),
+    ],
+)
+def test_refine_span(text: str, expected: str) -> None:
+    refined = refine_span(text, 0, len(text))
+    assert refined is not None and text[refined[0] : refined[1]] == expected
+
+
+def test_refine_span_of_only_function_words() -> None:
+    assert refine_span("all of this", 7, 11) is None
+
+
+def test_matches_stay_inside_sentences(matcher: EntityMatcher) -> None:
+    assert _found(matcher, "Chest pain") == [("Chest pain", "C9000035", "problem")]
+    assert _found(matcher, "Chest\n\npain was mild") == []
+
+
+def test_synonyms_for_answer_expansion(index: UmlsIndex) -> None:
+    assert index.synonyms("C9000001", "tuberculosis") == ["TB", "Tuberculosis infection", "Tuberculosis (disorder)"]
+    assert index.synonyms("C9000001", "TB") == ["Tuberculosis", "Tuberculosis infection", "Tuberculosis (disorder)"]
+    assert index.synonyms("C9000011", "enuresis") == ["Bedwetting", "Bed wetting"]  # no "Bed wetting NOS", no Dutch
+    assert index.synonyms("C9000170") == []  # Mycobacterium tuberculosis: an organism, not indexed
+
+
+def test_index_is_cached_by_file_hashes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    first = load_or_build_index(MRCONSO, MRSTY, tmp_path / "cache")
+    assert len(list((tmp_path / "cache").glob("umls-index-*.pickle"))) == 1
+
+    def must_not_build(*_: object) -> UmlsIndex:
+        raise AssertionError("the cached index should have been loaded")
+
+    monkeypatch.setattr(entity_matcher, "build_index", must_not_build)
+    again = load_or_build_index(MRCONSO, MRSTY, tmp_path / "cache")
+    assert again.keys == first.keys and again.synonym_table == first.synonym_table
+    assert again.source_sha256["MRCONSO.RRF"] == first.source_sha256["MRCONSO.RRF"]
+
+    changed = tmp_path / "MRCONSO.RRF"
+    changed.write_text(MRCONSO.read_text(encoding="utf-8") + "C9999999|ENG|P|L1|PF|S1|Y|A1||||MTH|PN|1|Quinsy|0|N||\n")
+    monkeypatch.undo()
+    rebuilt = load_or_build_index(changed, MRSTY, tmp_path / "cache")
+    assert len(list((tmp_path / "cache").glob("umls-index-*.pickle"))) == 2
+    assert rebuilt.keys == first.keys  # the new concept has no semantic type, so nothing new is indexed
+
+
+def test_recogniser_against_hand_marked_gold(matcher: EntityMatcher) -> None:
+    gold, found = set(), set()
+    for case_id, text, annotations in iter_brat_folder(SAMPLE / "entity_gold"):
+        assert text == read_case_report(SAMPLE / "bmj_html" / f"{case_id}.html").passage
+        gold |= {(case_id, t.start, t.end, t.type) for t in annotations.textbounds}
+        found |= {(case_id, e.start, e.end, e.category) for e in matcher.find(text)}
+    precision, recall = len(gold & found) / len(found), len(gold & found) / len(gold)
+    assert precision >= 0.85 and recall >= 0.7, (precision, recall)
+    assert found - gold  # the gold is not the recogniser's own output
+
+
+WORDS = ["fever", "chest", "pain", "the", "his", "acute", "kidney", "injury", "(", ")", "DVT", ".", "CT", "of", "no"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from(WORDS), max_size=30), st.sampled_from([" ", "  ", "\n"]))
+def test_entities_are_ordered_disjoint_spans_of_the_text(matcher: EntityMatcher, words: list[str], gap: str) -> None:
+    text = gap.join(words)
+    entities = matcher.find(text)
+    previous_end = 0
+    for entity in entities:
+        assert previous_end <= entity.start < entity.end <= len(text)
+        assert text[entity.start : entity.end] == entity.text
+        assert entity.text.split()[0].lower() not in FUNCTION_WORDS
+        assert not entity.text.endswith(")")
+        previous_end = entity.end

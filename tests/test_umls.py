@@ -1,0 +1,76 @@
+"""UMLS RRF readers: field layout, streaming, malformed lines named by file and line."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import pytest
+
+from builders.errors import SourceError
+from builders.sources.umls import file_sha256, read_mrconso, read_mrsty
+
+META = Path(__file__).resolve().parents[1] / "corpora" / "clicr" / "sample" / "umls" / "META"
+CONSO_ROW = "C9100001|ENG|P|L9100001|PF|S9100001|Y|A9100001||||MSH|MH|D900001|Sugar diabetes|0|N|256|"
+
+
+def test_mrconso_fields_by_name() -> None:
+    rows = list(read_mrconso(META / "MRCONSO.RRF"))
+    assert len(rows) == len((META / "MRCONSO.RRF").read_text(encoding="utf-8").splitlines())
+    first = rows[0]
+    assert (first.cui, first.lat, first.ts, first.stt, first.ispref) == ("C9000001", "ENG", "P", "PF", "Y")
+    assert (first.sab, first.tty, first.string, first.suppress) == ("MTH", "PN", "Tuberculosis", "N")
+    assert {row.lat for row in rows} == {"ENG", "FRE", "GER", "SPA", "DUT"}
+    assert {row.suppress for row in rows} == {"N", "O", "E", "Y"}
+
+
+def test_real_layout_row_with_empty_fields(tmp_path: Path) -> None:
+    path = tmp_path / "MRCONSO.RRF"
+    path.write_text(CONSO_ROW + "\r\n", encoding="utf-8")
+    (row,) = read_mrconso(path)
+    assert row.string == "Sugar diabetes"
+    assert (row.saui, row.scui, row.sdui, row.code, row.cvf) == ("", "", "", "D900001", "256")
+
+
+def test_mrsty_rows_and_several_types_per_concept() -> None:
+    rows = list(read_mrsty(META / "MRSTY.RRF"))
+    insulin = [row for row in rows if row.cui == "C9000108"]
+    assert [(row.tui, row.sty) for row in insulin] == [
+        ("T116", "Amino Acid, Peptide, or Protein"),
+        ("T121", "Pharmacologic Substance"),
+        ("T125", "Hormone"),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("bad_line", "expected"),
+    [
+        (CONSO_ROW[:-1], "found 17 '\\|', with text after the last one"),
+        (CONSO_ROW + "extra|", "found 19 '\\|'"),
+        (CONSO_ROW.replace("|Sugar diabetes|", "|Sugar|diabetes|"), "found 19 '\\|'"),
+        ("C910000|" + CONSO_ROW[9:], "expected a CUI"),
+        ("", "found 0 '\\|'"),
+    ],
+)
+def test_malformed_mrconso_line_names_file_and_line(tmp_path: Path, bad_line: str, expected: str) -> None:
+    path = tmp_path / "MRCONSO.RRF"
+    path.write_text(f"{CONSO_ROW}\n{CONSO_ROW}\n{bad_line}\n{CONSO_ROW}\n", encoding="utf-8")
+    rows = read_mrconso(path)
+    assert next(rows).cui == next(rows).cui == "C9100001"  # streamed: good rows come before the error
+    with pytest.raises(SourceError, match=expected) as caught:
+        next(rows)
+    assert (caught.value.path, caught.value.line) == (str(path), 3)
+    assert str(caught.value).startswith(f"{path}:3: ")
+
+
+def test_malformed_mrsty_tui(tmp_path: Path) -> None:
+    path = tmp_path / "MRSTY.RRF"
+    path.write_text("C9100001|T047|B2.2.1.2.1|Disease or Syndrome|AT9100001|3840|\nC9100001|47|B2|D|AT1||\n")
+    with pytest.raises(SourceError, match="expected a TUI") as caught:
+        list(read_mrsty(path))
+    assert caught.value.line == 2
+
+
+def test_file_sha256_matches_hashlib() -> None:
+    path = META / "MRSTY.RRF"
+    assert file_sha256(path) == hashlib.sha256(path.read_bytes()).hexdigest()

@@ -1,0 +1,235 @@
+"""CliCR scorer: the original evaluation's metrics, and the seed's simple baselines.
+
+Reimplements ``dataset-code/evaluate.py`` of the CliCR release (Šuster & Daelemans 2018):
+
+- **EM and F1** (percent) after SQuAD v1.1 normalisation (lower case, punctuation and the
+  articles a/an/the removed, white space collapsed), each the maximum over all answers of a query,
+  the UMLS-expanded ones included, averaged over all queries; a query without a prediction
+  scores 0 (the reference counts it in the total too).
+- **BLEU-2 and BLEU-4** (fractions) at corpus level with every answer as a reference, computed
+  exactly as the coco-caption ``BleuScorer`` the reference calls (``option='closest'``): clipped
+  n-gram counts summed over the corpus, the closest reference length per query (the shorter on a
+  tie), and its smoothing quirk kept — each precision is ``(correct + 1e-15) / (guessed + 1e-9)``,
+  so a corpus without any 4-gram gets a small non-zero BLEU-4 where NLTK or sacreBLEU return 0.
+  The reference requires a prediction for every query; here a missing one is an empty answer.
+- **Embedding average** (fraction): cosine between the mean word vectors of the prediction and of
+  each answer, maximum over answers, averaged over queries; vectors in word2vec text format.
+  Like the reference, a word missing from the vectors takes the file's first vector (``oov=
+  "first_row"``); ``oov="skip"`` leaves it out instead. A missing prediction scores 0, and so
+  does a zero vector (where the reference would produce NaN).
+
+Baselines (seed §5.1): ``rand-entity`` picks a random passage entity per query (seeded; the
+reference uses seed 1234) and ``maxfreq-entity`` the most frequent one, first seen on a tie.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import re
+import string
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+
+from builders.errors import SourceError
+
+_PUNCTUATION = set(string.punctuation)
+_ARTICLES = re.compile(r"\b(a|an|the)\b")
+_TINY, _SMALL = 1e-15, 1e-9  # coco-caption BleuScorer's smoothing constants
+RAND_ENTITY_SEED = 1234
+
+
+def normalize_answer(text: str) -> str:
+    """SQuAD v1.1 normalisation: lower case, no punctuation, no articles, single spaces."""
+    text = "".join(char for char in text.lower() if char not in _PUNCTUATION)
+    return " ".join(_ARTICLES.sub(" ", text).split())
+
+
+def exact_match_score(prediction: str, answer: str) -> float:
+    """1.0 when prediction and answer are equal after normalisation, else 0.0."""
+    return float(normalize_answer(prediction) == normalize_answer(answer))
+
+
+def f1_score(prediction: str, answer: str) -> float:
+    """Bag-of-words F1 between the normalised prediction and answer."""
+    predicted, expected = normalize_answer(prediction).split(), normalize_answer(answer).split()
+    same = sum((Counter(predicted) & Counter(expected)).values())
+    if same == 0:
+        return 0.0
+    precision, recall = same / len(predicted), same / len(expected)
+    return 2 * precision * recall / (precision + recall)
+
+
+def max_over_answers(metric: Callable[[str, str], float], prediction: str, answers: Sequence[str]) -> float:
+    """The best score of ``prediction`` against any of ``answers``."""
+    return max(metric(prediction, answer) for answer in answers)
+
+
+def corpus_bleu(
+    hypotheses: Sequence[str], references: Sequence[Sequence[str]], max_order: int = 4
+) -> list[float]:
+    """Cumulative BLEU-1 … BLEU-``max_order`` of white-space tokenised texts, coco-caption style."""
+    correct, guessed = [0] * max_order, [0] * max_order
+    hypothesis_length = reference_length = 0
+    for hypothesis, refs in zip(hypotheses, references, strict=True):
+        words = hypothesis.split()
+        reference_words = [reference.split() for reference in refs]
+        hypothesis_length += len(words)
+        reference_length += min((abs(len(ref) - len(words)), len(ref)) for ref in reference_words)[1]
+        for order in range(1, max_order + 1):
+            reference_counts: Counter[tuple[str, ...]] = Counter()
+            for ref in reference_words:
+                reference_counts |= _ngrams(ref, order)
+            counts = _ngrams(words, order)
+            correct[order - 1] += sum(min(count, reference_counts[gram]) for gram, count in counts.items())
+            guessed[order - 1] += max(0, len(words) - order + 1)
+    ratio = (hypothesis_length + _TINY) / (reference_length + _SMALL)
+    brevity = math.exp(1 - 1 / ratio) if ratio < 1 else 1.0
+    scores, product = [], 1.0
+    for order in range(max_order):
+        product *= (correct[order] + _TINY) / (guessed[order] + _SMALL)
+        scores.append(product ** (1 / (order + 1)) * brevity)
+    return scores
+
+
+def _ngrams(words: Sequence[str], order: int) -> Counter[tuple[str, ...]]:
+    return Counter(tuple(words[i : i + order]) for i in range(len(words) - order + 1))
+
+
+@dataclass(frozen=True)
+class WordVectors:
+    """Word vectors: ``index`` maps a word to its row of ``matrix``."""
+
+    index: dict[str, int]
+    matrix: np.ndarray
+
+
+def read_word_vectors(path: str | Path) -> WordVectors:
+    """Read vectors in word2vec text format (header ``<count> <dimension>``, then ``word v1 … vd``)."""
+    path = Path(path)
+    with open(path, encoding="utf-8") as lines:
+        header = lines.readline().split()
+        if len(header) != 2 or not all(part.isdigit() for part in header):
+            raise SourceError(path, "expected a header '<count> <dimension>'", line=1)
+        count, dimension = map(int, header)
+        index: dict[str, int] = {}
+        matrix = np.zeros((count, dimension))
+        rows = 0
+        for line_number, line in enumerate(lines, 2):
+            word, *values = line.rstrip("\r\n").rstrip(" ").split(" ")
+            if len(values) != dimension or rows == count:
+                raise SourceError(
+                    path, f"expected a word and {dimension} numbers, {count} rows in all", line=line_number
+                )
+            try:
+                matrix[rows] = [float(value) for value in values]
+            except ValueError as error:
+                raise SourceError(path, f"not a number: {error}", line=line_number) from None
+            index.setdefault(word, rows)
+            rows += 1
+    if rows != count:
+        raise SourceError(path, f"the header announces {count} vectors, the file has {rows}")
+    return WordVectors(index, matrix)
+
+
+def embedding_average_score(
+    vectors: WordVectors,
+    prediction: str,
+    answers: Sequence[str],
+    oov: Literal["first_row", "skip"] = "first_row",
+) -> float:
+    """Best cosine between the mean vector of the normalised prediction and of any answer."""
+    predicted = _mean_vector(vectors, normalize_answer(prediction), oov)
+    if predicted is None:
+        return 0.0
+    scores = [
+        _cosine(expected, predicted)
+        for expected in (_mean_vector(vectors, normalize_answer(answer), oov) for answer in answers)
+        if expected is not None
+    ]
+    return max(scores, default=0.0)
+
+
+def _mean_vector(vectors: WordVectors, text: str, oov: Literal["first_row", "skip"]) -> np.ndarray | None:
+    rows = [vectors.index.get(word, 0 if oov == "first_row" else -1) for word in text.split(" ")]
+    rows = [row for row in rows if row >= 0]
+    return vectors.matrix[rows].mean(axis=0) if rows else None
+
+
+def _cosine(a: np.ndarray, b: np.ndarray) -> float:
+    norms = float(np.linalg.norm(a) * np.linalg.norm(b))
+    return float(np.dot(a, b)) / norms if norms else 0.0
+
+
+def score_clicr(
+    answers: Mapping[str, Sequence[str]],
+    predictions: Mapping[str, str],
+    word_vectors: WordVectors | None = None,
+    oov: Literal["first_row", "skip"] = "first_row",
+) -> dict[str, float]:
+    """Score ``predictions`` (query id → answer text) against ``answers`` (query id → all answers).
+
+    Keys: ``exact_match`` and ``f1`` (percent), ``bleu_2`` and ``bleu_4`` (fractions),
+    ``embedding_average`` when ``word_vectors`` are given, and the counts ``queries`` and
+    ``unanswered``. Predictions for unknown query ids are ignored.
+    """
+    if not answers:
+        raise ValueError("no queries to score")
+    exact = f1 = embedding = 0.0
+    hypotheses, references = [], []
+    for query_id, query_answers in answers.items():
+        prediction = predictions.get(query_id)
+        hypotheses.append(normalize_answer(prediction or ""))
+        references.append([normalize_answer(answer) for answer in query_answers])
+        if prediction is None:
+            continue
+        exact += max_over_answers(exact_match_score, prediction, query_answers)
+        f1 += max_over_answers(f1_score, prediction, query_answers)
+        if word_vectors is not None:
+            embedding += embedding_average_score(word_vectors, prediction, query_answers, oov)
+    bleu = corpus_bleu(hypotheses, references, max_order=4)
+    total = len(answers)
+    scores = {
+        "exact_match": 100.0 * exact / total,
+        "f1": 100.0 * f1 / total,
+        "bleu_2": bleu[1],
+        "bleu_4": bleu[3],
+    }
+    if word_vectors is not None:
+        scores["embedding_average"] = embedding / total
+    scores["queries"] = total
+    scores["unanswered"] = sum(query_id not in predictions for query_id in answers)
+    return scores
+
+
+def answers_from_clicr_json(dataset: Mapping) -> dict[str, list[str]]:
+    """Query id → answer texts from a CliCR JSON dataset (``{"data": [{"document": {"qas"…}}]}``)."""
+    return {
+        qa["id"]: [answer["text"] for answer in qa["answers"]]
+        for datum in dataset["data"]
+        for qa in datum["document"]["qas"]
+    }
+
+
+def rand_entity_predictions(
+    candidates: Mapping[str, Sequence[str]], seed: int = RAND_ENTITY_SEED
+) -> dict[str, str]:
+    """rand-entity: for each query id (in order) a random entity of its passage ("" if none)."""
+    rng = random.Random(seed)
+    return {
+        query_id: entities[rng.randint(0, len(entities) - 1)] if entities else ""
+        for query_id, entities in candidates.items()
+    }
+
+
+def maxfreq_entity_predictions(candidates: Mapping[str, Sequence[str]]) -> dict[str, str]:
+    """maxfreq-entity: the passage entity seen most often, the first seen on a tie ("" if none)."""
+    return {
+        query_id: Counter(entities).most_common(1)[0][0] if entities else ""
+        for query_id, entities in candidates.items()
+    }
