@@ -41,26 +41,25 @@ def _parser() -> argparse.ArgumentParser:
     validate.add_argument("release", type=Path)
     validate.set_defaults(handler=_validate)
     commands.add_parser("list", help="corpora, versions, access and sources").set_defaults(handler=_list)
-    _add_registered(commands.add_parser("score", help="score predictions").add_subparsers(
-        dest="scorer", required=True), SCORERS)
-    export = commands.add_parser("export", help="write a release in another format")
-    export.add_argument("release", type=Path)
-    export.add_argument("--format", required=True, choices=sorted(EXPORTERS))
-    export.add_argument("--out", type=Path, required=True)
-    export.set_defaults(handler=_export)
+    score = commands.add_parser("score", help="score predictions against gold (clincorp score NAME -h)")
+    score.add_argument("scorer", choices=sorted(SCORERS))
+    score.add_argument("arguments", nargs=argparse.REMAINDER)
+    score.set_defaults(handler=lambda args: _run_registered(f"clincorp score {args.scorer}",
+                                                           SCORERS[args.scorer], args.arguments))
+    export = commands.add_parser("export", help="write a release in another format (clincorp export FORMAT -h)")
+    export.add_argument("format", choices=sorted(EXPORTERS))
+    export.add_argument("arguments", nargs=argparse.REMAINDER)
+    export.set_defaults(handler=lambda args: _run_registered(f"clincorp export {args.format}",
+                                                            EXPORTERS[args.format], args.arguments))
     return parser
 
 
-def _add_registered(subcommands: argparse._SubParsersAction, registry: dict[str, str]) -> None:
-    for name, module_name in sorted(registry.items()):
-        module = importlib.import_module(module_name)
-        command = subcommands.add_parser(name, help=(module.__doc__ or "").strip().splitlines()[0])
-        module.configure(command)
-        command.set_defaults(handler=module.run)
-
-
-def _export(args: argparse.Namespace) -> int:
-    return int(importlib.import_module(EXPORTERS[args.format]).run(args))
+def _run_registered(prog: str, module_name: str, argv: list[str]) -> int:
+    """Import a registered command module only when it is used, parse its own arguments, run it."""
+    module = importlib.import_module(module_name)
+    parser = argparse.ArgumentParser(prog=prog, description=module.__doc__)
+    module.configure(parser)
+    return int(module.run(parser.parse_args(argv)))
 
 
 def _selected(args: argparse.Namespace) -> list[CorpusManifest]:
@@ -89,12 +88,14 @@ def _build(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace, mode: str) -> int:
     from builders.pipeline import run
+    from validation.expectations import suite_worker
 
     corpora = _selected(args)
     if args.source and len(corpora) > 1:
         raise ClincorpError("--source applies to one corpus at a time")
     for manifest in corpora:
-        outcome = run(manifest, args.out, _overrides(args.source), args.on_error, mode)  # type: ignore[arg-type]
+        with suite_worker():
+            outcome = run(manifest, args.out, _overrides(args.source), args.on_error, mode)  # type: ignore[arg-type]
         counts = outcome.manifest.get("counts", {})
         verb = {"released": "released", "unchanged": "unchanged (identical bytes)", "built": "built"}[outcome.status]
         print(f"{manifest.name} {manifest.version}: {verb} at {outcome.folder} "

@@ -34,6 +34,10 @@ class SourceError(ClincorpError):
         self.message = message
         super().__init__(str(self))
 
+    def __reduce__(self) -> tuple:
+        """Picklable (errors cross worker processes)."""
+        return (_rebuild_source_error, (self.path, self.message, self.line, self.record))
+
     @property
     def location(self) -> str:
         """``file:line`` or ``file [record id]`` or just ``file``."""
@@ -45,6 +49,10 @@ class SourceError(ClincorpError):
 
     def __str__(self) -> str:
         return f"{self.location}: {self.message}"
+
+
+def _rebuild_source_error(path: str, message: str, line: int | None, record: str | None) -> SourceError:
+    return SourceError(path, message, line=line, record=record)
 
 
 class GateError(ClincorpError):

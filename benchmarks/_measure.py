@@ -1,0 +1,32 @@
+"""Run a function in a child process and report its wall time and peak RSS."""
+
+from __future__ import annotations
+
+import multiprocessing
+import resource
+import time
+from collections.abc import Callable
+from typing import Any
+
+
+def _child(function: Callable[..., Any], args: tuple[Any, ...], queue: multiprocessing.Queue) -> None:
+    start = time.perf_counter()
+    result = function(*args)
+    elapsed = time.perf_counter() - start
+    peak_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    worker_kib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    queue.put({"seconds": round(elapsed, 3), "peak_rss_mb": round(peak_kib / 1024, 1),
+               "worker_peak_rss_mb": round(worker_kib / 1024, 1), "result": result})
+
+
+def measure(function: Callable[..., Any], *args: Any) -> dict[str, Any]:
+    """Wall seconds and peak RSS (MB) of ``function(*args)`` run alone in a fresh process."""
+    context = multiprocessing.get_context("spawn")
+    queue = context.Queue()
+    process = context.Process(target=_child, args=(function, args, queue))
+    process.start()
+    outcome = queue.get()
+    process.join()
+    if process.exitcode:
+        raise RuntimeError(f"{getattr(function, '__name__', function)} failed with exit code {process.exitcode}")
+    return outcome

@@ -1,0 +1,1 @@
+"""Write releases in community formats (``clincorp export FORMAT``)."""
