@@ -72,7 +72,8 @@ def _identity(value: Any) -> Any:
 
 
 def _converter(feature: Any, to_ids: bool) -> Converter | None:
-    """A function mapping ClassLabel names to ids (or back) inside ``feature``; None when no-op."""
+    """A function mapping ClassLabel names to ids (or back) inside ``feature``, updating dicts in place;
+    None when there is nothing to map."""
     if isinstance(feature, ClassLabel):
         if to_ids:
             ids = {name: index for index, name in enumerate(feature.names)}
@@ -97,22 +98,20 @@ def _converter(feature: Any, to_ids: bool) -> Converter | None:
             return None
 
         def convert_struct(value: Any) -> Any:
-            if value is None:
-                return None
-            out = dict(value)
-            for name, convert in active.items():
-                out[name] = convert(out[name])
-            return out
+            if value is not None:
+                for name, convert in active.items():
+                    value[name] = convert(value[name])
+            return value
 
         return convert_struct
     return None
 
 
 def row_encoder(features: Features) -> Converter:
-    """Map a ``model_dump()`` row to what the release stores (ClassLabel names → ids)."""
+    """Map a ``model_dump()`` row to what the release stores (ClassLabel names → ids), in place."""
     return _converter(dict(features), to_ids=True) or _identity
 
 
 def row_decoder(features: Features) -> Converter:
-    """Map a stored row back to model input (ClassLabel ids → names)."""
+    """Map a stored row back to model input (ClassLabel ids → names), in place."""
     return _converter(dict(features), to_ids=False) or _identity

@@ -5,7 +5,7 @@ Offsets are 0-based character offsets into the record's own text, end exclusive,
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from functools import cache
 from typing import Annotated, Any, ClassVar, get_args
 
@@ -33,22 +33,18 @@ class Record(BaseModel):
 
 
 class Span(BaseModel):
-    """A contiguous character span; ``text`` must equal ``record_text[start:end]``."""
+    """A contiguous character span; ``text`` must equal ``record_text[start:end]`` (see check_spans)."""
 
     model_config = ConfigDict(extra="forbid")
     start: Offset
     end: Offset
     text: str
 
-    @model_validator(mode="after")
-    def _start_before_end(self) -> Span:
-        if self.end < self.start:
-            raise ValueError(f"span end {self.end} is before its start {self.start}")
-        return self
-
 
 def span_mismatch(text: str, start: int, end: int, span_text: str) -> str | None:
-    """Why ``span_text`` is not ``text[start:end]``, or None when it is."""
+    """Why ``span_text`` is not ``text[start:end]`` (or the span is reversed), or None when it is."""
+    if end < start:
+        return f"span {start}-{end} ends before it starts"
     if end > len(text):
         return f"span {start}-{end} ends past the end of the text ({len(text)} characters)"
     if text[start:end] != span_text:
@@ -68,24 +64,25 @@ def _model_fields_of(model: type[BaseModel]) -> tuple[str, ...]:
     return tuple(name for name, field in model.model_fields.items() if _holds_models(field.annotation))
 
 
-def iter_spans(value: Any) -> Iterator[Span]:
+def collect_spans(value: Any, found: list[Span] | None = None) -> list[Span]:
     """Every Span reachable from a model, list or nested model, depth first."""
-    if isinstance(value, BaseModel):
-        if isinstance(value, Span):
-            yield value
-        for name in _model_fields_of(type(value)):
-            yield from iter_spans(getattr(value, name))
-    elif isinstance(value, list | tuple):
+    found = [] if found is None else found
+    if isinstance(value, list | tuple):
         for item in value:
-            yield from iter_spans(item)
+            collect_spans(item, found)
+    elif isinstance(value, BaseModel):
+        if isinstance(value, Span):
+            found.append(value)
+        for name in _model_fields_of(type(value)):
+            collect_spans(getattr(value, name), found)
+    return found
 
 
 def check_spans(text: str, spans: Iterable[Span]) -> None:
-    """Raise ValueError naming the first span whose text is not the slice of ``text``."""
+    """Raise ValueError naming the first span that is reversed or whose text is not the slice of ``text``."""
     for span in spans:
-        problem = span_mismatch(text, span.start, span.end, span.text)
-        if problem:
-            raise ValueError(problem)
+        if span.start > span.end or text[span.start:span.end] != span.text or span.end > len(text):
+            raise ValueError(span_mismatch(text, span.start, span.end, span.text))
 
 
 class TextRecord(Record):
@@ -95,7 +92,7 @@ class TextRecord(Record):
 
     @model_validator(mode="after")
     def _spans_match_text(self) -> TextRecord:
-        check_spans(getattr(self, self.text_field), iter_spans(self))
+        check_spans(getattr(self, self.text_field), collect_spans(self))
         return self
 
 

@@ -13,6 +13,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Literal
 
+import pyarrow.compute as pc
+
 from builders.base import AgreementReport, BuildContext, Builder, CardSection, Row, Table
 from builders.errors import SourceError
 from builders.release_view import ReleaseView
@@ -34,15 +36,17 @@ class Note(TextRecord):
 def read_spans(path: Path) -> dict[str, list[tuple[int, int, str, int]]]:
     """note_id → (start, end, label, line) from a spans.tsv."""
     spans: dict[str, list[tuple[int, int, str, int]]] = defaultdict(list)
-    with path.open(encoding="utf-8", newline="") as handle:
-        reader = csv.reader(handle, delimiter="\t", quoting=csv.QUOTE_NONE)
-        if next(reader, None) != ["note_id", "start", "end", "label"]:
+    with path.open(encoding="utf-8") as handle:
+        if handle.readline().rstrip("\n").split("\t") != ["note_id", "start", "end", "label"]:
             raise SourceError(path, "expected the header note_id, start, end, label", line=1)
-        for line, fields in enumerate(reader, start=2):
-            if len(fields) != 4 or not fields[1].isdigit() or not fields[2].isdigit():
+        for line, text in enumerate(handle, start=2):
+            fields = text.rstrip("\n").split("\t")
+            try:
+                note_id, start, end, label = fields
+                spans[note_id].append((int(start), int(end), label, line))
+            except ValueError:
                 raise SourceError(path, f"expected note_id, start, end, label with integer offsets, got {fields}",
-                                  line=line)
-            spans[fields[0]].append((int(fields[1]), int(fields[2]), fields[3], line))
+                                  line=line) from None
     return spans
 
 
@@ -66,15 +70,27 @@ class TinyBuilder(Builder):
     def agreement(self, ctx: BuildContext, release: ReleaseView) -> AgreementReport | None:
         if not ctx.has_source("second_annotator"):
             return None
-        first = {(n, s, e, lab) for n, items in read_spans(ctx.source("spans")).items() for s, e, lab, _ in items}
-        second = {(n, s, e, lab) for n, items in read_spans(ctx.source("second_annotator")).items()
-                  for s, e, lab, _ in items}
+        first = {(note, start, end, label) for note, _, start, end, label in released_spans(release)}
+        second = {(n, s, e, label) for n, items in read_spans(ctx.source("second_annotator")).items()
+                  for s, e, label, _ in items}
         both = len(first & second)
         f1 = 2 * both / (len(first) + len(second)) if first or second else 1.0
         table = Table(["annotator A spans", "annotator B spans", "shared", "F1"], [[len(first), len(second), both, f1]])
         return AgreementReport({"span_f1": f1}, [CardSection("Agreement", table=table)])
 
     def statistics(self, release: ReleaseView) -> list[CardSection]:
-        labels = Counter((split, span["label"]) for split, row in release.rows("notes") for span in row["spans"])
+        labels = Counter((split, label) for _, split, _, _, label in released_spans(release))
         rows = [[split, label, count] for (split, label), count in sorted(labels.items())]
         return [CardSection("Spans by label", table=Table(["split", "label", "spans"], rows))]
+
+
+def released_spans(release: ReleaseView) -> Iterator[tuple[str, str, int, int, str]]:
+    """(note_id, split, start, end, label) of every released span, read column-wise from Arrow."""
+    table = release.arrow("notes")
+    spans = table.column("spans").combine_chunks()
+    parents = pc.list_parent_indices(spans)
+    items = pc.list_flatten(spans)
+    names = release.features("notes")["spans"].feature["label"].names
+    return zip(table.column("id").take(parents).to_pylist(), release.split_labels("notes").take(parents).to_pylist(),
+               items.field("start").to_pylist(), items.field("end").to_pylist(),
+               (names[i] for i in items.field("label").to_pylist()))

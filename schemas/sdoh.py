@@ -1,0 +1,151 @@
+"""SDOH (SHAC, n2c2 2022 Track 2) record models: one note with its BRAT events, nothing dropped.
+
+A text-bound is stored with its covering span (``start`` of the first fragment, ``end`` of the
+last, ``text`` the slice between them, as the scorer compares it) and its ``fragments`` (one for a
+contiguous span, several for a discontinuous one). Span-with-value arguments carry their subtype
+(the ``<Type>Val`` attribute); span-only arguments carry ``N/A``, the scorer's subtype for them.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, model_validator
+
+from schemas.spans import Span, TextRecord, unique_ids
+
+Split = Literal["train", "dev", "test"]
+NoteSource = Literal["mimic", "uw"]
+EventType = Literal[
+    # the five challenge types (seed 003, Table 1)
+    "Alcohol", "Drug", "Tobacco", "Employment", "LivingStatus",
+    # the other SHAC types, carried but outside the challenge
+    "Insurance", "Country", "Race", "SexualOrient", "GenderID", "PhysActivity", "EnviroExposure",
+]  # fmt: skip
+Subtype = Literal[
+    "N/A",
+    "none", "current", "past", "future",
+    "employed", "unemployed", "retired", "on_disability", "student", "homemaker",
+    "alone", "with_family", "with_others", "homeless",
+    "yes", "no",
+]  # fmt: skip
+
+SUBTYPES_BY_ARGUMENT: dict[str, tuple[str, ...]] = {
+    "StatusTime": ("none", "current", "past", "future"),
+    "StatusEmploy": ("employed", "unemployed", "retired", "on_disability", "student", "homemaker"),
+    "TypeLiving": ("alone", "with_family", "with_others", "homeless"),
+    "StatusInsure": ("yes", "no"),  # Insurance, outside the challenge
+}
+"""The closed value set of each span-with-value argument type (its ``<Type>Val`` attribute)."""
+
+REQUIRED_ARGUMENTS: dict[str, tuple[str, ...]] = {
+    "Alcohol": ("StatusTime",),
+    "Drug": ("StatusTime",),
+    "Tobacco": ("StatusTime",),
+    "Employment": ("StatusEmploy",),
+    "LivingStatus": ("StatusTime", "TypeLiving"),
+}
+"""The starred (required) arguments of seed 003's Table 1, by event type."""
+
+CHALLENGE_EVENT_TYPES: tuple[str, ...] = tuple(REQUIRED_ARGUMENTS)
+
+
+class Fragment(Span):
+    """One contiguous piece of a text-bound."""
+
+
+class TextBoundSpan(Span):
+    """A BRAT text-bound: covering span, its ``T`` id and its fragments."""
+
+    id: str
+    fragments: list[Fragment]
+
+    @model_validator(mode="after")
+    def _fragments_cover_the_span(self) -> TextBoundSpan:
+        if not self.fragments or (self.fragments[0].start, self.fragments[-1].end) != (self.start, self.end):
+            raise ValueError(f"{self.id}: fragments must run from start {self.start} to end {self.end}")
+        return self
+
+
+class Trigger(TextBoundSpan):
+    """The text-bound whose type is the event type."""
+
+
+class Argument(TextBoundSpan):
+    """An event argument: its role in the E line (``Type2`` kept as written), text-bound type, subtype."""
+
+    role: str
+    type: str
+    subtype: Subtype
+
+
+class LooseTextBound(TextBoundSpan):
+    """A text-bound that no event uses (kept, not scored)."""
+
+    type: str
+    subtype: Subtype
+
+
+class Event(BaseModel):
+    """An ``E`` line: one trigger and its arguments in file order."""
+
+    model_config = ConfigDict(extra="forbid")
+    id: str
+    type: EventType
+    trigger: Trigger
+    arguments: list[Argument]
+
+
+class RelationArgument(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    role: str
+    target: str
+
+
+class Relation(BaseModel):
+    """An ``R`` line (kept, not scored)."""
+
+    model_config = ConfigDict(extra="forbid")
+    id: str
+    type: str
+    arguments: list[RelationArgument]
+
+
+class AnnotatorNote(BaseModel):
+    """A ``#`` line."""
+
+    model_config = ConfigDict(extra="forbid")
+    id: str
+    type: str
+    target: str
+    text: str
+
+
+class Equivalence(BaseModel):
+    """A ``*`` line."""
+
+    model_config = ConfigDict(extra="forbid")
+    type: str
+    members: list[str]
+
+
+class SdohNote(TextRecord):
+    """One social-history note (config ``sdoh``); ``id`` is ``<split>/<source>/<file stem>``."""
+
+    id: str
+    split: Split
+    source: NoteSource
+    text: str
+    events: list[Event]
+    unused_textbounds: list[LooseTextBound]
+    relations: list[Relation]
+    notes: list[AnnotatorNote]
+    equivalences: list[Equivalence]
+
+    @model_validator(mode="after")
+    def _ids_are_unique(self) -> SdohNote:
+        unique_ids(self.events, what="event")
+        unique_ids(self.relations, what="relation")
+        unique_ids(self.notes, what="note")
+        return self
+
