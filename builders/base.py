@@ -108,10 +108,20 @@ class BuildContext:
             self.reject(SourceError(where, f"record does not match its schema: {problems}"))
 
     def reject(self, error: SourceError) -> None:
-        """Fail the build with ``error``, or quarantine the record it names."""
+        """Fail the build with ``error``, or quarantine the record it names (its path source-relative)."""
         if self.on_error == "fail":
             raise error
-        self.rejects.append(Reject(where=error.location, reason=error.message))
+        where = SourceError(self.relative(error.path), error.message, line=error.line, record=error.record)
+        self.rejects.append(Reject(where=where.location, reason=error.message))
+
+    def relative(self, path: str) -> str:
+        """``<source>/<path inside it>`` for a path under a source, so releases hold no machine paths."""
+        for name, root in self.sources.items():
+            prefix = str(root)
+            if root is not None and path.startswith(prefix) and path[len(prefix):][:1] in ("", "/", ":"):
+                named = f"{name}/{root.name}" if root.is_file() else name
+                return named + path[len(prefix):]
+        return path
 
 
 class Builder:

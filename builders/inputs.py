@@ -13,21 +13,26 @@ CHUNK = 1 << 20
 
 
 def resolve_sources(manifest: CorpusManifest, overrides: dict[str, Path]) -> dict[str, Path | None]:
-    """Each source's path: the override, else the embedded sample; None for an absent optional one."""
+    """Each source's path: the override, else the embedded sample; None for a source not read.
+
+    A source is not read when it is optional and absent, has no default and was not given, or is
+    replaced by a given source (``replaces`` in corpus.yaml).
+    """
     unknown = sorted(set(overrides) - set(manifest.sources))
     if unknown:
         raise ClincorpError(f"{manifest.name} has no source {', '.join(unknown)}; "
                             f"its sources are {', '.join(manifest.sources)}")
+    replaced = {other for name in overrides for other in manifest.sources[name].replaces} - set(overrides)
     resolved: dict[str, Path | None] = {}
     for name, spec in manifest.sources.items():
-        path = overrides.get(name, manifest.folder / spec.path)
-        exists = path.is_file() if spec.kind == "file" else path.is_dir()
-        if not exists:
-            if spec.required or name in overrides:
-                raise SourceError(path, f"source {name!r} needs a {spec.kind} here. {spec.description}")
+        if name in replaced or (name not in overrides and spec.path is None):
             resolved[name] = None
-        else:
-            resolved[name] = path
+            continue
+        path = overrides[name] if name in overrides else manifest.folder / str(spec.path)
+        exists = path.is_file() if spec.kind == "file" else path.is_dir()
+        if not exists and (spec.required or name in overrides):
+            raise SourceError(path, f"source {name!r} needs a {spec.kind} here. {spec.description}")
+        resolved[name] = path if exists else None
     return resolved
 
 

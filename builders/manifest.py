@@ -29,10 +29,14 @@ class Access(Strict):
 class SourceSpec(Strict):
     """A named raw input: its default (embedded sample) path and where users get the real one."""
 
-    path: str = Field(description="default path, relative to the corpus folder (the embedded sample)")
+    path: str | None = Field(
+        default=None, description="default path, relative to the corpus folder (the embedded sample); "
+        "without one the source is read only when given with --source")
     kind: Literal["file", "directory"]
     description: str = Field(description="what the input is and where the real file comes from")
     required: bool = True
+    replaces: list[str] = Field(
+        default_factory=list, description="sources this one stands in for when given: they are not read")
     sha256: dict[str, str] = Field(
         default_factory=dict,
         description="expected sha256 of the real input's files, by path relative to the source; "
@@ -90,6 +94,16 @@ class CorpusManifest(Strict):
     tags: list[str] = Field(default_factory=list)
     gates: Gates = Field(default_factory=Gates)
     folder: Path = Field(default=Path("."), exclude=True)
+
+    @model_validator(mode="after")
+    def _sources_are_consistent(self) -> CorpusManifest:
+        for name, spec in self.sources.items():
+            unknown = set(spec.replaces) - set(self.sources)
+            if unknown:
+                raise ValueError(f"source {name!r} replaces unknown sources {sorted(unknown)}")
+            if spec.required and spec.path is None:
+                raise ValueError(f"source {name!r} is required, so it needs a default path")
+        return self
 
     @model_validator(mode="after")
     def _expectation_tables_name_configs(self) -> CorpusManifest:

@@ -11,6 +11,7 @@ from datasets import ClassLabel, load_dataset
 
 from builders.cli import main
 from builders.errors import GateError, ReleaseError, SourceError
+from builders.inputs import resolve_sources
 from builders.manifest import load_manifest
 from builders.pipeline import run
 from builders.release_check import check_release
@@ -111,7 +112,7 @@ def test_quarantine_respects_max_rejects(tiny_corpus: Path, tmp_path: Path) -> N
     with pytest.raises(GateError, match="max_rejects FAILED: observed 1, expected <= 0"):
         run(load_manifest(tiny_corpus), tmp_path / "out", on_error="quarantine")
     kept = tmp_path / "out" / "tiny" / "1.0.0.rejects.jsonl"
-    assert "notes.tsv:4" in json.loads(kept.read_text())["where"]
+    assert json.loads(kept.read_text())["where"] == "notes/notes.tsv:4"
     edit_yaml(tiny_corpus, lambda d: d["gates"].update(max_rejects=1))
     outcome = run(load_manifest(tiny_corpus), tmp_path / "out", on_error="quarantine")
     assert outcome.manifest["counts"] == {"read": 3, "written": 2, "rejected": 1}
@@ -149,3 +150,16 @@ def test_cli_release_and_list(tiny_corpus: Path, tmp_path: Path, capsys: pytest.
     assert main(["release", str(tiny_corpus), "--out", str(tmp_path / "out"), "--source", "nope=x"]) == 1
     assert "has no source nope" in capsys.readouterr().err
     assert main(["validate", str(tmp_path / "out" / "tiny" / "1.0.0")]) == 0
+
+
+def test_sources_without_default_and_replaced_sources_are_not_read(tiny_corpus: Path, tmp_path: Path) -> None:
+    edit_yaml(tiny_corpus, lambda d: d["sources"].update(extra={
+        "kind": "file", "required": False, "replaces": ["second_annotator"], "description": "x"}))
+    manifest = load_manifest(tiny_corpus)
+    assert resolve_sources(manifest, {})["extra"] is None
+    given = resolve_sources(manifest, {"extra": tiny_corpus / "sample" / "spans.tsv"})
+    assert given["extra"] == tiny_corpus / "sample" / "spans.tsv" and given["second_annotator"] is None
+    outcome = run(manifest, tmp_path / "out", {"extra": tiny_corpus / "sample" / "spans.tsv"})
+    assert [g.observed for g in outcome.gates if g.gate == "agreement.span_f1"] == [
+        "not run: no annotator data in this build"]
+    assert "second_annotator" not in {i["source"] for i in outcome.manifest["inputs"]}

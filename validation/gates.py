@@ -46,7 +46,7 @@ def agreement_gates(measures: dict[str, float] | None, thresholds: dict[str, Thr
             f">= {threshold.min}" if threshold.min is not None else "",
             f"<= {threshold.max}" if threshold.max is not None else "") if part) or "any"
         if measures is None:
-            results.append(GateResult(f"agreement.{name}", True, "not run: no annotator data given", expected))
+            results.append(GateResult(f"agreement.{name}", True, "not run: no annotator data in this build", expected))
             continue
         if name not in measures:
             results.append(GateResult(f"agreement.{name}", False, "not reported by the builder", expected))
