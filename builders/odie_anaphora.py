@@ -1,0 +1,314 @@
+"""Builder of ``odie_anaphora``: anaphoric relations in clinical notes (Savova et al., JAMIA 2011).
+
+Input, either:
+
+- Knowtator XML: source ``knowtator`` (the adjudicated gold, ``<doc>.txt.knowtator.xml``) with
+  source ``text`` (``<doc>.txt``); optional sources ``annotator_a`` and ``annotator_b`` (one
+  folder per annotator) give the seed's pair-wise agreement and the chain scores;
+- the i2b2/VA 2011 coreference layout: source ``i2b2`` (``docs/``, ``concepts/``, ``chains/``,
+  optional ``pairs/``). When it is given it is used instead of the Knowtator gold. The format
+  has no markable attributes and no Bagga classes (released as null) and only identity
+  relations; without a pairs file each chain member is paired with the member before it.
+
+Document names are ``<institution>_<note_type>_<nn>`` (``upmc_rad_01``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import get_args
+
+import pandas as pd
+
+from builders.base import AgreementReport, BuildContext, Builder, CardSection, Row, Table
+from builders.errors import ClincorpError, SourceError
+from builders.release_view import ReleaseView
+from builders.sources.i2b2_coref import DOCS_DIR, I2b2CorefDocument, TokenGrid, read_i2b2_document
+from builders.sources.knowtator import (
+    KnowtatorDocument,
+    MarkableKey,
+    RelationType,
+    SemanticClass,
+    read_knowtator_file,
+)
+from schemas.odie_anaphora import Chain, Fragment, Institution, Markable, NoteType, OdieDocument, Pair
+from validation.agreement.pairwise import (
+    AgreementTable,
+    AnnotatedPairs,
+    document_agreement,
+    sum_by_group,
+)
+from validation.agreement.pairwise import AgreementReport as PairwiseReport
+from validation.metrics.coref import Score, score_documents_all
+
+CONFIG = "odie_anaphora"
+SPLIT = "train"
+KNOWTATOR_SUFFIX = ".txt.knowtator.xml"
+RELATION_TYPES: tuple[str, ...] = get_args(RelationType)
+SEMANTIC_CLASSES: tuple[str, ...] = get_args(SemanticClass)
+CHAIN_METRICS = ("muc", "b_cubed", "ceaf_e", "blanc")
+ANNOTATOR_SOURCES = ("annotator_a", "annotator_b")
+NOT_ANNOTATED = "(not annotated)"
+BETWEEN_ANNOTATORS = "annotator_a vs annotator_b"
+_DOCUMENT_NAME = re.compile(r"(?P<institution>[a-z]+)_(?P<note_type>[a-z]+)_\w+")
+
+
+def document_kind(doc_id: str, where: Path) -> tuple[Institution, NoteType]:
+    """Institution and note type from a name ``<institution>_<note_type>_<nn>``."""
+    match = _DOCUMENT_NAME.fullmatch(doc_id)
+    institutions, note_types = get_args(Institution), get_args(NoteType)
+    if match is None or match["institution"] not in institutions or match["note_type"] not in note_types:
+        raise SourceError(where, f"document name {doc_id!r} is not <institution>_<note_type>_<number> with "
+                                 f"institution in {list(institutions)} and note type in {list(note_types)}")
+    return match["institution"], match["note_type"]  # type: ignore[return-value]
+
+
+def _fragments(text: str, pieces: Iterable[tuple[int, int]]) -> list[Fragment]:
+    return [Fragment(start=start, end=end, text=text[start:end]) for start, end in pieces]
+
+
+def _chains(chains: Iterable[Iterable[str]]) -> list[Chain]:
+    return [Chain(id=f"chain_{number}", markable_ids=list(ids)) for number, ids in enumerate(chains, start=1)]
+
+
+def knowtator_record(document: KnowtatorDocument, where: Path) -> OdieDocument:
+    """The released row of a Knowtator gold document."""
+    institution, note_type = document_kind(document.doc_id, where)
+    text = document.text
+    return OdieDocument(
+        id=document.doc_id, institution=institution, note_type=note_type, text=text,
+        markables=[Markable(id=m.id, start=m.start, end=m.end, text=text[m.start:m.end],
+                            fragments=_fragments(text, m.fragments), grammatical_category=m.grammatical_category,
+                            sentence_function=m.sentence_function, semantic_class=m.semantic_class)
+                   for m in document.markables],
+        pairs=[Pair(id=p.id, anaphor_id=p.anaphor_id, antecedent_id=p.antecedent_id, bagga_class=p.bagga_class,
+                    relation=p.relation) for p in document.pairs],
+        chains=_chains(document.identity_chains()))
+
+
+def i2b2_record(document: I2b2CorefDocument, where: Path) -> OdieDocument:
+    """The released row of an i2b2/VA document: markable ids are the concepts' ``L:T-L:T`` positions."""
+    institution, note_type = document_kind(document.doc_id, where)
+    grid = TokenGrid(document.text)
+
+    def markable_id(start: int, end: int) -> str:
+        start_line, start_token, end_line, end_token = grid.position(start, end)
+        return f"{start_line}:{start_token}-{end_line}:{end_token}"
+
+    markables = []
+    for concept in document.concepts:
+        semantic_class = concept.type.replace(" ", "_")
+        if semantic_class not in SEMANTIC_CLASSES:
+            raise SourceError(where, f"concept {concept.text!r} has type {concept.type!r}; expected one of "
+                                     f"{[name.replace('_', ' ') for name in SEMANTIC_CLASSES]}",
+                              record=document.doc_id)
+        markables.append(Markable(
+            id=markable_id(concept.start, concept.end), start=concept.start, end=concept.end, text=concept.text,
+            fragments=_fragments(document.text, [(concept.start, concept.end)]), grammatical_category=None,
+            sentence_function=None, semantic_class=semantic_class))
+    offsets = sorted(sorted((c.start, c.end) for c in chain.concepts) for chain in document.chains)
+    chains = [[markable_id(start, end) for start, end in chain] for chain in offsets]  # text order
+    position = {m.id: (m.start, m.end) for m in markables}
+    links = ([(markable_id(p.anaphor.start, p.anaphor.end), markable_id(p.antecedent.start, p.antecedent.end))
+              for p in document.pairs] if document.pairs
+             else [(anaphor, antecedent) for chain in chains for antecedent, anaphor in zip(chain, chain[1:])])
+    links.sort(key=lambda link: (position[link[0]], position[link[1]]))
+    pairs = [Pair(id=f"{anaphor}>{antecedent}", anaphor_id=anaphor, antecedent_id=antecedent, bagga_class=None,
+                  relation="identity") for anaphor, antecedent in links]
+    return OdieDocument(id=document.doc_id, institution=institution, note_type=note_type, text=document.text,
+                        markables=markables, pairs=pairs, chains=_chains(chains))
+
+
+@dataclass(frozen=True)
+class _Comparison:
+    """One annotation against a reference: pair tables per group (and ``"all"``), chain scores."""
+
+    label: str
+    groups: dict[str, PairwiseReport]
+    chains: dict[str, Score]
+
+    @property
+    def overall(self) -> AgreementTable:
+        return self.groups["all"].overall
+
+
+class OdieAnaphoraBuilder(Builder):
+    VERSION = "1.0.0"
+    CONFIGS = {CONFIG: OdieDocument}
+
+    def generate(self, ctx: BuildContext) -> Iterator[Row]:
+        if ctx.has_source("i2b2"):
+            root = ctx.source("i2b2")
+            for text_path in sorted((root / DOCS_DIR).glob("*.txt")):
+                with ctx.record(f"{text_path} [{text_path.stem}]"):
+                    yield Row(CONFIG, SPLIT, i2b2_record(read_i2b2_document(root, text_path.stem), text_path))
+            return
+        gold, text_dir = ctx.source("knowtator"), ctx.source("text")
+        for xml_path in sorted(gold.glob(f"*{KNOWTATOR_SUFFIX}")):
+            with ctx.record(f"{xml_path} [{xml_path.name.removesuffix(KNOWTATOR_SUFFIX)}]"):
+                yield Row(CONFIG, SPLIT, knowtator_record(read_knowtator_file(xml_path, text_dir), xml_path))
+
+    def agreement(self, ctx: BuildContext, release: ReleaseView) -> AgreementReport | None:
+        """The seed's pair-wise F and kappa, and chain scores, of the two annotators of the Knowtator input."""
+        given = [name for name in ANNOTATOR_SOURCES if ctx.has_source(name)]
+        if ctx.has_source("i2b2") or not given:
+            return None
+        if len(given) == 1:
+            raise ClincorpError(f"only source {given[0]!r} is given: the agreement needs both "
+                                f"{' and '.join(ANNOTATOR_SOURCES)}, or neither")
+        gold_dir, text_dir = ctx.source("knowtator"), ctx.source("text")
+        gold = {row["id"]: read_knowtator_file(gold_dir / f"{row['id']}{KNOWTATOR_SUFFIX}", text_dir)
+                for _, row in release.rows(CONFIG)}
+        first, second = (_read_annotator(ctx.source(name), text_dir) for name in ANNOTATOR_SOURCES)
+        comparisons = [_compare(BETWEEN_ANNOTATORS, first, second, _by_note_type),
+                       _compare("annotator_a vs gold", first, gold, _by_annotator(first)),
+                       _compare("annotator_b vs gold", second, gold, _by_annotator(second))]
+        between, first_gold, second_gold = comparisons
+        measures = {"kappa": between.overall.kappa, "f_score": between.overall.f_score,
+                    **{f"chains_{metric}_f1": between.chains[metric].f1 for metric in CHAIN_METRICS},
+                    "annotator_a_gold_kappa": first_gold.overall.kappa,
+                    "annotator_b_gold_kappa": second_gold.overall.kappa}
+        left_out = [*(f"{doc_id} (not in the released gold)" for doc_id in sorted({*first, *second} - set(gold))),
+                    *(f"{doc_id} (annotated by one annotator only)" for doc_id in sorted(set(first) ^ set(second)))]
+        return AgreementReport(measures, _agreement_sections(comparisons, left_out))
+
+    def statistics(self, release: ReleaseView) -> list[CardSection]:
+        """The seed's corpus characteristics, from the released rows."""
+        rows = [row for _, row in release.rows(CONFIG)]
+        markables = [m for row in rows for m in row["markables"]]
+        pairs = [(row["note_type"], p) for row in rows for p in row["pairs"]]
+        chain_sizes = [len(c["markable_ids"]) for row in rows for c in row["chains"]]
+        documents = max(len(rows), 1)
+        overview = Table(["", "total", "per note"], [
+            ["notes", len(rows), 1.0],
+            ["markables", len(markables), len(markables) / documents],
+            ["pairs", len(pairs), len(pairs) / documents],
+            ["identity chains", len(chain_sizes), len(chain_sizes) / documents],
+        ])
+        chain_text = (f"Chain length (markables per chain) ranges from {min(chain_sizes)} to {max(chain_sizes)}."
+                      if chain_sizes else "No identity chains.")
+        note_types = sorted({note_type for note_type, _ in pairs})
+        by_note_type = Counter((note_type, p["relation"]) for note_type, p in pairs)
+        relation_rows = [[relation, *(by_note_type[(t, relation)] for t in note_types),
+                          sum(by_note_type[(t, relation)] for t in note_types)] for relation in RELATION_TYPES]
+        return [
+            CardSection("Corpus statistics", chain_text, overview),
+            _distribution("Semantic classes of markables", (m["semantic_class"] for m in markables)),
+            _distribution("Grammatical categories of markables", (m["grammatical_category"] for m in markables)),
+            CardSection("Relation types of pairs, per note type",
+                        table=Table(["relation", *note_types, "all"], relation_rows)),
+            _distribution("Bagga classes of pairs", (p["bagga_class"] for _, p in pairs)),
+        ]
+
+    def quality_tables(self, release: ReleaseView) -> dict[str, pd.DataFrame]:
+        """``odie_anaphora.pair_links``: each pair with the positions and classes of its two markables."""
+        links = []
+        for split, row in release.rows(CONFIG):
+            markables = {m["id"]: m for m in row["markables"]}
+            for pair in row["pairs"]:
+                anaphor, antecedent = markables[pair["anaphor_id"]], markables[pair["antecedent_id"]]
+                links.append({"_split": split, "document": row["id"], "relation": pair["relation"],
+                              "anaphor_start": anaphor["start"], "antecedent_start": antecedent["start"],
+                              "anaphor_class": anaphor["semantic_class"],
+                              "antecedent_class": antecedent["semantic_class"]})
+        return {f"{CONFIG}.pair_links": pd.DataFrame(links, columns=[
+            "_split", "document", "relation", "anaphor_start", "antecedent_start", "anaphor_class",
+            "antecedent_class"])}
+
+
+def _read_annotator(folder: Path, text_dir: Path) -> dict[str, KnowtatorDocument]:
+    documents = {}
+    for xml_path in sorted(folder.glob(f"*{KNOWTATOR_SUFFIX}")):
+        document = read_knowtator_file(xml_path, text_dir)
+        document_kind(document.doc_id, xml_path)
+        documents[document.doc_id] = document
+    if not documents:
+        raise ClincorpError(f"annotator folder {folder} holds no *{KNOWTATOR_SUFFIX} files")
+    return documents
+
+
+Grouping = Callable[[str], str]
+
+
+def _by_note_type(doc_id: str) -> str:
+    return doc_id.split("_")[1]
+
+
+def _by_annotator(documents: dict[str, KnowtatorDocument]) -> Grouping:
+    return lambda doc_id: "+".join(documents[doc_id].annotators) or "unnamed annotator"
+
+
+def _chain_keys(document: KnowtatorDocument) -> list[list[MarkableKey]]:
+    fragments = {m.id: m.fragments for m in document.markables}
+    return [[fragments[markable_id] for markable_id in chain] for chain in document.identity_chains()]
+
+
+def _annotated(document: KnowtatorDocument) -> AnnotatedPairs:
+    return AnnotatedPairs(document.semantic_classes_by_key(), document.pair_keys())
+
+
+def _compare(label: str, response: dict[str, KnowtatorDocument], reference: dict[str, KnowtatorDocument],
+             group: Grouping) -> _Comparison:
+    """Pair tables (summed per group) and chain scores over the documents both annotations have."""
+    shared = sorted(set(response) & set(reference))
+    groups = sum_by_group(
+        (group(doc_id), document_agreement(_annotated(response[doc_id]), _annotated(reference[doc_id]),
+                                           RELATION_TYPES))
+        for doc_id in shared)
+    chains = score_documents_all({d: _chain_keys(reference[d]) for d in shared},
+                                 {d: _chain_keys(response[d]) for d in shared}, CHAIN_METRICS)
+    return _Comparison(label, groups, chains)
+
+
+MEASURE_ROWS = {"true_positive": "True positive", "false_positive": "False positive",
+                "false_negative": "False negative", "true_negative": "True negative", "precision": "Precision",
+                "recall": "Recall", "f_score": "F-score", "kappa": "κ"}
+
+
+def _measure_table(columns: dict[str, AgreementTable]) -> Table:
+    """The seed's layout: one row per measure, one column per group."""
+    values = {name: table.as_dict() for name, table in columns.items()}
+    return Table(["", *columns], [[label, *(values[name][key] for name in columns)]
+                                  for key, label in MEASURE_ROWS.items()])
+
+
+def _agreement_sections(comparisons: list[_Comparison], left_out: list[str]) -> list[CardSection]:
+    between, *against_gold = comparisons
+    totals = between.groups["all"]
+    note_types = {name: between.groups[name].overall for name in sorted(between.groups) if name != "all"}
+    sections = [
+        CardSection("Pair-wise agreement between the annotators",
+                    "Annotator A against annotator B (the reference) over (anaphor, antecedent, relation) "
+                    "triples, summed over notes, overall and per note type; κ counts as true negatives every "
+                    "other ordered markable pair with each of the four relation types (Savova et al. 2011, "
+                    "eqns 1-8).",
+                    _measure_table({"all": between.overall, **note_types})),
+        CardSection("Pair-wise agreement per relation type", table=_measure_table(dict(totals.by_relation))),
+        CardSection("Pair-wise agreement per markable type", "Pairs grouped by the semantic class of their anaphor.",
+                    _measure_table(dict(sorted(totals.by_markable_type.items())))),
+        CardSection("Pair-wise agreement of each annotator with the gold standard",
+                    "Columns name the annotators recorded in the Knowtator files.",
+                    _measure_table({f"{name} and gold": report.overall for comparison in against_gold
+                                    for name, report in sorted(comparison.groups.items()) if name != "all"})),
+        CardSection("Identity chains scored as coreference",
+                    "Identity chains of the response against the reference with the CoNLL-2012 scorer's "
+                    "definitions, mentions matched by exact span.",
+                    Table(["comparison", *(f"{metric} {part}" for metric in CHAIN_METRICS
+                                           for part in ("R", "P", "F1"))],
+                          [[c.label, *(value for metric in CHAIN_METRICS for value in c.chains[metric])]
+                           for c in comparisons])),
+    ]
+    if left_out:
+        sections.append(CardSection("Annotated notes left out of the agreement", ", ".join(left_out)))
+    return sections
+
+
+def _distribution(title: str, values: Iterable[str | None]) -> CardSection:
+    counts = Counter(NOT_ANNOTATED if value is None else value for value in values)
+    total = sum(counts.values()) or 1
+    rows = [[name, count, count / total] for name, count in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))]
+    return CardSection(title, table=Table(["value", "count", "share"], rows))
