@@ -125,7 +125,7 @@ def _plain(value: Any) -> Any:
         value = value.item()
     if isinstance(value, float) and math.isnan(value):
         return None
-    if isinstance(value, list):
+    if isinstance(value, list | tuple):
         return [_plain(item) for item in value[:10]]
     if isinstance(value, dict):
         return {str(key): _plain(item) for key, item in value.items()}
