@@ -1,0 +1,204 @@
+"""rad_coref end to end on the embedded sample, and its bad-input errors.
+
+Expected numbers are counted by hand from the invented sample (corpora/rad_coref/sample): patient
+91234 has 32 mentions in 18 chains (7 singletons), 92871 has 23 in 11 (6), 93310 has 14 in 7 (3).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from datasets import load_dataset
+
+from builders.base import BuildContext
+from builders.errors import SourceError
+from builders.inputs import resolve_sources
+from builders.manifest import CorpusManifest, find_corpus, load_manifest
+from builders.pipeline import run
+from builders.rad_coref import RadCorefBuilder, modality_of
+from builders.release_check import check_release
+from builders.string_match import string_match_chains
+
+CORPUS = Path(__file__).resolve().parents[1] / "corpora" / "rad_coref"
+
+
+@pytest.fixture(scope="module")
+def release(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("rad_coref")
+    outcome = run(find_corpus("rad_coref"), out)
+    assert outcome.status == "released"
+    return outcome.folder
+
+
+@pytest.fixture(scope="module")
+def patients(release: Path) -> dict[str, dict]:
+    dataset = load_dataset(str(release), "rad_coref")["train"]
+    modality = dataset.features["reports"].feature["modality"]
+    kind = dataset.features["mentions"].feature["type"]
+    rows = {}
+    for row in dataset:
+        for report in row["reports"]:
+            report["modality"] = modality.int2str(report["modality"])
+        for mention in row["mentions"]:
+            mention["type"] = kind.int2str(mention["type"])
+        rows[row["patient_id"]] = row
+    return rows
+
+
+def test_one_row_per_patient_with_typed_fields(release: Path, patients: dict[str, dict]) -> None:
+    dataset = load_dataset(str(release), "rad_coref")["train"]
+    assert dataset.features["reports"].feature["modality"].names == ["XR", "CT", "CTA", "MR", "US", "OTHER"]
+    assert dataset.features["mentions"].feature["type"].names == ["Finding", "Device"]
+    assert dataset.features["mentions"].feature["start"].dtype == "int32"
+    assert sorted(patients) == ["91234", "92871", "93310"]
+    assert {pid: (len(p["reports"]), len(p["mentions"]), len(p["chains"])) for pid, p in patients.items()} == {
+        "91234": (6, 32, 18), "92871": (5, 23, 11), "93310": (5, 14, 7)}
+
+
+def test_reports_in_charttime_order_with_modality(patients: dict[str, dict]) -> None:
+    reports = patients["93310"]["reports"]
+    assert [r["row_id"] for r in reports] == [1000301, 1000302, 1000303, 1000304, 1000305]
+    assert [r["modality"] for r in reports] == ["CTA", "MR", "CT", "XR", "CT"]
+    assert reports[0]["charttime"] == "2143-06-01 11:00:00"
+    assert "[**Clip Number (Radiology) 40010**]" in reports[0]["text"]
+    assert [r["modality"] for r in patients["92871"]["reports"]] == ["XR", "XR", "CT", "US", "XR"]
+
+
+def test_mentions_match_their_report_and_chains_follow_the_guideline(patients: dict[str, dict]) -> None:
+    patient = patients["91234"]
+    for mention in patient["mentions"]:
+        assert patient["reports"][mention["report_index"]]["text"][mention["start"]:mention["end"]] == mention["text"]
+    text_of = {m["id"]: (m["report_index"], m["text"]) for m in patient["mentions"]}
+    chains = {c["id"]: [text_of[m] for m in c["mention_ids"]] for c in patient["chains"]}
+    assert chains["E108"] == [(1, "endotracheal tube"), (3, "endotracheal tube")]
+    assert chains["E117"] == [(4, "endotracheal tube"), (4, "ETT")]  # re-inserted: a new chain
+    assert chains["E109"] == [(1, "nasogastric tube"), (1, "tip"), (2, "nasogastric tube"), (3, "NG tube")]
+    assert chains["E110"] == [(1, "left pleural effusion"), (3, "left pleural effusion"), (4, "left pleural effusion")]
+    assert chains["E113"] == [(2, "pleural effusions")]  # bilateral: not the left effusion's chain
+    assert chains["E112"] == [(2, "free intraabdominal air"), (2, "Free air")]
+    assert patient["mentions"][0]["id"] == "1000101-T1"
+    lengths = [len(c["mention_ids"]) for p in patients.values() for c in p["chains"]]
+    assert (sum(n == 1 for n in lengths), max(lengths)) == (16, 5)
+
+
+def test_mention_pairs(release: Path) -> None:
+    pairs = load_dataset(str(release), "mention_pairs")["train"]
+    assert len(pairs) == 32 * 31 // 2 + 23 * 22 // 2 + 14 * 13 // 2
+    assert sum(pairs["coreferent"]) == 18 + 22 + 10
+    by_id = {row["id"]: row for row in pairs}
+    reinserted = by_id["1000102-T1|1000105-T1"]
+    assert (reinserted["first"]["text"], reinserted["second"]["text"]) == ("endotracheal tube", "endotracheal tube")
+    assert not reinserted["coreferent"] and not reinserted["same_report"]
+    same = by_id["1000105-T1|1000105-T2"]
+    assert same["coreferent"] and same["same_report"] and same["second"]["text"] == "ETT"
+    side = same["second"]
+    assert side["sentence"][side["start"] - side["sentence_start"]:side["end"] - side["sentence_start"]] == "ETT"
+    assert side["sentence"].endswith("in\n standard position.")
+
+
+def test_agreement_gates_and_card(release: Path) -> None:
+    validation = json.loads((release / "validation.json").read_text())
+    # A marks 68 mentions, B 69; 61 exact spans agree. On those 61, MUC links: A 28, B 30, shared 26.
+    assert validation["agreement"]["span_f1"] == pytest.approx(2 * 61 / 137)
+    assert validation["agreement"]["muc_f1"] == pytest.approx(2 * 26 / (28 + 30))
+    assert 0 < validation["agreement"]["conll_f1"] < 1
+    assert all(gate["success"] for gate in validation["gates"])
+    card = (release / "README.md").read_text()
+    assert "| Total mention chains | 36 |" in card and "| Total singleton mention chains | 16 |" in card
+    assert "| Total entities (Finding) | 54 |" in card and "| Total entities (Device) | 15 |" in card
+    # string match: 20 of 33 key links found, 20 of its 26 links right
+    assert f"| MUC | {20 / 33:.4f} | {20 / 26:.4f} |" in card
+    assert "| CT, CTA, MR | 3 | 2 |" in card
+    assert "| agreement.span_f1 | pass |" in card
+    assert all(result.success for result in check_release(release))
+
+
+@pytest.mark.parametrize(("description", "modality"), [
+    ("CHEST (PORTABLE AP)", "XR"), ("CHEST (PA & LAT)", "XR"), ("CT HEAD W/O CONTRAST", "CT"),
+    ("CTA CHEST W&W/O C&RECONS, NON-CORONARY", "CTA"), ("MR HEAD W & W/O CONTRAST", "MR"),
+    ("MRA BRAIN W/O CONTRAST", "MR"), ("LIVER OR GALLBLADDER US (SINGLE ORGAN)", "US"), ("RENAL U.S.", "US"),
+    ("BILAT LOWER EXT VEINS", "US"), ("NUCLEAR MEDICINE BONE SCAN", "OTHER")])
+def test_modality_from_description(description: str, modality: str) -> None:
+    assert modality_of(description) == modality
+
+
+def test_string_match_closes_over_lower_cased_strings() -> None:
+    assert string_match_chains([(1, "ETT"), (2, "tip"), (3, "ett"), (4, "Tip"), (5, "line")]) == [[1, 3], [2, 4], [5]]
+
+
+# ---- bad input: each error names the file and line (or record) and what was expected ----------
+
+@pytest.fixture
+def corpus(tmp_path: Path) -> Path:
+    folder = tmp_path / "rad_coref"
+    shutil.copytree(CORPUS, folder)
+    return folder
+
+
+def build(corpus: Path, on_error: str = "fail") -> tuple[list, BuildContext]:
+    manifest: CorpusManifest = load_manifest(corpus)
+    ctx = BuildContext(manifest, resolve_sources(manifest, {}), on_error)  # type: ignore[arg-type]
+    return list(RadCorefBuilder().generate(ctx)), ctx
+
+
+def gold(corpus: Path, subject: int, row_id: int) -> Path:
+    return corpus / "sample" / "annotations" / "gold" / str(subject) / f"{row_id}.ann"
+
+
+def test_unknown_row_id(corpus: Path) -> None:
+    shutil.copy(gold(corpus, 91234, 1000101), gold(corpus, 91234, 1999999))
+    with pytest.raises(SourceError, match="ROW_ID 1999999 is not in NOTEEVENTS") as error:
+        build(corpus)
+    assert error.value.path.endswith("91234/1999999.ann")
+
+
+def test_non_radiology_row_id(corpus: Path) -> None:
+    gold(corpus, 92871, 999002).write_text("")
+    with pytest.raises(SourceError, match="CATEGORY 'Discharge summary'.*expected Radiology"):
+        build(corpus)
+
+
+def test_span_text_differs_from_report(corpus: Path) -> None:
+    path = gold(corpus, 91234, 1000102)
+    path.write_text(path.read_text().replace("\ttip\n", "\ttube\n"))
+    with pytest.raises(SourceError, match="T3 text 'tube' differs") as error:
+        build(corpus)
+    assert (error.value.path, error.value.line) == (str(path), 3)
+
+
+def test_mention_without_chain_id(corpus: Path) -> None:
+    path = gold(corpus, 93310, 1000304)
+    path.write_text("".join(line for line in path.read_text().splitlines(keepends=True)
+                            if not line.startswith("#2\t")))
+    with pytest.raises(SourceError, match="T2 has no chain id") as error:
+        build(corpus)
+    assert (error.value.path, error.value.line) == (str(path), 2)
+
+
+def test_chain_id_used_by_two_patients(corpus: Path) -> None:
+    path = gold(corpus, 92871, 1000204)
+    path.write_text(path.read_text().replace("chain=E209", "chain=E101"))
+    with pytest.raises(SourceError, match="chain id E101 is already used by patient 91234") as error:
+        build(corpus)
+    assert (error.value.path, error.value.line) == (str(path), 2)
+
+
+def test_text_file_checked_against_noteevents(corpus: Path) -> None:
+    path = gold(corpus, 93310, 1000301).with_suffix(".txt")
+    path.write_text(path.read_text().replace("Questionable", "Definite"))
+    with pytest.raises(SourceError, match="differs from the TEXT of ROW_ID 1000301") as error:
+        build(corpus)
+    assert error.value.line == 9
+
+
+def test_quarantine_keeps_the_other_patients(corpus: Path) -> None:
+    path = gold(corpus, 92871, 1000201)
+    path.write_text(path.read_text() + "T9\tAnatomy 0 1\t[\n#9\tAnnotatorNotes T9\tchain=E299\n")
+    rows, ctx = build(corpus, "quarantine")
+    assert sorted(row.record.patient_id for row in rows if row.config == "rad_coref") == ["91234", "93310"]
+    assert len(ctx.rejects) == 1 and ctx.read == 3
+    assert ctx.rejects[0].where.endswith("92871/1000201.ann:11")
+    assert "expected Finding or Device" in ctx.rejects[0].reason
