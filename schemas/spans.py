@@ -5,7 +5,7 @@ Offsets are 0-based character offsets into the record's own text, end exclusive,
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from functools import cache
 from typing import Annotated, Any, ClassVar, get_args
 
@@ -52,29 +52,64 @@ def span_mismatch(text: str, start: int, end: int, span_text: str) -> str | None
     return None
 
 
-def _holds_models(annotation: Any) -> bool:
+def _models_in(annotation: Any) -> set[type[BaseModel]]:
+    """The model classes an annotation can hold (through Optional, list, Annotated...)."""
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        return True
-    return any(_holds_models(arg) for arg in get_args(annotation))
+        return {annotation}
+    return {model for arg in get_args(annotation) for model in _models_in(arg)}
+
+
+Collector = Callable[[Any, list["Span"]], None]
 
 
 @cache
-def _model_fields_of(model: type[BaseModel]) -> tuple[str, ...]:
-    """The fields of ``model`` that can hold nested models (the only ones worth walking)."""
-    return tuple(name for name, field in model.model_fields.items() if _holds_models(field.annotation))
+def _collector(model: type[BaseModel]) -> Collector:
+    """A function appending every Span inside an instance of ``model`` (itself included) to a list.
 
+    Built once per class: fields that hold no models are skipped, lists of plain spans are extended
+    in one call.
+    """
+    steps: list[tuple[str, Collector | None]] = []
+    for name, field in model.model_fields.items():
+        models = _models_in(field.annotation)
+        if not models:
+            continue
+        leaf = len(models) == 1 and all(issubclass(m, Span) and not _nested(m) for m in models)
+        steps.append((name, None if leaf else _collect_any))
+    is_span = issubclass(model, Span)
 
-def collect_spans(value: Any, found: list[Span] | None = None) -> list[Span]:
-    """Every Span reachable from a model, list or nested model, depth first."""
-    found = [] if found is None else found
-    if isinstance(value, list | tuple):
-        for item in value:
-            collect_spans(item, found)
-    elif isinstance(value, BaseModel):
-        if isinstance(value, Span):
+    def collect(value: Any, found: list[Span]) -> None:
+        if is_span:
             found.append(value)
-        for name in _model_fields_of(type(value)):
-            collect_spans(getattr(value, name), found)
+        for name, nested in steps:
+            child = getattr(value, name)
+            if nested is None:
+                if isinstance(child, list):
+                    found.extend(child)
+                elif child is not None:
+                    found.append(child)
+            else:
+                nested(child, found)
+
+    return collect
+
+
+def _nested(model: type[BaseModel]) -> bool:
+    return any(_models_in(field.annotation) for field in model.model_fields.values())
+
+
+def _collect_any(value: Any, found: list[Span]) -> None:
+    if isinstance(value, (list, tuple)):
+        for item in value:
+            _collect_any(item, found)
+    elif isinstance(value, BaseModel):
+        _collector(type(value))(value, found)
+
+
+def collect_spans(value: BaseModel) -> list[Span]:
+    """Every Span reachable from a model through its fields, lists and nested models, depth first."""
+    found: list[Span] = []
+    _collector(type(value))(value, found)
     return found
 
 

@@ -63,9 +63,9 @@ class TinyBuilder(Builder):
             for line, (note_id, split, text) in enumerate(reader, start=2):
                 with ctx.record(f"{notes}:{line}"):
                     text = text.replace("\\n", "\n")
-                    yield Row("notes", split, Note(id=note_id, text=text, spans=[
-                        LabelledSpan(start=s, end=e, text=text[s:e] if e <= len(text) else "", label=label)
-                        for s, e, label, _ in spans.get(note_id, [])]))
+                    yield Row("notes", split, Note.model_validate({"id": note_id, "text": text, "spans": [
+                        {"start": s, "end": e, "text": text[s:e] if e <= len(text) else "", "label": label}
+                        for s, e, label, _ in spans.get(note_id, [])]}))
 
     def agreement(self, ctx: BuildContext, release: ReleaseView) -> AgreementReport | None:
         if not ctx.has_source("second_annotator"):
