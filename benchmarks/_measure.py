@@ -14,16 +14,14 @@ def _child(function: Callable[..., Any], args: tuple[Any, ...], queue: multiproc
     result = function(*args)
     elapsed = time.perf_counter() - start
     own = resource.getrusage(resource.RUSAGE_SELF)
-    workers = resource.getrusage(resource.RUSAGE_CHILDREN)
     queue.put({"seconds": round(elapsed, 3), "cpu_seconds": round(own.ru_utime + own.ru_stime, 3),
-               "peak_rss_mb": round(own.ru_maxrss / 1024, 1),
-               "worker_peak_rss_mb": round(workers.ru_maxrss / 1024, 1), "result": result})
+               "peak_rss_mb": round(own.ru_maxrss / 1024, 1), "result": result})
 
 
 def measure(function: Callable[..., Any], *args: Any) -> dict[str, Any]:
     """Wall and CPU seconds and peak RSS (MB) of ``function(*args)`` run alone in a fresh process.
 
-    CPU seconds are this process's own (not its workers'): on a shared machine they are the steadier figure.
+    On a shared machine CPU seconds are the steadier figure.
     """
     context = multiprocessing.get_context("spawn")
     queue = context.Queue()

@@ -88,14 +88,12 @@ def _build(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace, mode: str) -> int:
     from builders.pipeline import run
-    from validation.expectations import suite_worker
 
     corpora = _selected(args)
     if args.source and len(corpora) > 1:
         raise ClincorpError("--source applies to one corpus at a time")
     for manifest in corpora:
-        with suite_worker():
-            outcome = run(manifest, args.out, _overrides(args.source), args.on_error, mode)  # type: ignore[arg-type]
+        outcome = run(manifest, args.out, _overrides(args.source), args.on_error, mode)  # type: ignore[arg-type]
         counts = outcome.manifest.get("counts", {})
         verb = {"released": "released", "unchanged": "unchanged (identical bytes)", "built": "built"}[outcome.status]
         print(f"{manifest.name} {manifest.version}: {verb} at {outcome.folder} "

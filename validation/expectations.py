@@ -4,12 +4,7 @@ from __future__ import annotations
 
 import logging
 import math
-import multiprocessing
 import os
-import sys
-from collections.abc import Iterator
-from concurrent.futures import ProcessPoolExecutor
-from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -40,45 +35,19 @@ def _camel(snake: str) -> str:
     return "".join(part.capitalize() for part in snake.split("_"))
 
 
-_worker: ProcessPoolExecutor | None = None
-
-
 def _import_great_expectations() -> Any:
     os.environ.setdefault("GX_ANALYTICS_ENABLED", "False")
     logging.getLogger("great_expectations").setLevel(logging.ERROR)
-    import great_expectations as gx  # slow import (~3 s): only when a suite runs
+    import great_expectations as gx  # slow import (~2 s): only when a suite runs
 
     return gx
-
-
-@contextmanager
-def suite_worker() -> Iterator[None]:
-    """Import great-expectations in a worker process now, so the ~3 s import overlaps the build.
-
-    Inside the block :func:`run_suite` runs there; elsewhere it runs in this process.
-    """
-    global _worker
-    if _worker is not None or "great_expectations" in sys.modules:
-        yield
-        return
-    _worker = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"),
-                                  initializer=_import_great_expectations)
-    _worker.submit(int)
-    try:
-        yield
-    finally:
-        _worker.shutdown()
-        _worker = None
 
 
 def run_suite(expectations: list[Expectation], tables: dict[str, pd.DataFrame]) -> list[ExpectationOutcome]:
     """Validate every expectation against its table; a missing table is a failed expectation."""
     if not expectations:
         return []
-    tables = _columns_in_use(expectations, tables)
-    if _worker is not None:
-        return _worker.submit(_run_suite, expectations, tables).result()
-    return _run_suite(expectations, tables)
+    return _run_suite(expectations, _columns_in_use(expectations, tables))
 
 
 _COLUMN_ARGUMENTS = ("column", "column_A", "column_B", "column_list")
