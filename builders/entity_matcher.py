@@ -143,6 +143,14 @@ class UmlsIndex:
     synonym_table: dict[int, list[str]]
     source_sha256: dict[str, str]
 
+    def semantic_type(self, cui: str) -> tuple[str, Category] | None:
+        """The mapped semantic type name and category of ``cui``; None outside the mapped types."""
+        rank = self.semantic_types.get(_cui_number(cui))
+        if rank is None:
+            return None
+        _, name, category = SEMANTIC_TYPE_CATEGORIES[rank]
+        return name, category
+
     def synonyms(self, cui: str, original: str = "") -> list[str]:
         """English non-suppressed names of ``cui``, de-duplicated case-insensitively (first spelling
         kept), without ``original``; empty for a concept outside the mapped semantic types."""

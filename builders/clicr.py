@@ -1,0 +1,428 @@
+"""CliCR: cloze queries over BMJ Case Reports (Šuster & Daelemans 2018), from pages and UMLS.
+
+Per case (``bmj_html`` page, read by :mod:`builders.sources.bmj_html`): the passage is the case
+without its Learning points; the UMLS dictionary matcher (:mod:`builders.entity_matcher`) marks
+the entities of the passage and of every learning point. Each entity of a learning point gives a
+query (seed §3.1): the learning point with that entity replaced by ``@placeholder``, left out when
+the longer side of the blank (by characters, stripped) occurs verbatim in the passage (counted per
+case). Its answers (§3.2) are the entity (origin ``dataset``) then its concept's UMLS synonyms
+(origin ``UMLS``). Cases are split train/dev/test by a seeded shuffle of the sorted case ids
+(:data:`SPLIT_PROPORTIONS`, the seed's 87/6/7).
+
+With the optional ``entities`` source (BRAT standoff from another recogniser, see
+:func:`standoff_entities`) its entities replace the matcher's; the seed's boundary refinements
+are applied to them too. The matcher index is cached outside the release: ``$CLINCORP_CACHE``, else
+``~/.cache/clinical-corpora``. Agreement: the recogniser against the hand-marked ``entity_gold``
+cases (BRAT), precision/recall/F1 with exact and overlapping boundaries.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import re
+from collections import Counter
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import NamedTuple
+
+import pandas as pd
+import pyarrow.parquet as pq
+from datasets import Features
+
+from builders.base import AgreementReport, BuildContext, Builder, CardSection, Row, Table
+from builders.entity_matcher import (
+    CATEGORIES,
+    Entity,
+    EntityMatcher,
+    UmlsIndex,
+    load_or_build_index,
+    refine_span,
+)
+from builders.errors import SourceError
+from builders.release_view import ReleaseView
+from builders.sources.bmj_html import PASSAGE_SEPARATOR, CaseReport, read_case_report
+from builders.sources.brat import ANN_SUFFIX, TEXT_SUFFIX, iter_brat_folder, read_brat, read_utf8
+from builders.sources.umls import MRCONSO_FILENAME, MRSTY_FILENAME
+from builders.text_units import split_sentences, token_strings
+from schemas.clicr import (
+    PLACEHOLDER,
+    Answer,
+    CaseMetadata,
+    ClicrDocument,
+    ClicrQuery,
+    EntitySpan,
+    SectionSpan,
+)
+from schemas.features import row_decoder
+from validation.metrics.clicr import maxfreq_entity_predictions, rand_entity_predictions, score_clicr
+
+SPLIT_PROPORTIONS = (("train", 0.87), ("dev", 0.06), ("test", 0.07))
+SPLIT_SEED = 2018
+CACHE_ENVIRONMENT = "CLINCORP_CACHE"
+
+
+def cache_dir() -> Path:
+    """Where the matcher index is cached: ``$CLINCORP_CACHE`` or ``~/.cache/clinical-corpora``."""
+    configured = os.environ.get(CACHE_ENVIRONMENT)
+    return Path(configured) if configured else Path.home() / ".cache" / "clinical-corpora"
+
+
+def load_index(meta: Path) -> UmlsIndex:
+    """The matcher index of a UMLS ``META`` folder (cached)."""
+    paths = [meta / MRCONSO_FILENAME, meta / MRSTY_FILENAME]
+    for path in paths:
+        if not path.is_file():
+            raise SourceError(path, "missing: the umls source is a META folder with MRCONSO.RRF and MRSTY.RRF")
+    return load_or_build_index(*paths, cache_dir())
+
+
+def assign_splits(case_ids: Sequence[str], seed: int = SPLIT_SEED) -> dict[str, str]:
+    """Case id → split: a seeded shuffle of the sorted ids, cut at :data:`SPLIT_PROPORTIONS`.
+
+    dev and test get at least one case each once there are three cases.
+    """
+    shuffled = sorted(case_ids)
+    random.Random(seed).shuffle(shuffled)
+    smallest = 1 if len(shuffled) >= 3 else 0
+    (_, _), (dev, dev_share), (test, test_share) = SPLIT_PROPORTIONS
+    n_dev = max(smallest, round(dev_share * len(shuffled)))
+    n_test = max(smallest, round(test_share * len(shuffled)))
+    splits = {case_id: "train" for case_id in shuffled}
+    splits.update({case_id: dev for case_id in shuffled[:n_dev]})
+    splits.update({case_id: test for case_id in shuffled[n_dev:n_dev + n_test]})
+    return splits
+
+
+def token_key(text: str) -> str:
+    """Lower-cased tokens joined and padded by spaces: ``key(a) in key(b)`` is a whole-token match."""
+    return f" {' '.join(token_strings(text.lower()))} "
+
+
+def blank_repeats_passage(learning_point: str, entity: Entity, passage: str) -> bool:
+    """Seed §3.1: the longer side of the blank (by characters, stripped) occurs verbatim in the passage."""
+    left, right = learning_point[:entity.start].strip(), learning_point[entity.end:].strip()
+    return (left if len(left) >= len(right) else right) in passage
+
+
+def answers_for(entity: Entity, index: UmlsIndex) -> list[Answer]:
+    """The entity (origin ``dataset``), then its concept's UMLS synonyms (origin ``UMLS``)."""
+    origins = [("dataset", entity.text)] + [("UMLS", name) for name in index.synonyms(entity.cui, entity.text)]
+    return [Answer(text=text, origin=origin, cui=entity.cui, sem_type=entity.sem_type, category=entity.category)
+            for origin, text in origins]
+
+
+def section_spans(case: CaseReport) -> list[SectionSpan]:
+    """Each section's span in the passage (heading and paragraphs laid out as ``CaseReport.passage``)."""
+    spans, offset = [], 0
+    for section in case.sections:
+        blocks = ([section.heading] if section.heading else []) + list(section.paragraphs)
+        text = PASSAGE_SEPARATOR.join(blocks)
+        spans.append(SectionSpan(start=offset, end=offset + len(text), text=text,
+                                 heading=section.heading, level=section.level))
+        offset += len(text) + len(PASSAGE_SEPARATOR)
+    return spans
+
+
+def query_rows(release: ReleaseView, columns: Sequence[str], split: str | None = None) -> list[tuple[str, dict]]:
+    """(split, row) of the ``clicr`` config with only ``columns``, ClassLabels as names.
+
+    Leaving out ``context`` (the passage, repeated in every query of a case) keeps this small.
+    """
+    features = release.features("clicr")
+    decode = row_decoder(Features({name: features[name] for name in columns}))
+    return [(release.split_of(shard), decode(row)) for shard in release.shards("clicr", split)
+            for row in pq.read_table(shard, columns=list(columns)).to_pylist()]
+
+
+def read_columns(release: ReleaseView, config: str, columns: Sequence[str]) -> pd.DataFrame:
+    """Some columns of a config, all splits, as stored (only these columns are read)."""
+    return pd.concat([pq.read_table(shard, columns=list(columns)).to_pandas() for shard in release.shards(config)],
+                     ignore_index=True)
+
+
+LEARNING_POINTS_HEADING = "Learning points"
+_CUI = re.compile(r"C\d{7}")
+
+
+class CaseEntities(NamedTuple):
+    """A case's entities: in the passage, and in each learning point (offsets into that point)."""
+
+    passage: list[Entity]
+    learning_points: list[list[Entity]]
+
+
+def recognised_entities(case: CaseReport, matcher: EntityMatcher) -> CaseEntities:
+    """The dictionary matcher's entities of a case (passage sentence by sentence, each learning point)."""
+    passage = case.passage
+    return CaseEntities(matcher.find(passage, split_sentences(passage)),
+                        [matcher.find(point) for point in case.learning_points])
+
+
+def case_text(case: CaseReport) -> tuple[str, list[int]]:
+    """The text an ``entities`` standoff annotates, and where each learning point starts in it.
+
+    The passage, then (when the case has learning points) the heading ``Learning points`` and the
+    points, every block separated by a blank line.
+    """
+    if not case.learning_points:
+        return case.passage, []
+    blocks = [case.passage, LEARNING_POINTS_HEADING, *case.learning_points]
+    offsets, position = [], 0
+    for index, block in enumerate(blocks):
+        if index >= 2:
+            offsets.append(position)
+        position += len(block) + len(PASSAGE_SEPARATOR)
+    return PASSAGE_SEPARATOR.join(blocks), offsets
+
+
+def standoff_entities(folder: Path, case: CaseReport, index: UmlsIndex) -> CaseEntities:
+    """A case's entities from BRAT standoff: ``<case id>.txt`` (:func:`case_text`) and ``.ann``.
+
+    Each text-bound is typed by its i2b2 category and carries its CUI in an ``AnnotatorNotes``
+    note (``#1<TAB>AnnotatorNotes T1<TAB>C0035020``); its semantic type comes from UMLS (empty for
+    a concept outside the mapped types). Spans are refined as the matcher's are.
+    """
+    text_path, ann_path = folder / f"{case.case_id}{TEXT_SUFFIX}", folder / f"{case.case_id}{ANN_SUFFIX}"
+    if not (text_path.is_file() and ann_path.is_file()):
+        raise SourceError(folder, f"expected {text_path.name} and {ann_path.name} for this case", record=case.case_id)
+    text, point_starts = case_text(case)
+    if read_utf8(text_path) != text:
+        raise SourceError(text_path, "differs from the case text (the passage, 'Learning points' and the points, "
+                                     "blank-line separated): the standoff is stale or from other pages")
+    document = read_brat(ann_path, text)
+    cuis = {note.target: note.text.strip() for note in document.notes if note.type == "AnnotatorNotes"}
+    found = CaseEntities([], [[] for _ in point_starts])
+    for bound in document.textbounds:
+        where = f"text-bound {bound.id}"
+        cui = cuis.get(bound.id, "")
+        if bound.type not in CATEGORIES or len(bound.fragments) != 1 or not _CUI.fullmatch(cui):
+            raise SourceError(ann_path, f"{where}: expected one contiguous span typed {'/'.join(CATEGORIES)} with "
+                                        f"a CUI note, found type {bound.type!r}, {len(bound.fragments)} "
+                                        f"fragment(s), note {cui!r}")
+        refined = refine_span(text, bound.start, bound.end)
+        if refined is None:
+            raise SourceError(ann_path, f"{where}: {bound.text!r} holds only determiners and pronouns")
+        category = CATEGORIES[CATEGORIES.index(bound.type)]
+        mapped = index.semantic_type(cui)
+        sem_type = mapped[0] if mapped else ""
+        start, end = refined
+        if end <= len(case.passage):
+            found.passage.append(Entity(start, end, text[start:end], cui, sem_type, category))
+            continue
+        point = next((i for i, first in enumerate(point_starts)
+                      if first <= start and end <= first + len(case.learning_points[i])), None)
+        if point is None:
+            raise SourceError(ann_path, f"{where}: {start}-{end} lies in no passage block or learning point")
+        first = point_starts[point]
+        found.learning_points[point].append(
+            Entity(start - first, end - first, text[start:end], cui, sem_type, category))
+    return CaseEntities(sorted(found.passage, key=_span_order),
+                        [sorted(entities, key=_span_order) for entities in found.learning_points])
+
+
+def _span_order(entity: Entity) -> tuple[int, int]:
+    return entity.start, entity.end
+
+
+class ClicrBuilder(Builder):
+    VERSION = "1.0.0"
+    CONFIGS = {"clicr": ClicrQuery, "clicr_documents": ClicrDocument}
+
+    def generate(self, ctx: BuildContext) -> Iterator[Row]:
+        index = load_index(ctx.source("umls"))
+        matcher = EntityMatcher(index)
+        standoff = ctx.source("entities") if ctx.has_source("entities") else None
+        pages = sorted(path for path in ctx.source("bmj_html").iterdir()
+                       if path.is_file() and not path.name.startswith("."))
+        splits = assign_splits([path.stem for path in pages])
+        for page in pages:
+            rows: list[Row] = []
+            with ctx.record(f"{page} [{page.stem}]"):
+                case = read_case_report(page)
+                entities = (recognised_entities(case, matcher) if standoff is None
+                            else standoff_entities(standoff, case, index))
+                rows = self._case_rows(case, entities, splits[page.stem], index)
+            yield from rows
+
+    def _case_rows(self, case: CaseReport, entities: CaseEntities, split: str, index: UmlsIndex) -> list[Row]:
+        passage = case.passage
+        passage_key = token_key(passage)
+        queries: list[ClicrQuery] = []
+        removed = 0
+        for learning_point, point_entities in zip(case.learning_points, entities.learning_points, strict=True):
+            for entity in point_entities:
+                if blank_repeats_passage(learning_point, entity, passage):
+                    removed += 1
+                    continue
+                answers = answers_for(entity, index)
+                queries.append(ClicrQuery(
+                    id=f"{case.case_id}.{len(queries) + 1}", document_id=case.case_id, title=case.title,
+                    context=passage, answers=answers,
+                    query=learning_point[:entity.start] + PLACEHOLDER + learning_point[entity.end:],
+                    answer_in_passage=any(token_key(answer.text) in passage_key for answer in answers)))
+        passage_entities = [EntitySpan(start=e.start, end=e.end, text=e.text, cui=e.cui, sem_type=e.sem_type,
+                                       category=e.category) for e in entities.passage]
+        metadata = CaseMetadata(series=list(case.metadata.series), specialties=list(case.metadata.specialties),
+                                year=case.metadata.year)
+        document = ClicrDocument(id=case.case_id, title=case.title, passage=passage, sections=section_spans(case),
+                                 learning_points=list(case.learning_points), entities=passage_entities,
+                                 metadata=metadata, repeated_queries_removed=removed)
+        return [Row("clicr_documents", split, document), *(Row("clicr", split, query) for query in queries)]
+
+    def quality_tables(self, release: ReleaseView) -> dict[str, pd.DataFrame]:
+        """``clicr.blanks`` (placeholders per query) and ``clicr_documents.with_learning_points``
+        (queries per case that has learning points)."""
+        queries = read_columns(release, "clicr", ["id", "document_id", "query"])
+        blanks = pd.DataFrame({"id": queries["id"], "n_placeholders": queries["query"].str.count(PLACEHOLDER)})
+        per_case = queries["document_id"].value_counts()
+        documents = read_columns(release, "clicr_documents", ["id", "learning_points"])
+        with_points = documents[documents["learning_points"].map(len) > 0]
+        yield_table = pd.DataFrame({"document_id": with_points["id"].to_numpy(),
+                                    "n_queries": with_points["id"].map(per_case).fillna(0).astype(int).to_numpy()})
+        return {"clicr.blanks": blanks, "clicr_documents.with_learning_points": yield_table}
+
+    def statistics(self, release: ReleaseView) -> list[CardSection]:
+        documents = DocumentTally.of(release)
+        queries = query_rows(release, ["id", "document_id", "answers", "answer_in_passage"])
+        return [_data_statistics(documents, queries), _answer_categories(queries),
+                _baselines(documents.entity_texts, queries)]
+
+    def agreement(self, ctx: BuildContext, release: ReleaseView) -> AgreementReport | None:
+        if not ctx.has_source("entity_gold"):
+            return None
+        gold_root = ctx.source("entity_gold")
+        gold = {doc_id: (text, doc) for doc_id, text, doc in iter_brat_folder(gold_root)}
+        if not gold:  # an empty folder given on purpose: the check is recorded as not run
+            return None
+        found = {row["id"]: row for _, row in release.rows("clicr_documents") if row["id"] in gold}
+        predicted: set[tuple[str, int, int]] = set()
+        expected: set[tuple[str, int, int]] = set()
+        for doc_id, (text, doc) in gold.items():
+            row = found.get(doc_id)
+            if row is None:
+                raise SourceError(gold_root, "no such case in bmj_html: entity_gold must mark cases of these "
+                                  "pages (give --source entity_gold=DIR with your own gold; an empty folder "
+                                  "skips the check)", record=doc_id)
+            if row["passage"] != text:
+                raise SourceError(gold_root / f"{doc_id}.txt", "differs from the case's passage: the gold is "
+                                  "stale (expected the passage exactly as the reader builds it)")
+            predicted |= {(doc_id, e["start"], e["end"]) for e in row["entities"]}
+            expected |= {(doc_id, t.start, t.end) for t in doc.textbounds}
+        measures = entity_scores(predicted, expected)
+        rows = [[boundaries, len(predicted), len(expected), round(measures[f"precision_{boundaries}"], 4),
+                 round(measures[f"recall_{boundaries}"], 4), round(measures[f"f1_{boundaries}"], 4)]
+                for boundaries in ("exact", "overlap")]
+        text = (f"The recogniser against {len(gold)} cases with hand-marked entities (source `entity_gold`); "
+                "overlap counts an entity as found when it shares a character with one of the other side.")
+        table = Table(["boundaries", "recognised", "gold", "precision", "recall", "F1"], rows)
+        return AgreementReport(measures, [CardSection("Entity recognition against the gold sample", text, table)])
+
+
+def entity_scores(predicted: set[tuple[str, int, int]], expected: set[tuple[str, int, int]]) -> dict[str, float]:
+    """Precision, recall and F1 of (document, start, end) spans, exact and overlapping boundaries."""
+    def overlapping(span: tuple[str, int, int], others: set[tuple[str, int, int]]) -> bool:
+        return any(doc == span[0] and start < span[2] and span[1] < end for doc, start, end in others)
+
+    counts = {"exact": (len(predicted & expected), len(predicted & expected)),
+              "overlap": (sum(overlapping(p, expected) for p in predicted),
+                          sum(overlapping(g, predicted) for g in expected))}
+    measures = {}
+    for boundaries, (right_predicted, found_expected) in counts.items():
+        precision = right_predicted / len(predicted) if predicted else 0.0
+        recall = found_expected / len(expected) if expected else 0.0
+        measures[f"precision_{boundaries}"] = precision
+        measures[f"recall_{boundaries}"] = recall
+        measures[f"f1_{boundaries}"] = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+    return measures
+
+
+QueryRow = tuple[str, Mapping]
+DOCUMENT_BATCH = 256
+
+
+@dataclass
+class DocumentTally:
+    """What the card needs from ``clicr_documents``, gathered in one streaming pass."""
+
+    cases: int = 0
+    without_learning_points: int = 0
+    queries_removed: int = 0
+    tokens: int = 0
+    word_types: set[str] = field(default_factory=set)
+    entity_types: set[str] = field(default_factory=set)
+    entity_texts: dict[str, list[str]] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, release: ReleaseView) -> DocumentTally:
+        tally = cls()
+        columns = ["id", "passage", "learning_points", "repeated_queries_removed", "entities"]
+        for shard in release.shards("clicr_documents"):
+            for batch in pq.ParquetFile(shard).iter_batches(batch_size=DOCUMENT_BATCH, columns=columns):
+                for document in batch.to_pylist():
+                    tally.add(document)
+        return tally
+
+    def add(self, document: Mapping) -> None:
+        tokens = token_strings(document["passage"].lower())
+        texts = [entity["text"] for entity in document["entities"]]
+        self.cases += 1
+        self.without_learning_points += not document["learning_points"]
+        self.queries_removed += document["repeated_queries_removed"]
+        self.tokens += len(tokens)
+        self.word_types.update(tokens)
+        self.entity_types.update(text.lower() for text in texts)
+        self.entity_texts[document["id"]] = texts
+
+
+def _data_statistics(documents: DocumentTally, queries: list[QueryRow]) -> CardSection:
+    """The seed's Table 2, on the lower-cased dataset."""
+    per_split = Counter(split for split, _ in queries)
+    answers = [answer for _, query in queries for answer in query["answers"]]
+    verbatim = sum(query["answer_in_passage"] for _, query in queries)
+    rows = [
+        ["cases", documents.cases],
+        ["cases without Learning points (passage only)", documents.without_learning_points],
+        ["queries in train/dev/test", "/".join(str(per_split[split]) for split, _ in SPLIT_PROPORTIONS)],
+        ["queries removed (learning point repeats the passage)", documents.queries_removed],
+        ["tokens in passages", documents.tokens],
+        ["word types in passages", len(documents.word_types)],
+        ["entity types in passages", len(documents.entity_types)],
+        ["distinct answers", len({a["text"].lower() for a in answers if a["origin"] == "dataset"})],
+        ["distinct answers (incl. extended)", len({a["text"].lower() for a in answers})],
+        ["% answers verbatim in passage", round(100 * verbatim / len(queries), 1) if queries else 0.0],
+    ]
+    text = ("As the seed's Table 2, counted on the lower-cased dataset (each passage once). Tokens are "
+            "`builders.text_units` tokens; an answer is verbatim in the passage when one of its forms "
+            "(original or UMLS synonym) occurs there as whole tokens, in any case.")
+    return CardSection("Data statistics", text, Table(["statistic", "value"], rows))
+
+
+def _answer_categories(queries: list[QueryRow]) -> CardSection:
+    """The seed's Table 3: the original answers' i2b2 categories."""
+    categories = Counter(query["answers"][0]["category"] for _, query in queries)
+    total = sum(categories.values()) or 1
+    rows = [[category, categories[category], round(100 * categories[category] / total, 1)]
+            for category in CATEGORIES]
+    return CardSection("Answer categories", table=Table(["category", "answers", "%"], rows))
+
+
+def _baselines(entities: Mapping[str, list[str]], queries: list[QueryRow]) -> CardSection:
+    """rand-entity and maxfreq-entity (seed §5.1) per split, scored as the original evaluation."""
+    rows = []
+    for split, _ in SPLIT_PROPORTIONS:
+        in_split = [query for query_split, query in queries if query_split == split]
+        if not in_split:
+            continue
+        answers = {query["id"]: [answer["text"] for answer in query["answers"]] for query in in_split}
+        candidates = {query["id"]: entities[query["document_id"]] for query in in_split}
+        for name, predictions in (("rand-entity", rand_entity_predictions(candidates)),
+                                  ("maxfreq-entity", maxfreq_entity_predictions(candidates))):
+            scores = score_clicr(answers, predictions)
+            rows.append([name, split, len(in_split), round(scores["exact_match"], 1), round(scores["f1"], 1),
+                         round(scores["bleu_2"], 3), round(scores["bleu_4"], 3)])
+    text = ("Candidates are the passage's recognised entities; rand-entity is seeded (1234, as the "
+            "original). EM and F1 in percent, BLEU as fractions (`clincorp score clicr`).")
+    return CardSection("Baselines", text, Table(["method", "split", "queries", "EM", "F1", "B-2", "B-4"], rows))
+

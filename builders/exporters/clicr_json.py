@@ -1,0 +1,104 @@
+"""Write a clicr release as the original CliCR JSON, one file per split (``<split>1.0.json``).
+
+``{"version": "1.0", "data": [{"document": {"context", "title", "qas": [{"id", "query", "answers":
+[{"text", "origin", "cui", "sem_type"}]}]}, "source"}]}`` as the CliCR release has it, so its
+readers and ``evaluate.py`` work on our releases: the context is the passage tokenized
+(``builders.text_units``, tokens joined by a space, one passage block a line) with every recognised
+entity marked ``BEG__<tokens>__END``; the query is tokenized around ``@placeholder``; an answer's
+``sem_type`` is its i2b2 category (as in CliCR), its text as in the release; ``source`` is the case
+id. Only cases with queries are written, in release order.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from builders.clicr import query_rows
+from builders.errors import ClincorpError
+from builders.release_view import ReleaseView
+from builders.text_units import token_strings, tokenize
+from schemas.clicr import PLACEHOLDER
+
+CLICR_VERSION = "1.0"
+ENTITY_OPEN, ENTITY_CLOSE = "BEG__", "__END"
+BLOCK_SEPARATOR = "\n\n"
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("release", type=Path, help="a clicr release folder (…/clicr/<version>)")
+    parser.add_argument("--out", type=Path, required=True, help="folder for <split>1.0.json files")
+
+
+def run(args: argparse.Namespace) -> int:
+    for path in export_clicr_json(args.release, args.out):
+        print(path)
+    return 0
+
+
+def export_clicr_json(release: Path, out: Path) -> list[Path]:
+    """Write one CliCR JSON file per split of ``release`` into ``out``; returns their paths."""
+    view = ReleaseView(release)
+    if not {"clicr", "clicr_documents"} <= set(view.configs()):
+        raise ClincorpError(f"{release} is not a clicr release: expected data/clicr and data/clicr_documents")
+    documents = {row["id"]: row for _, row in view.rows("clicr_documents")}
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    for split in view.splits("clicr"):
+        queries_by_case: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
+        for _, query in query_rows(view, ["id", "document_id", "query", "answers"], split):
+            queries_by_case[query["document_id"]].append(query)
+        data = [_datum(documents[case_id], queries) for case_id, queries in queries_by_case.items()]
+        path = out / f"{split}{CLICR_VERSION}.json"
+        path.write_text(json.dumps({"version": CLICR_VERSION, "data": data}, ensure_ascii=False, indent=1),
+                        encoding="utf-8")
+        written.append(path)
+    return written
+
+
+def _datum(document: Mapping[str, Any], queries: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    qas = [{"id": query["id"], "query": tokenized_query(query["query"]),
+            "answers": [{"text": answer["text"], "origin": answer["origin"], "cui": answer["cui"],
+                         "sem_type": answer["category"]} for answer in query["answers"]]}
+           for query in queries]
+    context = marked_context(document["passage"], [(e["start"], e["end"]) for e in document["entities"]])
+    return {"document": {"context": context, "title": document["title"], "qas": qas}, "source": document["id"]}
+
+
+def marked_context(passage: str, entities: Sequence[tuple[int, int]]) -> str:
+    """The passage tokenized, one block a line, each entity's tokens wrapped in ``BEG__…__END``.
+
+    An entity is a sorted, non-overlapping (start, end) span; its tokens are those starting inside it.
+    """
+    lines, position, entity_index = [], 0, 0
+    for block in passage.split(BLOCK_SEPARATOR):
+        block_end = position + len(block)
+        words: list[str] = []
+        inside: list[str] | None = None
+        for start, end in tokenize(passage, position, block_end):
+            while entity_index < len(entities) and entities[entity_index][1] <= start:
+                if inside is not None:
+                    words.append(f"{ENTITY_OPEN}{' '.join(inside)}{ENTITY_CLOSE}")
+                    inside = None
+                entity_index += 1
+            token = passage[start:end]
+            if entity_index < len(entities) and entities[entity_index][0] <= start:
+                inside = (inside or []) + [token]
+            else:
+                words.append(token)
+        if inside is not None:
+            words.append(f"{ENTITY_OPEN}{' '.join(inside)}{ENTITY_CLOSE}")
+            entity_index += 1
+        lines.append(" ".join(words))
+        position = block_end + len(BLOCK_SEPARATOR)
+    return "\n".join(lines)
+
+
+def tokenized_query(query: str) -> str:
+    """The query's tokens joined by a space, ``@placeholder`` kept as one token."""
+    left, _, right = query.partition(PLACEHOLDER)
+    return " ".join([*token_strings(left), PLACEHOLDER, *token_strings(right)])

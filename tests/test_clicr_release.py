@@ -1,0 +1,286 @@
+"""End-to-end release of the clicr sample, its gates and card, splits, queries and bad input.
+
+Expected values are read off the sample by hand: the pages under corpora/clicr/sample/bmj_html,
+the mini UMLS (MRCONSO.RRF rows quoted where used) and the BRAT gold.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import datasets
+import pytest
+
+from builders.clicr import assign_splits, blank_repeats_passage, case_text, entity_scores
+from builders.entity_matcher import Entity
+from builders.errors import GateError, SourceError
+from builders.manifest import find_corpus
+from builders.pipeline import Outcome, run
+from builders.release_view import ReleaseView
+from builders.sources.bmj_html import read_case_report
+
+SAMPLE = Path(__file__).resolve().parents[1] / "corpora" / "clicr" / "sample"
+
+
+@pytest.fixture(scope="module")
+def cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """A fresh matcher-index cache for this module (the first release builds it, later ones load it)."""
+    folder = tmp_path_factory.mktemp("clicr-cache")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("CLINCORP_CACHE", str(folder))
+        yield folder
+
+
+@pytest.fixture(scope="module")
+def released(cache: Path, tmp_path_factory: pytest.TempPathFactory) -> Outcome:
+    return run(find_corpus("clicr"), tmp_path_factory.mktemp("clicr-release"))
+
+
+@pytest.fixture(scope="module")
+def view(released: Outcome) -> ReleaseView:
+    return ReleaseView(released.folder)
+
+
+@pytest.fixture(scope="module")
+def queries(view: ReleaseView) -> dict[str, tuple[str, dict]]:
+    return {row["id"]: (split, row) for split, row in view.rows("clicr")}
+
+
+@pytest.fixture(scope="module")
+def documents(view: ReleaseView) -> dict[str, tuple[str, dict]]:
+    return {row["id"]: (split, row) for split, row in view.rows("clicr_documents")}
+
+
+def test_release_passes_every_gate_and_caches_the_index(released: Outcome, cache: Path) -> None:
+    assert released.status == "released"
+    assert all(gate.success for gate in released.gates), [g.describe() for g in released.gates if not g.success]
+    assert released.manifest["counts"] == {"read": 10, "written": 50, "rejected": 0}
+    assert len(list(cache.glob("umls-index-*.pickle"))) == 1
+
+
+def test_release_is_deterministic_with_the_cached_index(released: Outcome, cache: Path) -> None:
+    again = run(find_corpus("clicr"), released.folder.parents[1])
+    assert again.status == "unchanged"
+
+
+def test_one_document_per_case_split_8_1_1(documents: dict) -> None:
+    assert len(documents) == 10
+    assert sorted(split for split, _ in documents.values()).count("train") == 8
+    assert {split for split, _ in documents.values()} == {"train", "dev", "test"}
+
+
+def test_queries_share_their_case_split_and_passage(queries: dict, documents: dict) -> None:
+    for split, query in queries.values():
+        document_split, document = documents[query["document_id"]]
+        assert split == document_split
+        assert query["context"] == document["passage"]
+        assert query["title"] == document["title"]
+        assert query["query"].count("@placeholder") == 1
+
+
+def test_queries_of_a_case_from_its_learning_points(queries: dict) -> None:
+    # bcr-2019-228512: "Exertional rhabdomyolysis should be suspected in anyone with muscle pain and
+    # dark urine after unaccustomed exercise." and "Early intravenous fluids can prevent acute kidney injury."
+    case = {qid: row for qid, (_, row) in queries.items() if row["document_id"] == "bcr-2019-228512"}
+    assert [case[f"bcr-2019-228512.{n}"]["query"] for n in range(1, 6)] == [
+        "@placeholder should be suspected in anyone with muscle pain and dark urine after unaccustomed exercise.",
+        "Exertional rhabdomyolysis should be suspected in anyone with @placeholder and dark urine after "
+        "unaccustomed exercise.",
+        "Exertional rhabdomyolysis should be suspected in anyone with muscle pain and @placeholder after "
+        "unaccustomed exercise.",
+        "Early @placeholder can prevent acute kidney injury.",
+        "Early intravenous fluids can prevent @placeholder.",
+    ]
+    assert len(case) == 5
+
+
+def test_answers_are_the_entity_then_its_umls_synonyms(queries: dict) -> None:
+    # MRCONSO C9000030: Myalgia (MTH PN, SNOMEDCT_US PT: one after case-insensitive de-duplication),
+    # Muscle pain (the original, left out), Muscle ache; MRSTY: T184 Sign or Symptom → problem.
+    _, query = queries["bcr-2019-228512.2"]
+    assert [(a["text"], a["origin"]) for a in query["answers"]] == [
+        ("muscle pain", "dataset"), ("Myalgia", "UMLS"), ("Muscle ache", "UMLS")]
+    assert {(a["cui"], a["sem_type"], a["category"]) for a in query["answers"]} == {
+        ("C9000030", "Sign or Symptom", "problem")}
+
+
+def test_answer_in_passage_uses_synonyms_and_whole_tokens(queries: dict) -> None:
+    # bcr-2019-228962's passage says "macrocytic anaemia" but never "vitamin B12 deficiency",
+    # "cobalamin deficiency" or "B12 deficiency" (it has "B12 level").
+    assert queries["bcr-2019-228962.4"][1]["answer_in_passage"] is True
+    assert queries["bcr-2019-228962.1"][1]["answer_in_passage"] is False
+    # bcr-2019-228214: the passage says "bedwetting", a synonym of the answer "enuresis".
+    assert queries["bcr-2019-228214.2"][1]["answer_in_passage"] is True
+
+
+def test_learning_point_repeating_the_passage_gives_no_query(queries: dict, documents: dict) -> None:
+    # bcr-2019-228859's third learning point copies a passage sentence: both its entities
+    # (laparoscopic appendicectomy, antibiotics) are removed.
+    _, document = documents["bcr-2019-228859"]
+    assert document["repeated_queries_removed"] == 2
+    assert len(document["learning_points"]) == 3
+    assert sorted(qid for qid, (_, row) in queries.items() if row["document_id"] == "bcr-2019-228859") == [
+        "bcr-2019-228859.1", "bcr-2019-228859.2", "bcr-2019-228859.3"]
+
+
+def test_case_without_learning_points_is_kept_as_passage(queries: dict, documents: dict) -> None:
+    _, document = documents["bcr-2019-229047"]
+    assert document["learning_points"] == []
+    assert document["passage"].startswith("Summary\n\n")
+    assert not any(row["document_id"] == "bcr-2019-229047" for _, row in queries.values())
+
+
+def test_document_sections_entities_and_metadata(documents: dict) -> None:
+    _, document = documents["bcr-2019-228512"]
+    assert [s["heading"] for s in document["sections"]] == [
+        "Summary", "Background", "Case presentation", "Investigations", "Treatment", "Outcome and follow-up",
+        "Discussion"]
+    passage = document["passage"]
+    for section in document["sections"]:
+        assert passage[section["start"]:section["end"]].startswith(section["heading"])
+    assert document["metadata"] == {
+        "series": ["Unexpected outcome (positive or negative) including adverse drug reactions"],
+        "specialties": ["Nephrology", "Sports and exercise medicine"], "year": 2019}
+    first = document["entities"][0]
+    assert (first["text"], first["start"], first["category"]) == ("muscle pain", 39, "problem")
+    assert "Learning points" not in passage and "References" not in passage
+
+
+def test_agreement_against_the_gold_sample(released: Outcome) -> None:
+    # Gold: 23 + 27 entities; recognised: 20 + 23; identical spans 20 + 19 = 39. Overlapping: 3 of
+    # the 4 recognised-only spans (pulmonary embolism, chest pain, tachycardia; not "recurrence")
+    # and 3 of the 11 gold-only ones (bilateral pulmonary embolism, sharp left-sided chest pain,
+    # sinus tachycardia).
+    validation = json.loads((released.folder / "validation.json").read_text(encoding="utf-8"))
+    measures = validation["agreement"]
+    assert measures["precision_exact"] == pytest.approx(39 / 43)
+    assert measures["recall_exact"] == pytest.approx(39 / 50)
+    assert measures["f1_exact"] == pytest.approx(78 / 93)
+    assert measures["precision_overlap"] == pytest.approx(42 / 43)
+    assert measures["recall_overlap"] == pytest.approx(42 / 50)
+
+
+def test_card_reports_table_2_and_baselines(released: Outcome) -> None:
+    card = (released.folder / "README.md").read_text(encoding="utf-8")
+    assert "| cases | 10 |" in card
+    assert "| cases without Learning points (passage only) | 1 |" in card
+    assert "| queries removed (learning point repeats the passage) | 2 |" in card
+    assert "## Answer categories" in card and "| rand-entity | test |" in card
+    assert "Entity recognition against the gold sample" in card
+
+
+def test_load_dataset_gives_class_labels(released: Outcome) -> None:
+    loaded = datasets.load_dataset(str(released.folder), "clicr")
+    answer = loaded["test"].features["answers"].feature
+    assert answer["origin"].names == ["dataset", "UMLS"]
+    assert answer["category"].names == ["problem", "treatment", "test"]
+    assert loaded["test"][0]["id"] == "bcr-2019-228214.1"
+
+
+def test_assign_splits_is_seeded_and_proportional() -> None:
+    ids = [f"bcr-{n:04d}" for n in range(1000)]
+    splits = assign_splits(ids)
+    assert splits == assign_splits(list(reversed(ids)))
+    counts = {name: list(splits.values()).count(name) for name in ("train", "dev", "test")}
+    assert counts == {"train": 870, "dev": 60, "test": 70}
+
+
+def test_blank_repetition_uses_the_longer_side() -> None:
+    point = "Sepsis received antibiotics for 24 hours after surgery."
+    sepsis = Entity(0, 6, "Sepsis", "C0000001", "Disease or Syndrome", "problem")
+    antibiotics = Entity(16, 27, "antibiotics", "C0000002", "Antibiotic", "treatment")
+    assert blank_repeats_passage(point, sepsis, "She received antibiotics for 24 hours after surgery.")
+    # sides "Sepsis received" (15 characters) and "for 24 hours after surgery." (27): only the longer counts
+    assert blank_repeats_passage(point, antibiotics, "Given for 24 hours after surgery.")
+    assert not blank_repeats_passage(point, antibiotics, "Sepsis received treatment.")
+
+
+def test_entity_scores_by_hand() -> None:
+    gold = {("d", 0, 5), ("d", 10, 20), ("d", 30, 35)}
+    predicted = {("d", 0, 5), ("d", 12, 15), ("d", 40, 45)}
+    scores = entity_scores(predicted, gold)
+    assert scores["precision_exact"] == pytest.approx(1 / 3)
+    assert scores["recall_overlap"] == pytest.approx(2 / 3)
+    assert scores["f1_overlap"] == pytest.approx(2 / 3)
+
+
+def _copy_sample(tmp_path: Path) -> Path:
+    shutil.copytree(SAMPLE, tmp_path / "sample")
+    return tmp_path / "sample"
+
+
+def test_empty_page_fails_naming_the_file(cache: Path, tmp_path: Path) -> None:
+    sample = _copy_sample(tmp_path)
+    (sample / "bmj_html" / "bcr-2000-000001.html").write_text("", encoding="utf-8")
+    with pytest.raises(SourceError, match=r"bcr-2000-000001\.html.*empty"):
+        run(find_corpus("clicr"), tmp_path / "out", {"bmj_html": sample / "bmj_html"})
+    assert not (tmp_path / "out" / "clicr" / "1.0.0").exists()
+
+
+def test_quarantined_page_is_counted_and_gated(cache: Path, tmp_path: Path) -> None:
+    sample = _copy_sample(tmp_path)
+    (sample / "bmj_html" / "bcr-2000-000002.html").write_text("plain text, not a page", encoding="utf-8")
+    with pytest.raises(GateError, match="max_rejects"):
+        run(find_corpus("clicr"), tmp_path / "out", {"bmj_html": sample / "bmj_html"}, on_error="quarantine")
+    rejects = (tmp_path / "out" / "clicr" / "1.0.0.rejects.jsonl").read_text(encoding="utf-8")
+    assert "bcr-2000-000002.html" in rejects and "not an HTML page" in rejects
+
+
+def test_malformed_rrf_line_fails_naming_file_and_line(cache: Path, tmp_path: Path) -> None:
+    sample = _copy_sample(tmp_path)
+    mrsty = sample / "umls" / "META" / "MRSTY.RRF"
+    lines = mrsty.read_text(encoding="utf-8").splitlines(keepends=True)
+    lines[2] = "C9000003|T047|B2.2.1.2.1\n"
+    mrsty.write_text("".join(lines), encoding="utf-8")
+    with pytest.raises(SourceError, match=r"MRSTY\.RRF:3: expected 6 fields"):
+        run(find_corpus("clicr"), tmp_path / "out", {"umls": sample / "umls" / "META"})
+
+
+def _write_standoff(folder: Path, annotations: dict[str, str]) -> None:
+    """BRAT standoff for every sample case: its case text, and ``annotations`` (.ann content) by case id."""
+    folder.mkdir()
+    for page in sorted((SAMPLE / "bmj_html").glob("*.html")):
+        text, _ = case_text(read_case_report(page))
+        (folder / f"{page.stem}.txt").write_text(text, encoding="utf-8")
+        (folder / f"{page.stem}.ann").write_text(annotations.get(page.stem, ""), encoding="utf-8")
+
+
+def test_entities_standoff_replaces_the_matcher(cache: Path, tmp_path: Path) -> None:
+    case = read_case_report(SAMPLE / "bmj_html" / "bcr-2019-228512.html")
+    text, point_starts = case_text(case)
+    passage_start = text.index("her first spinning class")  # "her" is moved out of the entity
+    urine = point_starts[0] + case.learning_points[0].index("dark urine")
+    ann = (f"T1\ttreatment {passage_start} {passage_start + 24}\ther first spinning class\n"
+           f"#1\tAnnotatorNotes T1\tC9000030\n"
+           f"T2\tproblem {urine} {urine + 10}\tdark urine\n#2\tAnnotatorNotes T2\tC9000031\n")
+    _write_standoff(tmp_path / "entities", {"bcr-2019-228512": ann})
+    (tmp_path / "no-gold").mkdir()
+    sources = {"entities": tmp_path / "entities", "entity_gold": tmp_path / "no-gold"}
+    # Only one case yields a query, so the query-yield expectation fails: build mode keeps the folder.
+    with pytest.raises(GateError, match="expectations"):
+        run(find_corpus("clicr"), tmp_path / "out", sources, mode="build")
+    view = ReleaseView(tmp_path / "out" / "clicr" / "1.0.0")
+    validation = json.loads((view.folder / "validation.json").read_text(encoding="utf-8"))
+    assert validation["agreement"] is None  # an empty entity_gold folder: the check is not run
+    failed = [d for gate in validation["gates"] for d in gate["details"] if not d["success"]]
+    assert [d["table"] for d in failed] == ["clicr_documents.with_learning_points"]
+    documents = {row["id"]: row for _, row in view.rows("clicr_documents")}
+    assert [(e["text"], e["cui"], e["sem_type"], e["category"]) for e in documents["bcr-2019-228512"]["entities"]] \
+        == [("first spinning class", "C9000030", "Sign or Symptom", "treatment")]
+    assert documents["bcr-2019-228101"]["entities"] == []
+    (query,) = [row for _, row in view.rows("clicr")]
+    assert query["id"] == "bcr-2019-228512.1"
+    assert query["query"] == ("Exertional rhabdomyolysis should be suspected in anyone with muscle pain and "
+                              "@placeholder after unaccustomed exercise.")
+    # MRCONSO C9000031: Dark urine, Dark coloured urine, Cola-coloured urine.
+    assert [a["text"] for a in query["answers"]] == ["dark urine", "Dark coloured urine", "Cola-coloured urine"]
+
+
+def test_stale_entities_standoff_is_an_error(cache: Path, tmp_path: Path) -> None:
+    _write_standoff(tmp_path / "entities", {})
+    (tmp_path / "entities" / "bcr-2019-228101.txt").write_text("another text", encoding="utf-8")
+    with pytest.raises(SourceError, match=r"bcr-2019-228101\.txt: differs from the case text"):
+        run(find_corpus("clicr"), tmp_path / "out", {"entities": tmp_path / "entities"})

@@ -1,0 +1,76 @@
+"""Score CliCR predictions: EM, F1 (percent), BLEU-2/4, and embedding average given word vectors.
+
+DATA is a clicr release folder (its ``--split``, test by default) or a CliCR JSON file;
+PREDICTIONS is a JSON object ``{"<query id>": "<answer>"}``. Each query scores its best match over
+all its answers, UMLS synonyms included; a query without a prediction scores 0
+(:func:`validation.metrics.clicr.score_clicr`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from builders.clicr import query_rows
+from builders.errors import ClincorpError, SourceError
+from builders.release_view import ReleaseView
+from validation.metrics.clicr import answers_from_clicr_json, read_word_vectors, score_clicr
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("data", type=Path, help="a clicr release folder or a CliCR JSON file")
+    parser.add_argument("predictions", type=Path, help='JSON object {"<query id>": "<answer>"}')
+    parser.add_argument("--out", type=Path, required=True, help="where to write the scores (JSON)")
+    parser.add_argument("--split", default="test", help="the release split to score (default: test)")
+    parser.add_argument("--word-vectors", type=Path, help="word2vec text vectors for the embedding average")
+
+
+def run(args: argparse.Namespace) -> int:
+    answers = load_answers(args.data, args.split)
+    predictions = load_predictions(args.predictions)
+    vectors = read_word_vectors(args.word_vectors) if args.word_vectors else None
+    scores = score_clicr(answers, predictions, vectors)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(scores, indent=2) + "\n", encoding="utf-8")
+    print(json.dumps(scores, indent=2))
+    return 0
+
+
+def load_answers(data: Path, split: str) -> dict[str, list[str]]:
+    """Query id → all answer texts, from a release folder's split or a CliCR JSON file."""
+    if data.is_dir():
+        view = ReleaseView(data)
+        if "clicr" not in view.configs():
+            raise ClincorpError(f"{data} is not a clicr release: it has no data/clicr")
+        if split not in view.splits("clicr"):
+            raise ClincorpError(f"{data} has no split {split!r}; its splits are {', '.join(view.splits('clicr'))}")
+        return {row["id"]: [answer["text"] for answer in row["answers"]]
+                for _, row in query_rows(view, ["id", "answers"], split)}
+    dataset = _read_json(data, "a CliCR JSON dataset")
+    try:
+        return answers_from_clicr_json(dataset)
+    except (KeyError, TypeError) as error:
+        raise SourceError(data, f'expected CliCR JSON {{"data": [{{"document": {{"qas": [{{"id", "answers"}}]}}}}]}}, '
+                                f"missing {error}") from error
+
+
+def load_predictions(path: Path) -> dict[str, str]:
+    """The predictions file: a JSON object mapping query ids to answer strings."""
+    predictions = _read_json(path, 'a JSON object {"<query id>": "<answer>"}')
+    if not isinstance(predictions, dict):
+        raise SourceError(path, 'expected a JSON object {"<query id>": "<answer>"}')
+    for query_id, answer in predictions.items():
+        if not isinstance(answer, str):
+            raise SourceError(path, f"expected a string answer, found {type(answer).__name__}", record=query_id)
+    return predictions
+
+
+def _read_json(path: Path, expected: str) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except OSError as error:
+        raise SourceError(path, f"cannot read: {error.strerror}") from error
+    except json.JSONDecodeError as error:
+        raise SourceError(path, f"not JSON ({error.msg}), expected {expected}", line=error.lineno) from error
