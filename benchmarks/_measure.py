@@ -6,6 +6,7 @@ import multiprocessing
 import resource
 import time
 from collections.abc import Callable
+from queue import Empty
 from typing import Any
 
 
@@ -27,8 +28,13 @@ def measure(function: Callable[..., Any], *args: Any) -> dict[str, Any]:
     queue = context.Queue()
     process = context.Process(target=_child, args=(function, args, queue))
     process.start()
-    outcome = queue.get()
+    while True:
+        try:
+            outcome = queue.get(timeout=5)
+            break
+        except Empty:
+            if not process.is_alive():
+                raise RuntimeError(f"{getattr(function, '__name__', function)} died with exit code "
+                                   f"{process.exitcode}") from None
     process.join()
-    if process.exitcode:
-        raise RuntimeError(f"{getattr(function, '__name__', function)} failed with exit code {process.exitcode}")
     return outcome

@@ -73,11 +73,18 @@ def _kwargs_text(kwargs: dict[str, Any]) -> str:
 
 
 def _provenance_section(manifest: CorpusManifest, provenance: dict[str, Any]) -> CardSection:
-    inputs = [[item["source"], item["file"], item["sha256"]] for item in provenance["inputs"]]
+    by_source: dict[str, list[dict[str, Any]]] = {}
+    for item in provenance["inputs"]:
+        by_source.setdefault(item["source"], []).append(item)
+    rows: list[list[object]] = [
+        [source, items[0]["file"] if len(items) == 1 else f"{len(items)} files",
+         sum(item["bytes"] for item in items),
+         items[0]["sha256"] if len(items) == 1 else "per file in manifest.json"]
+        for source, items in by_source.items()]
     text = (f"Built by `{manifest.builder}` version {provenance['builder_version']} with clinical-corpora "
             f"{provenance['package_version']}. Records read {provenance['counts']['read']}, written "
             f"{provenance['counts']['written']}, rejected {provenance['counts']['rejected']}.")
-    return CardSection("Provenance", text, Table(["source", "file", "sha256"], inputs))
+    return CardSection("Provenance", text, Table(["source", "files", "bytes", "sha256"], rows))
 
 
 def _citation_section(manifest: CorpusManifest) -> CardSection:

@@ -13,10 +13,11 @@ CHUNK = 1 << 20
 
 
 def resolve_sources(manifest: CorpusManifest, overrides: dict[str, Path]) -> dict[str, Path | None]:
-    """Each source's path: the override, else the embedded sample; None for a source not read.
+    """Each source's path: the embedded sample, or the maintainer's inputs; None for a source not read.
 
-    A source is not read when it is optional and absent, has no default and was not given, or is
-    replaced by a given source (``replaces`` in corpus.yaml).
+    Without overrides every source with a default reads the sample. With overrides, optional sources
+    not given are not read (a sample annotator or gold file never meets real inputs), required ones not
+    given read the sample, and a given source's ``replaces`` are not read.
     """
     unknown = sorted(set(overrides) - set(manifest.sources))
     if unknown:
@@ -25,7 +26,7 @@ def resolve_sources(manifest: CorpusManifest, overrides: dict[str, Path]) -> dic
     replaced = {other for name in overrides for other in manifest.sources[name].replaces} - set(overrides)
     resolved: dict[str, Path | None] = {}
     for name, spec in manifest.sources.items():
-        if name in replaced or (name not in overrides and spec.path is None):
+        if name in replaced or (name not in overrides and (spec.path is None or (overrides and not spec.required))):
             resolved[name] = None
             continue
         path = overrides[name] if name in overrides else manifest.folder / str(spec.path)

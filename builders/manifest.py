@@ -62,6 +62,15 @@ class Expectation(BaseModel):
     def kwargs(self) -> dict[str, Any]:
         return dict(self.model_extra or {})
 
+    @property
+    def columns(self) -> list[str]:
+        """The columns the expectation names (column, column_A, column_B, column_list)."""
+        named: list[str] = []
+        for argument in ("column", "column_A", "column_B", "column_list"):
+            value = self.kwargs.get(argument)
+            named += [value] if isinstance(value, str) else list(value or [])
+        return named
+
 
 class Threshold(Strict):
     """Bounds an agreement measure must stay within."""

@@ -18,13 +18,13 @@ from builders.base import Builder, BuildContext, OnError, load_builder_class
 from builders.card import render_card
 from builders.errors import ClincorpError, GateError, ReleaseError, SourceError
 from builders.inputs import fingerprint_inputs, resolve_sources, sha256_file
-from builders.manifest import CorpusManifest
+from builders.manifest import CorpusManifest, Expectation
 from builders.release_view import ReleaseView
 from builders.writer import SplitWriter
 from schemas.features import features_for, row_encoder, schema_fingerprint
 from validation.expectations import run_suite
 from validation.gates import GateResult, agreement_gates, expectations_gate, rejects_gate
-from validation.tables import flatten_config
+from validation.tables import fields_checked, flatten_config
 
 Mode = Literal["release", "build"]
 
@@ -105,11 +105,16 @@ def _write_rows(builder: Builder, manifest: CorpusManifest, features: dict[str, 
     return counts
 
 
-def quality_tables(builder: Builder, view: ReleaseView) -> dict[str, Any]:
-    """The flattened configs plus the builder's derived tables, for the expectation suite."""
+def quality_tables(builder: Builder, view: ReleaseView, expectations: list[Expectation]) -> dict[str, Any]:
+    """The flattened configs (the fields the suite reaches) plus the builder's derived tables."""
     tables: dict[str, Any] = {}
     for config in view.configs():
-        tables.update(flatten_config(config, view.arrow(config), view.features(config), view.split_labels(config)))
+        features = view.features(config)
+        fields = fields_checked(config, expectations, features)
+        if fields:
+            tables.update(flatten_config(config, view.arrow(config, columns=fields),
+                                         Features({name: features[name] for name in fields}),
+                                         view.split_labels(config)))
     tables.update(builder.quality_tables(view))
     return tables
 
@@ -122,7 +127,8 @@ def _write_release_files(builder: Builder, manifest: CorpusManifest, features: d
         (staging / "rejects.jsonl").write_text("".join(
             json.dumps({"where": r.where, "reason": r.reason}) + "\n" for r in ctx.rejects), encoding="utf-8")
     view = ReleaseView(staging)
-    outcomes = run_suite(manifest.gates.expectations, quality_tables(builder, view))
+    expectations = manifest.gates.expectations
+    outcomes = run_suite(expectations, quality_tables(builder, view, expectations))
     agreement = builder.agreement(ctx, view)
     gates = [rejects_gate(len(ctx.rejects), manifest.gates.max_rejects), expectations_gate(outcomes),
              *agreement_gates(agreement.measures if agreement else None, manifest.gates.agreement)]

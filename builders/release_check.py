@@ -35,8 +35,8 @@ def check_release(folder: Path) -> list[GateResult]:
     results.append(_schema_gate(view, builder.CONFIGS, manifest["schema_fingerprint"]))
     results.append(_records_gate(view, builder.CONFIGS))
     suite = json.loads((folder / "validation.json").read_text(encoding="utf-8"))["expectation_suite"]
-    results.append(expectations_gate(run_suite([Expectation.model_validate(e) for e in suite],
-                                               quality_tables(builder, view))))
+    expectations = [Expectation.model_validate(e) for e in suite]
+    results.append(expectations_gate(run_suite(expectations, quality_tables(builder, view, expectations))))
     return results
 
 

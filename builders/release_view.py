@@ -59,9 +59,9 @@ class ReleaseView:
         """The HF features embedded in a parquet file's schema."""
         return Features.from_arrow_schema(pq.read_schema(shard))
 
-    def arrow(self, config: str, split: str | None = None) -> pa.Table:
-        """A config's rows as one Arrow table (ClassLabels as ids), all splits when none is named."""
-        tables = [pq.read_table(path) for path in self.shards(config, split)]
+    def arrow(self, config: str, split: str | None = None, columns: list[str] | None = None) -> pa.Table:
+        """A config's rows (or some columns) as one Arrow table (ClassLabels as ids), all splits by default."""
+        tables = [pq.read_table(path, columns=columns) for path in self.shards(config, split)]
         return pa.concat_tables(tables) if tables else self.features(config).arrow_schema.empty_table()
 
     def rows(self, config: str, split: str | None = None) -> Iterator[tuple[str, dict[str, Any]]]:

@@ -163,3 +163,10 @@ def test_sources_without_default_and_replaced_sources_are_not_read(tiny_corpus: 
     assert [g.observed for g in outcome.gates if g.gate == "agreement.span_f1"] == [
         "not run: no annotator data in this build"]
     assert "second_annotator" not in {i["source"] for i in outcome.manifest["inputs"]}
+
+
+def test_optional_sample_sources_are_not_mixed_with_given_inputs(tiny_corpus: Path) -> None:
+    manifest = load_manifest(tiny_corpus)
+    assert resolve_sources(manifest, {})["second_annotator"] is not None
+    given = resolve_sources(manifest, {"notes": tiny_corpus / "sample" / "notes.tsv"})
+    assert given["second_annotator"] is None and given["spans"] == tiny_corpus / "sample" / "spans.tsv"

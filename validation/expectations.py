@@ -50,17 +50,11 @@ def run_suite(expectations: list[Expectation], tables: dict[str, pd.DataFrame]) 
     return _run_suite(expectations, _columns_in_use(expectations, tables))
 
 
-_COLUMN_ARGUMENTS = ("column", "column_A", "column_B", "column_list")
-
-
 def _columns_in_use(expectations: list[Expectation], tables: dict[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
     """Each checked table cut down to the columns its expectations name (row order and count kept)."""
     used: dict[str, set[str]] = {}
     for expectation in expectations:
-        names = used.setdefault(expectation.table, set())
-        for argument in _COLUMN_ARGUMENTS:
-            value = expectation.kwargs.get(argument)
-            names.update([value] if isinstance(value, str) else value or [])
+        used.setdefault(expectation.table, set()).update(expectation.columns)
     return {name: tables[name][[column for column in tables[name].columns if column in used[name]] or ["_row"]]
             for name in used if name in tables}
 

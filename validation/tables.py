@@ -15,7 +15,31 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from datasets import ClassLabel, Features, List
 
+from builders.manifest import Expectation
+
 Columns = dict[str, pa.Array]
+
+
+def fields_checked(config: str, expectations: list[Expectation], features: Features) -> list[str]:
+    """The top-level fields of ``config`` its expectations reach (flattening only those is enough)."""
+    fields: set[str] = set()
+    for expectation in expectations:
+        path = expectation.table.split(".")
+        if path[0] != config:
+            continue
+        if len(path) > 1:
+            fields.add(path[1])
+            continue
+        fields.update(_field_of(column, features) for column in expectation.columns)
+        fields.add(next(iter(features)))
+    return [name for name in features if name in fields]
+
+
+def _field_of(column: str, features: Features) -> str:
+    """The top-level field a flattened column comes from (``a.b`` → a, ``n_items`` → items)."""
+    if column.startswith("n_") and column[2:].split(".")[0] in features:
+        return column[2:].split(".")[0]
+    return column.split(".")[0]
 
 
 def flatten_config(config: str, table: pa.Table, features: Features, splits: pa.Array) -> dict[str, pd.DataFrame]:
