@@ -1,8 +1,8 @@
 """SDOH (SHAC, n2c2 2022 Track 2) record models: one note with its BRAT events, nothing dropped.
 
 A text-bound is stored with its covering span (``start`` of the first fragment, ``end`` of the
-last, ``text`` the slice between them, as the scorer compares it) and its ``fragments`` (one for a
-contiguous span, several for a discontinuous one). Span-with-value arguments carry their subtype
+last, ``text`` the slice between them, as the scorer compares it); a discontinuous one also lists
+its ``fragments`` (empty for a contiguous span). Span-with-value arguments carry their subtype
 (the ``<Type>Val`` attribute); span-only arguments carry ``N/A``, the scorer's subtype for them.
 """
 
@@ -55,15 +55,17 @@ class Fragment(Span):
 
 
 class TextBoundSpan(Span):
-    """A BRAT text-bound: covering span, its ``T`` id and its fragments."""
+    """A BRAT text-bound: covering span, its ``T`` id and, when discontinuous, its fragments."""
 
     id: str
     fragments: list[Fragment]
 
     @model_validator(mode="after")
     def _fragments_cover_the_span(self) -> TextBoundSpan:
-        if not self.fragments or (self.fragments[0].start, self.fragments[-1].end) != (self.start, self.end):
-            raise ValueError(f"{self.id}: fragments must run from start {self.start} to end {self.end}")
+        if self.fragments and (len(self.fragments) < 2 or (self.fragments[0].start, self.fragments[-1].end)
+                               != (self.start, self.end)):
+            raise ValueError(f"{self.id}: a discontinuous span needs two or more fragments running from its "
+                             f"start {self.start} to its end {self.end}")
         return self
 
 
@@ -143,9 +145,18 @@ class SdohNote(TextRecord):
     equivalences: list[Equivalence]
 
     @model_validator(mode="after")
-    def _ids_are_unique(self) -> SdohNote:
+    def _ids_are_unique_and_references_resolve(self) -> SdohNote:
         unique_ids(self.events, what="event")
         unique_ids(self.relations, what="relation")
         unique_ids(self.notes, what="note")
+        if self.relations or self.equivalences:
+            known = {event.id for event in self.events} | {bound.id for bound in self.unused_textbounds}
+            known |= {span.id for event in self.events for span in (event.trigger, *event.arguments)}
+            references = [(relation.id, argument.target) for relation in self.relations
+                          for argument in relation.arguments]
+            references += [(f"{equivalence.type} equivalence", member) for equivalence in self.equivalences
+                           for member in equivalence.members]
+            for owner, target in references:
+                if target not in known:
+                    raise ValueError(f"{owner} refers to {target}, which is no text-bound or event of this note")
         return self
-

@@ -220,21 +220,22 @@ def test_writer_refuses_line_breaks() -> None:
 
 
 def _sample_documents() -> list[tuple[str, str, BratDocument]]:
-    return list(iter_brat_folder(SAMPLE))
+    return [*iter_brat_folder(SAMPLE / "shac"),
+            *((f"double/{doc_id}", text, doc) for doc_id, text, doc in iter_brat_folder(SAMPLE / "shac_double"))]
 
 
 def test_sample_reads_in_sorted_order_with_shac_layout() -> None:
-    doc_ids = [doc_id for doc_id, _, _ in _sample_documents()]
-    assert doc_ids == sorted(doc_ids)
-    main = [doc_id for doc_id in doc_ids if not doc_id.startswith("double/")]
+    main = [doc_id for doc_id, _, _ in iter_brat_folder(SAMPLE / "shac")]
+    assert main == sorted(main)
     assert {tuple(doc_id.split("/")[:2]) for doc_id in main} == {
         (split, source) for split in ("train", "dev", "test") for source in ("mimic", "uw")
     }
     assert len(main) == 12
-    double = [doc_id for doc_id in doc_ids if doc_id.startswith("double/")]
+    double = [doc_id for doc_id, _, _ in iter_brat_folder(SAMPLE / "shac_double")]
     assert sorted(d.replace("annotator_a", "X") for d in double if "annotator_a" in d) == sorted(
         d.replace("annotator_b", "X") for d in double if "annotator_b" in d
     )
+    assert len(double) == 6
 
 
 def test_sample_covers_every_event_argument_and_subtype() -> None:

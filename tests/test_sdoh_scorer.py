@@ -27,8 +27,8 @@ from validation.metrics.sdoh import (
 )
 
 SAMPLE = Path(__file__).resolve().parents[1] / "corpora" / "sdoh" / "sample"
-DOUBLE_A = SAMPLE / "double" / "annotator_a"
-DOUBLE_B = SAMPLE / "double" / "annotator_b"
+DOUBLE_A = SAMPLE / "shac_double" / "annotator_a"
+DOUBLE_B = SAMPLE / "shac_double" / "annotator_b"
 
 
 def table(rows: list[ScoreRow]) -> dict[tuple[str, str, str], tuple[int, int, int]]:

@@ -1,0 +1,126 @@
+"""SDOH at scale: release a synthetic SHAC-layout corpus and score it, against a naive build (JSON out).
+
+Generates ``--notes`` synthetic social-history notes (gold) and perturbed predictions with
+``benchmarks.sdoh_scorer.generate``, then measures, each in a fresh process (its own peak RSS):
+
+- ``release``: ``builders.pipeline.run`` of the ``sdoh`` corpus with ``--source shac=<gold>``
+  (build, parquet, expectation suite, statistics, agreement on the embedded double sample);
+- ``naive_build``: the same records held in memory, written with ``Dataset.from_list().to_parquet``
+  (no gates);
+- ``score``: ``validation.metrics.sdoh.score_folders`` gold against predictions, 1 and 2 workers.
+
+Rates are given per wall second and per CPU second (the machine may be shared). Targets:
+>= 2,000 notes/s built, >= 5,000 note pairs/s scored, peak RSS <= 1 GB.
+
+    python benchmarks/sdoh_build.py --notes 50000
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from benchmarks._measure import measure  # noqa: E402
+from benchmarks.sdoh_scorer import generate  # noqa: E402
+
+CORPUS = Path(__file__).resolve().parents[1] / "corpora" / "sdoh"
+
+
+def cpu_seconds() -> float:
+    """CPU time of this process and its finished children (the scoring workers)."""
+    usage = [resource.getrusage(who) for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)]
+    return sum(u.ru_utime + u.ru_stime for u in usage)
+
+
+def usage_since(started: float) -> dict[str, float]:
+    """CPU seconds since ``started`` (children included) and the children's peak RSS."""
+    children_kib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    return {"cpu_seconds": cpu_seconds() - started, "children_peak_rss_mb": children_kib / 1024}
+
+
+def pipeline_release(shac: str, out: str) -> dict[str, float]:
+    started = cpu_seconds()
+    from builders.manifest import load_manifest
+    from builders.pipeline import run
+
+    run(load_manifest(CORPUS), Path(out), {"shac": Path(shac)})
+    return usage_since(started)
+
+
+def naive_build(shac: str, out: str) -> dict[str, float]:
+    started = cpu_seconds()
+    from datasets import Dataset
+
+    from builders.base import BuildContext
+    from builders.manifest import load_manifest
+    from builders.sdoh import SdohBuilder
+    from schemas.features import features_for
+
+    ctx = BuildContext(load_manifest(CORPUS), {"shac": Path(shac)})
+    rows = [row.record.model_dump() for row in SdohBuilder().generate(ctx)]
+    features = features_for(SdohBuilder.CONFIGS["sdoh"])
+    Dataset.from_list([features.encode_example(row) for row in rows], features=features).to_parquet(
+        str(Path(out) / "naive.parquet"))
+    return usage_since(started)
+
+
+def score(gold: str, predicted: str, workers: int) -> dict[str, float]:
+    started = cpu_seconds()
+    from validation.metrics.sdoh import score_folders
+
+    score_folders(gold, predicted, workers=workers)
+    return usage_since(started)
+
+
+def rates(run: dict, notes: int, unit: str) -> dict:
+    """Throughput by wall clock and by CPU second (the machine may be shared), and peak RSS."""
+    return {"seconds": run["seconds"], f"{unit}_per_s": round(notes / run["seconds"]),
+            f"{unit}_per_cpu_s": round(notes / run["result"]["cpu_seconds"]),
+            "peak_rss_mb": max(run["peak_rss_mb"], run["result"]["children_peak_rss_mb"])}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--notes", type=int, default=50_000)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--skip-naive", action="store_true", help="skip the in-memory baseline")
+    args = parser.parse_args()
+    work = Path(tempfile.mkdtemp(prefix="sdoh-bench-"))
+    try:
+        generate(work, args.notes, args.seed)
+        gold, predicted = str(work / "gold"), str(work / "pred")
+        release = measure(pipeline_release, gold, str(work / "out"))
+        scores = {workers: measure(score, gold, predicted, workers) for workers in (1, 2)}
+        naive = None if args.skip_naive else measure(naive_build, gold, str(work))
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    report: dict = {
+        "notes": args.notes,
+        "load_average_1min": round(os.getloadavg()[0], 2),
+        "release": rates(release, args.notes, "notes"),
+        **{f"score_{workers}_workers": rates(run, args.notes, "pairs") for workers, run in scores.items()},
+    }
+    if naive is not None:
+        report["naive_build"] = rates(naive, args.notes, "notes")
+        report["release_speedup_vs_naive"] = round(naive["seconds"] / release["seconds"], 2)
+        report["memory_ratio_naive_over_release"] = round(
+            report["naive_build"]["peak_rss_mb"] / report["release"]["peak_rss_mb"], 2)
+    report["targets_met"] = {
+        "release_notes_per_s>=2000": report["release"]["notes_per_s"] >= 2000,
+        "score_pairs_per_s>=5000": report["score_1_workers"]["pairs_per_s"] >= 5000,
+        "peak_rss<=1GB": max(report[part]["peak_rss_mb"] for part in
+                             ("release", "score_1_workers", "score_2_workers")) <= 1024,
+    }
+    print(json.dumps(report, indent=2))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,228 @@
+"""SDOH builder: SHAC BRAT folders → config ``sdoh`` (one row per note), n2c2 scorer agreement.
+
+Source ``shac`` is ``{train,dev,test}/{mimic,uw}/<doc>.txt|.ann``; the optional ``shac_double`` holds
+``annotator_a/`` and ``annotator_b/`` with the same relative paths for the agreement gate.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, get_args
+
+import pandas as pd
+from datasets import Features
+
+from builders.base import AgreementReport, BuildContext, Builder, CardSection, Row, Table
+from builders.errors import SourceError
+from builders.release_view import ReleaseView
+from builders.sources.brat import BratDocument, TextBound, brat_document_ids, read_brat_document
+from schemas.sdoh import (
+    CHALLENGE_EVENT_TYPES,
+    REQUIRED_ARGUMENTS,
+    SUBTYPES_BY_ARGUMENT,
+    EventType,
+    NoteSource,
+    SdohNote,
+    Split,
+)
+from validation.metrics.sdoh import NOT_APPLICABLE, TRIGGER, ScoreRow, score_folders
+from validation.tables import flatten_config
+
+CONFIG = "sdoh"
+SPLITS: tuple[str, ...] = get_args(Split)
+SOURCES: tuple[str, ...] = get_args(NoteSource)
+EVENT_TYPES: frozenset[str] = frozenset(get_args(EventType))
+VALUE_ATTRIBUTES = ", ".join(f"{argument}Val" for argument in SUBTYPES_BY_ARGUMENT)
+
+
+class SdohBuilder(Builder):
+    VERSION = "1.0.0"
+    CONFIGS = {CONFIG: SdohNote}
+
+    def generate(self, ctx: BuildContext) -> Iterator[Row]:
+        root = ctx.source("shac")
+        for doc_id in brat_document_ids(root):
+            ann_path = root / f"{doc_id}.ann"
+            with ctx.record(str(ann_path)):
+                split, source = split_and_source(doc_id, ann_path)
+                text, doc = read_brat_document(root, doc_id)
+                yield Row(CONFIG, split, note_from_brat(doc_id, split, source, text, doc, ann_path))
+
+    def agreement(self, ctx: BuildContext, release: ReleaseView) -> AgreementReport | None:
+        """Annotator A (as gold) against B with the challenge's criteria (overlap / exact / label)."""
+        if not ctx.has_source("shac_double"):
+            return None
+        root = ctx.source("shac_double")
+        rows = score_folders(root / "annotator_a", root / "annotator_b")
+        triggers = _micro([row for row in rows[1:] if row.argument == TRIGGER])
+        text = ("Annotator A scored as gold against annotator B with the n2c2 2022 scorer's default "
+                "criteria (triggers overlap, span-only arguments exact, span-with-value arguments label).")
+        table = Table(["event", "argument", "subtype", "NT", "NP", "TP", "P", "R", "F1"],
+                      [[*row.csv_fields()[:6], *(round(v, 4) for v in row.csv_fields()[6:])] for row in rows])
+        return AgreementReport({"overall_f1": rows[0].f1, "trigger_f1": triggers.f1},
+                               [CardSection("Inter-annotator agreement", text, table)])
+
+    def statistics(self, release: ReleaseView) -> list[CardSection]:
+        tables = _flattened(release)
+        notes, events, arguments = tables[CONFIG], tables[f"{CONFIG}.events"], tables[f"{CONFIG}.events.arguments"]
+        notes = notes.assign(group=notes["split"] + "/" + notes["source"])
+        groups = [f"{split}/{source}" for split in SPLITS for source in SOURCES
+                  if f"{split}/{source}" in set(notes["group"])]
+        events = events.assign(group=notes["group"].to_numpy()[events["_row"]])
+        arguments = arguments.assign(group=notes["group"].to_numpy()[arguments["_row"]])
+        per_group = pd.DataFrame({"notes": notes.groupby("group").size(), "events": events.groupby("group").size(),
+                                  "arguments": arguments.groupby("group").size()}).reindex(groups).fillna(0)
+        note_rows = [[*group.split("/"), *map(int, counts)] for group, counts in per_group.iterrows()]
+        note_rows.append(["all", "all", *map(int, per_group.sum())])
+        return [
+            CardSection("Notes, events and arguments by split and source",
+                        table=Table(["split", "source", "notes", "events", "arguments"], note_rows)),
+            CardSection("Events by type", table=_crosstab(events, ["type"], groups, ["event type"])),
+            CardSection("Arguments by type and subtype",
+                        table=_crosstab(arguments, ["type", "subtype"], groups, ["argument type", "subtype"])),
+        ]
+
+    def quality_tables(self, release: ReleaseView) -> dict[str, pd.DataFrame]:
+        """Tables for the expectation suite.
+
+        - ``sdoh.required_arguments``: one row per challenge event; ``missing`` is
+          ``<note> <event>: <starred arguments it lacks>``, empty when it has them all;
+        - ``sdoh.value_slots``: one row per argument of a challenge event; ``slot`` is
+          ``<event type>/<argument type>/<subtype>``;
+        - ``sdoh.spans``: every trigger, argument, unused text-bound and fragment, with the length
+          of its note's text.
+        """
+        tables = _flattened(release)
+        notes, events, arguments = tables[CONFIG], tables[f"{CONFIG}.events"], tables[f"{CONFIG}.events.arguments"]
+        where = notes["id"].to_numpy()[events["_row"]] + " " + events["id"]
+        lacking = pd.Series("", index=events.index)
+        for event_type, required_types in REQUIRED_ARGUMENTS.items():
+            for argument_type in required_types:
+                holders = arguments.loc[arguments["type"] == argument_type, "_parent"]
+                absent = (events["type"] == event_type) & ~events.index.isin(holders)
+                lacking[absent] += ", " + argument_type
+        missing = (where + ":" + lacking.str[1:]).where(lacking != "", "")
+        required = pd.DataFrame({"event": where, "type": events["type"], "missing": missing})
+        argument_event_types = events["type"].to_numpy()[arguments["_parent"]]
+        slots = pd.DataFrame({
+            "event": where.to_numpy()[arguments["_parent"]], "argument": arguments["id"],
+            "slot": argument_event_types + "/" + arguments["type"] + "/" + arguments["subtype"]})
+        challenge = pd.Series(argument_event_types).isin(CHALLENGE_EVENT_TYPES).to_numpy()
+        text_length = notes["text"].str.len().to_numpy()
+        spans = pd.concat([
+            pd.DataFrame({"kind": kind, "start": table[f"{prefix}start"], "end": table[f"{prefix}end"],
+                          "text_length": text_length[table["_row"]]})
+            for kind, table, prefix in (
+                ("trigger", events, "trigger."), ("argument", arguments, ""),
+                ("unused", tables[f"{CONFIG}.unused_textbounds"], ""),
+                ("fragment", tables[f"{CONFIG}.events.trigger.fragments"], ""),
+                ("fragment", tables[f"{CONFIG}.events.arguments.fragments"], ""))], ignore_index=True)
+        return {f"{CONFIG}.required_arguments": required[required["type"].isin(CHALLENGE_EVENT_TYPES)],
+                f"{CONFIG}.value_slots": slots[challenge].reset_index(drop=True),
+                f"{CONFIG}.spans": spans}
+
+
+def split_and_source(doc_id: str, ann_path: Path) -> tuple[str, str]:
+    """The split and note source of ``<split>/<source>/<doc>``; a SourceError for any other layout."""
+    parts = doc_id.split("/")
+    if len(parts) != 3 or parts[0] not in SPLITS or parts[1] not in SOURCES:
+        raise SourceError(ann_path, f"expected <split>/<source>/<doc>.ann under the shac source, with split one "
+                                    f"of {', '.join(SPLITS)} and source one of {', '.join(SOURCES)}")
+    return parts[0], parts[1]
+
+
+def note_from_brat(doc_id: str, split: str, source: str, text: str, doc: BratDocument,
+                   ann_path: Path) -> SdohNote:
+    """The release record of one BRAT document (``ann_path`` names it in errors)."""
+    textbounds = {textbound.id: textbound for textbound in doc.textbounds}
+    subtypes = _subtypes(doc, textbounds, ann_path)
+    used: set[str] = set()
+    events = []
+    for event in doc.events:
+        if event.type not in EVENT_TYPES:
+            raise SourceError(ann_path, f"{event.id} has event type {event.type}; expected a SHAC event type, "
+                                        f"one of {', '.join(get_args(EventType))}", record=event.id)
+        arguments = []
+        for role, target in event.arguments:
+            textbound = textbounds.get(target)
+            if textbound is None:
+                raise SourceError(ann_path, f"{event.id} argument {role}:{target} is an event; expected a "
+                                            "text-bound", record=event.id)
+            arguments.append({"role": role, "type": textbound.type,
+                              "subtype": subtypes.get(target, NOT_APPLICABLE), **_span(textbound, text)})
+            used.add(target)
+        used.add(event.trigger)
+        events.append({"id": event.id, "type": event.type, "trigger": _span(textbounds[event.trigger], text),
+                       "arguments": arguments})
+    return SdohNote.model_validate({
+        "id": doc_id, "split": split, "source": source, "text": text, "events": events,
+        "unused_textbounds": [{"type": textbound.type, "subtype": subtypes.get(textbound.id, NOT_APPLICABLE),
+                               **_span(textbound, text)} for textbound in doc.textbounds if textbound.id not in used],
+        "relations": [{"id": relation.id, "type": relation.type,
+                       "arguments": [{"role": role, "target": target} for role, target in relation.arguments]}
+                      for relation in doc.relations],
+        "notes": [{"id": note.id, "type": note.type, "target": note.target, "text": note.text} for note in doc.notes],
+        "equivalences": [{"type": equivalence.type, "members": list(equivalence.members)}
+                         for equivalence in doc.equivalences],
+    })
+
+
+def _span(textbound: TextBound, text: str) -> dict[str, Any]:
+    start, end = textbound.start, textbound.end
+    fragments = textbound.fragments if len(textbound.fragments) > 1 else ()
+    return {"id": textbound.id, "start": start, "end": end, "text": text[start:end],
+            "fragments": [{"start": s, "end": e, "text": text[s:e]} for s, e in fragments]}
+
+
+def _subtypes(doc: BratDocument, textbounds: dict[str, TextBound], ann_path: Path) -> dict[str, str]:
+    """Text-bound id → subtype, from the ``<Type>Val`` attributes; unknown names or values are errors."""
+    subtypes: dict[str, str] = {}
+    for attribute in doc.attributes:
+        argument_type = attribute.name.removesuffix("Val")
+        textbound = textbounds.get(attribute.target)
+        allowed = SUBTYPES_BY_ARGUMENT.get(argument_type)
+        if allowed is None or textbound is None or textbound.type != argument_type:
+            found = f"a {textbound.type} text-bound" if textbound else "an event or relation"
+            raise SourceError(ann_path, f"{attribute.id} puts {attribute.name} on {attribute.target}, {found}; "
+                                        f"expected one of {VALUE_ATTRIBUTES} on a text-bound of the type it "
+                                        "names", record=attribute.id)
+        if attribute.value not in allowed:
+            raise SourceError(ann_path, f"{attribute.id} {attribute.name} has value {attribute.value!r}; expected "
+                                        f"one of {', '.join(allowed)}", record=attribute.id)
+        if subtypes.setdefault(attribute.target, attribute.value) != attribute.value:
+            raise SourceError(ann_path, f"{attribute.id} gives {attribute.target} a second value "
+                                        f"{attribute.value!r} (it has {subtypes[attribute.target]!r}); expected "
+                                        "one value per text-bound", record=attribute.id)
+    return subtypes
+
+
+def _flattened(release: ReleaseView) -> dict[str, pd.DataFrame]:
+    """The flattened tables of the release (computed once for statistics and quality tables)."""
+    shards = tuple((path.name, path.stat().st_mtime_ns, path.stat().st_size) for path in release.shards(CONFIG))
+    return _flatten_release(release.folder, shards)
+
+
+@functools.lru_cache(maxsize=1)
+def _flatten_release(folder: Path, shards: tuple[tuple[str, int, int], ...]) -> dict[str, pd.DataFrame]:
+    release = ReleaseView(folder)
+    features = release.features(CONFIG)
+    fields = ["id", "split", "source", "text", "events", "unused_textbounds"]  # what the tables use
+    return flatten_config(CONFIG, release.arrow(CONFIG, columns=fields),
+                          Features({name: features[name] for name in fields}), release.split_labels(CONFIG))
+
+
+def _crosstab(items: pd.DataFrame, keys: list[str], groups: list[str], headers: list[str]) -> Table:
+    """Counts of ``keys`` per split/source group, plus a total column."""
+    counts = items.groupby([*keys, "group"]).size().unstack("group", fill_value=0).reindex(columns=groups,
+                                                                                          fill_value=0)
+    rows = [[*(key if isinstance(key, tuple) else (key,)), *map(int, values), int(sum(values))]
+            for key, values in counts.iterrows()]
+    return Table([*headers, *groups, "total"], rows)
+
+
+def _micro(rows: list[ScoreRow]) -> ScoreRow:
+    return ScoreRow("micro", TRIGGER, NOT_APPLICABLE, sum(r.nt for r in rows), sum(r.np for r in rows),
+                    sum(r.tp for r in rows))
+

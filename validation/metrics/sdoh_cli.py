@@ -1,0 +1,47 @@
+"""Score predicted BRAT events against gold with the n2c2 2022 SDOH criteria; write the scores CSV.
+
+Documents are paired by relative path (a document in one folder only is an error). Defaults are
+the challenge's: triggers overlap, span-only arguments exact, span-with-value arguments label.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import get_args
+
+from validation.metrics.sdoh import (
+    LabeledCriterion,
+    SpanCriterion,
+    TriggerCriterion,
+    detailed_csv_path,
+    score_folders_to_csv,
+)
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("gold_dir", type=Path, help="folder of gold <doc>.txt/<doc>.ann files")
+    parser.add_argument("pred_dir", type=Path, help="folder of predicted files at the same relative paths")
+    parser.add_argument("--out", type=Path, required=True, help="scores CSV (event,argument,subtype,NT,NP,TP,P,R,F1)")
+    parser.add_argument("--score-trig", choices=get_args(TriggerCriterion), default="overlap")
+    parser.add_argument("--score-span", choices=get_args(SpanCriterion), default="exact")
+    parser.add_argument("--score-labeled", choices=get_args(LabeledCriterion), default="label")
+    parser.add_argument("--detailed", action="store_true",
+                        help="also write per-document rows to <out stem>_detailed.csv")
+    parser.add_argument("--workers", type=_positive_int, default=1, help="processes scoring chunks of documents")
+
+
+def _positive_int(value: str) -> int:
+    if not value.isdigit() or int(value) < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, got {value!r}")
+    return int(value)
+
+
+def run(args: argparse.Namespace) -> int:
+    rows = score_folders_to_csv(args.gold_dir, args.pred_dir, args.out, args.score_trig, args.score_span,
+                                args.score_labeled, detailed=args.detailed, workers=args.workers)
+    overall = rows[0]
+    print(f"OVERALL NT={overall.nt} NP={overall.np} TP={overall.tp} "
+          f"P={overall.precision:.4f} R={overall.recall:.4f} F1={overall.f1:.4f}; scores: {args.out}"
+          + (f", per document: {detailed_csv_path(args.out)}" if args.detailed else ""))
+    return 0
