@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
 from datasets import Features
 from datasets.arrow_writer import ParquetWriter
 
@@ -24,15 +25,24 @@ class SplitWriter:
         self._parts: list[Path] = []
         self._writer: ParquetWriter | None = None
         self._rows_in_part = 0
+        self._batch: list[dict[str, Any]] = []
+        self._schema = features.arrow_schema
 
     def write(self, row: dict[str, Any]) -> None:
+        """Buffer one encoded row; a full row group goes to the file as one Arrow table."""
         if self._writer is None or self._rows_in_part >= self.rows_per_shard:
             self._close_part()
             self._open_part()
-        assert self._writer is not None
-        self._writer.write(row)
+        self._batch.append(row)
         self._rows_in_part += 1
         self.rows += 1
+        if len(self._batch) >= ROWS_PER_ROW_GROUP:
+            self._flush()
+
+    def _flush(self) -> None:
+        if self._batch and self._writer is not None:
+            self._writer.write_table(pa.Table.from_pylist(self._batch, schema=self._schema))
+            self._batch = []
 
     def close(self) -> list[Path]:
         """Finish the shards (one empty shard for an empty split) and name them ``-of-N``."""
@@ -57,6 +67,7 @@ class SplitWriter:
 
     def _close_part(self) -> None:
         if self._writer is not None:
+            self._flush()
             self._writer.finalize()
             self._writer.close()
             self._writer = None
