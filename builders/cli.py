@@ -116,8 +116,9 @@ def _validate(args: argparse.Namespace) -> int:
 def _list(args: argparse.Namespace) -> int:
     for manifest in all_corpora():
         access = "public" if manifest.access.public else "restricted"
-        print(f"{manifest.name} {manifest.version} [{access}: {manifest.access.how}]")
+        print(f"{manifest.name} {manifest.version} [{access}: {manifest.access.how.strip()}]")
         for name, spec in manifest.sources.items():
             optional = "" if spec.required else " (optional)"
-            print(f"  source {name}{optional}: {spec.kind}, default {spec.path}\n    {spec.description}")
+            default = f"default {spec.path}" if spec.path else "read only when given"
+            print(f"  source {name}{optional}: {spec.kind}, {default}\n    {spec.description.strip()}")
     return 0

@@ -152,9 +152,9 @@ def test_index_is_cached_by_file_hashes(tmp_path: Path, monkeypatch: pytest.Monk
 
 def test_recogniser_against_hand_marked_gold(matcher: EntityMatcher) -> None:
     gold, found = set(), set()
-    for case_id, text, annotations in iter_brat_folder(SAMPLE / "entity_gold"):
+    for case_id, text, document in iter_brat_folder(SAMPLE / "entity_gold"):
         assert text == read_case_report(SAMPLE / "bmj_html" / f"{case_id}.html").passage
-        gold |= {(case_id, t.start, t.end, t.type) for t in annotations.textbounds}
+        gold |= {(case_id, t.start, t.end, t.type) for t in document.textbounds}
         found |= {(case_id, e.start, e.end, e.category) for e in matcher.find(text)}
     precision, recall = len(gold & found) / len(found), len(gold & found) / len(gold)
     assert precision >= 0.85 and recall >= 0.7, (precision, recall)
