@@ -24,7 +24,7 @@ from builders.writer import SplitWriter
 from schemas.features import features_for, row_encoder, schema_fingerprint
 from validation.expectations import run_suite
 from validation.gates import GateResult, agreement_gates, expectations_gate, rejects_gate
-from validation.tables import fields_checked, flatten_config
+from validation.tables import fields_checked
 
 Mode = Literal["release", "build"]
 
@@ -109,12 +109,9 @@ def quality_tables(builder: Builder, view: ReleaseView, expectations: list[Expec
     """The flattened configs (the fields the suite reaches) plus the builder's derived tables."""
     tables: dict[str, Any] = {}
     for config in view.configs():
-        features = view.features(config)
-        fields = fields_checked(config, expectations, features)
+        fields = fields_checked(config, expectations, view.features(config))
         if fields:
-            tables.update(flatten_config(config, view.arrow(config, columns=fields),
-                                         Features({name: features[name] for name in fields}),
-                                         view.split_labels(config)))
+            tables.update(view.tables(config, fields))
     tables.update(builder.quality_tables(view))
     return tables
 

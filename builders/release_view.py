@@ -7,11 +7,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 from datasets import Features
 
 from schemas.features import row_decoder
+from validation.tables import flatten_config
 
 SHARD_PATTERN = re.compile(r"^(?P<split>[\w.-]+?)-(?P<index>\d{5})-of-(?P<count>\d{5})\.parquet$")
 
@@ -21,6 +23,17 @@ class ReleaseView:
 
     def __init__(self, folder: Path) -> None:
         self.folder = folder
+        self._flattened: dict[tuple[str, tuple[str, ...]], dict[str, pd.DataFrame]] = {}
+
+    def tables(self, config: str, fields: list[str]) -> dict[str, pd.DataFrame]:
+        """The flattened tables (``validation.tables``) of some fields of a config, computed once per view."""
+        key = (config, tuple(fields))
+        if key not in self._flattened:
+            features = self.features(config)
+            self._flattened[key] = flatten_config(config, self.arrow(config, columns=fields),
+                                                  Features({name: features[name] for name in fields}),
+                                                  self.split_labels(config))
+        return self._flattened[key]
 
     def configs(self) -> list[str]:
         data = self.folder / "data"

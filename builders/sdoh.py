@@ -6,13 +6,11 @@ Source ``shac`` is ``{train,dev,test}/{mimic,uw}/<doc>.txt|.ann``; the optional 
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, get_args
 
 import pandas as pd
-from datasets import Features
 
 from builders.base import AgreementReport, BuildContext, Builder, CardSection, Row, Table
 from builders.errors import SourceError
@@ -28,7 +26,6 @@ from schemas.sdoh import (
     Split,
 )
 from validation.metrics.sdoh import NOT_APPLICABLE, TRIGGER, ScoreRow, score_folders
-from validation.tables import flatten_config
 
 CONFIG = "sdoh"
 SPLITS: tuple[str, ...] = get_args(Split)
@@ -199,18 +196,8 @@ def _subtypes(doc: BratDocument, textbounds: dict[str, TextBound], ann_path: Pat
 
 
 def _flattened(release: ReleaseView) -> dict[str, pd.DataFrame]:
-    """The flattened tables of the release (computed once for statistics and quality tables)."""
-    shards = tuple((path.name, path.stat().st_mtime_ns, path.stat().st_size) for path in release.shards(CONFIG))
-    return _flatten_release(release.folder, shards)
-
-
-@functools.lru_cache(maxsize=1)
-def _flatten_release(folder: Path, shards: tuple[tuple[str, int, int], ...]) -> dict[str, pd.DataFrame]:
-    release = ReleaseView(folder)
-    features = release.features(CONFIG)
-    fields = ["id", "split", "source", "text", "events", "unused_textbounds"]  # what the tables use
-    return flatten_config(CONFIG, release.arrow(CONFIG, columns=fields),
-                          Features({name: features[name] for name in fields}), release.split_labels(CONFIG))
+    """The flattened tables the statistics and quality tables use."""
+    return release.tables(CONFIG, ["id", "split", "source", "text", "events", "unused_textbounds"])
 
 
 def _crosstab(items: pd.DataFrame, keys: list[str], groups: list[str], headers: list[str]) -> Table:
