@@ -58,10 +58,9 @@ def run(manifest: CorpusManifest, out: Path, overrides: dict[str, Path] | None =
         if mode == "release":
             return _publish(staging, target, gates, corpus_dir)
         shutil.rmtree(target, ignore_errors=True)
-        staging.rename(target)
-        outcome = Outcome(target, "built", gates, _read_json(target / "manifest.json"))
+        staging.rename(target)  # kept for inspection even when a gate fails
         _raise_on_failed_gates(gates, None)
-        return outcome
+        return Outcome(target, "built", gates, _read_json(target / "manifest.json"))
     finally:
         shutil.rmtree(staging, ignore_errors=True)
 

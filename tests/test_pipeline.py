@@ -170,3 +170,13 @@ def test_optional_sample_sources_are_not_mixed_with_given_inputs(tiny_corpus: Pa
     assert resolve_sources(manifest, {})["second_annotator"] is not None
     given = resolve_sources(manifest, {"notes": tiny_corpus / "sample" / "notes.tsv"})
     assert given["second_annotator"] is None and given["spans"] == tiny_corpus / "sample" / "spans.tsv"
+
+
+def test_build_overwrites_and_keeps_a_failing_build_for_inspection(tiny_corpus: Path, tmp_path: Path) -> None:
+    manifest = load_manifest(tiny_corpus)
+    assert run(manifest, tmp_path / "scratch", mode="build").status == "built"
+    (tiny_corpus / "sample" / "annotator_b" / "spans.tsv").write_text("note_id\tstart\tend\tlabel\n")
+    with pytest.raises(GateError, match="agreement.span_f1 FAILED: observed 0.0"):
+        run(load_manifest(tiny_corpus), tmp_path / "scratch", mode="build")
+    validation = json.loads((tmp_path / "scratch" / "tiny" / "1.0.0" / "validation.json").read_text())
+    assert validation["agreement"] == {"span_f1": 0.0}
