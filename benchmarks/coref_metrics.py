@@ -24,7 +24,7 @@ from collections.abc import Callable
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
-from validation.metrics.coref import METRIC_NAMES, Score, score_documents_all
+from clinical_corpora.validation.metrics.coref import METRIC_NAMES, Score, score_documents_all
 
 Chain = set[str]
 TARGET_SECONDS = 1.0

@@ -9,7 +9,7 @@ then measures, each step in a fresh process so peak RSS is its own:
 - the naive baseline: ``pandas.read_csv`` of the whole MRCONSO (only the 4 needed columns), then
   filtering, without even building a dictionary,
 - recogniser throughput on one core, tokens/s (target ≥ 200k): matching over the sentences the
-  builder computes anyway (``builders.text_units``), and end to end including sentence splitting
+  builder computes anyway (``clinical_corpora.builders.text_units``), and end to end including sentence splitting
   and tokenisation, against the naive matcher that looks up every n-gram up to the longest key.
 
 Usage: ``python benchmarks/entity_matcher.py [--scale 0.1] [--tokens 1000000] [--keep DIR]``.
@@ -91,7 +91,7 @@ def _peak_rss_mb() -> float:
 
 
 def _child_index(folder: Path) -> dict[str, float]:
-    from builders.entity_matcher import load_or_build_index
+    from clinical_corpora.corpora.clicr.entity_matcher import load_or_build_index
 
     started = time.perf_counter()
     index = load_or_build_index(folder / "MRCONSO.RRF", folder / "MRSTY.RRF", folder / "cache")
@@ -139,8 +139,8 @@ def _naive_matches(index: object, text: str, sentences: list) -> int:
 
 
 def _child_recogniser(folder: Path, tokens: int) -> dict[str, float]:
-    from builders.entity_matcher import EntityMatcher, load_or_build_index
-    from builders.text_units import split_sentences
+    from clinical_corpora.corpora.clicr.entity_matcher import EntityMatcher, load_or_build_index
+    from clinical_corpora.builders.text_units import split_sentences
 
     index = load_or_build_index(folder / "MRCONSO.RRF", folder / "MRSTY.RRF", folder / "cache")
     text = _synthetic_text(index, tokens, seed=1)

@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import pandas
 
 from benchmarks._measure import measure
-from builders.sources.mimic_notes import iter_mimic_iv_notes, iter_noteevents
+from clinical_corpora.builders.sources.mimic_notes import iter_mimic_iv_notes, iter_noteevents
 
 LAYOUTS = {
     # rows at full scale, mean characters of text (discharge.csv ≈ 3.3 GB, NOTEEVENTS.csv ≈ 3.9 GB)

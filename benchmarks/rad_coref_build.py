@@ -33,10 +33,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from benchmarks._measure import measure
 from benchmarks.coref_metrics import synthetic_patient
 from benchmarks.mimic_notes import LAYOUTS, _bodies, run_pandas
-from builders.base import BuildContext
-from builders.manifest import find_corpus
-from builders.rad_coref import RadCorefBuilder
-from validation.metrics.coref import score_documents_all
+from clinical_corpora.builders.base import BuildContext
+from clinical_corpora.core.manifest import find_corpus
+from clinical_corpora.corpora.rad_coref.builder import RadCorefBuilder
+from clinical_corpora.validation.metrics.coref import score_documents_all
 
 PATIENTS, REPORTS, MENTIONS_PER_REPORT = 60, 638, 9
 DESCRIPTIONS = ("CHEST (PORTABLE AP)", "CT HEAD W/O CONTRAST", "CT ABDOMEN W/CONTRAST", "CHEST (PA & LAT)",

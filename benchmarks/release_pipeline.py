@@ -40,8 +40,8 @@ def write_inputs(folder: Path, records: int, spans_per_record: int, seed: int = 
 
 
 def pipeline_release(corpus: str, inputs: str, out: str) -> int:
-    from builders.manifest import load_manifest
-    from builders.pipeline import run
+    from clinical_corpora.core.manifest import load_manifest
+    from clinical_corpora.builders.pipeline import run
 
     spans = Path(inputs) / "spans.tsv"
     overrides = {"notes": Path(inputs) / "notes.tsv", "spans": spans, "second_annotator": spans}
@@ -52,15 +52,15 @@ def pipeline_release(corpus: str, inputs: str, out: str) -> int:
 def naive_release(corpus: str, inputs: str, out: str) -> int:
     from datasets import Dataset
 
-    from builders.base import BuildContext
-    from builders.inputs import resolve_sources
-    from builders.manifest import load_manifest
+    from clinical_corpora.builders.base import BuildContext
+    from clinical_corpora.builders.inputs import resolve_sources
+    from clinical_corpora.core.manifest import load_manifest
     from tests.tiny_corpus.builder import TinyBuilder
 
     manifest = load_manifest(Path(corpus))
     sources = resolve_sources(manifest, {"notes": Path(inputs) / "notes.tsv", "spans": Path(inputs) / "spans.tsv"})
     rows = [row.record.model_dump() for row in TinyBuilder().generate(BuildContext(manifest, sources))]
-    features = __import__("schemas.features", fromlist=["features_for"]).features_for(TinyBuilder.CONFIGS["notes"])
+    features = __import__("clinical_corpora.schemas.features", fromlist=["features_for"]).features_for(TinyBuilder.CONFIGS["notes"])
     dataset = Dataset.from_list([features.encode_example(row) for row in rows], features=features)
     dataset.to_parquet(str(Path(out) / "naive.parquet"))
     return len(rows)

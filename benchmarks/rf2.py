@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import pandas
 
 from benchmarks._measure import measure
-from builders.sources.rf2 import (
+from clinical_corpora.builders.sources.rf2 import (
     CONCEPT_COLUMNS,
     DESCRIPTION_COLUMNS,
     HIERARCHY_ROOTS,

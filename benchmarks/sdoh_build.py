@@ -3,11 +3,11 @@
 Generates ``--notes`` synthetic social-history notes (gold) and perturbed predictions with
 ``benchmarks.sdoh_scorer.generate``, then measures, each in a fresh process (its own peak RSS):
 
-- ``release``: ``builders.pipeline.run`` of the ``sdoh`` corpus with ``--source shac=<gold>``
+- ``release``: ``clinical_corpora.builders.pipeline.run`` of the ``sdoh`` corpus with ``--source shac=<gold>``
   (build, parquet, expectation suite, statistics, agreement on the embedded double sample);
 - ``naive_build``: the same records held in memory, written with ``Dataset.from_list().to_parquet``
   (no gates);
-- ``score``: ``validation.metrics.sdoh.score_folders`` gold against predictions, 1 and 2 workers.
+- ``score``: ``clinical_corpora.validation.metrics.sdoh.score_folders`` gold against predictions, 1 and 2 workers.
 
 Rates are given per wall second and per CPU second (the machine may be shared). Targets:
 >= 2,000 notes/s built, >= 5,000 note pairs/s scored, peak RSS <= 1 GB.
@@ -48,8 +48,8 @@ def usage_since(started: float) -> dict[str, float]:
 
 def pipeline_release(shac: str, out: str) -> dict[str, float]:
     started = cpu_seconds()
-    from builders.manifest import load_manifest
-    from builders.pipeline import run
+    from clinical_corpora.core.manifest import load_manifest
+    from clinical_corpora.builders.pipeline import run
 
     run(load_manifest(CORPUS), Path(out), {"shac": Path(shac)})
     return usage_since(started)
@@ -59,10 +59,10 @@ def naive_build(shac: str, out: str) -> dict[str, float]:
     started = cpu_seconds()
     from datasets import Dataset
 
-    from builders.base import BuildContext
-    from builders.manifest import load_manifest
-    from builders.sdoh import SdohBuilder
-    from schemas.features import features_for
+    from clinical_corpora.builders.base import BuildContext
+    from clinical_corpora.core.manifest import load_manifest
+    from clinical_corpora.corpora.sdoh.builder import SdohBuilder
+    from clinical_corpora.schemas.features import features_for
 
     ctx = BuildContext(load_manifest(CORPUS), {"shac": Path(shac)})
     rows = [row.record.model_dump() for row in SdohBuilder().generate(ctx)]
@@ -74,7 +74,7 @@ def naive_build(shac: str, out: str) -> dict[str, float]:
 
 def score(gold: str, predicted: str, workers: int) -> dict[str, float]:
     started = cpu_seconds()
-    from validation.metrics.sdoh import score_folders
+    from clinical_corpora.validation.metrics.sdoh import score_folders
 
     score_folders(gold, predicted, workers=workers)
     return usage_since(started)

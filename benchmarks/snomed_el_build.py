@@ -31,8 +31,8 @@ WORD = re.compile(r"[a-z]+")
 
 def write_inputs(folder: Path, scale: float, seed: int) -> dict[str, int]:
     """discharge.csv.gz, rf2/ and train_annotations.csv under ``folder``; returns their sizes."""
-    from builders.sources.mimic_notes import iter_mimic_iv_notes
-    from builders.sources.rf2 import load_snapshot
+    from clinical_corpora.builders.sources.mimic_notes import iter_mimic_iv_notes
+    from clinical_corpora.builders.sources.rf2 import load_snapshot
 
     rows, mean_chars = LAYOUTS["discharge"]
     rows = max(NOTES, int(rows * scale))
@@ -58,8 +58,8 @@ def write_inputs(folder: Path, scale: float, seed: int) -> dict[str, int]:
 
 
 def run_build(folder: str) -> dict[str, int]:
-    from builders.manifest import load_manifest
-    from builders.pipeline import run
+    from clinical_corpora.core.manifest import load_manifest
+    from clinical_corpora.builders.pipeline import run
 
     sources = {"notes": "discharge.csv.gz", "annotations": "train_annotations.csv", "terminology": "rf2"}
     outcome = run(load_manifest(CORPUS), Path(folder) / "out", {name: Path(folder) / path

@@ -17,13 +17,13 @@ from typing import TYPE_CHECKING, ClassVar, Literal
 
 from pydantic import BaseModel, ValidationError
 
-from builders.errors import ClincorpError, SourceError
-from builders.manifest import CorpusManifest
+from clinical_corpora.core.errors import ClincorpError, SourceError
+from clinical_corpora.core.manifest import CorpusManifest
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from builders.release_view import ReleaseView
+    from clinical_corpora.builders.release_view import ReleaseView
 
 OnError = Literal["fail", "quarantine"]
 

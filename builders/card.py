@@ -10,9 +10,9 @@ from datasets.splits import SplitDict, SplitInfo
 from datasets.utils.metadata import MetadataConfigs
 from huggingface_hub import DatasetCardData
 
-from builders.base import CardSection, Table
-from builders.manifest import CorpusManifest
-from validation.gates import GateResult
+from clinical_corpora.builders.base import CardSection, Table
+from clinical_corpora.core.manifest import CorpusManifest
+from clinical_corpora.validation.gates import GateResult
 
 
 def render_card(manifest: CorpusManifest, features: dict[str, Features], row_counts: dict[str, dict[str, int]],

@@ -7,9 +7,9 @@ import importlib
 import sys
 from pathlib import Path
 
-from builders.errors import ClincorpError
-from builders.manifest import CorpusManifest, all_corpora, find_corpus
-from builders.registry import EXPORTERS, SCORERS
+from clinical_corpora.core.errors import ClincorpError
+from clinical_corpora.core.manifest import CorpusManifest, all_corpora, find_corpus
+from clinical_corpora.builders.registry import EXPORTERS, SCORERS
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -87,7 +87,7 @@ def _build(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace, mode: str) -> int:
-    from builders.pipeline import run
+    from clinical_corpora.builders.pipeline import run
 
     corpora = _selected(args)
     if args.source and len(corpora) > 1:
@@ -102,7 +102,7 @@ def _run(args: argparse.Namespace, mode: str) -> int:
 
 
 def _validate(args: argparse.Namespace) -> int:
-    from builders.release_check import check_release
+    from clinical_corpora.builders.release_check import check_release
 
     results = check_release(args.release)
     for result in results:

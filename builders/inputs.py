@@ -6,8 +6,8 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
-from builders.errors import ClincorpError, SourceError
-from builders.manifest import CorpusManifest
+from clinical_corpora.core.errors import ClincorpError, SourceError
+from clinical_corpora.core.manifest import CorpusManifest
 
 CHUNK = 1 << 20
 

@@ -14,17 +14,17 @@ from typing import Any, Literal
 from datasets import Features
 from tqdm import tqdm
 
-from builders.base import Builder, BuildContext, OnError, load_builder_class
-from builders.card import render_card
-from builders.errors import ClincorpError, GateError, ReleaseError, SourceError
-from builders.inputs import fingerprint_inputs, resolve_sources, sha256_file
-from builders.manifest import CorpusManifest, Expectation
-from builders.release_view import ReleaseView
-from builders.writer import SplitWriter
-from schemas.features import features_for, row_encoder, schema_fingerprint
-from validation.expectations import run_suite
-from validation.gates import GateResult, agreement_gates, expectations_gate, rejects_gate
-from validation.tables import fields_checked
+from clinical_corpora.builders.base import Builder, BuildContext, OnError, load_builder_class
+from clinical_corpora.builders.card import render_card
+from clinical_corpora.core.errors import ClincorpError, GateError, ReleaseError, SourceError
+from clinical_corpora.builders.inputs import fingerprint_inputs, resolve_sources, sha256_file
+from clinical_corpora.core.manifest import CorpusManifest, Expectation
+from clinical_corpora.builders.release_view import ReleaseView
+from clinical_corpora.builders.writer import SplitWriter
+from clinical_corpora.schemas.features import features_for, row_encoder, schema_fingerprint
+from clinical_corpora.validation.expectations import run_suite
+from clinical_corpora.validation.gates import GateResult, agreement_gates, expectations_gate, rejects_gate
+from clinical_corpora.validation.tables import fields_checked
 
 Mode = Literal["release", "build"]
 

@@ -7,12 +7,12 @@ module exposes ``configure(parser: argparse.ArgumentParser) -> None`` and ``run(
 from __future__ import annotations
 
 SCORERS: dict[str, str] = {
-    "sdoh": "validation.metrics.sdoh_cli",
-    "snomed": "validation.metrics.iou_cli",
-    "coref": "validation.metrics.coref_cli",
-    "clicr": "validation.metrics.clicr_cli",
+    "sdoh": "clinical_corpora.corpora.sdoh.commands",
+    "snomed": "clinical_corpora.corpora.snomed_el.commands",
+    "coref": "clinical_corpora.corpora.rad_coref.commands",
+    "clicr": "clinical_corpora.corpora.clicr.commands",
 }
 EXPORTERS: dict[str, str] = {
-    "conll2012": "builders.exporters.conll2012",
-    "clicr-json": "builders.exporters.clicr_json",
+    "conll2012": "clinical_corpora.builders.exporters.conll2012",
+    "clicr-json": "clinical_corpora.corpora.clicr.clicr_json",
 }

@@ -7,15 +7,15 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from builders.base import load_builder_class
-from builders.errors import ClincorpError
-from builders.inputs import sha256_file
-from builders.manifest import Expectation
-from builders.pipeline import quality_tables
-from builders.release_view import ReleaseView
-from schemas.features import features_for, schema_fingerprint
-from validation.expectations import run_suite
-from validation.gates import GateResult, expectations_gate
+from clinical_corpora.builders.base import load_builder_class
+from clinical_corpora.core.errors import ClincorpError
+from clinical_corpora.builders.inputs import sha256_file
+from clinical_corpora.core.manifest import Expectation
+from clinical_corpora.builders.pipeline import quality_tables
+from clinical_corpora.builders.release_view import ReleaseView
+from clinical_corpora.schemas.features import features_for, schema_fingerprint
+from clinical_corpora.validation.expectations import run_suite
+from clinical_corpora.validation.gates import GateResult, expectations_gate
 
 MAX_LISTED = 20
 

@@ -12,8 +12,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from datasets import Features
 
-from schemas.features import row_decoder
-from validation.tables import flatten_config
+from clinical_corpora.schemas.features import row_decoder
+from clinical_corpora.validation.tables import flatten_config
 
 SHARD_PATTERN = re.compile(r"^(?P<split>[\w.-]+?)-(?P<index>\d{5})-of-(?P<count>\d{5})\.parquet$")
 
@@ -26,7 +26,7 @@ class ReleaseView:
         self._flattened: dict[tuple[str, tuple[str, ...]], dict[str, pd.DataFrame]] = {}
 
     def tables(self, config: str, fields: list[str]) -> dict[str, pd.DataFrame]:
-        """The flattened tables (``validation.tables``) of some fields of a config, computed once per view."""
+        """The flattened tables (``clinical_corpora.validation.tables``) of some fields of a config, computed once per view."""
         key = (config, tuple(fields))
         if key not in self._flattened:
             features = self.features(config)

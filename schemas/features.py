@@ -17,7 +17,7 @@ from typing import Annotated, Any, Literal, Union, get_args, get_origin
 from datasets import ClassLabel, Features, List, Value
 from pydantic import BaseModel
 
-from schemas.spans import Int32
+from clinical_corpora.schemas.spans import Int32
 
 _SCALARS: dict[type, str] = {str: "string", int: "int64", float: "float64", bool: "bool"}
 

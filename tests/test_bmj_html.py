@@ -7,8 +7,8 @@ from pathlib import Path
 import justext
 import pytest
 
-from builders.errors import SourceError
-from builders.sources.bmj_html import read_case_report
+from clinical_corpora.core.errors import SourceError
+from clinical_corpora.builders.sources.bmj_html import read_case_report
 
 SAMPLE = Path(__file__).resolve().parents[1] / "corpora" / "clicr" / "sample" / "bmj_html"
 

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from builders.errors import SourceError
-from builders.sources.brat import (
+from clinical_corpora.core.errors import SourceError
+from clinical_corpora.builders.sources.brat import (
     Attribute,
     BratDocument,
     Equivalence,

@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from builders.cli import main
-from builders.exporters.clicr_json import marked_context, tokenized_query
-from builders.manifest import find_corpus
-from builders.pipeline import run
+from clinical_corpora.builders.cli import main
+from clinical_corpora.corpora.clicr.clicr_json import marked_context, tokenized_query
+from clinical_corpora.core.manifest import find_corpus
+from clinical_corpora.builders.pipeline import run
 
 PREDICTIONS = {
     "bcr-2019-228214.1": "attention deficit hyperactivity disorder",  # a synonym, other case: EM 1

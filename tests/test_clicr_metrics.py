@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from builders.errors import SourceError
-from validation.metrics.clicr import (
+from clinical_corpora.core.errors import SourceError
+from clinical_corpora.validation.metrics.clicr import (
     answers_from_clicr_json,
     corpus_bleu,
     embedding_average_score,

@@ -14,13 +14,13 @@ from pathlib import Path
 import datasets
 import pytest
 
-from builders.clicr import assign_splits, blank_repeats_passage, case_text, entity_scores
-from builders.entity_matcher import Entity
-from builders.errors import GateError, SourceError
-from builders.manifest import find_corpus
-from builders.pipeline import Outcome, run
-from builders.release_view import ReleaseView
-from builders.sources.bmj_html import read_case_report
+from clinical_corpora.corpora.clicr.builder import assign_splits, blank_repeats_passage, case_text, entity_scores
+from clinical_corpora.corpora.clicr.entity_matcher import Entity
+from clinical_corpora.core.errors import GateError, SourceError
+from clinical_corpora.core.manifest import find_corpus
+from clinical_corpora.builders.pipeline import Outcome, run
+from clinical_corpora.builders.release_view import ReleaseView
+from clinical_corpora.builders.sources.bmj_html import read_case_report
 
 SAMPLE = Path(__file__).resolve().parents[1] / "corpora" / "clicr" / "sample"
 

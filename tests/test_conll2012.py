@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from builders.errors import SourceError
-from validation.metrics.conll2012 import (
+from clinical_corpora.core.errors import SourceError
+from clinical_corpora.builders.sources.conll2012 import (
     ConllDocument,
     TokenSpan,
     conll_doc_id,
@@ -18,7 +18,7 @@ from validation.metrics.conll2012 import (
     read_conll2012_chains,
     write_conll2012,
 )
-from validation.metrics.coref import score_documents_all
+from clinical_corpora.validation.metrics.coref import score_documents_all
 
 # Two sentences of an invented chest X-ray report, space- and tab-separated lines as found in
 # real files, nested brackets with and without '|', a trailing space after the header.

@@ -6,12 +6,12 @@ from pathlib import Path
 
 import pytest
 
-from builders.cli import main
-from builders.errors import ClincorpError
-from builders.exporters.conll2012 import RecordShape, record_document
-from builders.manifest import find_corpus
-from builders.pipeline import run
-from validation.metrics.conll2012 import TokenSpan, iter_conll2012
+from clinical_corpora.builders.cli import main
+from clinical_corpora.core.errors import ClincorpError
+from clinical_corpora.builders.exporters.conll2012 import RecordShape, record_document
+from clinical_corpora.core.manifest import find_corpus
+from clinical_corpora.builders.pipeline import run
+from clinical_corpora.builders.sources.conll2012 import TokenSpan, iter_conll2012
 
 PATIENT_SHAPE = RecordShape("patient_id", "mentions", "mention_ids")
 

@@ -19,9 +19,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from builders.errors import SourceError
-from validation.metrics import coref
-from validation.metrics.coref import (
+from clinical_corpora.core.errors import SourceError
+from clinical_corpora.validation.metrics import coref
+from clinical_corpora.validation.metrics.coref import (
     b_cubed,
     blanc,
     ceaf_e,

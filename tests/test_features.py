@@ -10,9 +10,9 @@ import pytest
 from datasets import ClassLabel, List, Value
 from pydantic import ValidationError
 
-from schemas.features import features_for, row_decoder, row_encoder, schema_fingerprint
-from schemas.spans import Offset, Span, TextRecord
-from validation.tables import flatten_config
+from clinical_corpora.schemas.features import features_for, row_decoder, row_encoder, schema_fingerprint
+from clinical_corpora.schemas.spans import Offset, Span, TextRecord
+from clinical_corpora.validation.tables import flatten_config
 
 
 class Modality(enum.Enum):

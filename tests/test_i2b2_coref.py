@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from builders.errors import SourceError
-from builders.sources.i2b2_coref import (
+from clinical_corpora.core.errors import SourceError
+from clinical_corpora.builders.sources.i2b2_coref import (
     Chain,
     Concept,
     CorefPair,
@@ -20,7 +20,7 @@ from builders.sources.i2b2_coref import (
     read_i2b2_document,
     write_i2b2_document,
 )
-from builders.sources.knowtator import iter_knowtator_dir, read_knowtator_file
+from clinical_corpora.builders.sources.knowtator import iter_knowtator_dir, read_knowtator_file
 
 SAMPLE = Path(__file__).resolve().parents[1] / "corpora" / "odie_anaphora" / "sample"
 I2B2 = SAMPLE / "i2b2"

@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from builders.sources.mimic_notes import SpanAnnotation
-from validation.metrics.iou import (
+from clinical_corpora.builders.sources.mimic_notes import SpanAnnotation
+from clinical_corpora.validation.metrics.iou import (
     macro_char_iou,
     per_concept_char_iou,
     score,

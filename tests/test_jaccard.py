@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from builders.sources.mimic_notes import SpanAnnotation, read_span_annotations
-from validation.agreement.jaccard import mean_pairwise_jaccard, pair_agreement
+from clinical_corpora.builders.sources.mimic_notes import SpanAnnotation, read_span_annotations
+from clinical_corpora.validation.agreement.jaccard import mean_pairwise_jaccard, pair_agreement
 
 SAMPLE = Path(__file__).resolve().parents[1] / "corpora" / "snomed_el" / "sample"
 

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from lxml import etree
 
-from builders.errors import SourceError
-from builders.sources.knowtator import iter_knowtator_dir, read_knowtator_file
+from clinical_corpora.core.errors import SourceError
+from clinical_corpora.builders.sources.knowtator import iter_knowtator_dir, read_knowtator_file
 
 SAMPLE = Path(__file__).resolve().parents[1] / "corpora" / "odie_anaphora" / "sample"
 DOC_IDS = ["mayo_cc_01", "mayo_p_01", "upmc_ds_01", "upmc_er_01", "upmc_rad_01", "upmc_sp_01"]

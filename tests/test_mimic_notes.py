@@ -13,8 +13,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from builders.errors import SourceError
-from builders.sources.mimic_notes import (
+from clinical_corpora.core.errors import SourceError
+from clinical_corpora.builders.sources.mimic_notes import (
     MIMIC_IV_NOTE_COLUMNS,
     NOTEEVENTS_COLUMNS,
     ChallengeNote,

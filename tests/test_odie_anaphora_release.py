@@ -14,16 +14,16 @@ import pytest
 from datasets import load_dataset
 from pydantic import ValidationError
 
-from builders.base import BuildContext
-from builders.cli import main
-from builders.errors import ClincorpError, SourceError
-from builders.inputs import resolve_sources
-from builders.manifest import find_corpus, load_manifest
-from builders.odie_anaphora import OdieAnaphoraBuilder, document_kind, knowtator_record
-from builders.pipeline import run
-from builders.release_view import ReleaseView
-from builders.sources.knowtator import read_knowtator_file
-from schemas.odie_anaphora import Chain, Markable, OdieDocument, Pair
+from clinical_corpora.builders.base import BuildContext
+from clinical_corpora.builders.cli import main
+from clinical_corpora.core.errors import ClincorpError, SourceError
+from clinical_corpora.builders.inputs import resolve_sources
+from clinical_corpora.core.manifest import find_corpus, load_manifest
+from clinical_corpora.corpora.odie_anaphora.builder import OdieAnaphoraBuilder, document_kind, knowtator_record
+from clinical_corpora.builders.pipeline import run
+from clinical_corpora.builders.release_view import ReleaseView
+from clinical_corpora.builders.sources.knowtator import read_knowtator_file
+from clinical_corpora.corpora.odie_anaphora.records import Chain, Markable, OdieDocument, Pair
 
 CORPUS = Path(__file__).resolve().parents[1] / "corpora" / "odie_anaphora"
 SAMPLE = CORPUS / "sample"

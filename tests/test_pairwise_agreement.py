@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from builders.sources.knowtator import KnowtatorDocument, RelationType, iter_knowtator_dir
-from validation.agreement.pairwise import (
+from clinical_corpora.builders.sources.knowtator import KnowtatorDocument, RelationType, iter_knowtator_dir
+from clinical_corpora.validation.agreement.pairwise import (
     AgreementReport,
     AgreementTable,
     AnnotatedPairs,

@@ -9,12 +9,12 @@ import pytest
 import yaml
 from datasets import ClassLabel, load_dataset
 
-from builders.cli import main
-from builders.errors import GateError, ReleaseError, SourceError
-from builders.inputs import resolve_sources
-from builders.manifest import load_manifest
-from builders.pipeline import run
-from builders.release_check import check_release
+from clinical_corpora.builders.cli import main
+from clinical_corpora.core.errors import GateError, ReleaseError, SourceError
+from clinical_corpora.builders.inputs import resolve_sources
+from clinical_corpora.core.manifest import load_manifest
+from clinical_corpora.builders.pipeline import run
+from clinical_corpora.builders.release_check import check_release
 
 
 def tree(folder: Path) -> dict[str, bytes]:

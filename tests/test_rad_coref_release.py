@@ -13,14 +13,14 @@ from pathlib import Path
 import pytest
 from datasets import load_dataset
 
-from builders.base import BuildContext
-from builders.errors import SourceError
-from builders.inputs import resolve_sources
-from builders.manifest import CorpusManifest, find_corpus, load_manifest
-from builders.pipeline import run
-from builders.rad_coref import RadCorefBuilder, modality_of
-from builders.release_check import check_release
-from builders.string_match import string_match_chains
+from clinical_corpora.builders.base import BuildContext
+from clinical_corpora.core.errors import SourceError
+from clinical_corpora.builders.inputs import resolve_sources
+from clinical_corpora.core.manifest import CorpusManifest, find_corpus, load_manifest
+from clinical_corpora.builders.pipeline import run
+from clinical_corpora.corpora.rad_coref.builder import RadCorefBuilder, modality_of
+from clinical_corpora.builders.release_check import check_release
+from clinical_corpora.corpora.rad_coref.string_match import string_match_chains
 
 CORPUS = Path(__file__).resolve().parents[1] / "corpora" / "rad_coref"
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from builders.errors import SourceError
-from builders.sources.rf2 import (
+from clinical_corpora.core.errors import SourceError
+from clinical_corpora.builders.sources.rf2 import (
     CONCEPT_COLUMNS,
     DESCRIPTION_COLUMNS,
     RELATIONSHIP_COLUMNS,

@@ -17,15 +17,15 @@ import yaml
 from datasets import ClassLabel, load_dataset
 from pydantic import ValidationError
 
-from builders.base import BuildContext
-from builders.errors import GateError, SourceError
-from builders.manifest import load_manifest
-from builders.pipeline import Outcome, run
-from builders.release_check import check_release
-from builders.release_view import ReleaseView
-from builders.sdoh import SdohBuilder
-from schemas.sdoh import SUBTYPES_BY_ARGUMENT, SdohNote, Subtype
-from validation.metrics.sdoh import LABELED_ARGUMENTS, NOT_APPLICABLE
+from clinical_corpora.builders.base import BuildContext
+from clinical_corpora.core.errors import GateError, SourceError
+from clinical_corpora.core.manifest import load_manifest
+from clinical_corpora.builders.pipeline import Outcome, run
+from clinical_corpora.builders.release_check import check_release
+from clinical_corpora.builders.release_view import ReleaseView
+from clinical_corpora.corpora.sdoh.builder import SdohBuilder
+from clinical_corpora.corpora.sdoh.records import SUBTYPES_BY_ARGUMENT, SdohNote, Subtype
+from clinical_corpora.validation.metrics.sdoh import LABELED_ARGUMENTS, NOT_APPLICABLE
 
 CORPUS = Path(__file__).resolve().parents[1] / "corpora" / "sdoh"
 SHAC = CORPUS / "sample" / "shac"

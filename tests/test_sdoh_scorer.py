@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from builders.errors import SourceError
-from builders.sources.brat import BratDocument, Event, TextBound, iter_brat_folder, parse_brat
-from validation.metrics.sdoh import (
+from clinical_corpora.core.errors import SourceError
+from clinical_corpora.builders.sources.brat import BratDocument, Event, TextBound, iter_brat_folder, parse_brat
+from clinical_corpora.validation.metrics.sdoh import (
     CSV_COLUMNS,
     EventSpan,
     ScoreRow,

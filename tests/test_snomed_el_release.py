@@ -12,15 +12,15 @@ from pathlib import Path
 import pytest
 from datasets import ClassLabel, load_dataset
 
-from builders.base import BuildContext, Row
-from builders.errors import ClincorpError, SourceError
-from builders.inputs import resolve_sources
-from builders.manifest import load_manifest
-from builders.pipeline import run
-from builders.release_check import check_release
-from builders.release_view import ReleaseView
-from builders.snomed_el import SnomedElBuilder, TrimmingSnomedElBuilder
-from validation.metrics.concept_difficulty import Mention, concept_difficulty
+from clinical_corpora.builders.base import BuildContext, Row
+from clinical_corpora.core.errors import ClincorpError, SourceError
+from clinical_corpora.builders.inputs import resolve_sources
+from clinical_corpora.core.manifest import load_manifest
+from clinical_corpora.builders.pipeline import run
+from clinical_corpora.builders.release_check import check_release
+from clinical_corpora.builders.release_view import ReleaseView
+from clinical_corpora.corpora.snomed_el.builder import SnomedElBuilder, TrimmingSnomedElBuilder
+from clinical_corpora.validation.metrics.concept_difficulty import Mention, concept_difficulty
 
 CORPUS = Path(__file__).parents[1] / "corpora" / "snomed_el"
 ANNOTATIONS = "sample/train_annotations.csv"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from builders.text_units import split_sentences, token_strings, tokenize
+from clinical_corpora.builders.text_units import split_sentences, token_strings, tokenize
 
 CLINICAL = (
     "A 54-year-old man had fever (38.5°C) and dyspnoea. Dr. Smith gave i.v. co-amoxiclav, e.g. 1.2 g "

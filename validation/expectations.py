@@ -10,7 +10,7 @@ from typing import Any
 
 import pandas as pd
 
-from builders.manifest import Expectation
+from clinical_corpora.core.manifest import Expectation
 
 _OBSERVED_KEYS = ("observed_value", "element_count", "unexpected_count", "unexpected_percent",
                   "missing_count", "partial_unexpected_list")

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from builders.manifest import Threshold
-from validation.expectations import ExpectationOutcome
+from clinical_corpora.core.manifest import Threshold
+from clinical_corpora.validation.expectations import ExpectationOutcome
 
 
 @dataclass

@@ -15,7 +15,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from datasets import ClassLabel, Features, List
 
-from builders.manifest import Expectation
+from clinical_corpora.core.manifest import Expectation
 
 Columns = dict[str, pa.Array]
 

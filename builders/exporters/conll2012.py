@@ -6,7 +6,7 @@ record's id), so the CoNLL-2012 reference scorer, or ``clincorp score coref``, c
 Any config whose records have ``chains`` (each with a ``*_ids`` list of member ids) and a list of
 mentions (items with ``id``, ``start``, ``end``) can be exported: ``rad_coref`` (mentions in several
 reports, ``report_index`` naming the report in ``reports``) and note-level corpora (offsets into the
-record's ``text``). Texts are split into sentences and tokens by :mod:`builders.text_units`, the
+record's ``text``). Texts are split into sentences and tokens by :mod:`clinical_corpora.builders.text_units`, the
 reports of a record one after the other; a mention becomes the tokens its characters overlap.
 Mentions in no chain are written as singleton entities (``--no-singletons`` leaves them out).
 """
@@ -21,11 +21,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from builders.base import load_builder_class
-from builders.errors import ClincorpError
-from builders.release_view import ReleaseView
-from builders.text_units import split_sentences
-from validation.metrics.conll2012 import ConllDocument, TokenSpan, write_conll2012
+from clinical_corpora.builders.base import load_builder_class
+from clinical_corpora.core.errors import ClincorpError
+from clinical_corpora.builders.release_view import ReleaseView
+from clinical_corpora.builders.text_units import split_sentences
+from clinical_corpora.builders.sources.conll2012 import ConllDocument, TokenSpan, write_conll2012
 
 CHAINS_FIELD = "chains"
 

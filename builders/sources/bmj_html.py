@@ -33,7 +33,7 @@ from justext.core import (
 from justext.utils import is_blank
 from lxml import etree
 
-from builders.errors import SourceError
+from clinical_corpora.core.errors import SourceError
 
 CASE_REPORT_HEADINGS = frozenset(
     {

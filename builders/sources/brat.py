@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from builders.errors import SourceError
+from clinical_corpora.core.errors import SourceError
 
 ANN_SUFFIX = ".ann"
 TEXT_SUFFIX = ".txt"

@@ -20,8 +20,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from builders.errors import SourceError
-from builders.sources.knowtator import KnowtatorDocument
+from clinical_corpora.core.errors import SourceError
+from clinical_corpora.builders.sources.knowtator import KnowtatorDocument
 
 DOCS_DIR = "docs"
 CONCEPTS_DIR = "concepts"

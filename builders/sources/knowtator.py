@@ -37,7 +37,7 @@ from typing import Literal, get_args
 
 from lxml import etree
 
-from builders.errors import SourceError
+from clinical_corpora.core.errors import SourceError
 
 GrammaticalCategory = Literal[
     "indefinite_np",

@@ -32,7 +32,7 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 from isal import igzip, igzip_threaded
 
-from builders.errors import SourceError
+from clinical_corpora.core.errors import SourceError
 
 DEFAULT_BLOCK_SIZE = 8 << 20
 """Bytes of uncompressed CSV read per block (memory is a small multiple of it)."""

@@ -17,7 +17,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Literal
 
-from builders.errors import SourceError
+from clinical_corpora.core.errors import SourceError
 
 ROOT_CONCEPT_ID = 138875005
 IS_A_TYPE_ID = 116680003

@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import NamedTuple
 
-from builders.errors import SourceError
+from clinical_corpora.core.errors import SourceError
 
 MRCONSO_FILENAME = "MRCONSO.RRF"
 MRSTY_FILENAME = "MRSTY.RRF"

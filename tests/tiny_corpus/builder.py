@@ -15,10 +15,10 @@ from typing import Literal
 
 import pyarrow.compute as pc
 
-from builders.base import AgreementReport, BuildContext, Builder, CardSection, Row, Table
-from builders.errors import SourceError
-from builders.release_view import ReleaseView
-from schemas.spans import Span, TextRecord
+from clinical_corpora.builders.base import AgreementReport, BuildContext, Builder, CardSection, Row, Table
+from clinical_corpora.core.errors import SourceError
+from clinical_corpora.builders.release_view import ReleaseView
+from clinical_corpora.schemas.spans import Span, TextRecord
 
 Label = Literal["problem", "test", "treatment"]
 

@@ -1,5 +1,5 @@
 """Inter-annotator agreement measures."""
 
-from validation.agreement.pairwise import pairwise_kappa
+from clinical_corpora.validation.agreement.pairwise import pairwise_kappa
 
 __all__ = ["pairwise_kappa"]

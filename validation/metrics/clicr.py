@@ -36,7 +36,7 @@ from typing import Literal
 
 import numpy as np
 
-from builders.errors import SourceError
+from clinical_corpora.core.errors import SourceError
 
 _PUNCTUATION = set(string.punctuation)
 _ARTICLES = re.compile(r"\b(a|an|the)\b")

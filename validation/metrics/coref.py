@@ -42,7 +42,7 @@ from scipy.optimize import linear_sum_assignment
 from scipy.sparse import coo_array
 from scipy.sparse.csgraph import connected_components
 
-from builders.errors import SourceError
+from clinical_corpora.core.errors import SourceError
 
 Mention = Hashable
 Chains = Iterable[Iterable[Mention]]

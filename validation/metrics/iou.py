@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from builders.sources.mimic_notes import SpanAnnotation, read_span_annotations
+from clinical_corpora.builders.sources.mimic_notes import SpanAnnotation, read_span_annotations
 
 DEFAULT_BOOTSTRAP_REPLICATES = 1000
 DEFAULT_SEED = 0

@@ -37,8 +37,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, get_args
 
-from builders.errors import SourceError
-from builders.sources.brat import (
+from clinical_corpora.core.errors import SourceError
+from clinical_corpora.builders.sources.brat import (
     Attribute,
     BratDocument,
     brat_document_ids,

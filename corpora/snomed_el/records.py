@@ -9,8 +9,8 @@ from typing import Annotated, ClassVar, Literal
 
 from pydantic import Field, model_validator
 
-from builders.sources.rf2 import Hierarchy
-from schemas.spans import Int32, Record, Span, TextRecord
+from clinical_corpora.builders.sources.rf2 import Hierarchy
+from clinical_corpora.schemas.spans import Int32, Record, Span, TextRecord
 
 SctId = Annotated[int, Field(ge=100_000, le=999_999_999_999_999_999)]
 """A SNOMED CT identifier (6-18 digits), stored as int64."""

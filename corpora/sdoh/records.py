@@ -12,7 +12,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
-from schemas.spans import Span, TextRecord, unique_ids
+from clinical_corpora.schemas.spans import Span, TextRecord, unique_ids
 
 Split = Literal["train", "dev", "test"]
 NoteSource = Literal["mimic", "uw"]

@@ -12,11 +12,11 @@ from typing import Any, get_args
 
 import pandas as pd
 
-from builders.base import AgreementReport, BuildContext, Builder, CardSection, Row, Table
-from builders.errors import SourceError
-from builders.release_view import ReleaseView
-from builders.sources.brat import BratDocument, TextBound, brat_document_ids, read_brat_document
-from schemas.sdoh import (
+from clinical_corpora.builders.base import AgreementReport, BuildContext, Builder, CardSection, Row, Table
+from clinical_corpora.core.errors import SourceError
+from clinical_corpora.builders.release_view import ReleaseView
+from clinical_corpora.builders.sources.brat import BratDocument, TextBound, brat_document_ids, read_brat_document
+from clinical_corpora.corpora.sdoh.records import (
     CHALLENGE_EVENT_TYPES,
     REQUIRED_ARGUMENTS,
     SUBTYPES_BY_ARGUMENT,
@@ -25,7 +25,7 @@ from schemas.sdoh import (
     SdohNote,
     Split,
 )
-from validation.metrics.sdoh import NOT_APPLICABLE, TRIGGER, ScoreRow, score_folders
+from clinical_corpora.validation.metrics.sdoh import NOT_APPLICABLE, TRIGGER, ScoreRow, score_folders
 
 CONFIG = "sdoh"
 SPLITS: tuple[str, ...] = get_args(Split)

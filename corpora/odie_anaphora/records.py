@@ -14,14 +14,14 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from builders.sources.knowtator import (
+from clinical_corpora.builders.sources.knowtator import (
     BaggaClass,
     GrammaticalCategory,
     RelationType,
     SemanticClass,
     SentenceFunction,
 )
-from schemas.spans import Span, TextRecord, unique_ids
+from clinical_corpora.schemas.spans import Span, TextRecord, unique_ids
 
 Institution = Literal["mayo", "upmc"]
 NoteType = Literal["cc", "p", "er", "ds", "sp", "rad"]

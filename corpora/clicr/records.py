@@ -2,7 +2,7 @@
 
 Offsets in ``clicr_documents`` are 0-based character offsets into the passage (the case without
 its Learning points), end exclusive. Categories are the i2b2-2010 ones the recogniser assigns
-(:data:`builders.entity_matcher.CATEGORIES`).
+(:data:`clinical_corpora.corpora.clicr.entity_matcher.CATEGORIES`).
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from builders.entity_matcher import Category
-from schemas.spans import Record, Span, TextRecord
+from clinical_corpora.corpora.clicr.entity_matcher import Category
+from clinical_corpora.schemas.spans import Record, Span, TextRecord
 
 PLACEHOLDER = "@placeholder"
 """The blank of a query, where the answer entity stood in the learning point."""

@@ -10,8 +10,8 @@ import argparse
 import json
 from pathlib import Path
 
-from builders.errors import ClincorpError
-from validation.metrics.iou import DEFAULT_BOOTSTRAP_REPLICATES, DEFAULT_SEED, score_files
+from clinical_corpora.core.errors import ClincorpError
+from clinical_corpora.validation.metrics.iou import DEFAULT_BOOTSTRAP_REPLICATES, DEFAULT_SEED, score_files
 
 
 def configure(parser: argparse.ArgumentParser) -> None:

@@ -2,7 +2,7 @@
 
 The dictionary holds the English, non-suppressed MRCONSO strings (LAT=ENG, SUPPRESS=N) of the
 concepts whose MRSTY semantic types map to an i2b2-2010 category (:data:`SEMANTIC_TYPE_CATEGORIES`,
-documented in ``corpora/clicr/README.md``). A key is a string's tokens (:mod:`builders.text_units`)
+documented in ``corpora/clicr/README.md``). A key is a string's tokens (:mod:`clinical_corpora.builders.text_units`)
 lower-cased and joined by one space. Matching runs sentence by sentence, left to right, taking the
 longest key that starts at a token and ends at a token (case-insensitive), then resumes after it.
 
@@ -36,8 +36,8 @@ from typing import Literal
 
 import justext
 
-from builders.sources.umls import file_sha256, read_mrconso, read_mrsty
-from builders.text_units import TOKEN_PATTERN, Sentence, split_sentences, token_strings, tokenize
+from clinical_corpora.builders.sources.umls import file_sha256, read_mrconso, read_mrsty
+from clinical_corpora.builders.text_units import TOKEN_PATTERN, Sentence, split_sentences, token_strings, tokenize
 
 Category = Literal["problem", "treatment", "test"]
 CATEGORIES: tuple[Category, ...] = ("problem", "treatment", "test")

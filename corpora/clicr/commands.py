@@ -3,7 +3,7 @@
 DATA is a clicr release folder (its ``--split``, test by default) or a CliCR JSON file;
 PREDICTIONS is a JSON object ``{"<query id>": "<answer>"}``. Each query scores its best match over
 all its answers, UMLS synonyms included; a query without a prediction scores 0
-(:func:`validation.metrics.clicr.score_clicr`).
+(:func:`clinical_corpora.validation.metrics.clicr.score_clicr`).
 """
 
 from __future__ import annotations
@@ -13,10 +13,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-from builders.clicr import query_rows
-from builders.errors import ClincorpError, SourceError
-from builders.release_view import ReleaseView
-from validation.metrics.clicr import answers_from_clicr_json, read_word_vectors, score_clicr
+from clinical_corpora.corpora.clicr.builder import query_rows
+from clinical_corpora.core.errors import ClincorpError, SourceError
+from clinical_corpora.builders.release_view import ReleaseView
+from clinical_corpora.validation.metrics.clicr import answers_from_clicr_json, read_word_vectors, score_clicr
 
 
 def configure(parser: argparse.ArgumentParser) -> None:

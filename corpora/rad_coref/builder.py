@@ -25,7 +25,7 @@ from typing import Any
 
 import pandas as pd
 
-from builders.base import (
+from clinical_corpora.builders.base import (
     AgreementReport,
     BuildContext,
     Builder,
@@ -33,13 +33,13 @@ from builders.base import (
     Row,
     Table,
 )
-from builders.errors import SourceError
-from builders.release_view import ReleaseView
-from builders.sources.brat import parse_brat, read_utf8
-from builders.sources.mimic_notes import NoteEvent, iter_noteevents
-from builders.string_match import string_match_chains
-from builders.text_units import Sentence, split_sentences, tokenize
-from schemas.rad_coref import (
+from clinical_corpora.core.errors import SourceError
+from clinical_corpora.builders.release_view import ReleaseView
+from clinical_corpora.builders.sources.brat import parse_brat, read_utf8
+from clinical_corpora.builders.sources.mimic_notes import NoteEvent, iter_noteevents
+from clinical_corpora.corpora.rad_coref.string_match import string_match_chains
+from clinical_corpora.builders.text_units import Sentence, split_sentences, tokenize
+from clinical_corpora.corpora.rad_coref.records import (
     MENTION_TYPES,
     Chain,
     Mention,
@@ -49,7 +49,7 @@ from schemas.rad_coref import (
     Patient,
     Report,
 )
-from validation.metrics.coref import score_documents_all
+from clinical_corpora.validation.metrics.coref import score_documents_all
 
 CONFIG = "rad_coref"
 PAIRS_CONFIG = "mention_pairs"
@@ -404,7 +404,7 @@ def corpus_statistics(patients: list[dict[str, Any]]) -> CardSection:
         ["Total mentions", len(mentions)],
         *[[f"Total entities ({kind})", types[kind]] for kind in MENTION_TYPES],
     ]
-    return CardSection("Corpus statistics", "As the seed's Table 3; tokens are `builders.text_units.tokenize` "
+    return CardSection("Corpus statistics", "As the seed's Table 3; tokens are `clinical_corpora.builders.text_units.tokenize` "
                        "tokens (the seed used NLTK).", Table(["item", "count"], rows))
 
 

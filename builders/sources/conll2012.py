@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple, TextIO
 
-from builders.errors import SourceError
+from clinical_corpora.core.errors import SourceError
 
 MIN_COLUMNS = 5
 _BEGIN = re.compile(r"#\s*begin document\b\s*(?P<rest>.*)")
@@ -217,7 +217,7 @@ def _close(document: _OpenDocument, path: str | Path) -> ConllDocument:
 
 
 def read_conll2012_chains(path: str | Path) -> dict[str, list[set[TokenSpan]]]:
-    """``{doc_id: chains}`` of a CoNLL-2012 file, ready for :mod:`validation.metrics.coref`."""
+    """``{doc_id: chains}`` of a CoNLL-2012 file, ready for :mod:`clinical_corpora.validation.metrics.coref`."""
     return {document.doc_id: [set(chain) for chain in document.chains] for document in iter_conll2012(path)}
 
 

@@ -29,14 +29,14 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from builders.base import AgreementReport, BuildContext, Builder, CardSection, Row, Table
-from builders.errors import ClincorpError, SourceError
-from builders.release_view import ReleaseView
-from builders.sources.mimic_notes import SpanAnnotation, iter_notes, read_span_annotations
-from builders.sources.rf2 import Terminology, load_snapshot
-from schemas.snomed_el import ConceptRecord, ConceptStats, LinkedSpan, Note, Split
-from validation.agreement.jaccard import mean_pairwise_jaccard
-from validation.metrics.concept_difficulty import Mention, concept_difficulty
+from clinical_corpora.builders.base import AgreementReport, BuildContext, Builder, CardSection, Row, Table
+from clinical_corpora.core.errors import ClincorpError, SourceError
+from clinical_corpora.builders.release_view import ReleaseView
+from clinical_corpora.builders.sources.mimic_notes import SpanAnnotation, iter_notes, read_span_annotations
+from clinical_corpora.builders.sources.rf2 import Terminology, load_snapshot
+from clinical_corpora.corpora.snomed_el.records import ConceptRecord, ConceptStats, LinkedSpan, Note, Split
+from clinical_corpora.validation.agreement.jaccard import mean_pairwise_jaccard
+from clinical_corpora.validation.metrics.concept_difficulty import Mention, concept_difficulty
 
 SPLIT_SEED = 20240301
 TEST_FRACTION = 0.25

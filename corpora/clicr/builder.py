@@ -1,7 +1,7 @@
 """CliCR: cloze queries over BMJ Case Reports (Šuster & Daelemans 2018), from pages and UMLS.
 
-Per case (``bmj_html`` page, read by :mod:`builders.sources.bmj_html`): the passage is the case
-without its Learning points; the UMLS dictionary matcher (:mod:`builders.entity_matcher`) marks
+Per case (``bmj_html`` page, read by :mod:`clinical_corpora.builders.sources.bmj_html`): the passage is the case
+without its Learning points; the UMLS dictionary matcher (:mod:`clinical_corpora.corpora.clicr.entity_matcher`) marks
 the entities of the passage and of every learning point. Each entity of a learning point gives a
 query (seed §3.1): the learning point with that entity replaced by ``@placeholder``, left out when
 the longer side of the blank (by characters, stripped) occurs verbatim in the passage (counted per
@@ -31,8 +31,8 @@ import pandas as pd
 import pyarrow.parquet as pq
 from datasets import Features
 
-from builders.base import AgreementReport, BuildContext, Builder, CardSection, Row, Table
-from builders.entity_matcher import (
+from clinical_corpora.builders.base import AgreementReport, BuildContext, Builder, CardSection, Row, Table
+from clinical_corpora.corpora.clicr.entity_matcher import (
     CATEGORIES,
     Entity,
     EntityMatcher,
@@ -40,13 +40,13 @@ from builders.entity_matcher import (
     load_or_build_index,
     refine_span,
 )
-from builders.errors import SourceError
-from builders.release_view import ReleaseView
-from builders.sources.bmj_html import PASSAGE_SEPARATOR, CaseReport, read_case_report
-from builders.sources.brat import ANN_SUFFIX, TEXT_SUFFIX, iter_brat_folder, read_brat, read_utf8
-from builders.sources.umls import MRCONSO_FILENAME, MRSTY_FILENAME
-from builders.text_units import split_sentences, token_strings
-from schemas.clicr import (
+from clinical_corpora.core.errors import SourceError
+from clinical_corpora.builders.release_view import ReleaseView
+from clinical_corpora.builders.sources.bmj_html import PASSAGE_SEPARATOR, CaseReport, read_case_report
+from clinical_corpora.builders.sources.brat import ANN_SUFFIX, TEXT_SUFFIX, iter_brat_folder, read_brat, read_utf8
+from clinical_corpora.builders.sources.umls import MRCONSO_FILENAME, MRSTY_FILENAME
+from clinical_corpora.builders.text_units import split_sentences, token_strings
+from clinical_corpora.corpora.clicr.records import (
     PLACEHOLDER,
     Answer,
     CaseMetadata,
@@ -55,8 +55,8 @@ from schemas.clicr import (
     EntitySpan,
     SectionSpan,
 )
-from schemas.features import row_decoder
-from validation.metrics.clicr import maxfreq_entity_predictions, rand_entity_predictions, score_clicr
+from clinical_corpora.schemas.features import row_decoder
+from clinical_corpora.validation.metrics.clicr import maxfreq_entity_predictions, rand_entity_predictions, score_clicr
 
 SPLIT_PROPORTIONS = (("train", 0.87), ("dev", 0.06), ("test", 0.07))
 SPLIT_SEED = 2018
@@ -394,7 +394,7 @@ def _data_statistics(documents: DocumentTally, queries: list[QueryRow]) -> CardS
         ["% answers verbatim in passage", round(100 * verbatim / len(queries), 1) if queries else 0.0],
     ]
     text = ("As the seed's Table 2, counted on the lower-cased dataset (each passage once). Tokens are "
-            "`builders.text_units` tokens; an answer is verbatim in the passage when one of its forms "
+            "`clinical_corpora.builders.text_units` tokens; an answer is verbatim in the passage when one of its forms "
             "(original or UMLS synonym) occurs there as whole tokens, in any case.")
     return CardSection("Data statistics", text, Table(["statistic", "value"], rows))
 

@@ -24,26 +24,26 @@ from typing import get_args
 
 import pandas as pd
 
-from builders.base import AgreementReport, BuildContext, Builder, CardSection, Row, Table
-from builders.errors import ClincorpError, SourceError
-from builders.release_view import ReleaseView
-from builders.sources.i2b2_coref import DOCS_DIR, I2b2CorefDocument, TokenGrid, read_i2b2_document
-from builders.sources.knowtator import (
+from clinical_corpora.builders.base import AgreementReport, BuildContext, Builder, CardSection, Row, Table
+from clinical_corpora.core.errors import ClincorpError, SourceError
+from clinical_corpora.builders.release_view import ReleaseView
+from clinical_corpora.builders.sources.i2b2_coref import DOCS_DIR, I2b2CorefDocument, TokenGrid, read_i2b2_document
+from clinical_corpora.builders.sources.knowtator import (
     KnowtatorDocument,
     MarkableKey,
     RelationType,
     SemanticClass,
     read_knowtator_file,
 )
-from schemas.odie_anaphora import Chain, Fragment, Institution, Markable, NoteType, OdieDocument, Pair
-from validation.agreement.pairwise import (
+from clinical_corpora.corpora.odie_anaphora.records import Chain, Fragment, Institution, Markable, NoteType, OdieDocument, Pair
+from clinical_corpora.validation.agreement.pairwise import (
     AgreementTable,
     AnnotatedPairs,
     document_agreement,
     sum_by_group,
 )
-from validation.agreement.pairwise import AgreementReport as PairwiseReport
-from validation.metrics.coref import Score, score_documents_all
+from clinical_corpora.validation.agreement.pairwise import AgreementReport as PairwiseReport
+from clinical_corpora.validation.metrics.coref import Score, score_documents_all
 
 CONFIG = "odie_anaphora"
 SPLIT = "train"

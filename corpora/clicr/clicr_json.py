@@ -3,7 +3,7 @@
 ``{"version": "1.0", "data": [{"document": {"context", "title", "qas": [{"id", "query", "answers":
 [{"text", "origin", "cui", "sem_type"}]}]}, "source"}]}`` as the CliCR release has it, so its
 readers and ``evaluate.py`` work on our releases: the context is the passage tokenized
-(``builders.text_units``, tokens joined by a space, one passage block a line) with every recognised
+(``clinical_corpora.builders.text_units``, tokens joined by a space, one passage block a line) with every recognised
 entity marked ``BEG__<tokens>__END``; the query is tokenized around ``@placeholder``; an answer's
 ``sem_type`` is its i2b2 category (as in CliCR), its text as in the release; ``source`` is the case
 id. Only cases with queries are written, in release order.
@@ -18,11 +18,11 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from builders.clicr import query_rows
-from builders.errors import ClincorpError
-from builders.release_view import ReleaseView
-from builders.text_units import token_strings, tokenize
-from schemas.clicr import PLACEHOLDER
+from clinical_corpora.corpora.clicr.builder import query_rows
+from clinical_corpora.core.errors import ClincorpError
+from clinical_corpora.builders.release_view import ReleaseView
+from clinical_corpora.builders.text_units import token_strings, tokenize
+from clinical_corpora.corpora.clicr.records import PLACEHOLDER
 
 CLICR_VERSION = "1.0"
 ENTITY_OPEN, ENTITY_CLOSE = "BEG__", "__END"

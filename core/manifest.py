@@ -9,7 +9,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from builders.errors import ClincorpError, SourceError
+from clinical_corpora.core.errors import ClincorpError, SourceError
 
 SEMVER = r"^\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?$"
 MANIFEST_NAME = "corpus.yaml"

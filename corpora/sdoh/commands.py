@@ -10,7 +10,7 @@ import argparse
 from pathlib import Path
 from typing import get_args
 
-from validation.metrics.sdoh import (
+from clinical_corpora.validation.metrics.sdoh import (
     LabeledCriterion,
     SpanCriterion,
     TriggerCriterion,

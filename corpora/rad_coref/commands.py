@@ -13,9 +13,9 @@ import json
 from collections.abc import Hashable
 from pathlib import Path
 
-from builders.errors import ClincorpError
-from validation.metrics.conll2012 import read_conll2012_chains
-from validation.metrics.coref import (
+from clinical_corpora.core.errors import ClincorpError
+from clinical_corpora.builders.sources.conll2012 import read_conll2012_chains
+from clinical_corpora.validation.metrics.coref import (
     CONLL_METRICS,
     METRIC_NAMES,
     Score,

@@ -11,7 +11,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from schemas.spans import Offset, Record, Span, span_mismatch, unique_ids
+from clinical_corpora.schemas.spans import Offset, Record, Span, span_mismatch, unique_ids
 
 Modality = Literal["XR", "CT", "CTA", "MR", "US", "OTHER"]
 MentionType = Literal["Finding", "Device"]
