@@ -85,7 +85,7 @@ def generate_pages(folder: Path, cases: int, names: list[str], seed: int = 7) ->
 
 
 def release(pages: str, meta: str, gold: str, out: str) -> dict[str, int]:
-    from clinical_corpora.core.manifest import find_corpus
+    from clinical_corpora.builders.plugins import find_corpus
     from clinical_corpora.builders.pipeline import run
 
     sources = {"bmj_html": Path(pages), "umls": Path(meta), "entity_gold": Path(gold)}  # empty gold: not run

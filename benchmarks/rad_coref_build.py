@@ -34,7 +34,7 @@ from benchmarks._measure import measure
 from benchmarks.coref_metrics import synthetic_patient
 from benchmarks.mimic_notes import LAYOUTS, _bodies, run_pandas
 from clinical_corpora.builders.base import BuildContext
-from clinical_corpora.core.manifest import find_corpus
+from clinical_corpora.builders.plugins import find_corpus
 from clinical_corpora.corpora.rad_coref.builder import RadCorefBuilder
 from clinical_corpora.validation.metrics.coref import score_documents_all
 

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import argparse
-import importlib
+import json
 import sys
 from pathlib import Path
 
+from clinical_corpora.builders.plugins import all_corpora, find_corpus, load_plugins
 from clinical_corpora.core.errors import ClincorpError
-from clinical_corpora.core.manifest import CorpusManifest, all_corpora, find_corpus
-from clinical_corpora.builders.registry import EXPORTERS, SCORERS
+from clinical_corpora.core.manifest import CorpusManifest
+from clinical_corpora.core.registry import Command, exporters, scorers
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -30,7 +31,7 @@ def _parser() -> argparse.ArgumentParser:
             ("build", _build, "build", "the same without immutability, into a scratch folder")):
         command = commands.add_parser(name, help=helptext)
         command.add_argument("corpora", nargs="*", help="corpus names or folders holding a corpus.yaml")
-        command.add_argument("--all", action="store_true", help="every corpus under corpora/")
+        command.add_argument("--all", action="store_true", help="every installed corpus")
         command.add_argument("--out", type=Path, default=Path(default_out))
         command.add_argument("--source", action="append", default=[], metavar="NAME=PATH",
                              help="read source NAME from PATH instead of the embedded sample")
@@ -42,24 +43,45 @@ def _parser() -> argparse.ArgumentParser:
     validate.set_defaults(handler=_validate)
     commands.add_parser("list", help="corpora, versions, access and sources").set_defaults(handler=_list)
     score = commands.add_parser("score", help="score predictions against gold (clincorp score NAME -h)")
-    score.add_argument("scorer", choices=sorted(SCORERS))
+    score.add_argument("scorer", help="a scorer registered by a corpus (clincorp list shows them)")
     score.add_argument("arguments", nargs=argparse.REMAINDER)
-    score.set_defaults(handler=lambda args: _run_registered(f"clincorp score {args.scorer}",
-                                                           SCORERS[args.scorer], args.arguments))
-    export = commands.add_parser("export", help="write a release in another format (clincorp export FORMAT -h)")
-    export.add_argument("format", choices=sorted(EXPORTERS))
-    export.add_argument("arguments", nargs=argparse.REMAINDER)
-    export.set_defaults(handler=lambda args: _run_registered(f"clincorp export {args.format}",
-                                                            EXPORTERS[args.format], args.arguments))
+    score.set_defaults(handler=_score)
+    export = commands.add_parser("export", help="write a release in another format (clincorp export FORMAT RELEASE -h)")
+    export.add_argument("format", help="an export format registered by the release's corpus (clincorp list)")
+    export.add_argument("release", type=Path, help="a release folder (holding manifest.json and data/)")
+    export.add_argument("arguments", nargs=argparse.REMAINDER, help="--out DIR and the format's own options")
+    export.set_defaults(handler=_export)
     return parser
 
 
-def _run_registered(prog: str, module_name: str, argv: list[str]) -> int:
-    """Import a registered command module only when it is used, parse its own arguments, run it."""
-    module = importlib.import_module(module_name)
-    parser = argparse.ArgumentParser(prog=prog, description=module.__doc__)
-    module.configure(parser)
-    return int(module.run(parser.parse_args(argv)))
+def _score(args: argparse.Namespace) -> int:
+    load_plugins()
+    parser = argparse.ArgumentParser(prog=f"clincorp score {args.scorer}")
+    return _run_command(scorers.get(args.scorer), parser, args.arguments)
+
+
+def _export(args: argparse.Namespace) -> int:
+    load_plugins()
+    manifest_path = args.release / "manifest.json"
+    if not manifest_path.is_file():
+        raise ClincorpError(f"{args.release} is not a release: it has no manifest.json")
+    corpus = json.loads(manifest_path.read_text(encoding="utf-8")).get("corpus")
+    formats = sorted(name for name, owner in exporters.keys() if owner == corpus)
+    if (args.format, corpus) not in exporters.keys():
+        raise ClincorpError(f"no export format {args.format!r} for the {corpus} corpus: its formats are "
+                            f"{', '.join(formats) or 'none'}")
+    parser = argparse.ArgumentParser(prog=f"clincorp export {args.format} {args.release}")
+    parser.add_argument("--out", type=Path, required=True, help="the folder to write into")
+    parser.set_defaults(release=args.release)
+    return _run_command(exporters.get((args.format, corpus)), parser, args.arguments)
+
+
+def _run_command(command: Command, parser: argparse.ArgumentParser, argv: list[str]) -> int:
+    """Import a registered command only when it is used, parse its own arguments, run it."""
+    implementation = command.load()
+    parser.description = implementation.__doc__ or command.help
+    implementation.configure(parser)
+    return int(implementation.run(parser.parse_args(argv)))
 
 
 def _selected(args: argparse.Namespace) -> list[CorpusManifest]:
@@ -121,4 +143,8 @@ def _list(args: argparse.Namespace) -> int:
             optional = "" if spec.required else " (optional)"
             default = f"default {spec.path}" if spec.path else "read only when given"
             print(f"  source {name}{optional}: {spec.kind}, {default}\n    {spec.description.strip()}")
+        formats = sorted(name for name, owner in exporters.keys() if owner == manifest.name)
+        if formats:
+            print(f"  export formats: {', '.join(formats)}")
+    print("scorers: " + ", ".join(f"{name} ({scorers.get(name).help})" for name in sorted(scorers.keys())))
     return 0

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from clinical_corpora.core.errors import ClincorpError, SourceError
+from clinical_corpora.core.errors import SourceError
 
 SEMVER = r"^\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?$"
 MANIFEST_NAME = "corpus.yaml"
@@ -122,12 +121,6 @@ class CorpusManifest(Strict):
         return self
 
 
-def corpora_root() -> Path:
-    """Where corpus folders live: $CLINCORP_CORPORA, else ``corpora/`` beside the packages."""
-    configured = os.environ.get("CLINCORP_CORPORA")
-    return Path(configured) if configured else Path(__file__).resolve().parents[1] / "corpora"
-
-
 def load_manifest(path: Path) -> CorpusManifest:
     """Read and validate a corpus.yaml (or the corpus.yaml inside a folder)."""
     path = path / MANIFEST_NAME if path.is_dir() else path
@@ -139,22 +132,3 @@ def load_manifest(path: Path) -> CorpusManifest:
         return CorpusManifest.model_validate({**(raw or {}), "folder": path.parent})
     except ValidationError as error:
         raise SourceError(path, f"not a valid corpus manifest:\n{error}") from error
-
-
-def find_corpus(name_or_path: str) -> CorpusManifest:
-    """A corpus by name (under :func:`corpora_root`) or by the path of its folder."""
-    candidate = Path(name_or_path)
-    if (candidate / MANIFEST_NAME).is_file():
-        return load_manifest(candidate)
-    named = corpora_root() / name_or_path / MANIFEST_NAME
-    if named.is_file():
-        return load_manifest(named)
-    known = ", ".join(sorted(m.name for m in all_corpora())) or "none"
-    raise ClincorpError(f"no corpus {name_or_path!r}: known corpora are {known}")
-
-
-def all_corpora() -> list[CorpusManifest]:
-    """Every corpus under :func:`corpora_root`, by name."""
-    root = corpora_root()
-    manifests = sorted(root.glob(f"*/{MANIFEST_NAME}")) if root.is_dir() else []
-    return [load_manifest(path) for path in manifests]

@@ -1,0 +1,1 @@
+"""The corpus plugins shipped with clinical-corpora: one package per corpus, each registering itself."""

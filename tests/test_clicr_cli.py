@@ -17,7 +17,7 @@ import pytest
 
 from clinical_corpora.builders.cli import main
 from clinical_corpora.corpora.clicr.clicr_json import marked_context, tokenized_query
-from clinical_corpora.core.manifest import find_corpus
+from clinical_corpora.builders.plugins import find_corpus
 from clinical_corpora.builders.pipeline import run
 
 PREDICTIONS = {
@@ -117,4 +117,4 @@ def test_bad_predictions_and_split_are_clear_errors(release: Path, tmp_path: Pat
 def test_export_refuses_a_folder_that_is_not_a_clicr_release(tmp_path: Path,
                                                               capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["export", "clicr-json", str(tmp_path), "--out", str(tmp_path / "out")]) == 1
-    assert "is not a clicr release" in capsys.readouterr().err
+    assert "is not a release: it has no manifest.json" in capsys.readouterr().err

@@ -17,7 +17,7 @@ import pytest
 from clinical_corpora.corpora.clicr.builder import assign_splits, blank_repeats_passage, case_text, entity_scores
 from clinical_corpora.corpora.clicr.entity_matcher import Entity
 from clinical_corpora.core.errors import GateError, SourceError
-from clinical_corpora.core.manifest import find_corpus
+from clinical_corpora.builders.plugins import find_corpus
 from clinical_corpora.builders.pipeline import Outcome, run
 from clinical_corpora.builders.release_view import ReleaseView
 from clinical_corpora.builders.sources.bmj_html import read_case_report

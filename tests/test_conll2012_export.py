@@ -8,12 +8,12 @@ import pytest
 
 from clinical_corpora.builders.cli import main
 from clinical_corpora.core.errors import ClincorpError
-from clinical_corpora.builders.exporters.conll2012 import RecordShape, record_document
-from clinical_corpora.core.manifest import find_corpus
+from clinical_corpora.builders.exporters.conll2012 import ChainLayout, record_document
+from clinical_corpora.builders.plugins import find_corpus
 from clinical_corpora.builders.pipeline import run
 from clinical_corpora.builders.sources.conll2012 import TokenSpan, iter_conll2012
+from clinical_corpora.corpora.rad_coref.exports import PATIENT_CHAINS
 
-PATIENT_SHAPE = RecordShape("patient_id", "mentions", "mention_ids")
 
 
 def patient(chains: list[list[str]]) -> dict:
@@ -26,12 +26,12 @@ def patient(chains: list[list[str]]) -> dict:
 
 
 def test_reports_follow_each_other_and_unchained_mentions_are_singletons() -> None:
-    document = record_document(patient([["m1", "m2"]]), PATIENT_SHAPE, singletons=True)
+    document = record_document(patient([["m1", "m2"]]), PATIENT_CHAINS, singletons=True)
     # tokens: Small left effusion . | The effusion is stable . | No pneumothorax .
     assert document.sentences == (("Small", "left", "effusion", "."), ("The", "effusion", "is", "stable", "."),
                                   ("No", "pneumothorax", "."))
     assert set(document.chains) == {frozenset({TokenSpan(1, 3), TokenSpan(5, 6)}), frozenset({TokenSpan(10, 11)})}
-    without = record_document(patient([["m1", "m2"]]), PATIENT_SHAPE, singletons=False)
+    without = record_document(patient([["m1", "m2"]]), PATIENT_CHAINS, singletons=False)
     assert without.chains == (frozenset({TokenSpan(1, 3), TokenSpan(5, 6)}),)
 
 
@@ -40,7 +40,7 @@ def test_note_level_records_with_other_field_names() -> None:
             "markables": [{"id": "a", "start": 0, "end": 16, "text": "CT of the pelvis"},
                           {"id": "b", "start": 18, "end": 20, "text": "It"}],
             "chains": [{"id": "c1", "markable_ids": ["a", "b"]}]}
-    document = record_document(note, RecordShape("id", "markables", "markable_ids"), singletons=True)
+    document = record_document(note, ChainLayout("notes", "id", "markables", "markable_ids"), singletons=True)
     assert document.name == "note_7"
     assert document.chains == (frozenset({TokenSpan(0, 4), TokenSpan(5, 6)}),)
 
@@ -49,7 +49,7 @@ def test_two_chains_on_the_same_tokens_cannot_be_written() -> None:
     record = patient([["m1"], ["m2"], ["m3"]])
     record["mentions"][2].update(report_index=1, start=4, end=8, text="effu")
     with pytest.raises(ClincorpError, match="two chains have a mention on tokens 5-6"):
-        record_document(record, PATIENT_SHAPE, singletons=True)
+        record_document(record, PATIENT_CHAINS, singletons=True)
 
 
 @pytest.fixture(scope="module")
@@ -79,8 +79,8 @@ def test_exported_key_scores_itself_perfectly(exported: tuple[Path, Path], capsy
     assert capsys.readouterr().out.count("100.00") == 7
 
 
-def test_config_without_chains_is_refused(exported: tuple[Path, Path], tmp_path: Path,
-                                          capsys: pytest.CaptureFixture[str]) -> None:
+def test_format_the_corpus_does_not_register_is_refused(exported: tuple[Path, Path], tmp_path: Path,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
     release, _ = exported
-    assert main(["export", "conll2012", str(release), "--config", "mention_pairs", "--out", str(tmp_path)]) == 1
-    assert "config 'mention_pairs' has no chains of mention ids" in capsys.readouterr().err
+    assert main(["export", "clicr-json", str(release), "--out", str(tmp_path)]) == 1
+    assert "no export format 'clicr-json' for the rad_coref corpus: its formats are conll2012" in capsys.readouterr().err

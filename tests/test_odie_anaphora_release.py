@@ -18,7 +18,8 @@ from clinical_corpora.builders.base import BuildContext
 from clinical_corpora.builders.cli import main
 from clinical_corpora.core.errors import ClincorpError, SourceError
 from clinical_corpora.builders.inputs import resolve_sources
-from clinical_corpora.core.manifest import find_corpus, load_manifest
+from clinical_corpora.core.manifest import load_manifest
+from clinical_corpora.builders.plugins import find_corpus
 from clinical_corpora.corpora.odie_anaphora.builder import OdieAnaphoraBuilder, document_kind, knowtator_record
 from clinical_corpora.builders.pipeline import run
 from clinical_corpora.builders.release_view import ReleaseView

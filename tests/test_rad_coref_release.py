@@ -16,7 +16,8 @@ from datasets import load_dataset
 from clinical_corpora.builders.base import BuildContext
 from clinical_corpora.core.errors import SourceError
 from clinical_corpora.builders.inputs import resolve_sources
-from clinical_corpora.core.manifest import CorpusManifest, find_corpus, load_manifest
+from clinical_corpora.core.manifest import CorpusManifest, load_manifest
+from clinical_corpora.builders.plugins import find_corpus
 from clinical_corpora.builders.pipeline import run
 from clinical_corpora.corpora.rad_coref.builder import RadCorefBuilder, modality_of
 from clinical_corpora.builders.release_check import check_release

@@ -30,8 +30,7 @@ BLOCK_SEPARATOR = "\n\n"
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("release", type=Path, help="a clicr release folder (…/clicr/<version>)")
-    parser.add_argument("--out", type=Path, required=True, help="folder for <split>1.0.json files")
+    """No options beyond the release and --out (one <split>1.0.json file per split)."""
 
 
 def run(args: argparse.Namespace) -> int:

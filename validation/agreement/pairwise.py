@@ -18,6 +18,7 @@ unstated; this is the choice made here.
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 from collections import Counter
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -109,17 +110,19 @@ class AgreementReport:
 
 
 def cohen_kappa(tp: int, fp: int, fn: int, tn: int) -> tuple[float, float, float]:
-    """``(P(a), P(e), kappa)`` of a 2x2 table (eqns 4-8); kappa is NaN when ``P(e) = 1``."""
+    """``(P(a), P(e), kappa)`` of a 2x2 table (eqns 4-8); kappa is NaN when ``P(e) = 1``.
+
+    Computed in exact fractions: with many true negatives ``P(a)`` and ``P(e)`` are both close to 1
+    and their float difference would lose every significant digit.
+    """
     total = tp + fp + fn + tn
     if total == 0:
         return math.nan, math.nan, math.nan
-    p_observed = (tp + tn) / total
-    p_positive = (tp + fp) / total * ((tp + fn) / total)
-    p_negative = (fn + tn) / total * ((fp + tn) / total)
-    p_expected = p_positive + p_negative
+    p_observed = Fraction(tp + tn, total)
+    p_expected = Fraction((tp + fp) * (tp + fn) + (fn + tn) * (fp + tn), total * total)
     if p_expected == 1:
-        return p_observed, p_expected, math.nan
-    return p_observed, p_expected, (p_observed - p_expected) / (1 - p_expected)
+        return float(p_observed), float(p_expected), math.nan
+    return float(p_observed), float(p_expected), float((p_observed - p_expected) / (1 - p_expected))
 
 
 def pairwise_kappa(

@@ -1,0 +1,55 @@
+"""Find corpora and their commands: import every plugin of the ``clinical_corpora.plugins`` entry points.
+
+The package's own five corpora are plugins like any other (see ``[project.entry-points]`` in
+pyproject.toml); another distribution adds a corpus by declaring an entry point in the same group.
+A corpus may also be named by the path of a folder holding a corpus.yaml.
+"""
+
+from __future__ import annotations
+
+import importlib
+from importlib.metadata import entry_points
+from pathlib import Path
+
+from clinical_corpora.core.errors import ClincorpError
+from clinical_corpora.core.manifest import MANIFEST_NAME, CorpusManifest, load_manifest
+from clinical_corpora.core.registry import corpora
+
+ENTRY_POINT_GROUP = "clinical_corpora.plugins"
+
+
+def load_plugins() -> None:
+    """Import every registered plugin module (each registers its corpus and commands)."""
+    for entry_point in entry_points(group=ENTRY_POINT_GROUP):
+        try:
+            importlib.import_module(entry_point.value.partition(":")[0])
+        except Exception as error:
+            raise ClincorpError(f"the corpus plugin {entry_point.name!r} ({entry_point.value}) failed to "
+                                f"load: {type(error).__name__}: {error}") from error
+
+
+def all_corpora() -> list[CorpusManifest]:
+    """Every registered corpus, by name; an error when there is none."""
+    load_plugins()
+    names = sorted(corpora.keys())
+    if not names:
+        raise ClincorpError(f"no corpus is installed: no plugin in the {ENTRY_POINT_GROUP!r} entry-point "
+                            "group registered one (reinstall clinical-corpora)")
+    return [_registered(name) for name in names]
+
+
+def find_corpus(name_or_path: str) -> CorpusManifest:
+    """A corpus by registered name, or by the path of a folder holding a corpus.yaml."""
+    candidate = Path(name_or_path)
+    if (candidate / MANIFEST_NAME).is_file():
+        return load_manifest(candidate)
+    load_plugins()
+    corpora.get(name_or_path)
+    return _registered(name_or_path)
+
+
+def _registered(name: str) -> CorpusManifest:
+    manifest = load_manifest(corpora.get(name))
+    if manifest.name != name:
+        raise ClincorpError(f"the corpus registered as {name!r} is named {manifest.name!r} in its {MANIFEST_NAME}")
+    return manifest
