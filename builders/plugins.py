@@ -30,12 +30,7 @@ def load_plugins() -> None:
 
 def all_corpora() -> list[CorpusManifest]:
     """Every registered corpus, by name; an error when there is none."""
-    load_plugins()
-    names = sorted(corpora.keys())
-    if not names:
-        raise ClincorpError(f"no corpus is installed: no plugin in the {ENTRY_POINT_GROUP!r} entry-point "
-                            "group registered one (reinstall clinical-corpora)")
-    return [_registered(name) for name in names]
+    return [_registered(name) for name in _corpus_names()]
 
 
 def find_corpus(name_or_path: str) -> CorpusManifest:
@@ -43,9 +38,17 @@ def find_corpus(name_or_path: str) -> CorpusManifest:
     candidate = Path(name_or_path)
     if (candidate / MANIFEST_NAME).is_file():
         return load_manifest(candidate)
-    load_plugins()
-    corpora.get(name_or_path)
+    _corpus_names()
     return _registered(name_or_path)
+
+
+def _corpus_names() -> list[str]:
+    load_plugins()
+    names = sorted(corpora.keys())
+    if not names:
+        raise ClincorpError(f"no corpus is installed: no plugin in the {ENTRY_POINT_GROUP!r} entry-point "
+                            "group registered one (reinstall clinical-corpora)")
+    return names
 
 
 def _registered(name: str) -> CorpusManifest:

@@ -66,7 +66,7 @@ class Registry(Generic[Key, Entry]):
         """The entry under ``key``, or an error listing the known keys."""
         if key not in self._entries:
             known = ", ".join(sorted(map(str, self._entries))) or "none"
-            raise ClincorpError(f"no {self.kind} {key!r}: known {self.kind}s are {known}")
+            raise ClincorpError(f"no {self.kind} {key!r}; registered: {known}")
         return self._entries[key]
 
     def keys(self) -> list[Key]:
