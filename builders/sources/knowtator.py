@@ -33,63 +33,18 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from itertools import pairwise
 from pathlib import Path
-from typing import Literal, get_args
+from typing import get_args
 
 from lxml import etree
 
 from clinical_corpora.core.errors import SourceError
-
-GrammaticalCategory = Literal[
-    "indefinite_np",
-    "definite_np",
-    "bare_np",
-    "demonstrative_np",
-    "proper_np",
-    "personal_pronoun",
-    "possessive_pronoun",
-    "demonstrative_pronoun",
-    "relative_pronoun",
-    "clause",
-    "other",
-]
-SentenceFunction = Literal[
-    "surface_subject",
-    "logical_subject",
-    "predicate_nominal",
-    "indirect_object",
-    "direct_object",
-    "prepositional_object",
-    "modifier",
-    "section_heading",
-    "other",
-]
-SemanticClass = Literal[
-    "people",
-    "anatomical_site",
-    "disease_or_syndrome",
-    "sign_or_symptom",
-    "procedure",
-    "laboratory_or_test_result",
-    "indicator_reagent_or_diagnostic_aid",
-    "organ_or_tissue_function",
-    "other",
-    "none",
-]
-BaggaClass = Literal[
-    "appositive",
-    "syntactic_equative",
-    "proper_name",
-    "pronoun",
-    "quoted_speech_pronoun",
-    "demonstrative",
-    "exact_match",
-    "substring_match",
-    "identical_lexical_head",
-    "synonym",
-    "external_world_knowledge",
-    "ontology_knowledge",
-]
-RelationType = Literal["identity", "set/subset", "part/whole", "other"]
+from clinical_corpora.core.labels import (
+    BaggaClass,
+    GrammaticalCategory,
+    RelationType,
+    SemanticClass,
+    SentenceFunction,
+)
 
 MARKABLE_CLASS = "Markable"
 PAIR_CLASS = "Pair"

@@ -15,16 +15,15 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
-from typing import Literal
 
 from clinical_corpora.core.errors import SourceError
+from clinical_corpora.core.labels import Hierarchy
 
 ROOT_CONCEPT_ID = 138875005
 IS_A_TYPE_ID = 116680003
 FSN_TYPE_ID = 900000000000003001
 SYNONYM_TYPE_ID = 900000000000013009
 
-Hierarchy = Literal["finding", "procedure", "body_structure"]
 HIERARCHY_ROOTS: Mapping[Hierarchy, int] = MappingProxyType(
     {"finding": 404684003, "procedure": 71388002, "body_structure": 123037004}
 )

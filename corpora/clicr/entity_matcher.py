@@ -32,14 +32,13 @@ import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
 
 import justext
 
 from clinical_corpora.builders.sources.umls import file_sha256, read_mrconso, read_mrsty
+from clinical_corpora.core.labels import Category
 from clinical_corpora.builders.text_units import TOKEN_PATTERN, Sentence, split_sentences, token_strings, tokenize
 
-Category = Literal["problem", "treatment", "test"]
 CATEGORIES: tuple[Category, ...] = ("problem", "treatment", "test")
 
 SEMANTIC_TYPE_CATEGORIES: tuple[tuple[str, str, Category], ...] = (

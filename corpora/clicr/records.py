@@ -11,7 +11,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from clinical_corpora.corpora.clicr.entity_matcher import Category
+from clinical_corpora.core.labels import Category
 from clinical_corpora.schemas.spans import Record, Span, TextRecord
 
 PLACEHOLDER = "@placeholder"

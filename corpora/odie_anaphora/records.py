@@ -1,8 +1,8 @@
 """Record models of the ODIE anaphora corpus (Savova et al., JAMIA 2011): one row per note.
 
 A note carries its markables, its pairs (an anaphor linked to its immediately preceding
-antecedent) and its identity chains. Value sets come from the Knowtator reader, the one source
-of truth for the seed's attributes. A discontinuous markable (``CT ... pelvis``) is released as
+antecedent) and its identity chains. Value sets come from :mod:`clinical_corpora.core.labels`, the one source
+of truth for the attributes of Savova et al. 2011. A discontinuous markable (``CT ... pelvis``) is released as
 its covering span (``start``, ``end``, ``text`` from the first fragment's start to the last
 fragment's end) plus the list of its ``fragments``; a contiguous markable has one fragment.
 """
@@ -14,7 +14,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from clinical_corpora.builders.sources.knowtator import (
+from clinical_corpora.core.labels import (
     BaggaClass,
     GrammaticalCategory,
     RelationType,

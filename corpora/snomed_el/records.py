@@ -9,7 +9,7 @@ from typing import Annotated, ClassVar, Literal
 
 from pydantic import Field, model_validator
 
-from clinical_corpora.builders.sources.rf2 import Hierarchy
+from clinical_corpora.core.labels import Hierarchy
 from clinical_corpora.schemas.spans import Int32, Record, Span, TextRecord
 
 SctId = Annotated[int, Field(ge=100_000, le=999_999_999_999_999_999)]
