@@ -54,7 +54,7 @@ def _tokens(texts: list[str]) -> tuple[list[tuple[str, ...]], list[list[tuple[in
     sentences: list[tuple[str, ...]] = []
     spans: list[list[tuple[int, int]]] = []
     for text in texts:
-        text_spans = []
+        text_spans: list[tuple[int, int]] = []
         for sentence in split_sentences(text):
             sentences.append(tuple(text[start:end] for start, end in sentence.tokens))
             text_spans += sentence.tokens

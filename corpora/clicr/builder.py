@@ -71,11 +71,11 @@ def cache_dir() -> Path:
 
 def load_index(meta: Path) -> UmlsIndex:
     """The matcher index of a UMLS ``META`` folder (cached)."""
-    paths = [meta / MRCONSO_FILENAME, meta / MRSTY_FILENAME]
-    for path in paths:
+    mrconso, mrsty = meta / MRCONSO_FILENAME, meta / MRSTY_FILENAME
+    for path in (mrconso, mrsty):
         if not path.is_file():
             raise SourceError(path, "missing: the umls source is a META folder with MRCONSO.RRF and MRSTY.RRF")
-    return load_or_build_index(*paths, cache_dir())
+    return load_or_build_index(mrconso, mrsty, cache_dir())
 
 
 def assign_splits(case_ids: Sequence[str], seed: int = SPLIT_SEED) -> dict[str, str]:

@@ -177,10 +177,10 @@ def _is_useful_key(tokens: Sequence[str]) -> bool:
 def build_index(mrconso: str | Path, mrsty: str | Path) -> UmlsIndex:
     """Build the dictionary from MRSTY.RRF and MRCONSO.RRF (two streaming passes)."""
     semantic_types: dict[int, int] = {}
-    for row in read_mrsty(mrsty):
-        rank = _TUI_PRIORITY.get(row.tui)
+    for semantic_type in read_mrsty(mrsty):
+        rank = _TUI_PRIORITY.get(semantic_type.tui)
         if rank is not None:
-            number = _cui_number(row.cui)
+            number = _cui_number(semantic_type.cui)
             semantic_types[number] = min(rank, semantic_types.get(number, rank))
 
     keys: dict[str, int] = {}
@@ -223,13 +223,14 @@ def load_or_build_index(mrconso: str | Path, mrsty: str | Path, cache_dir: str |
     cache_dir = Path(cache_dir)
     cached = cache_dir / f"umls-index-{fingerprint[:24]}.pickle"
     if cached.exists():
-        with open(cached, "rb") as handle:
-            return pickle.load(handle)
+        with open(cached, "rb") as cache:
+            index: UmlsIndex = pickle.load(cache)
+            return index
     index = build_index(mrconso, mrsty)
     cache_dir.mkdir(parents=True, exist_ok=True)
-    with tempfile.NamedTemporaryFile("wb", dir=cache_dir, delete=False, suffix=".partial") as handle:
-        pickle.dump(index, handle, protocol=pickle.HIGHEST_PROTOCOL)
-    os.replace(handle.name, cached)
+    with tempfile.NamedTemporaryFile("wb", dir=cache_dir, delete=False, suffix=".partial") as partial:
+        pickle.dump(index, partial, protocol=pickle.HIGHEST_PROTOCOL)
+    os.replace(partial.name, cached)
     return index
 
 
