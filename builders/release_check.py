@@ -21,7 +21,11 @@ MAX_LISTED = 20
 
 
 def check_release(folder: Path) -> list[GateResult]:
-    """Every check of a release (only the file check when files differ from the manifest)."""
+    """Every check of a release: files, schema, records, then the expectation suite.
+
+    Stops at the file check when files differ from the manifest, and before the suite when a record
+    is invalid (the builder's derived tables assume valid records).
+    """
     manifest_path = folder / "manifest.json"
     if not manifest_path.is_file():
         raise ClincorpError(f"{folder} is not a release: it has no manifest.json")
@@ -34,6 +38,8 @@ def check_release(folder: Path) -> list[GateResult]:
     view = ReleaseView(folder)
     results.append(_schema_gate(view, builder.CONFIGS, manifest["schema_fingerprint"]))
     results.append(_records_gate(view, builder.CONFIGS))
+    if not results[-1].success:
+        return results
     suite = json.loads((folder / "validation.json").read_text(encoding="utf-8"))["expectation_suite"]
     expectations = [Expectation.model_validate(e) for e in suite]
     results.append(expectations_gate(run_suite(expectations, quality_tables(builder, view, expectations))))

@@ -1,11 +1,16 @@
-"""Shared fixtures: a writable copy of the tiny pipeline-test corpus."""
+"""Shared fixtures: a writable copy of the tiny pipeline-test corpus, and each registered corpus's sample
+released once per session."""
 
 from __future__ import annotations
 
 import shutil
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+
+from clinical_corpora.builders.pipeline import Outcome, run
+from clinical_corpora.builders.plugins import find_corpus
 
 TINY = Path(__file__).parent / "tiny_corpus"
 
@@ -16,3 +21,29 @@ def tiny_corpus(tmp_path: Path) -> Path:
     folder = tmp_path / "tiny"
     shutil.copytree(TINY, folder, ignore=shutil.ignore_patterns("__pycache__", "*.py"))
     return folder
+
+
+SampleRelease = Callable[[str], Outcome]
+
+
+@pytest.fixture(scope="session", autouse=True)
+def clincorp_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The session's ``$CLINCORP_CACHE`` (the UMLS matcher index), so tests never touch ~/.cache."""
+    folder = tmp_path_factory.mktemp("clincorp-cache")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("CLINCORP_CACHE", str(folder))
+        yield folder
+
+
+@pytest.fixture(scope="session")
+def sample_release(tmp_path_factory: pytest.TempPathFactory) -> SampleRelease:
+    """``sample_release(name)``: the release of a registered corpus's embedded sample, made once per
+    session and shared by every test; read it, or copy it before changing anything."""
+    outcomes: dict[str, Outcome] = {}
+
+    def release(name: str) -> Outcome:
+        if name not in outcomes:
+            outcomes[name] = run(find_corpus(name), tmp_path_factory.mktemp(f"release-{name}"))
+        return outcomes[name]
+
+    return release

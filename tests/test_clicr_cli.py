@@ -10,15 +10,13 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from clinical_corpora.builders.cli import main
 from clinical_corpora.corpora.clicr.clicr_json import marked_context, tokenized_query
-from clinical_corpora.builders.plugins import find_corpus
-from clinical_corpora.builders.pipeline import run
+from tests.conftest import SampleRelease
 
 PREDICTIONS = {
     "bcr-2019-228214.1": "attention deficit hyperactivity disorder",  # a synonym, other case: EM 1
@@ -31,10 +29,8 @@ EXPECTED_F1 = 100 * (1 + 1 + 2 / 3 + 2 / 3) / 5
 
 
 @pytest.fixture(scope="module")
-def release(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("CLINCORP_CACHE", str(tmp_path_factory.mktemp("clicr-cache")))
-        yield run(find_corpus("clicr"), tmp_path_factory.mktemp("clicr-release")).folder
+def release(sample_release: SampleRelease) -> Path:
+    return sample_release("clicr").folder
 
 
 @pytest.fixture(scope="module")

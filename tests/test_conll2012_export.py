@@ -9,10 +9,9 @@ import pytest
 from clinical_corpora.builders.cli import main
 from clinical_corpora.core.errors import ClincorpError
 from clinical_corpora.builders.exporters.conll2012 import ChainLayout, record_document
-from clinical_corpora.builders.plugins import find_corpus
-from clinical_corpora.builders.pipeline import run
 from clinical_corpora.builders.sources.conll2012 import TokenSpan, iter_conll2012
 from clinical_corpora.corpora.rad_coref.exports import PATIENT_CHAINS
+from tests.conftest import SampleRelease
 
 
 
@@ -53,9 +52,9 @@ def test_two_chains_on_the_same_tokens_cannot_be_written() -> None:
 
 
 @pytest.fixture(scope="module")
-def exported(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+def exported(sample_release: SampleRelease, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     root = tmp_path_factory.mktemp("export")
-    release = run(find_corpus("rad_coref"), root / "releases").folder
+    release = sample_release("rad_coref").folder
     assert main(["export", "conll2012", str(release), "--out", str(root / "conll")]) == 0
     return release, root / "conll" / "train.conll"
 

@@ -17,21 +17,16 @@ from clinical_corpora.builders.base import BuildContext
 from clinical_corpora.core.errors import SourceError
 from clinical_corpora.builders.inputs import resolve_sources
 from clinical_corpora.core.manifest import CorpusManifest, load_manifest
-from clinical_corpora.builders.plugins import find_corpus
-from clinical_corpora.builders.pipeline import run
 from clinical_corpora.corpora.rad_coref.builder import RadCorefBuilder, modality_of
-from clinical_corpora.builders.release_check import check_release
 from clinical_corpora.corpora.rad_coref.string_match import string_match_chains
+from tests.conftest import SampleRelease
 
 CORPUS = Path(__file__).resolve().parents[1] / "corpora" / "rad_coref"
 
 
 @pytest.fixture(scope="module")
-def release(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("rad_coref")
-    outcome = run(find_corpus("rad_coref"), out)
-    assert outcome.status == "released"
-    return outcome.folder
+def release(sample_release: SampleRelease) -> Path:
+    return sample_release("rad_coref").folder
 
 
 @pytest.fixture(scope="module")
@@ -106,7 +101,6 @@ def test_agreement_gates_and_card(release: Path) -> None:
     assert validation["agreement"]["span_f1"] == pytest.approx(2 * 61 / 137)
     assert validation["agreement"]["muc_f1"] == pytest.approx(2 * 26 / (28 + 30))
     assert 0 < validation["agreement"]["conll_f1"] < 1
-    assert all(gate["success"] for gate in validation["gates"])
     card = (release / "README.md").read_text()
     assert "| Total mention chains | 36 |" in card and "| Total singleton mention chains | 16 |" in card
     assert "| Total entities (Finding) | 54 |" in card and "| Total entities (Device) | 15 |" in card
@@ -114,7 +108,6 @@ def test_agreement_gates_and_card(release: Path) -> None:
     assert f"| MUC | {20 / 33:.4f} | {20 / 26:.4f} |" in card
     assert "| CT, CTA, MR | 3 | 2 |" in card
     assert "| agreement.span_f1 | pass |" in card
-    assert all(result.success for result in check_release(release))
 
 
 @pytest.mark.parametrize(("description", "modality"), [

@@ -16,11 +16,10 @@ from clinical_corpora.builders.base import BuildContext, Row
 from clinical_corpora.core.errors import ClincorpError, SourceError
 from clinical_corpora.builders.inputs import resolve_sources
 from clinical_corpora.core.manifest import load_manifest
-from clinical_corpora.builders.pipeline import run
-from clinical_corpora.builders.release_check import check_release
 from clinical_corpora.builders.release_view import ReleaseView
 from clinical_corpora.corpora.snomed_el.builder import SnomedElBuilder, TrimmingSnomedElBuilder
 from clinical_corpora.validation.metrics.concept_difficulty import Mention, concept_difficulty
+from tests.conftest import SampleRelease
 
 CORPUS = Path(__file__).parents[1] / "corpora" / "snomed_el"
 ANNOTATIONS = "sample/train_annotations.csv"
@@ -30,11 +29,8 @@ H_QUARTER = 0.8112781244591328  # entropy in bits of (1/4, 3/4)
 
 
 @pytest.fixture(scope="module")
-def release(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("snomed_el")
-    outcome = run(load_manifest(CORPUS), out)
-    assert outcome.status == "released"
-    return outcome.folder
+def release(sample_release: SampleRelease) -> Path:
+    return sample_release("snomed_el").folder
 
 
 @pytest.fixture
@@ -64,11 +60,9 @@ def sample_annotations() -> list[dict[str, str]]:
 
 # --- the release of the sample -------------------------------------------------------------------
 
-def test_release_passes_every_gate_and_revalidates(release: Path) -> None:
+def test_release_agreement_and_counts(release: Path) -> None:
     validation = json.loads((release / "validation.json").read_text())
-    assert all(gate["success"] for gate in validation["gates"])
     assert validation["agreement"]["mean_jaccard"] == pytest.approx(54 / 61)
-    assert all(result.success for result in check_release(release))
     manifest = json.loads((release / "manifest.json").read_text())
     assert manifest["counts"] == {"read": 9, "written": 9 + 57 + 57, "rejected": 0}
 

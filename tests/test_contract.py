@@ -1,0 +1,181 @@
+"""The contract every registered corpus keeps, checked on the release of its embedded sample.
+
+Parametrised over ``all_corpora()``: a new corpus plugin is covered with no edit here. Its sample
+releases with every gate passing, a second release is byte-identical, every declared config loads
+with ``datasets`` with the declared splits and the manifest's row counts, ``clincorp validate``
+accepts it, and rejects it once a byte, a shard or a record is tampered with.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import datasets
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from pydantic import BaseModel, ValidationError
+
+from clinical_corpora.builders.base import load_builder_class
+from clinical_corpora.builders.cli import main
+from clinical_corpora.builders.pipeline import run
+from clinical_corpora.builders.plugins import all_corpora, find_corpus
+from clinical_corpora.builders.release_check import check_release
+from clinical_corpora.builders.release_view import ReleaseView
+from clinical_corpora.core.manifest import CorpusManifest
+from clinical_corpora.schemas.features import row_decoder
+from tests.conftest import SampleRelease
+
+CORPORA = [manifest.name for manifest in all_corpora()]
+
+
+@pytest.fixture(params=CORPORA)
+def corpus(request: pytest.FixtureRequest) -> CorpusManifest:
+    return find_corpus(request.param)
+
+
+@pytest.fixture
+def release(corpus: CorpusManifest, sample_release: SampleRelease) -> Path:
+    """The session's release of the corpus's sample (shared: read only)."""
+    return sample_release(corpus.name).folder
+
+
+@pytest.fixture
+def tampered(release: Path, tmp_path: Path) -> Path:
+    """A copy of the release that a test may damage."""
+    return Path(shutil.copytree(release, tmp_path / "release"))
+
+
+def tree(folder: Path) -> dict[str, bytes]:
+    return {path.relative_to(folder).as_posix(): path.read_bytes() for path in sorted(folder.rglob("*"))
+            if path.is_file()}
+
+
+def test_sample_releases_with_every_gate_passing(corpus: CorpusManifest, sample_release: SampleRelease) -> None:
+    outcome = sample_release(corpus.name)
+    assert outcome.status == "released"
+    assert outcome.folder.parts[-2:] == (corpus.name, corpus.version)
+    assert [gate.gate for gate in outcome.gates if not gate.success] == []
+    assert outcome.manifest["counts"]["rejected"] == 0 and outcome.manifest["counts"]["written"] > 0
+    expectations = next(gate for gate in outcome.gates if gate.gate == "expectations")
+    assert len(expectations.details) == len(corpus.gates.expectations) > 0
+
+
+def test_second_release_is_byte_identical(corpus: CorpusManifest, release: Path, tmp_path: Path) -> None:
+    again = run(corpus, tmp_path).folder
+    first, second = tree(release), tree(again)
+    assert sorted(second) == sorted(first)
+    assert [name for name in first if first[name] != second[name]] == []
+
+
+def declared_rows(release: Path, config: str) -> dict[str, int]:
+    """Rows per split of a config, as manifest.json lists its shards."""
+    outputs = json.loads((release / "manifest.json").read_text(encoding="utf-8"))["outputs"]
+    rows: dict[str, int] = {}
+    for output in outputs:
+        path = Path(output["file"])
+        if path.parts[:2] == ("data", config):
+            split = ReleaseView.split_of(path)
+            rows[split] = rows.get(split, 0) + output["rows"]
+    return rows
+
+
+def test_every_config_loads_with_its_splits_and_row_counts(corpus: CorpusManifest, release: Path,
+                                                           tmp_path: Path) -> None:
+    for config, spec in corpus.configs.items():
+        expected = declared_rows(release, config)
+        assert sorted(expected) == sorted(spec.splits), config
+        loaded = datasets.load_dataset(str(release), config, cache_dir=str(tmp_path / "hf"))
+        assert {split: rows.num_rows for split, rows in loaded.items()} == expected, config
+
+
+def test_validate_accepts_the_release(release: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["validate", str(release)]) == 0
+    assert "FAILED" not in capsys.readouterr().out
+
+
+def failing_gates(release: Path) -> dict[str, list[str]]:
+    """The gates ``check_release`` fails, with their problems; ``clincorp validate`` must exit 1."""
+    assert main(["validate", str(release)]) == 1
+    return {gate.gate: [str(detail.get("problem", detail)) for detail in gate.details]
+            for gate in check_release(release) if not gate.success}
+
+
+def test_validate_rejects_an_altered_byte(tampered: Path) -> None:
+    shard = ReleaseView(tampered).shards(ReleaseView(tampered).configs()[0])[0]
+    content = bytearray(shard.read_bytes())
+    content[len(content) // 2] ^= 0xFF
+    shard.write_bytes(bytes(content))
+    name = shard.relative_to(tampered).as_posix()
+    assert failing_gates(tampered) == {"files": [f"{name}: sha256 differs from manifest.json"]}
+
+
+def test_validate_rejects_a_deleted_shard(tampered: Path) -> None:
+    shard = ReleaseView(tampered).shards(ReleaseView(tampered).configs()[-1])[-1]
+    shard.unlink()
+    assert failing_gates(tampered) == {"files": [f"{shard.relative_to(tampered).as_posix()}: missing"]}
+
+
+def test_validate_rejects_an_invalid_record_behind_a_recomputed_hash(tampered: Path) -> None:
+    shard = break_first_record(tampered)
+    name = shard.relative_to(tampered).as_posix()
+    manifest_path = tampered / "manifest.json"
+    manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+    for output in manifest["outputs"]:
+        if output["file"] == name:
+            output["sha256"] = hashlib.sha256(shard.read_bytes()).hexdigest()
+    manifest_path.write_text(json.dumps(manifest, indent=2), encoding="utf-8")
+    failed = failing_gates(tampered)
+    assert "files" not in failed and "schema" not in failed
+    assert len(failed["records"]) == 1 and f"{shard.parent.name}/{ReleaseView.split_of(shard)}" in failed["records"][0]
+
+
+def break_first_record(release: Path) -> Path:
+    """Rewrite a shard with one edit to its first row that its record model rejects (same parquet schema)."""
+    view = ReleaseView(release)
+    configs = load_builder_class(json.loads((release / "manifest.json").read_text())["builder"]).CONFIGS
+    for config in view.configs():
+        decode = row_decoder(view.features(config))
+        for shard in view.shards(config):
+            table = pq.read_table(shard)
+            rows = table.to_pylist()
+            if not rows:
+                continue
+            edited = next((row for row in edits_of(rows[0]) if rejects(configs[config], decode(copy.deepcopy(row)))),
+                          None)
+            if edited is not None:
+                pq.write_table(pa.Table.from_pylist([edited, *rows[1:]], schema=table.schema), shard)
+                return shard
+    raise AssertionError(f"no single edit of a first row makes a record of {release} invalid")
+
+
+def rejects(model: type[BaseModel], row: dict[str, Any]) -> bool:
+    try:
+        model.model_validate(row)
+    except ValidationError:
+        return True
+    return False
+
+
+def edits_of(value: Any) -> Iterator[Any]:
+    """Copies of ``value`` with one leaf changed: a string extended, a number made negative, a list emptied."""
+    if isinstance(value, dict):
+        for key, child in value.items():
+            for edited in edits_of(child):
+                yield {**value, key: edited}
+    elif isinstance(value, list):
+        if value:
+            yield []
+        for index, child in enumerate(value):
+            for edited in edits_of(child):
+                yield [*value[:index], edited, *value[index + 1:]]
+    elif isinstance(value, str):
+        yield value + "~"
+    elif isinstance(value, int | float) and not isinstance(value, bool):
+        yield -1 - value
