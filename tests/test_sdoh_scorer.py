@@ -319,7 +319,7 @@ def test_events_from_brat_rejects_unscorable_annotations() -> None:
         textbounds=(TextBound("T1", "Drug", ((0, 4),), "drug"),),
         events=(Event("E1", "Drug", "T1", ()), Event("E2", "Drug", "T1", (("Cause", "E1"),))),
     )
-    with pytest.raises(SourceError, match="E2 argument E1 is an event"):
+    with pytest.raises(SourceError, match="E2 argument Cause:E1 is an event"):
         events_from_brat(doc, "x.ann")
     text = "drug"
     conflicting = parse_brat(

@@ -45,6 +45,7 @@ from clinical_corpora.core.labels import (
     SemanticClass,
     SentenceFunction,
 )
+from clinical_corpora.core.union_find import UnionFind
 
 MARKABLE_CLASS = "Markable"
 PAIR_CLASS = "Pair"
@@ -122,21 +123,11 @@ class KnowtatorDocument:
 
     def identity_chains(self) -> tuple[tuple[str, ...], ...]:
         """Markable ids linked by identity pairs, each chain in text order (grounding first)."""
-        parent = {m.id: m.id for m in self.markables}
-
-        def root(markable_id: str) -> str:
-            while parent[markable_id] != markable_id:
-                parent[markable_id] = parent[parent[markable_id]]
-                markable_id = parent[markable_id]
-            return markable_id
-
+        chains = UnionFind(m.id for m in self.markables)  # in text order: chains start with the grounding
         for pair in self.pairs:
             if pair.relation == "identity":
-                parent[root(pair.anaphor_id)] = root(pair.antecedent_id)
-        members: dict[str, list[str]] = {}
-        for markable in self.markables:  # in text order, so chains come out by grounding instance
-            members.setdefault(root(markable.id), []).append(markable.id)
-        return tuple(tuple(ids) for ids in members.values() if len(ids) > 1)
+                chains.union(pair.anaphor_id, pair.antecedent_id)
+        return tuple(tuple(ids) for ids in chains.groups() if len(ids) > 1)
 
     def semantic_classes_by_key(self) -> dict[MarkableKey, str]:
         """Each markable's semantic class, keyed by its fragments."""

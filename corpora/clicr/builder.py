@@ -19,7 +19,6 @@ cases (BRAT), precision/recall/F1 with exact and overlapping boundaries.
 from __future__ import annotations
 
 import os
-import random
 import re
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
@@ -40,7 +39,9 @@ from clinical_corpora.corpora.clicr.entity_matcher import (
     load_or_build_index,
     refine_span,
 )
+from clinical_corpora.core.counts import PRFCounts, f_measure, ratio
 from clinical_corpora.core.errors import SourceError
+from clinical_corpora.core.splits import seeded_split
 from clinical_corpora.builders.release_view import ReleaseView
 from clinical_corpora.builders.sources.bmj_html import PASSAGE_SEPARATOR, CaseReport, read_case_report
 from clinical_corpora.builders.sources.brat import ANN_SUFFIX, TEXT_SUFFIX, iter_brat_folder, read_brat, read_utf8
@@ -83,16 +84,8 @@ def assign_splits(case_ids: Sequence[str], seed: int = SPLIT_SEED) -> dict[str, 
 
     dev and test get at least one case each once there are three cases.
     """
-    shuffled = sorted(case_ids)
-    random.Random(seed).shuffle(shuffled)
-    smallest = 1 if len(shuffled) >= 3 else 0
-    (_, _), (dev, dev_share), (test, test_share) = SPLIT_PROPORTIONS
-    n_dev = max(smallest, round(dev_share * len(shuffled)))
-    n_test = max(smallest, round(test_share * len(shuffled)))
-    splits = {case_id: "train" for case_id in shuffled}
-    splits.update({case_id: dev for case_id in shuffled[:n_dev]})
-    splits.update({case_id: test for case_id in shuffled[n_dev:n_dev + n_test]})
-    return splits
+    (train, _), *held_out = SPLIT_PROPORTIONS
+    return seeded_split(case_ids, seed, held_out, train, at_least=1)
 
 
 def token_key(text: str) -> str:
@@ -321,21 +314,21 @@ class ClicrBuilder(Builder):
 
 
 def entity_scores(predicted: set[tuple[str, int, int]], expected: set[tuple[str, int, int]]) -> dict[str, float]:
-    """Precision, recall and F1 of (document, start, end) spans, exact and overlapping boundaries."""
+    """Precision, recall and F1 of (document, start, end) spans, exact and overlapping boundaries.
+
+    With overlapping boundaries each side counts its own spans that overlap the other side, so
+    precision and recall have different numerators.
+    """
     def overlapping(span: tuple[str, int, int], others: set[tuple[str, int, int]]) -> bool:
         return any(doc == span[0] and start < span[2] and span[1] < end for doc, start, end in others)
 
-    counts = {"exact": (len(predicted & expected), len(predicted & expected)),
-              "overlap": (sum(overlapping(p, expected) for p in predicted),
-                          sum(overlapping(g, predicted) for g in expected))}
-    measures = {}
-    for boundaries, (right_predicted, found_expected) in counts.items():
-        precision = right_predicted / len(predicted) if predicted else 0.0
-        recall = found_expected / len(expected) if expected else 0.0
-        measures[f"precision_{boundaries}"] = precision
-        measures[f"recall_{boundaries}"] = recall
-        measures[f"f1_{boundaries}"] = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
-    return measures
+    exact = PRFCounts(len(predicted & expected), len(predicted), len(expected))
+    precision = ratio(sum(overlapping(p, expected) for p in predicted), len(predicted))
+    recall = ratio(sum(overlapping(g, predicted) for g in expected), len(expected))
+    scores = {"exact": (exact.precision, exact.recall, exact.f1),
+              "overlap": (precision, recall, f_measure(precision, recall))}
+    return {f"{measure}_{boundaries}": value for boundaries, values in scores.items()
+            for measure, value in zip(("precision", "recall", "f1"), values, strict=True)}
 
 
 QueryRow = tuple[str, Mapping]

@@ -27,6 +27,7 @@ import pandas as pd
 from clinical_corpora.builders.base import AgreementReport, BuildContext, Builder, CardSection, Row, Table
 from clinical_corpora.core.errors import ClincorpError, SourceError
 from clinical_corpora.builders.release_view import ReleaseView
+from clinical_corpora.builders.sources.annotators import annotator_folders
 from clinical_corpora.builders.sources.i2b2_coref import DOCS_DIR, I2b2CorefDocument, TokenGrid, read_i2b2_document
 from clinical_corpora.builders.sources.knowtator import (
     KnowtatorDocument,
@@ -163,7 +164,8 @@ class OdieAnaphoraBuilder(Builder):
         gold_dir, text_dir = ctx.source("knowtator"), ctx.source("text")
         gold = {row["id"]: read_knowtator_file(gold_dir / f"{row['id']}{KNOWTATOR_SUFFIX}", text_dir)
                 for _, row in release.rows(CONFIG)}
-        first, second = (_read_annotator(ctx.source(name), text_dir) for name in ANNOTATOR_SOURCES)
+        folders = annotator_folders({name: ctx.source(name) for name in ANNOTATOR_SOURCES}, KNOWTATOR_SUFFIX)
+        first, second = (_read_annotator(folder, text_dir) for folder in folders.values())
         comparisons = [_compare(BETWEEN_ANNOTATORS, first, second, _by_note_type),
                        _compare("annotator_a vs gold", first, gold, _by_annotator(first)),
                        _compare("annotator_b vs gold", second, gold, _by_annotator(second))]
@@ -226,8 +228,6 @@ def _read_annotator(folder: Path, text_dir: Path) -> dict[str, KnowtatorDocument
         document = read_knowtator_file(xml_path, text_dir)
         document_kind(document.doc_id, xml_path)
         documents[document.doc_id] = document
-    if not documents:
-        raise ClincorpError(f"annotator folder {folder} holds no *{KNOWTATOR_SUFFIX} files")
     return documents
 
 

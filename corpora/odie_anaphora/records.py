@@ -21,6 +21,7 @@ from clinical_corpora.core.labels import (
     SemanticClass,
     SentenceFunction,
 )
+from clinical_corpora.core.union_find import UnionFind
 from clinical_corpora.schemas.spans import Span, TextRecord, unique_ids
 
 Institution = Literal["mayo", "upmc"]
@@ -113,18 +114,8 @@ class OdieDocument(TextRecord):
 
 def identity_components(pairs: list[Pair]) -> set[frozenset[str]]:
     """The sets of markable ids connected by identity pairs (two or more each)."""
-    parent: dict[str, str] = {}
-
-    def root(markable_id: str) -> str:
-        parent.setdefault(markable_id, markable_id)
-        while parent[markable_id] != markable_id:
-            markable_id = parent[markable_id]
-        return markable_id
-
+    components: UnionFind[str] = UnionFind()
     for pair in pairs:
         if pair.relation == "identity":
-            parent[root(pair.anaphor_id)] = root(pair.antecedent_id)
-    members: dict[str, set[str]] = {}
-    for markable_id in parent:
-        members.setdefault(root(markable_id), set()).add(markable_id)
-    return {frozenset(ids) for ids in members.values()}
+            components.union(pair.anaphor_id, pair.antecedent_id)
+    return {frozenset(ids) for ids in components.groups()}

@@ -33,9 +33,11 @@ from clinical_corpora.builders.base import (
     Row,
     Table,
 )
+from clinical_corpora.core.counts import NO_COUNTS, PRFCounts
 from clinical_corpora.core.errors import SourceError
 from clinical_corpora.builders.release_view import ReleaseView
-from clinical_corpora.builders.sources.brat import parse_brat, read_utf8
+from clinical_corpora.builders.sources.annotators import annotator_folders
+from clinical_corpora.builders.sources.brat import ANN_SUFFIX, parse_brat, read_utf8
 from clinical_corpora.builders.sources.mimic_notes import NoteEvent, iter_noteevents
 from clinical_corpora.corpora.rad_coref.string_match import string_match_chains
 from clinical_corpora.builders.text_units import Sentence, split_sentences, tokenize
@@ -106,12 +108,6 @@ def list_annotation_folder(folder: Path) -> dict[int, list[AnnotatedReport]]:
         subject_id = int(relative[0])
         patients.setdefault(subject_id, []).append(AnnotatedReport(subject_id, int(ann.stem), ann))
     return dict(sorted(patients.items()))
-
-
-def annotator_folders(annotations: Path) -> list[Path]:
-    """The annotator folders beside ``gold`` (sorted by name)."""
-    return sorted(path for path in annotations.iterdir()
-                  if path.is_dir() and path.name != GOLD_FOLDER and not path.name.startswith("."))
 
 
 def read_mentions(report: AnnotatedReport, text: str) -> list[AnnotatedMention]:
@@ -263,11 +259,11 @@ class RadCorefBuilder(Builder):
             yield from rows
 
     def agreement(self, ctx: BuildContext, release: ReleaseView) -> AgreementReport | None:
-        folders = annotator_folders(ctx.source("annotations"))
+        folders = annotator_folders(ctx.source("annotations"), ANN_SUFFIX, exclude={GOLD_FOLDER})
         if len(folders) < 2:
             return None
         texts = {report["row_id"]: report["text"] for _, row in release.rows(CONFIG) for report in row["reports"]}
-        annotated = {folder.name: read_annotator(folder, texts) for folder in folders}
+        annotated = {name: read_annotator(folder, texts) for name, folder in folders.items()}
         return annotator_agreement(annotated)
 
     def statistics(self, release: ReleaseView) -> list[CardSection]:
@@ -329,32 +325,31 @@ def annotator_agreement(annotated: dict[str, dict[str, dict[int, list[AnnotatedM
     counts are summed over reports and patients (documents) before the ratios are taken.
     """
     rows: list[list[object]] = []
-    total_matched = total_marked = 0
+    total = NO_COUNTS
     key_docs: dict[str, list[list[Span]]] = {}
     response_docs: dict[str, list[list[Span]]] = {}
     for first, second in itertools.combinations(sorted(annotated), 2):
         pair_key: dict[str, list[list[Span]]] = {}
         pair_response: dict[str, list[list[Span]]] = {}
-        matched = marked = reports = 0
+        spans, reports = NO_COUNTS, 0
         for patient in sorted(set(annotated[first]) & set(annotated[second])):
             a, b = annotated[first][patient], annotated[second][patient]
             shared_rows = sorted(set(a) & set(b))
             spans_a = {(row, m.start, m.end) for row in shared_rows for m in a[row]}
             spans_b = {(row, m.start, m.end) for row in shared_rows for m in b[row]}
             both = spans_a & spans_b
-            matched, marked, reports = matched + len(both), marked + len(spans_a) + len(spans_b), reports + len(shared_rows)
+            spans, reports = spans + PRFCounts(len(both), len(spans_b), len(spans_a)), reports + len(shared_rows)
             document = f"{patient} {first}|{second}"
             pair_key[document] = _chains_on(a, shared_rows, both)
             pair_response[document] = _chains_on(b, shared_rows, both)
         scores = score_documents_all(pair_key, pair_response, ("muc", "b_cubed", "ceaf_e"))
-        rows.append([f"{first} vs {second}", len(pair_key), reports, marked, matched,
-                     2 * matched / marked if marked else 0.0, scores["muc"].f1,
-                     sum(score.f1 for score in scores.values()) / 3])
-        total_matched, total_marked = total_matched + matched, total_marked + marked
+        rows.append([f"{first} vs {second}", len(pair_key), reports, spans.predicted + spans.gold, spans.tp,
+                     spans.dice, scores["muc"].f1, sum(score.f1 for score in scores.values()) / 3])
+        total += spans
         key_docs.update(pair_key)
         response_docs.update(pair_response)
     overall = score_documents_all(key_docs, response_docs, ("muc", "b_cubed", "ceaf_e"))
-    measures = {"span_f1": 2 * total_matched / total_marked if total_marked else 0.0,
+    measures = {"span_f1": total.dice,
                 "muc_f1": overall["muc"].f1,
                 "conll_f1": sum(score.f1 for score in overall.values()) / 3}
     table = Table(["annotators", "patients", "reports", "mentions marked (sum)", "exact span matches",

@@ -1,7 +1,8 @@
 """SDOH builder: SHAC BRAT folders → config ``sdoh`` (one row per note), n2c2 scorer agreement.
 
 Source ``shac`` is ``{train,dev,test}/{mimic,uw}/<doc>.txt|.ann``; the optional ``shac_double`` holds
-``annotator_a/`` and ``annotator_b/`` with the same relative paths for the agreement gate.
+two annotator folders (``annotator_a/``, ``annotator_b/``: the convention of ``builders.sources.annotators``)
+with the same relative paths, the first scored as gold against the second for the agreement gate.
 """
 
 from __future__ import annotations
@@ -13,9 +14,18 @@ from typing import Any, get_args
 import pandas as pd
 
 from clinical_corpora.builders.base import AgreementReport, BuildContext, Builder, CardSection, Row, Table
+from clinical_corpora.core.counts import NO_COUNTS
 from clinical_corpora.core.errors import SourceError
 from clinical_corpora.builders.release_view import ReleaseView
-from clinical_corpora.builders.sources.brat import BratDocument, TextBound, brat_document_ids, read_brat_document
+from clinical_corpora.builders.sources.annotators import annotator_folders
+from clinical_corpora.builders.sources.brat import (
+    ANN_SUFFIX,
+    BratDocument,
+    TextBound,
+    brat_document_ids,
+    read_brat_document,
+)
+from clinical_corpora.builders.sources.shac import ShacScheme, ValuedTextBound, shac_annotations
 from clinical_corpora.corpora.sdoh.records import (
     CHALLENGE_EVENT_TYPES,
     REQUIRED_ARGUMENTS,
@@ -25,13 +35,12 @@ from clinical_corpora.corpora.sdoh.records import (
     SdohNote,
     Split,
 )
-from clinical_corpora.validation.metrics.sdoh import NOT_APPLICABLE, TRIGGER, ScoreRow, score_folders
+from clinical_corpora.validation.metrics.sdoh import NOT_APPLICABLE, TRIGGER, score_folders
 
 CONFIG = "sdoh"
 SPLITS: tuple[str, ...] = get_args(Split)
 SOURCES: tuple[str, ...] = get_args(NoteSource)
-EVENT_TYPES: frozenset[str] = frozenset(get_args(EventType))
-VALUE_ATTRIBUTES = ", ".join(f"{argument}Val" for argument in SUBTYPES_BY_ARGUMENT)
+SCHEME = ShacScheme(get_args(EventType), SUBTYPES_BY_ARGUMENT)
 
 
 class SdohBuilder(Builder):
@@ -52,8 +61,13 @@ class SdohBuilder(Builder):
         if not ctx.has_source("shac_double"):
             return None
         root = ctx.source("shac_double")
-        rows = score_folders(root / "annotator_a", root / "annotator_b")
-        triggers = _micro([row for row in rows[1:] if row.argument == TRIGGER])
+        folders = annotator_folders(root, ANN_SUFFIX)
+        if len(folders) != 2:
+            raise SourceError(root, "expected two annotator folders (the first scored as gold), found "
+                                    f"{', '.join(folders) or 'none'}")
+        gold, predicted = folders.values()
+        rows = score_folders(gold, predicted)
+        triggers = sum((row.counts for row in rows[1:] if row.argument == TRIGGER), NO_COUNTS)
         text = ("Annotator A scored as gold against annotator B with the n2c2 2022 scorer's default "
                 "criteria (triggers overlap, span-only arguments exact, span-with-value arguments label).")
         table = Table(["event", "argument", "subtype", "NT", "NP", "TP", "P", "R", "F1"],
@@ -133,30 +147,14 @@ def split_and_source(doc_id: str, ann_path: Path) -> tuple[str, str]:
 def note_from_brat(doc_id: str, split: str, source: str, text: str, doc: BratDocument,
                    ann_path: Path) -> SdohNote:
     """The release record of one BRAT document (``ann_path`` names it in errors)."""
-    textbounds = {textbound.id: textbound for textbound in doc.textbounds}
-    subtypes = _subtypes(doc, textbounds, ann_path)
-    used: set[str] = set()
-    events = []
-    for event in doc.events:
-        if event.type not in EVENT_TYPES:
-            raise SourceError(ann_path, f"{event.id} has event type {event.type}; expected a SHAC event type, "
-                                        f"one of {', '.join(get_args(EventType))}", record=event.id)
-        arguments = []
-        for role, target in event.arguments:
-            textbound = textbounds.get(target)
-            if textbound is None:
-                raise SourceError(ann_path, f"{event.id} argument {role}:{target} is an event; expected a "
-                                            "text-bound", record=event.id)
-            arguments.append({"role": role, "type": textbound.type,
-                              "subtype": subtypes.get(target, NOT_APPLICABLE), **_span(textbound, text)})
-            used.add(target)
-        used.add(event.trigger)
-        events.append({"id": event.id, "type": event.type, "trigger": _span(textbounds[event.trigger], text),
-                       "arguments": arguments})
+    annotations = shac_annotations(doc, ann_path, SCHEME)
+    spans = annotations.textbounds
+    events = [{"id": event.id, "type": event.type, "trigger": _span(spans[event.trigger].textbound, text),
+               "arguments": [{"role": role, **_typed_span(spans[target], text)} for role, target in event.arguments]}
+              for event in annotations.events]
     return SdohNote.model_validate({
         "id": doc_id, "split": split, "source": source, "text": text, "events": events,
-        "unused_textbounds": [{"type": textbound.type, "subtype": subtypes.get(textbound.id, NOT_APPLICABLE),
-                               **_span(textbound, text)} for textbound in doc.textbounds if textbound.id not in used],
+        "unused_textbounds": [_typed_span(span, text) for span in annotations.unused_textbounds],
         "relations": [{"id": relation.id, "type": relation.type,
                        "arguments": [{"role": role, "target": target} for role, target in relation.arguments]}
                       for relation in doc.relations],
@@ -173,26 +171,9 @@ def _span(textbound: TextBound, text: str) -> dict[str, Any]:
             "fragments": [{"start": s, "end": e, "text": text[s:e]} for s, e in fragments]}
 
 
-def _subtypes(doc: BratDocument, textbounds: dict[str, TextBound], ann_path: Path) -> dict[str, str]:
-    """Text-bound id → subtype, from the ``<Type>Val`` attributes; unknown names or values are errors."""
-    subtypes: dict[str, str] = {}
-    for attribute in doc.attributes:
-        argument_type = attribute.name.removesuffix("Val")
-        textbound = textbounds.get(attribute.target)
-        allowed = SUBTYPES_BY_ARGUMENT.get(argument_type)
-        if allowed is None or textbound is None or textbound.type != argument_type:
-            found = f"a {textbound.type} text-bound" if textbound else "an event or relation"
-            raise SourceError(ann_path, f"{attribute.id} puts {attribute.name} on {attribute.target}, {found}; "
-                                        f"expected one of {VALUE_ATTRIBUTES} on a text-bound of the type it "
-                                        "names", record=attribute.id)
-        if attribute.value not in allowed:
-            raise SourceError(ann_path, f"{attribute.id} {attribute.name} has value {attribute.value!r}; expected "
-                                        f"one of {', '.join(allowed)}", record=attribute.id)
-        if subtypes.setdefault(attribute.target, attribute.value) != attribute.value:
-            raise SourceError(ann_path, f"{attribute.id} gives {attribute.target} a second value "
-                                        f"{attribute.value!r} (it has {subtypes[attribute.target]!r}); expected "
-                                        "one value per text-bound", record=attribute.id)
-    return subtypes
+def _typed_span(span: ValuedTextBound, text: str) -> dict[str, Any]:
+    subtype = NOT_APPLICABLE if span.subtype is None else span.subtype
+    return {"type": span.textbound.type, "subtype": subtype, **_span(span.textbound, text)}
 
 
 def _flattened(release: ReleaseView) -> dict[str, pd.DataFrame]:
@@ -207,9 +188,3 @@ def _crosstab(items: pd.DataFrame, keys: list[str], groups: list[str], headers: 
     rows = [[*(key if isinstance(key, tuple) else (key,)), *map(int, values), int(sum(values))]
             for key, values in counts.iterrows()]
     return Table([*headers, *groups, "total"], rows)
-
-
-def _micro(rows: list[ScoreRow]) -> ScoreRow:
-    return ScoreRow("micro", TRIGGER, NOT_APPLICABLE, sum(r.nt for r in rows), sum(r.np for r in rows),
-                    sum(r.tp for r in rows))
-

@@ -18,9 +18,8 @@ leading or trailing whitespace are reported in the card; :class:`TrimmingSnomedE
 
 from __future__ import annotations
 
-import random
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import ClassVar
@@ -31,7 +30,9 @@ import pyarrow.compute as pc
 
 from clinical_corpora.builders.base import AgreementReport, BuildContext, Builder, CardSection, Row, Table
 from clinical_corpora.core.errors import ClincorpError, SourceError
+from clinical_corpora.core.splits import seeded_split
 from clinical_corpora.builders.release_view import ReleaseView
+from clinical_corpora.builders.sources.annotators import annotator_folders
 from clinical_corpora.builders.sources.mimic_notes import SpanAnnotation, iter_notes, read_span_annotations
 from clinical_corpora.builders.sources.rf2 import Terminology, load_snapshot
 from clinical_corpora.corpora.snomed_el.records import ConceptRecord, ConceptStats, LinkedSpan, Note, Split
@@ -125,11 +126,11 @@ class SnomedElBuilder(Builder):
         if not ctx.has_source("annotators"):
             return None
         folder = ctx.source("annotators")
-        files = sorted(folder.glob("*.csv"))
+        files = annotator_folders(folder, ".csv")
         if not files:
             raise SourceError(folder, "expected one note_id,start,end,concept_id CSV per annotator")
         annotators = {RELEASED_ANNOTATOR: released_annotations(release),
-                      **{path.stem: read_span_annotations(path) for path in files}}
+                      **{name: read_span_annotations(path) for name, path in files.items()}}
         try:
             report = mean_pairwise_jaccard(annotators)
         except ValueError as error:
@@ -180,17 +181,10 @@ def read_annotations(ctx: BuildContext) -> dict[str, NoteAnnotations]:
                                   "expected the train and test notes to be disjoint", line=note_spans[0].line)
             grouped[note_id] = NoteAnnotations(split, path, note_spans)
     if "test" not in by_file:
-        test = seeded_test_notes(grouped.keys())
-        grouped = {note_id: NoteAnnotations("test" if note_id in test else "train", notes.path, notes.spans)
+        splits: dict[str, Split] = seeded_split(grouped, SPLIT_SEED, [("test", TEST_FRACTION)], "train")
+        grouped = {note_id: NoteAnnotations(splits[note_id], notes.path, notes.spans)
                    for note_id, notes in grouped.items()}
     return grouped
-
-
-def seeded_test_notes(note_ids: Iterable[str]) -> set[str]:
-    """``TEST_FRACTION`` of the notes (rounded), drawn by a ``SPLIT_SEED`` shuffle of the sorted ids."""
-    ordered = sorted(note_ids)
-    random.Random(SPLIT_SEED).shuffle(ordered)
-    return set(ordered[:round(len(ordered) * TEST_FRACTION)])
 
 
 def concept_rows(mentions: list[Mention], terminology: Terminology) -> Iterator[Row]:

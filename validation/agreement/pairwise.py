@@ -23,6 +23,8 @@ from collections import Counter
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from clinical_corpora.core.counts import PRFCounts
+
 PairTriple = tuple[Hashable, Hashable, str]
 """``(anaphor, antecedent, relation)``; markables as any key shared by both annotations."""
 
@@ -36,17 +38,21 @@ class PairCounts:
     fn: int
 
     @property
+    def counts(self) -> PRFCounts:
+        """The response's pairs as predicted, the reference's as gold."""
+        return PRFCounts(self.tp, self.tp + self.fp, self.tp + self.fn)
+
+    @property
     def precision(self) -> float:
-        return self.tp / (self.tp + self.fp) if self.tp + self.fp else 0.0
+        return self.counts.precision
 
     @property
     def recall(self) -> float:
-        return self.tp / (self.tp + self.fn) if self.tp + self.fn else 0.0
+        return self.counts.recall
 
     @property
     def f_score(self) -> float:
-        p, r = self.precision, self.recall
-        return 2 * p * r / (p + r) if p + r else 0.0
+        return self.counts.f1
 
 
 @dataclass(frozen=True)

@@ -36,6 +36,7 @@ from typing import Literal
 
 import numpy as np
 
+from clinical_corpora.core.counts import PRFCounts
 from clinical_corpora.core.errors import SourceError
 
 _PUNCTUATION = set(string.punctuation)
@@ -59,10 +60,7 @@ def f1_score(prediction: str, answer: str) -> float:
     """Bag-of-words F1 between the normalised prediction and answer."""
     predicted, expected = normalize_answer(prediction).split(), normalize_answer(answer).split()
     same = sum((Counter(predicted) & Counter(expected)).values())
-    if same == 0:
-        return 0.0
-    precision, recall = same / len(predicted), same / len(expected)
-    return 2 * precision * recall / (precision + recall)
+    return PRFCounts(same, len(predicted), len(expected)).f1
 
 
 def max_over_answers(metric: Callable[[str, str], float], prediction: str, answers: Sequence[str]) -> float:

@@ -42,6 +42,7 @@ from scipy.optimize import linear_sum_assignment
 from scipy.sparse import coo_array
 from scipy.sparse.csgraph import connected_components
 
+from clinical_corpora.core.counts import f_measure, ratio
 from clinical_corpora.core.errors import SourceError
 
 Mention = Hashable
@@ -58,15 +59,6 @@ class Score(NamedTuple):
     recall: float
     precision: float
     f1: float
-
-
-def _ratio(numerator: float, denominator: float) -> float:
-    return numerator / denominator if denominator else 0.0
-
-
-def _f1(recall: float, precision: float) -> float:
-    total = recall + precision
-    return 2 * recall * precision / total if total else 0.0
 
 
 class MetricCounts(Protocol):
@@ -87,7 +79,11 @@ def _add_fields(left: _Fields, right: _Fields) -> _Fields:
 
 @dataclass(frozen=True)
 class Counts:
-    """Numerators and denominators of recall and precision (MUC, B³, CEAF, LEA)."""
+    """Numerators and denominators of recall and precision (MUC, B³, CEAF, LEA).
+
+    Recall and precision have different numerators here, unlike ``core.counts.PRFCounts``; the
+    ratios and the F1 are that module's.
+    """
 
     recall_num: float = 0.0
     recall_den: float = 0.0
@@ -98,9 +94,9 @@ class Counts:
         return _add_fields(self, other)
 
     def score(self) -> Score:
-        recall = _ratio(self.recall_num, self.recall_den)
-        precision = _ratio(self.precision_num, self.precision_den)
-        return Score(recall, precision, _f1(recall, precision))
+        recall = ratio(self.recall_num, self.recall_den)
+        precision = ratio(self.precision_num, self.precision_den)
+        return Score(recall, precision, f_measure(precision, recall))
 
 
 @dataclass(frozen=True)

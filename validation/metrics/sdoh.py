@@ -16,6 +16,8 @@ Rules (seed 003 and the official ``score_brat_sdoh``), matched by default, quirk
   tokens and every overlapping same-type pair adds the length of its longest common token run;
   the official code lets such pairs match many-to-many, and so does this one;
 - a discontinuous text-bound is scored on its covering span (first start, last end);
+- documents go through ``builders.sources.shac``, the release's conversion, without its label
+  scheme: an event argument that is an event, or a second value on a text-bound, is an error;
 - counts are keyed by (event type, argument type, subtype); triggers as (event type, Trigger,
   N/A) and arguments without a value with subtype N/A.
 
@@ -37,13 +39,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, get_args
 
+from clinical_corpora.builders.sources.brat import BratDocument, brat_document_ids, read_brat_document
+from clinical_corpora.builders.sources.shac import shac_annotations
+from clinical_corpora.core.counts import PRFCounts
 from clinical_corpora.core.errors import SourceError
-from clinical_corpora.builders.sources.brat import (
-    Attribute,
-    BratDocument,
-    brat_document_ids,
-    read_brat_document,
-)
 
 TriggerCriterion = Literal["exact", "overlap", "min_dist"]
 SpanCriterion = Literal["exact", "overlap", "partial"]
@@ -90,17 +89,20 @@ class ScoreRow:
     tp: int
 
     @property
+    def counts(self) -> PRFCounts:
+        return PRFCounts(self.tp, self.np, self.nt)
+
+    @property
     def precision(self) -> float:
-        return self.tp / self.np if self.np else 0.0
+        return self.counts.precision
 
     @property
     def recall(self) -> float:
-        return self.tp / self.nt if self.nt else 0.0
+        return self.counts.recall
 
     @property
     def f1(self) -> float:
-        precision, recall = self.precision, self.recall
-        return 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+        return self.counts.f1
 
     def csv_fields(self) -> tuple[str | int | float, ...]:
         return (
@@ -167,41 +169,22 @@ class Counts:
 
 
 def events_from_brat(doc: BratDocument, source: str | Path) -> list[SdohEvent]:
-    """The events of a BRAT document, subtypes taken from the attribute on each text-bound.
+    """The events of a BRAT document, subtypes taken from the value attribute on each text-bound.
 
-    ``source`` names the document in errors (an argument that is an event, or two different
-    attributes on one text-bound, cannot be scored).
+    Read by :func:`~clinical_corpora.builders.sources.shac.shac_annotations` without a scheme, so any
+    event type or attribute is scored; ``source`` names the document in errors.
     """
-    first: dict[str, Attribute] = {}
-    for attribute in doc.attributes:
-        previous = first.setdefault(attribute.target, attribute)
-        if (previous.name, previous.value) != (attribute.name, attribute.value):
-            raise SourceError(
-                source,
-                f"{attribute.target} has attributes {previous.name}={previous.value} and "
-                f"{attribute.name}={attribute.value}; expected one value per text-bound",
-                record=attribute.id,
-            )
+    annotations = shac_annotations(doc, source)
     spans = {
-        textbound.id: EventSpan(
-            textbound.type, textbound.fragments[0][0], textbound.fragments[-1][1],
-            textbound.text, first[textbound.id].value if textbound.id in first else None,
+        key: EventSpan(
+            span.textbound.type, span.textbound.start, span.textbound.end, span.textbound.text, span.subtype
         )
-        for textbound in doc.textbounds
-    }  # fmt: skip
-    events = []
-    for event in doc.events:
-        for target in (event.trigger, *(target for _, target in event.arguments)):
-            if target not in spans:
-                raise SourceError(
-                    source,
-                    f"{event.id} argument {target} is an event; SDOH scoring expects text-bound "
-                    "arguments",
-                    record=event.id,
-                )
-        arguments = tuple([spans[target] for _, target in event.arguments])
-        events.append(SdohEvent(spans[event.trigger], arguments))
-    return events
+        for key, span in annotations.textbounds.items()
+    }
+    return [
+        SdohEvent(spans[event.trigger], tuple([spans[target] for _, target in event.arguments]))
+        for event in annotations.events
+    ]
 
 
 def count_document(
