@@ -15,8 +15,14 @@ def _child(function: Callable[..., Any], args: tuple[Any, ...], queue: multiproc
     result = function(*args)
     elapsed = time.perf_counter() - start
     own = resource.getrusage(resource.RUSAGE_SELF)
-    queue.put({"seconds": round(elapsed, 3), "cpu_seconds": round(own.ru_utime + own.ru_stime, 3),
-               "peak_rss_mb": round(own.ru_maxrss / 1024, 1), "result": result})
+    queue.put(
+        {
+            "seconds": round(elapsed, 3),
+            "cpu_seconds": round(own.ru_utime + own.ru_stime, 3),
+            "peak_rss_mb": round(own.ru_maxrss / 1024, 1),
+            "result": result,
+        }
+    )
 
 
 def measure(function: Callable[..., Any], *args: Any) -> dict[str, Any]:
@@ -34,7 +40,8 @@ def measure(function: Callable[..., Any], *args: Any) -> dict[str, Any]:
             break
         except Empty:
             if not process.is_alive():
-                raise RuntimeError(f"{getattr(function, '__name__', function)} died with exit code "
-                                   f"{process.exitcode}") from None
+                raise RuntimeError(
+                    f"{getattr(function, '__name__', function)} died with exit code {process.exitcode}"
+                ) from None
     process.join()
     return outcome

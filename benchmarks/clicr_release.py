@@ -30,10 +30,19 @@ from benchmarks._measure import measure  # noqa: E402
 from benchmarks.entity_matcher import ROWS_AT_FULL_SCALE, generate_rrf  # noqa: E402
 
 CASES_AT_FULL_SCALE = 11_846
-SECTIONS = ("Summary", "Background", "Case presentation", "Investigations", "Treatment",
-            "Outcome and follow-up", "Discussion")
-FILLER = ("the patient was admitted with a history of and on examination there were no signs of "
-          "she he reported that after weeks treatment started because in this case we describe").split()
+SECTIONS = (
+    "Summary",
+    "Background",
+    "Case presentation",
+    "Investigations",
+    "Treatment",
+    "Outcome and follow-up",
+    "Discussion",
+)
+FILLER = (
+    "the patient was admitted with a history of and on examination there were no signs of "
+    "she he reported that after weeks treatment started because in this case we describe"
+).split()
 PAGE = """<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>{title} | BMJ Case Reports</title>
 <meta name="citation_title" content="{title}"><meta name="citation_publication_date" content="2016/03/01">
@@ -76,8 +85,11 @@ def generate_pages(folder: Path, cases: int, names: list[str], seed: int = 7) ->
         for heading in SECTIONS:
             paragraphs = [_sentence(rng, names, 20) for _ in range(10)]
             words += sum(len(p.split()) for p in paragraphs)
-            sections.append(f'<div class="section"><h2>{heading}</h2>'
-                            + "".join(f"<p>{escape(p)}</p>" for p in paragraphs) + "</div>")
+            sections.append(
+                f'<div class="section"><h2>{heading}</h2>'
+                + "".join(f"<p>{escape(p)}</p>" for p in paragraphs)
+                + "</div>"
+            )
         points = "".join(f"<li><p>{escape(_sentence(rng, names, 16))}</p></li>" for _ in range(3))
         page = PAGE.format(title=escape(_sentence(rng, names, 8)), sections="\n".join(sections), points=points)
         (folder / f"bcr-2016-{number:06d}.html").write_text(page, encoding="utf-8")
@@ -85,14 +97,16 @@ def generate_pages(folder: Path, cases: int, names: list[str], seed: int = 7) ->
 
 
 def release(pages: str, meta: str, gold: str, out: str) -> dict[str, int]:
-    from clinical_corpora.builders.plugins import find_corpus
     from clinical_corpora.builders.pipeline import run
+    from clinical_corpora.builders.plugins import find_corpus
 
     sources = {"bmj_html": Path(pages), "umls": Path(meta), "entity_gold": Path(gold)}  # empty gold: not run
     outcome = run(find_corpus("clicr"), Path(out), sources)
-    return {"rows": outcome.manifest["counts"]["written"],
-            **{gate.gate: gate.success for gate in outcome.gates if gate.gate != "expectations"},
-            "expectations": next(gate.success for gate in outcome.gates if gate.gate == "expectations")}
+    return {
+        "rows": outcome.manifest["counts"]["written"],
+        **{gate.gate: gate.success for gate in outcome.gates if gate.gate != "expectations"},
+        "expectations": next(gate.success for gate in outcome.gates if gate.gate == "expectations"),
+    }
 
 
 def main() -> None:
@@ -118,9 +132,14 @@ def main() -> None:
         if args.keep is None:
             shutil.rmtree(work, ignore_errors=True)
     report = {
-        "benchmark": "clicr_release", "scale": args.scale, "cases": cases, "passage_words": passage_words,
-        **sizes, "generate_seconds": round(generate_seconds, 1),
-        "release_cold_cache": cold, "release_warm_cache": warm,
+        "benchmark": "clicr_release",
+        "scale": args.scale,
+        "cases": cases,
+        "passage_words": passage_words,
+        **sizes,
+        "generate_seconds": round(generate_seconds, 1),
+        "release_cold_cache": cold,
+        "release_warm_cache": warm,
         "cases_per_s_warm": round(cases / warm["seconds"], 1),
         "cold_vs_warm_ratio": round(cold["seconds"] / warm["seconds"], 2),
         "targets": {"release_seconds_at_full_scale": 900},

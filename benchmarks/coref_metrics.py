@@ -122,9 +122,7 @@ def naive_blanc(key: list[Chain], response: list[Chain]) -> Score:
 
     key_coref, key_non = links(key)
     response_coref, response_non = links(response)
-    coref = _f(
-        len(key_coref & response_coref), len(key_coref), len(key_coref & response_coref), len(response_coref)
-    )
+    coref = _f(len(key_coref & response_coref), len(key_coref), len(key_coref & response_coref), len(response_coref))
     non = _f(len(key_non & response_non), len(key_non), len(key_non & response_non), len(response_non))
     if not key_coref:
         return non
@@ -199,11 +197,7 @@ def main() -> None:
     if arguments.repeats < 1:
         parser.error("--repeats must be at least 1")
     results = [run(size, arguments.repeats) for size in arguments.sizes]
-    print(
-        json.dumps(
-            {"benchmark": "coref_metrics", "target_seconds": TARGET_SECONDS, "runs": results}, indent=2
-        )
-    )
+    print(json.dumps({"benchmark": "coref_metrics", "target_seconds": TARGET_SECONDS, "runs": results}, indent=2))
 
 
 if __name__ == "__main__":

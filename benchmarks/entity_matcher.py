@@ -42,7 +42,7 @@ SYLLABLES = [c + v for c in "bcdfghklmnprstvz" for v in ("a", "e", "i", "o", "u"
 def _vocabulary(size: int, rng: np.random.Generator) -> list[str]:
     picks = rng.integers(0, len(SYLLABLES), size=(size, 4))
     lengths = rng.integers(2, 5, size=size)
-    words = {"".join(SYLLABLES[i] for i in row[:n]) for row, n in zip(picks, lengths)}
+    words = {"".join(SYLLABLES[i] for i in row[:n]) for row, n in zip(picks, lengths, strict=True)}
     return sorted(words)
 
 
@@ -103,7 +103,12 @@ def _child_pandas(folder: Path) -> dict[str, float]:
 
     started = time.perf_counter()
     frame = pd.read_csv(
-        folder / "MRCONSO.RRF", sep="|", header=None, usecols=[0, 1, 14, 16], dtype=str, quoting=3,
+        folder / "MRCONSO.RRF",
+        sep="|",
+        header=None,
+        usecols=[0, 1, 14, 16],
+        dtype=str,
+        quoting=3,
         keep_default_na=False,
     )
     english = frame[(frame[1] == "ENG") & (frame[16] == "N")]
@@ -139,8 +144,8 @@ def _naive_matches(index: object, text: str, sentences: list) -> int:
 
 
 def _child_recogniser(folder: Path, tokens: int) -> dict[str, float]:
-    from clinical_corpora.corpora.clicr.entity_matcher import EntityMatcher, load_or_build_index
     from clinical_corpora.builders.text_units import split_sentences
+    from clinical_corpora.corpora.clicr.entity_matcher import EntityMatcher, load_or_build_index
 
     index = load_or_build_index(folder / "MRCONSO.RRF", folder / "MRSTY.RRF", folder / "cache")
     text = _synthetic_text(index, tokens, seed=1)

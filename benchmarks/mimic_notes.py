@@ -45,25 +45,23 @@ TARGET_PEAK_RSS_MB = 1024.0
 
 def _bodies(mean_chars: int, count: int, rng: random.Random) -> list[str]:
     """A pool of note texts, already quoted as CSV fields (quotes doubled)."""
-    vocabulary = [
-        "".join(rng.choices("abcdefghijklmnopqrstuvwxyz", k=rng.randint(2, 11))) for _ in range(6000)
-    ]
+    vocabulary = ["".join(rng.choices("abcdefghijklmnopqrstuvwxyz", k=rng.randint(2, 11))) for _ in range(6000)]
     bodies = []
     for _ in range(count):
         parts = [" \nName:  ___   Unit No:   ___\n \nAdmission Date:  ___   Discharge Date:   ___\n \n"]
         length = sum(map(len, parts))
         target = rng.randint(mean_chars // 2, mean_chars * 3 // 2)
         while length < target:
-            line = f'{rng.choice(SECTIONS)}\n{" ".join(rng.choices(vocabulary, k=rng.randint(6, 30)))}, "noted" ___.\n \n'
+            line = (
+                f'{rng.choice(SECTIONS)}\n{" ".join(rng.choices(vocabulary, k=rng.randint(6, 30)))}, "noted" ___.\n \n'
+            )
             parts.append(line)
             length += len(line)
         bodies.append('"' + "".join(parts).replace('"', '""') + '"')
     return bodies
 
 
-def write_table(
-    path: Path, layout: str, rows: int, mean_chars: int, seed: int, select: int
-) -> tuple[int, list[str]]:
+def write_table(path: Path, layout: str, rows: int, mean_chars: int, seed: int, select: int) -> tuple[int, list[str]]:
     """Write the gzip CSV; return its uncompressed size and ``select`` ids spread over it (last row included)."""
     rng = random.Random(seed)
     bodies = _bodies(mean_chars, 2048, rng)
@@ -73,14 +71,18 @@ def write_table(
         if layout == "discharge":
             header = "note_id,subject_id,hadm_id,note_type,note_seq,charttime,storetime,text\n"
         else:
-            header = '"ROW_ID","SUBJECT_ID","HADM_ID","CHARTDATE","CHARTTIME","STORETIME","CATEGORY","DESCRIPTION","CGID","ISERROR","TEXT"\n'
+            header = (
+                '"ROW_ID","SUBJECT_ID","HADM_ID","CHARTDATE","CHARTTIME","STORETIME",'
+                '"CATEGORY","DESCRIPTION","CGID","ISERROR","TEXT"\n'
+            )
         lines = [header]
         for index in range(rows):
             subject = 10_000_000 + index // 4
             if layout == "discharge":
                 row_id = f"{subject}-DS-{index % 4 + 1}"
                 lines.append(
-                    f"{row_id},{subject},{20_000_000 + index},DS,{index % 4 + 1},2180-05-07 00:00:00,2180-05-09 15:26:00,"
+                    f"{row_id},{subject},{20_000_000 + index},DS,{index % 4 + 1},"
+                    "2180-05-07 00:00:00,2180-05-09 15:26:00,"
                 )
             else:
                 row_id = str(index + 1)

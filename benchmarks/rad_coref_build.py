@@ -39,8 +39,15 @@ from clinical_corpora.corpora.rad_coref.builder import RadCorefBuilder
 from clinical_corpora.validation.metrics.coref import score_documents_all
 
 PATIENTS, REPORTS, MENTIONS_PER_REPORT = 60, 638, 9
-DESCRIPTIONS = ("CHEST (PORTABLE AP)", "CT HEAD W/O CONTRAST", "CT ABDOMEN W/CONTRAST", "CHEST (PA & LAT)",
-                "CTA CHEST W&W/O C&RECONS", "MR HEAD W & W/O CONTRAST", "RENAL U.S.")
+DESCRIPTIONS = (
+    "CHEST (PORTABLE AP)",
+    "CT HEAD W/O CONTRAST",
+    "CT ABDOMEN W/CONTRAST",
+    "CHEST (PA & LAT)",
+    "CTA CHEST W&W/O C&RECONS",
+    "MR HEAD W & W/O CONTRAST",
+    "RENAL U.S.",
+)
 TARGET_MB_PER_S, TARGET_PEAK_RSS_MB, TARGET_METRIC_SECONDS = 100.0, 1024.0, 1.0
 _WORD = re.compile(r"[a-z]{5,}")
 
@@ -51,8 +58,10 @@ def write_inputs(folder: Path, rows: int, seed: int) -> tuple[int, list[str]]:
     bodies = _bodies(LAYOUTS["noteevents"][1], 2048, rng)
     step = rows / REPORTS
     annotated = {min(rows - 1, int((k + 1) * step) - 1): k for k in range(REPORTS)}
-    header = ('"ROW_ID","SUBJECT_ID","HADM_ID","CHARTDATE","CHARTTIME","STORETIME","CATEGORY",'
-              '"DESCRIPTION","CGID","ISERROR","TEXT"\n')
+    header = (
+        '"ROW_ID","SUBJECT_ID","HADM_ID","CHARTDATE","CHARTTIME","STORETIME","CATEGORY",'
+        '"DESCRIPTION","CGID","ISERROR","TEXT"\n'
+    )
     size, lines = 0, [header]
     with gzip.open(folder / "NOTEEVENTS.csv.gz", "wb", compresslevel=1) as stream:
         for index in range(rows):
@@ -60,15 +69,20 @@ def write_inputs(folder: Path, rows: int, seed: int) -> tuple[int, list[str]]:
             report = annotated.get(index)
             if report is None:
                 category = "Radiology" if index % 4 else "Nursing/other"
-                lines.append(f'{index + 1},{10_000_000 + index // 4},{100_000 + index},2151-08-04,'
-                             f'2151-08-04 18:00:00,,"{category}","Report",,,{body}\n')
+                lines.append(
+                    f"{index + 1},{10_000_000 + index // 4},{100_000 + index},2151-08-04,"
+                    f'2151-08-04 18:00:00,,"{category}","Report",,,{body}\n'
+                )
             else:
                 subject = 20_000_000 + report % PATIENTS
                 day = 1 + report // PATIENTS
-                lines.append(f'{index + 1},{subject},{300_000 + subject},2151-09-{day:02d},2151-09-{day:02d} 10:00:00,,'
-                             f'"Radiology","{DESCRIPTIONS[report % len(DESCRIPTIONS)]}",,,{body}\n')
-                _write_ann(folder / "gold" / str(subject) / f"{index + 1}.ann", body[1:-1].replace('""', '"'),
-                           subject, rng)
+                lines.append(
+                    f"{index + 1},{subject},{300_000 + subject},2151-09-{day:02d},2151-09-{day:02d} 10:00:00,,"
+                    f'"Radiology","{DESCRIPTIONS[report % len(DESCRIPTIONS)]}",,,{body}\n'
+                )
+                _write_ann(
+                    folder / "gold" / str(subject) / f"{index + 1}.ann", body[1:-1].replace('""', '"'), subject, rng
+                )
             if len(lines) > 3000:
                 data = "".join(lines).encode()
                 size, lines = size + len(data), []
@@ -81,8 +95,10 @@ def write_inputs(folder: Path, rows: int, seed: int) -> tuple[int, list[str]]:
 def _write_ann(path: Path, text: str, subject: int, rng: random.Random) -> None:
     words = list(_WORD.finditer(text))
     chosen = sorted(rng.sample(words, min(MENTIONS_PER_REPORT, len(words))), key=lambda match: match.start())
-    lines = [f"T{n}\t{rng.choice(('Finding', 'Finding', 'Device'))} {m.start()} {m.end()}\t{m[0]}"
-             for n, m in enumerate(chosen, 1)]
+    lines = [
+        f"T{n}\t{rng.choice(('Finding', 'Finding', 'Device'))} {m.start()} {m.end()}\t{m[0]}"
+        for n, m in enumerate(chosen, 1)
+    ]
     lines += [f"#{n}\tAnnotatorNotes T{n}\tchain=P{subject}C{rng.randrange(40)}" for n in range(1, len(chosen) + 1)]
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
@@ -117,19 +133,31 @@ def main() -> None:
         size, wanted = generation["result"]
         results = {"builder": measure(run_builder, folder)}
         if not args.skip_pandas:
-            results["pandas_read_csv"] = measure(run_pandas, str(Path(folder) / "NOTEEVENTS.csv.gz"), "noteevents", wanted)
+            results["pandas_read_csv"] = measure(
+                run_pandas, str(Path(folder) / "NOTEEVENTS.csv.gz"), "noteevents", wanted
+            )
         for outcome in results.values():
             outcome["mb_per_s"] = round(size / 1e6 / outcome["seconds"], 1)
         metrics = measure(run_metrics, 500, args.seed)
         builder = results["builder"]
         report = {
-            "benchmark": "rad_coref_build", "notes": rows, "reports": REPORTS, "patients": PATIENTS,
-            "uncompressed_mb": round(size / 1e6, 1), "generation_seconds": generation["seconds"], **results,
+            "benchmark": "rad_coref_build",
+            "notes": rows,
+            "reports": REPORTS,
+            "patients": PATIENTS,
+            "uncompressed_mb": round(size / 1e6, 1),
+            "generation_seconds": generation["seconds"],
+            **results,
             "metrics_500_mentions_seconds": round(metrics["result"], 4),
-            "targets": {"min_mb_per_s": TARGET_MB_PER_S, "max_peak_rss_mb": TARGET_PEAK_RSS_MB,
-                        "max_metric_seconds": TARGET_METRIC_SECONDS},
-            "meets_targets": builder["result"].get("rad_coref") == PATIENTS and builder["mb_per_s"] >= TARGET_MB_PER_S
-            and builder["peak_rss_mb"] <= TARGET_PEAK_RSS_MB and metrics["result"] <= TARGET_METRIC_SECONDS,
+            "targets": {
+                "min_mb_per_s": TARGET_MB_PER_S,
+                "max_peak_rss_mb": TARGET_PEAK_RSS_MB,
+                "max_metric_seconds": TARGET_METRIC_SECONDS,
+            },
+            "meets_targets": builder["result"].get("rad_coref") == PATIENTS
+            and builder["mb_per_s"] >= TARGET_MB_PER_S
+            and builder["peak_rss_mb"] <= TARGET_PEAK_RSS_MB
+            and metrics["result"] <= TARGET_METRIC_SECONDS,
         }
         if "pandas_read_csv" in results:
             report["speedup_vs_pandas"] = round(results["pandas_read_csv"]["seconds"] / builder["seconds"], 2)

@@ -40,8 +40,8 @@ def write_inputs(folder: Path, records: int, spans_per_record: int, seed: int = 
 
 
 def pipeline_release(corpus: str, inputs: str, out: str) -> int:
-    from clinical_corpora.core.manifest import load_manifest
     from clinical_corpora.builders.pipeline import run
+    from clinical_corpora.core.manifest import load_manifest
 
     spans = Path(inputs) / "spans.tsv"
     overrides = {"notes": Path(inputs) / "notes.tsv", "spans": spans, "second_annotator": spans}
@@ -60,7 +60,9 @@ def naive_release(corpus: str, inputs: str, out: str) -> int:
     manifest = load_manifest(Path(corpus))
     sources = resolve_sources(manifest, {"notes": Path(inputs) / "notes.tsv", "spans": Path(inputs) / "spans.tsv"})
     rows = [row.record.model_dump() for row in TinyBuilder().generate(BuildContext(manifest, sources))]
-    features = __import__("clinical_corpora.schemas.features", fromlist=["features_for"]).features_for(TinyBuilder.CONFIGS["notes"])
+    features = __import__("clinical_corpora.schemas.features", fromlist=["features_for"]).features_for(
+        TinyBuilder.CONFIGS["notes"]
+    )
     dataset = Dataset.from_list([features.encode_example(row) for row in rows], features=features)
     dataset.to_parquet(str(Path(out) / "naive.parquet"))
     return len(rows)
@@ -80,7 +82,9 @@ def main() -> None:
     finally:
         shutil.rmtree(work, ignore_errors=True)
     report = {
-        "benchmark": "release_pipeline", "records": args.records, "spans_per_record": args.spans,
+        "benchmark": "release_pipeline",
+        "records": args.records,
+        "spans_per_record": args.spans,
         "pipeline": {**ours, "records_per_s": round(args.records / ours["seconds"])},
         "naive_in_memory": {**naive, "records_per_s": round(args.records / naive["seconds"])},
         "speedup_vs_naive": round(naive["seconds"] / ours["seconds"], 2),

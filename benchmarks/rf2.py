@@ -95,9 +95,7 @@ def write_snapshot(folder: Path, concepts: int, descriptions: int, is_a_rows: in
         [
             20_000_000_000 + np.arange(descriptions) * 1000 + 110,
             np.full(descriptions, 20230531),
-            np.where(
-                np.arange(descriptions) < concepts, 1, (rng.random(descriptions) < 0.9).astype(np.int64)
-            ),
+            np.where(np.arange(descriptions) < concepts, 1, (rng.random(descriptions) < 0.9).astype(np.int64)),
             np.full(descriptions, MODULE),
             ids[described],
             np.full(descriptions, "en"),
@@ -150,9 +148,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=13)
     args = parser.parse_args()
 
-    concepts, descriptions, is_a_rows = (
-        max(1000, int(n * args.scale)) for n in (350_000, 1_500_000, 1_000_000)
-    )
+    concepts, descriptions, is_a_rows = (max(1000, int(n * args.scale)) for n in (350_000, 1_500_000, 1_000_000))
     with tempfile.TemporaryDirectory(prefix="bench_rf2_") as folder:
         # generated in a child process too: a child's peak RSS starts at its parent's high-water mark
         generation = measure(write_snapshot, Path(folder), concepts, descriptions, is_a_rows, args.seed)

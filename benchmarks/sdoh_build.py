@@ -48,8 +48,8 @@ def usage_since(started: float) -> dict[str, float]:
 
 def pipeline_release(shac: str, out: str) -> dict[str, float]:
     started = cpu_seconds()
-    from clinical_corpora.core.manifest import load_manifest
     from clinical_corpora.builders.pipeline import run
+    from clinical_corpora.core.manifest import load_manifest
 
     run(load_manifest(CORPUS), Path(out), {"shac": Path(shac)})
     return usage_since(started)
@@ -68,7 +68,8 @@ def naive_build(shac: str, out: str) -> dict[str, float]:
     rows = [row.record.model_dump() for row in SdohBuilder().generate(ctx)]
     features = features_for(SdohBuilder.CONFIGS["sdoh"])
     Dataset.from_list([features.encode_example(row) for row in rows], features=features).to_parquet(
-        str(Path(out) / "naive.parquet"))
+        str(Path(out) / "naive.parquet")
+    )
     return usage_since(started)
 
 
@@ -82,9 +83,12 @@ def score(gold: str, predicted: str, workers: int) -> dict[str, float]:
 
 def rates(run: dict, notes: int, unit: str) -> dict:
     """Throughput by wall clock and by CPU second (the machine may be shared), and peak RSS."""
-    return {"seconds": run["seconds"], f"{unit}_per_s": round(notes / run["seconds"]),
-            f"{unit}_per_cpu_s": round(notes / run["result"]["cpu_seconds"]),
-            "peak_rss_mb": max(run["peak_rss_mb"], run["result"]["children_peak_rss_mb"])}
+    return {
+        "seconds": run["seconds"],
+        f"{unit}_per_s": round(notes / run["seconds"]),
+        f"{unit}_per_cpu_s": round(notes / run["result"]["cpu_seconds"]),
+        "peak_rss_mb": max(run["peak_rss_mb"], run["result"]["children_peak_rss_mb"]),
+    }
 
 
 def main() -> None:
@@ -112,12 +116,13 @@ def main() -> None:
         report["naive_build"] = rates(naive, args.notes, "notes")
         report["release_speedup_vs_naive"] = round(naive["seconds"] / release["seconds"], 2)
         report["memory_ratio_naive_over_release"] = round(
-            report["naive_build"]["peak_rss_mb"] / report["release"]["peak_rss_mb"], 2)
+            report["naive_build"]["peak_rss_mb"] / report["release"]["peak_rss_mb"], 2
+        )
     report["targets_met"] = {
         "release_notes_per_s>=2000": report["release"]["notes_per_s"] >= 2000,
         "score_pairs_per_s>=5000": report["score_1_workers"]["pairs_per_s"] >= 5000,
-        "peak_rss<=1GB": max(report[part]["peak_rss_mb"] for part in
-                             ("release", "score_1_workers", "score_2_workers")) <= 1024,
+        "peak_rss<=1GB": max(report[part]["peak_rss_mb"] for part in ("release", "score_1_workers", "score_2_workers"))
+        <= 1024,
     }
     print(json.dumps(report, indent=2))
 

@@ -253,15 +253,11 @@ def _naive_event_counts(events: list[SdohEvent], span_criterion: str, tokenizer)
             count = 1
             if span_criterion == "partial" and argument.type not in LABELED_ARGUMENTS:
                 count = len(tokenizer(" ".join(argument.text.split())))
-            counter[(event.trigger.type, argument.type, argument.subtype or NOT_APPLICABLE)] += (
-                count
-            )
+            counter[(event.trigger.type, argument.type, argument.subtype or NOT_APPLICABLE)] += count
     return counter
 
 
-def naive_document(
-    gold: list[SdohEvent], predicted: list[SdohEvent], criteria: dict, tokenizer
-) -> Counts:
+def naive_document(gold: list[SdohEvent], predicted: list[SdohEvent], criteria: dict, tokenizer) -> Counts:
     matched_total: Counter = Counter()
     aligned = []
     if criteria["score_trig"] == "min_dist":
@@ -327,9 +323,7 @@ def naive_score(gold_dir: Path, pred_dir: Path, criteria: dict) -> list:
 
         tokenizer = spacy.blank("en").tokenizer
     gold = {doc_id: events_from_brat(doc, doc_id) for doc_id, _, doc in iter_brat_folder(gold_dir)}
-    predicted = {
-        doc_id: events_from_brat(doc, doc_id) for doc_id, _, doc in iter_brat_folder(pred_dir)
-    }
+    predicted = {doc_id: events_from_brat(doc, doc_id) for doc_id, _, doc in iter_brat_folder(pred_dir)}
     assert sorted(gold) == sorted(predicted)
     total = Counts()
     for doc_id in gold:
@@ -364,9 +358,7 @@ def _cpu_seconds() -> float:
     return sum(resource.getrusage(who).ru_utime + resource.getrusage(who).ru_stime for who in _WHO)
 
 
-def measured(
-    phase: str, gold: Path, pred: Path, criteria: dict, repeat: int, workers: int = 1
-) -> dict:
+def measured(phase: str, gold: Path, pred: Path, criteria: dict, repeat: int, workers: int = 1) -> dict:
     """Fastest of ``repeat`` runs of a phase, each in a fresh process (its own peak RSS)."""
     command = [sys.executable, __file__, "--phase", phase, "--gold", str(gold), "--pred", str(pred),
                "--workers", str(workers)]  # fmt: skip
@@ -436,17 +428,14 @@ def main() -> None:
             "naive_load_all_then_all_pairs": rates(naive, args.notes, "pairs"),
             "speedup_vs_naive": round(naive["seconds"] / score["seconds"], 2),
             "cpu_speedup_vs_naive": round(naive["cpu_seconds"] / score["cpu_seconds"], 2),
-            "memory_ratio_naive_over_streaming": round(
-                naive["peak_rss_mb"] / score["peak_rss_mb"], 2
-            ),
+            "memory_ratio_naive_over_streaming": round(naive["peak_rss_mb"] / score["peak_rss_mb"], 2),
             "agree": naive["rows"] == score["rows"] == parallel["rows"],
         }
     report["targets_met"] = {
         "read_notes_per_s>=2000": report["read"]["notes_per_s"] >= 2000,
         "score_pairs_per_s>=5000": report["score"]["pairs_per_s"] >= 5000,
         "score_2_workers_pairs_per_s>=5000": report["score_2_workers"]["pairs_per_s"] >= 5000,
-        "peak_rss<=1GB": max(read["peak_rss_mb"], score["peak_rss_mb"], parallel["peak_rss_mb"])
-        <= 1024,
+        "peak_rss<=1GB": max(read["peak_rss_mb"], score["peak_rss_mb"], parallel["peak_rss_mb"]) <= 1024,
     }
     print(json.dumps(report, indent=2))
 

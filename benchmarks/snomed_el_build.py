@@ -53,17 +53,25 @@ def write_inputs(folder: Path, scale: float, seed: int) -> dict[str, int]:
             for (start, end), concept in zip(chosen, rng.choices(concepts, weights, k=len(chosen)), strict=True):
                 out.write(f"{note.note_id},{start},{end},{concept}\n")
             spans += len(chosen)
-    return {"notes_in_file": rows, "uncompressed_mb": round(size / 1e6, 1), "annotated_notes": len(wanted),
-            "annotations": spans}
+    return {
+        "notes_in_file": rows,
+        "uncompressed_mb": round(size / 1e6, 1),
+        "annotated_notes": len(wanted),
+        "annotations": spans,
+    }
 
 
 def run_build(folder: str) -> dict[str, int]:
-    from clinical_corpora.core.manifest import load_manifest
     from clinical_corpora.builders.pipeline import run
+    from clinical_corpora.core.manifest import load_manifest
 
     sources = {"notes": "discharge.csv.gz", "annotations": "train_annotations.csv", "terminology": "rf2"}
-    outcome = run(load_manifest(CORPUS), Path(folder) / "out", {name: Path(folder) / path
-                                                              for name, path in sources.items()}, mode="build")
+    outcome = run(
+        load_manifest(CORPUS),
+        Path(folder) / "out",
+        {name: Path(folder) / path for name, path in sources.items()},
+        mode="build",
+    )
     return outcome.manifest["counts"]
 
 
@@ -77,8 +85,13 @@ def main() -> None:
         generation = measure(write_inputs, Path(folder), args.scale, args.seed)
         build = measure(run_build, folder)
     inputs = generation["result"]
-    report = {"benchmark": "snomed_el_build", **inputs, "generation_seconds": generation["seconds"],
-              "build": build, "notes_csv_mb_per_s": round(inputs["uncompressed_mb"] / build["seconds"], 1)}
+    report = {
+        "benchmark": "snomed_el_build",
+        **inputs,
+        "generation_seconds": generation["seconds"],
+        "build": build,
+        "notes_csv_mb_per_s": round(inputs["uncompressed_mb"] / build["seconds"], 1),
+    }
     print(json.dumps(report, indent=2))
 
 

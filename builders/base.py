@@ -73,8 +73,7 @@ class AgreementReport:
 class BuildContext:
     """The sources a build reads, and the bookkeeping of read and rejected records."""
 
-    def __init__(self, manifest: CorpusManifest, sources: dict[str, Path | None],
-                 on_error: OnError = "fail") -> None:
+    def __init__(self, manifest: CorpusManifest, sources: dict[str, Path | None], on_error: OnError = "fail") -> None:
         self.manifest = manifest
         self.sources = sources
         self.on_error: OnError = on_error
@@ -103,8 +102,7 @@ class BuildContext:
         except SourceError as error:
             self.reject(error)
         except ValidationError as error:
-            problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'record'}: {e['msg']}"
-                                 for e in error.errors())
+            problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'record'}: {e['msg']}" for e in error.errors())
             self.reject(SourceError(where, f"record does not match its schema: {problems}"))
 
     def reject(self, error: SourceError) -> None:
@@ -118,9 +116,9 @@ class BuildContext:
         """``<source>/<path inside it>`` for a path under a source, so releases hold no machine paths."""
         for name, root in self.sources.items():
             prefix = str(root)
-            if root is not None and path.startswith(prefix) and path[len(prefix):][:1] in ("", "/", ":"):
+            if root is not None and path.startswith(prefix) and path[len(prefix) :][:1] in ("", "/", ":"):
                 named = f"{name}/{root.name}" if root.is_file() else name
-                return named + path[len(prefix):]
+                return named + path[len(prefix) :]
         return path
 
 

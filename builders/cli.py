@@ -27,16 +27,26 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="clincorp", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
     for name, handler, default_out, helptext in (
-            ("release", _release, "releases", "build, validate and write an immutable release"),
-            ("build", _build, "build", "the same without immutability, into a scratch folder")):
+        ("release", _release, "releases", "build, validate and write an immutable release"),
+        ("build", _build, "build", "the same without immutability, into a scratch folder"),
+    ):
         command = commands.add_parser(name, help=helptext)
         command.add_argument("corpora", nargs="*", help="corpus names or folders holding a corpus.yaml")
         command.add_argument("--all", action="store_true", help="every installed corpus")
         command.add_argument("--out", type=Path, default=Path(default_out))
-        command.add_argument("--source", action="append", default=[], metavar="NAME=PATH",
-                             help="read source NAME from PATH instead of the embedded sample")
-        command.add_argument("--on-error", choices=["fail", "quarantine"], default="fail",
-                             help="fail on the first bad record, or quarantine bad records in rejects.jsonl")
+        command.add_argument(
+            "--source",
+            action="append",
+            default=[],
+            metavar="NAME=PATH",
+            help="read source NAME from PATH instead of the embedded sample",
+        )
+        command.add_argument(
+            "--on-error",
+            choices=["fail", "quarantine"],
+            default="fail",
+            help="fail on the first bad record, or quarantine bad records in rejects.jsonl",
+        )
         command.set_defaults(handler=handler)
     validate = commands.add_parser("validate", help="re-check an existing release folder")
     validate.add_argument("release", type=Path)
@@ -68,8 +78,9 @@ def _export(args: argparse.Namespace) -> int:
     corpus = json.loads(manifest_path.read_text(encoding="utf-8")).get("corpus")
     formats = sorted(name for name, owner in exporters.keys() if owner == corpus)
     if (args.format, corpus) not in exporters.keys():
-        raise ClincorpError(f"no export format {args.format!r} for the {corpus} corpus: its formats are "
-                            f"{', '.join(formats) or 'none'}")
+        raise ClincorpError(
+            f"no export format {args.format!r} for the {corpus} corpus: its formats are {', '.join(formats) or 'none'}"
+        )
     parser = argparse.ArgumentParser(prog=f"clincorp export {args.format} {args.release}")
     parser.add_argument("--out", type=Path, required=True, help="the folder to write into")
     parser.set_defaults(release=args.release)
@@ -118,8 +129,10 @@ def _run(args: argparse.Namespace, mode: str) -> int:
         outcome = run(manifest, args.out, _overrides(args.source), args.on_error, mode)  # type: ignore[arg-type]
         counts = outcome.manifest.get("counts", {})
         verb = {"released": "released", "unchanged": "unchanged (identical bytes)", "built": "built"}[outcome.status]
-        print(f"{manifest.name} {manifest.version}: {verb} at {outcome.folder} "
-              f"(read {counts.get('read')}, written {counts.get('written')}, rejected {counts.get('rejected')})")
+        print(
+            f"{manifest.name} {manifest.version}: {verb} at {outcome.folder} "
+            f"(read {counts.get('read')}, written {counts.get('written')}, rejected {counts.get('rejected')})"
+        )
     return 0
 
 

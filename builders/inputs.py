@@ -21,8 +21,9 @@ def resolve_sources(manifest: CorpusManifest, overrides: dict[str, Path]) -> dic
     """
     unknown = sorted(set(overrides) - set(manifest.sources))
     if unknown:
-        raise ClincorpError(f"{manifest.name} has no source {', '.join(unknown)}; "
-                            f"its sources are {', '.join(manifest.sources)}")
+        raise ClincorpError(
+            f"{manifest.name} has no source {', '.join(unknown)}; its sources are {', '.join(manifest.sources)}"
+        )
     replaced = {other for name in overrides for other in manifest.sources[name].replaces} - set(overrides)
     resolved: dict[str, Path | None] = {}
     for name, spec in manifest.sources.items():
@@ -45,8 +46,9 @@ def sha256_file(path: Path) -> str:
     return digest.hexdigest()
 
 
-def fingerprint_inputs(manifest: CorpusManifest, sources: dict[str, Path | None],
-                       overridden: set[str]) -> list[dict[str, Any]]:
+def fingerprint_inputs(
+    manifest: CorpusManifest, sources: dict[str, Path | None], overridden: set[str]
+) -> list[dict[str, Any]]:
     """sha256 of every input file, named relative to its source; expected hashes checked for real inputs."""
     inputs = []
     for name, root in sources.items():
@@ -58,7 +60,10 @@ def fingerprint_inputs(manifest: CorpusManifest, sources: dict[str, Path | None]
             digest = sha256_file(path)
             expected = manifest.sources[name].sha256.get(relative)
             if name in overridden and expected and expected != digest:
-                raise SourceError(path, f"sha256 is {digest}, expected {expected} for source {name!r}: "
-                                        "this is not the file the corpus was built from")
+                raise SourceError(
+                    path,
+                    f"sha256 is {digest}, expected {expected} for source {name!r}: "
+                    "this is not the file the corpus was built from",
+                )
             inputs.append({"source": name, "file": relative, "sha256": digest, "bytes": path.stat().st_size})
     return inputs

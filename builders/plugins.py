@@ -24,8 +24,10 @@ def load_plugins() -> None:
         try:
             importlib.import_module(entry_point.value.partition(":")[0])
         except Exception as error:
-            raise ClincorpError(f"the corpus plugin {entry_point.name!r} ({entry_point.value}) failed to "
-                                f"load: {type(error).__name__}: {error}") from error
+            raise ClincorpError(
+                f"the corpus plugin {entry_point.name!r} ({entry_point.value}) failed to "
+                f"load: {type(error).__name__}: {error}"
+            ) from error
 
 
 def all_corpora() -> list[CorpusManifest]:
@@ -46,8 +48,10 @@ def _corpus_names() -> list[str]:
     load_plugins()
     names = sorted(corpora.keys())
     if not names:
-        raise ClincorpError(f"no corpus is installed: no plugin in the {ENTRY_POINT_GROUP!r} entry-point "
-                            "group registered one (reinstall clinical-corpora)")
+        raise ClincorpError(
+            f"no corpus is installed: no plugin in the {ENTRY_POINT_GROUP!r} entry-point "
+            "group registered one (reinstall clinical-corpora)"
+        )
     return names
 
 

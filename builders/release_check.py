@@ -8,11 +8,11 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from clinical_corpora.builders.base import load_builder_class
-from clinical_corpora.core.errors import ClincorpError
 from clinical_corpora.builders.inputs import sha256_file
-from clinical_corpora.core.manifest import Expectation
 from clinical_corpora.builders.pipeline import quality_tables
 from clinical_corpora.builders.release_view import ReleaseView
+from clinical_corpora.core.errors import ClincorpError
+from clinical_corpora.core.manifest import Expectation
 from clinical_corpora.schemas.features import features_for, schema_fingerprint
 from clinical_corpora.validation.expectations import run_suite
 from clinical_corpora.validation.gates import GateResult, expectations_gate
@@ -57,8 +57,13 @@ def _files_gate(folder: Path, manifest: dict) -> GateResult:
             problems.append(f"{name}: sha256 differs from manifest.json")
     present = {p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()}
     problems += [f"{name}: not listed in manifest.json" for name in sorted(present - set(listed) - {"manifest.json"})]
-    return GateResult("files", not problems, f"{len(problems)} problems", "hashes as in manifest.json",
-                      [{"problem": p} for p in problems[:MAX_LISTED]])
+    return GateResult(
+        "files",
+        not problems,
+        f"{len(problems)} problems",
+        "hashes as in manifest.json",
+        [{"problem": p} for p in problems[:MAX_LISTED]],
+    )
 
 
 def _schema_gate(view: ReleaseView, configs: dict, fingerprint: str) -> GateResult:
@@ -72,8 +77,13 @@ def _schema_gate(view: ReleaseView, configs: dict, fingerprint: str) -> GateResu
                 problems.append(f"{shard.name}: embedded features differ from the {name} record model")
         if not view.shards(name):
             problems.append(f"config {name}: no parquet files")
-    return GateResult("schema", not problems, f"{len(problems)} problems", "features as the record models",
-                      [{"problem": p} for p in problems])
+    return GateResult(
+        "schema",
+        not problems,
+        f"{len(problems)} problems",
+        "features as the record models",
+        [{"problem": p} for p in problems],
+    )
 
 
 def _records_gate(view: ReleaseView, configs: dict) -> GateResult:
@@ -91,5 +101,10 @@ def _records_gate(view: ReleaseView, configs: dict) -> GateResult:
             if record_id in ids:
                 problems.append(f"{name}/{split}: duplicate id {record_id!r}")
             ids.add(record_id)
-    return GateResult("records", not problems, f"{checked} records, {len(problems)} invalid",
-                      "every record valid under its model", [{"problem": p} for p in problems[:MAX_LISTED]])
+    return GateResult(
+        "records",
+        not problems,
+        f"{checked} records, {len(problems)} invalid",
+        "every record valid under its model",
+        [{"problem": p} for p in problems[:MAX_LISTED]],
+    )

@@ -26,13 +26,16 @@ class ReleaseView:
         self._flattened: dict[tuple[str, tuple[str, ...]], dict[str, pd.DataFrame]] = {}
 
     def tables(self, config: str, fields: list[str]) -> dict[str, pd.DataFrame]:
-        """The flattened tables (``clinical_corpora.validation.tables``) of some fields of a config, computed once per view."""
+        """The flattened tables (``validation.tables``) of some fields of a config, computed once per view."""
         key = (config, tuple(fields))
         if key not in self._flattened:
             features = self.features(config)
-            self._flattened[key] = flatten_config(config, self.arrow(config, columns=fields),
-                                                  Features({name: features[name] for name in fields}),
-                                                  self.split_labels(config))
+            self._flattened[key] = flatten_config(
+                config,
+                self.arrow(config, columns=fields),
+                Features({name: features[name] for name in fields}),
+                self.split_labels(config),
+            )
         return self._flattened[key]
 
     def configs(self) -> list[str]:
@@ -61,8 +64,9 @@ class ReleaseView:
 
     def split_labels(self, config: str) -> pa.Array:
         """The split of every row of :meth:`arrow` (all splits), in order."""
-        return pa.array([self.split_of(path) for path in self.shards(config)
-                         for _ in range(self.rows_in(path))], pa.string())
+        return pa.array(
+            [self.split_of(path) for path in self.shards(config) for _ in range(self.rows_in(path))], pa.string()
+        )
 
     def features(self, config: str) -> Features:
         return self.shard_features(self.shards(config)[0])

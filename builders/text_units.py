@@ -73,6 +73,4 @@ def split_sentences(text: str) -> list[Sentence]:
     groups: list[list[tuple[int, int]]] = [[] for _ in starts]
     for token in tokens:
         groups[max(bisect_right(starts, token[0]) - 1, 0)].append(token)
-    return [
-        Sentence(group[0][0], group[-1][1], tuple(group)) for group in groups if group
-    ]
+    return [Sentence(group[0][0], group[-1][1], tuple(group)) for group in groups if group]

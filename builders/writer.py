@@ -61,8 +61,7 @@ class SplitWriter:
         self.folder.mkdir(parents=True, exist_ok=True)
         part = self.folder / f".{self.split}-{len(self._parts):05d}.parquet.part"
         self._parts.append(part)
-        self._writer = ParquetWriter(path=str(part), features=self.features,
-                                     writer_batch_size=ROWS_PER_ROW_GROUP)
+        self._writer = ParquetWriter(path=str(part), features=self.features, writer_batch_size=ROWS_PER_ROW_GROUP)
         self._rows_in_part = 0
 
     def _close_part(self) -> None:

@@ -29,13 +29,16 @@ class SourceSpec(Strict):
     """A named raw input: its default (embedded sample) path and where users get the real one."""
 
     path: str | None = Field(
-        default=None, description="default path, relative to the corpus folder (the embedded sample); "
-        "without one the source is read only when given with --source")
+        default=None,
+        description="default path, relative to the corpus folder (the embedded sample); "
+        "without one the source is read only when given with --source",
+    )
     kind: Literal["file", "directory"]
     description: str = Field(description="what the input is and where the real file comes from")
     required: bool = True
     replaces: list[str] = Field(
-        default_factory=list, description="sources this one stands in for when given: they are not read")
+        default_factory=list, description="sources this one stands in for when given: they are not read"
+    )
     sha256: dict[str, str] = Field(
         default_factory=dict,
         description="expected sha256 of the real input's files, by path relative to the source; "

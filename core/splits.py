@@ -9,8 +9,9 @@ from typing import TypeVar
 SplitName = TypeVar("SplitName", bound=str)
 
 
-def seeded_split(ids: Iterable[str], seed: int, held_out: Sequence[tuple[SplitName, float]], rest: SplitName,
-                 *, at_least: int = 0) -> dict[str, SplitName]:
+def seeded_split(
+    ids: Iterable[str], seed: int, held_out: Sequence[tuple[SplitName, float]], rest: SplitName, *, at_least: int = 0
+) -> dict[str, SplitName]:
     """Id → split: the sorted ids shuffled by ``random.Random(seed)``, then cut in order.
 
     Each ``(split, share)`` of ``held_out`` in turn takes the next ``round(share × n)`` ids (at least
@@ -24,6 +25,6 @@ def seeded_split(ids: Iterable[str], seed: int, held_out: Sequence[tuple[SplitNa
     start = 0
     for split, share in held_out:
         size = max(smallest, round(share * len(shuffled)))
-        splits.update(dict.fromkeys(shuffled[start:start + size], split))
+        splits.update(dict.fromkeys(shuffled[start : start + size], split))
         start += size
     return splits

@@ -28,8 +28,10 @@ def features_for(model: type[BaseModel]) -> Features:
 
 
 def _struct(model: type[BaseModel]) -> dict[str, Any]:
-    return {name: _feature(field.annotation, field.metadata, f"{model.__name__}.{name}")
-            for name, field in model.model_fields.items()}
+    return {
+        name: _feature(field.annotation, field.metadata, f"{model.__name__}.{name}")
+        for name, field in model.model_fields.items()
+    }
 
 
 def _feature(annotation: Any, metadata: list[Any], where: str) -> Any:

@@ -116,7 +116,7 @@ def collect_spans(value: BaseModel) -> list[Span]:
 def check_spans(text: str, spans: Iterable[Span]) -> None:
     """Raise ValueError naming the first span that is reversed or whose text is not the slice of ``text``."""
     for span in spans:
-        if span.start > span.end or text[span.start:span.end] != span.text or span.end > len(text):
+        if span.start > span.end or text[span.start : span.end] != span.text or span.end > len(text):
             raise ValueError(span_mismatch(text, span.start, span.end, span.text))
 
 

@@ -7,8 +7,8 @@ from pathlib import Path
 import justext
 import pytest
 
-from clinical_corpora.core.errors import SourceError
 from clinical_corpora.builders.sources.bmj_html import read_case_report
+from clinical_corpora.core.errors import SourceError
 
 SAMPLE = Path(__file__).resolve().parents[1] / "corpora" / "clicr" / "sample" / "bmj_html"
 
@@ -122,8 +122,7 @@ def test_outside_case_sections_justext_decides(tmp_path: Path) -> None:
         "which is why jusText, having counted its length and its many stop words, calls it good."
     )
     body = (
-        "<h1>T</h1><h2>Summary</h2><p>Fever.</p>"
-        f"<h2>Acknowledgements</h2><p>{long_text}</p><h2>Share</h2><p>Tweet</p>"
+        f"<h1>T</h1><h2>Summary</h2><p>Fever.</p><h2>Acknowledgements</h2><p>{long_text}</p><h2>Share</h2><p>Tweet</p>"
     )
     case = read_case_report(_page(tmp_path, body))
     assert [s.heading for s in case.sections] == ["Summary", "Acknowledgements"]

@@ -8,7 +8,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from clinical_corpora.core.errors import SourceError
 from clinical_corpora.builders.sources.brat import (
     Attribute,
     BratDocument,
@@ -23,6 +22,7 @@ from clinical_corpora.builders.sources.brat import (
     read_brat,
     write_brat,
 )
+from clinical_corpora.core.errors import SourceError
 
 SAMPLE = Path(__file__).resolve().parents[1] / "corpora" / "sdoh" / "sample"
 
@@ -86,9 +86,7 @@ def test_crlf_text_offsets_count_carriage_returns(tmp_path: Path) -> None:
 # --- round trip -------------------------------------------------------------------------
 
 NAMES = st.from_regex(r"[A-Za-z][A-Za-z0-9_-]{0,8}", fullmatch=True)
-FREE_TEXT = st.text(
-    st.characters(blacklist_categories=("Cs",), blacklist_characters="\n\r"), max_size=12
-)
+FREE_TEXT = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\n\r"), max_size=12)
 
 
 @st.composite
@@ -120,9 +118,7 @@ def documents(draw: st.DrawFn) -> tuple[str, BratDocument]:
             attributes.append(Attribute(f"{prefix}{number}", draw(NAMES), target, value))
         for number in range(1, draw(st.integers(0, 2)) + 1):
             pair = draw(st.lists(st.sampled_from(annotated), min_size=2, max_size=2))
-            relations.append(
-                Relation(f"R{number}", draw(NAMES), (("Arg1", pair[0]), ("Arg2", pair[1])))
-            )
+            relations.append(Relation(f"R{number}", draw(NAMES), (("Arg1", pair[0]), ("Arg2", pair[1]))))
         every_id = annotated + [a.id for a in attributes] + [r.id for r in relations]
         for number in range(1, draw(st.integers(0, 2)) + 1):
             notes.append(
@@ -220,8 +216,10 @@ def test_writer_refuses_line_breaks() -> None:
 
 
 def _sample_documents() -> list[tuple[str, str, BratDocument]]:
-    return [*iter_brat_folder(SAMPLE / "shac"),
-            *((f"double/{doc_id}", text, doc) for doc_id, text, doc in iter_brat_folder(SAMPLE / "shac_double"))]
+    return [
+        *iter_brat_folder(SAMPLE / "shac"),
+        *((f"double/{doc_id}", text, doc) for doc_id, text, doc in iter_brat_folder(SAMPLE / "shac_double")),
+    ]
 
 
 def test_sample_reads_in_sorted_order_with_shac_layout() -> None:

@@ -54,7 +54,8 @@ def test_export_writes_one_clicr_json_per_split(exported: Path) -> None:
     assert first["answers"][0] == {"text": "ADHD", "origin": "dataset", "cui": "C9000013", "sem_type": "problem"}
     assert document["context"].startswith(
         "Summary\nA 9 - year - old boy with BEG__attention deficit hyperactivity disorder__END was referred "
-        "with persistent BEG__bedwetting__END on most nights .")
+        "with persistent BEG__bedwetting__END on most nights ."
+    )
 
 
 def test_marked_context_by_hand() -> None:
@@ -62,7 +63,8 @@ def test_marked_context_by_hand() -> None:
     entities = [(16, 26), (28, 34), (38, 45)]
     assert [passage[start:end] for start, end in entities] == ["chest pain", "angina", "Aspirin"]
     assert marked_context(passage, entities) == (
-        "Summary\nHe had BEG__chest pain__END ( BEG__angina__END ) .\nBEG__Aspirin__END helped .")
+        "Summary\nHe had BEG__chest pain__END ( BEG__angina__END ) .\nBEG__Aspirin__END helped ."
+    )
 
 
 def test_tokenized_query_keeps_the_placeholder() -> None:
@@ -93,24 +95,40 @@ def test_score_with_word_vectors(release: Path, tmp_path: Path) -> None:
     predictions = tmp_path / "predictions.json"
     predictions.write_text(json.dumps({"bcr-2019-228214.2": "enuresis"}), encoding="utf-8")
     out = tmp_path / "scores.json"
-    assert main(["score", "clicr", str(release), str(predictions), "--out", str(out),
-                 "--word-vectors", str(vectors)]) == 0
+    assert (
+        main(["score", "clicr", str(release), str(predictions), "--out", str(out), "--word-vectors", str(vectors)]) == 0
+    )
     assert json.loads(out.read_text(encoding="utf-8"))["embedding_average"] == pytest.approx(1 / 5)
 
 
-def test_bad_predictions_and_split_are_clear_errors(release: Path, tmp_path: Path,
-                                                    capsys: pytest.CaptureFixture[str]) -> None:
+def test_bad_predictions_and_split_are_clear_errors(
+    release: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     predictions = tmp_path / "predictions.json"
     predictions.write_text('["not", "an", "object"]', encoding="utf-8")
     assert main(["score", "clicr", str(release), str(predictions), "--out", str(tmp_path / "s.json")]) == 1
     assert "predictions.json: expected a JSON object" in capsys.readouterr().err
     predictions.write_text("{}", encoding="utf-8")
-    assert main(["score", "clicr", str(release), str(predictions), "--out", str(tmp_path / "s.json"),
-                 "--split", "validation"]) == 1
+    assert (
+        main(
+            [
+                "score",
+                "clicr",
+                str(release),
+                str(predictions),
+                "--out",
+                str(tmp_path / "s.json"),
+                "--split",
+                "validation",
+            ]
+        )
+        == 1
+    )
     assert "has no split 'validation'" in capsys.readouterr().err
 
 
-def test_export_refuses_a_folder_that_is_not_a_clicr_release(tmp_path: Path,
-                                                              capsys: pytest.CaptureFixture[str]) -> None:
+def test_export_refuses_a_folder_that_is_not_a_clicr_release(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert main(["export", "clicr-json", str(tmp_path), "--out", str(tmp_path / "out")]) == 1
     assert "is not a release: it has no manifest.json" in capsys.readouterr().err

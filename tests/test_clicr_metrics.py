@@ -93,7 +93,12 @@ def test_embedding_average(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     ("content", "line"),
-    [("2 2\nrenal 1 0\nkidney 1\n", 3), ("x 2\nrenal 1 0\n", 1), ("1 2\nrenal 1 0\nkidney 1 1\n", 3), ("1 2\nrenal 1 b\n", 2)],
+    [
+        ("2 2\nrenal 1 0\nkidney 1\n", 3),
+        ("x 2\nrenal 1 0\n", 1),
+        ("1 2\nrenal 1 0\nkidney 1 1\n", 3),
+        ("1 2\nrenal 1 b\n", 2),
+    ],
 )
 def test_malformed_word_vectors(tmp_path: Path, content: str, line: int) -> None:
     with pytest.raises(SourceError) as caught:

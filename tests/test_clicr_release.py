@@ -13,13 +13,13 @@ from pathlib import Path
 import datasets
 import pytest
 
-from clinical_corpora.corpora.clicr.builder import assign_splits, blank_repeats_passage, case_text, entity_scores
-from clinical_corpora.corpora.clicr.entity_matcher import Entity
-from clinical_corpora.core.errors import GateError, SourceError
-from clinical_corpora.builders.plugins import find_corpus
 from clinical_corpora.builders.pipeline import Outcome, run
+from clinical_corpora.builders.plugins import find_corpus
 from clinical_corpora.builders.release_view import ReleaseView
 from clinical_corpora.builders.sources.bmj_html import read_case_report
+from clinical_corpora.core.errors import GateError, SourceError
+from clinical_corpora.corpora.clicr.builder import assign_splits, blank_repeats_passage, case_text, entity_scores
+from clinical_corpora.corpora.clicr.entity_matcher import Entity
 from tests.conftest import SampleRelease
 
 SAMPLE = Path(__file__).resolve().parents[1] / "corpora" / "clicr" / "sample"
@@ -86,9 +86,13 @@ def test_answers_are_the_entity_then_its_umls_synonyms(queries: dict) -> None:
     # Muscle pain (the original, left out), Muscle ache; MRSTY: T184 Sign or Symptom → problem.
     _, query = queries["bcr-2019-228512.2"]
     assert [(a["text"], a["origin"]) for a in query["answers"]] == [
-        ("muscle pain", "dataset"), ("Myalgia", "UMLS"), ("Muscle ache", "UMLS")]
+        ("muscle pain", "dataset"),
+        ("Myalgia", "UMLS"),
+        ("Muscle ache", "UMLS"),
+    ]
     assert {(a["cui"], a["sem_type"], a["category"]) for a in query["answers"]} == {
-        ("C9000030", "Sign or Symptom", "problem")}
+        ("C9000030", "Sign or Symptom", "problem")
+    }
 
 
 def test_answer_in_passage_uses_synonyms_and_whole_tokens(queries: dict) -> None:
@@ -107,7 +111,10 @@ def test_learning_point_repeating_the_passage_gives_no_query(queries: dict, docu
     assert document["repeated_queries_removed"] == 2
     assert len(document["learning_points"]) == 3
     assert sorted(qid for qid, (_, row) in queries.items() if row["document_id"] == "bcr-2019-228859") == [
-        "bcr-2019-228859.1", "bcr-2019-228859.2", "bcr-2019-228859.3"]
+        "bcr-2019-228859.1",
+        "bcr-2019-228859.2",
+        "bcr-2019-228859.3",
+    ]
 
 
 def test_case_without_learning_points_is_kept_as_passage(queries: dict, documents: dict) -> None:
@@ -120,14 +127,22 @@ def test_case_without_learning_points_is_kept_as_passage(queries: dict, document
 def test_document_sections_entities_and_metadata(documents: dict) -> None:
     _, document = documents["bcr-2019-228512"]
     assert [s["heading"] for s in document["sections"]] == [
-        "Summary", "Background", "Case presentation", "Investigations", "Treatment", "Outcome and follow-up",
-        "Discussion"]
+        "Summary",
+        "Background",
+        "Case presentation",
+        "Investigations",
+        "Treatment",
+        "Outcome and follow-up",
+        "Discussion",
+    ]
     passage = document["passage"]
     for section in document["sections"]:
-        assert passage[section["start"]:section["end"]].startswith(section["heading"])
+        assert passage[section["start"] : section["end"]].startswith(section["heading"])
     assert document["metadata"] == {
         "series": ["Unexpected outcome (positive or negative) including adverse drug reactions"],
-        "specialties": ["Nephrology", "Sports and exercise medicine"], "year": 2019}
+        "specialties": ["Nephrology", "Sports and exercise medicine"],
+        "year": 2019,
+    }
     first = document["entities"][0]
     assert (first["text"], first["start"], first["category"]) == ("muscle pain", 39, "problem")
     assert "Learning points" not in passage and "References" not in passage
@@ -237,9 +252,11 @@ def test_entities_standoff_replaces_the_matcher(tmp_path: Path) -> None:
     text, point_starts = case_text(case)
     passage_start = text.index("her first spinning class")  # "her" is moved out of the entity
     urine = point_starts[0] + case.learning_points[0].index("dark urine")
-    ann = (f"T1\ttreatment {passage_start} {passage_start + 24}\ther first spinning class\n"
-           f"#1\tAnnotatorNotes T1\tC9000030\n"
-           f"T2\tproblem {urine} {urine + 10}\tdark urine\n#2\tAnnotatorNotes T2\tC9000031\n")
+    ann = (
+        f"T1\ttreatment {passage_start} {passage_start + 24}\ther first spinning class\n"
+        f"#1\tAnnotatorNotes T1\tC9000030\n"
+        f"T2\tproblem {urine} {urine + 10}\tdark urine\n#2\tAnnotatorNotes T2\tC9000031\n"
+    )
     _write_standoff(tmp_path / "entities", {"bcr-2019-228512": ann})
     (tmp_path / "no-gold").mkdir()
     sources = {"entities": tmp_path / "entities", "entity_gold": tmp_path / "no-gold"}
@@ -252,15 +269,20 @@ def test_entities_standoff_replaces_the_matcher(tmp_path: Path) -> None:
     assert validation["agreement"] is None  # an empty entity_gold folder: the check is not run
     failed = [d for gate in validation["gates"] for d in gate["details"] if not d["success"]]
     assert [(d["table"], d["kwargs"].get("column")) for d in failed] == [
-        ("clicr_documents.with_learning_points", "n_queries"), ("clicr_documents.entities", "category")]
+        ("clicr_documents.with_learning_points", "n_queries"),
+        ("clicr_documents.entities", "category"),
+    ]
     documents = {row["id"]: row for _, row in view.rows("clicr_documents")}
-    assert [(e["text"], e["cui"], e["sem_type"], e["category"]) for e in documents["bcr-2019-228512"]["entities"]] \
-        == [("first spinning class", "C9000030", "Sign or Symptom", "treatment")]
+    assert [(e["text"], e["cui"], e["sem_type"], e["category"]) for e in documents["bcr-2019-228512"]["entities"]] == [
+        ("first spinning class", "C9000030", "Sign or Symptom", "treatment")
+    ]
     assert documents["bcr-2019-228101"]["entities"] == []
     (query,) = [row for _, row in view.rows("clicr")]
     assert query["id"] == "bcr-2019-228512.1"
-    assert query["query"] == ("Exertional rhabdomyolysis should be suspected in anyone with muscle pain and "
-                              "@placeholder after unaccustomed exercise.")
+    assert query["query"] == (
+        "Exertional rhabdomyolysis should be suspected in anyone with muscle pain and "
+        "@placeholder after unaccustomed exercise."
+    )
     # MRCONSO C9000031: Dark urine, Dark coloured urine, Cola-coloured urine.
     assert [a["text"] for a in query["answers"]] == ["dark urine", "Dark coloured urine", "Cola-coloured urine"]
 

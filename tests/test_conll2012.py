@@ -9,7 +9,6 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from clinical_corpora.core.errors import SourceError
 from clinical_corpora.builders.sources.conll2012 import (
     ConllDocument,
     TokenSpan,
@@ -18,6 +17,7 @@ from clinical_corpora.builders.sources.conll2012 import (
     read_conll2012_chains,
     write_conll2012,
 )
+from clinical_corpora.core.errors import SourceError
 from clinical_corpora.validation.metrics.coref import score_documents_all
 
 # Two sentences of an invented chest X-ray report, space- and tab-separated lines as found in
@@ -79,9 +79,7 @@ def test_chains_read_from_files_score_as_the_reference_test_case_a4(tmp_path: Pa
     words = ["a", "b", "c", "x", "d", "e", "f", "y", "z"]
     key_columns = ["(0)", "(1)", "(1)", "-", "(2)", "(2)", "(2)", "-", "-"]
     response_columns = ["(7)", "(8)", "(8)", "(8)", "(9)", "-", "-", "(9)", "(4)"]
-    key = read_conll2012_chains(
-        write(tmp_path, conll_lines("tc", list(zip(words, key_columns, strict=True))), "key")
-    )
+    key = read_conll2012_chains(write(tmp_path, conll_lines("tc", list(zip(words, key_columns, strict=True))), "key"))
     response = read_conll2012_chains(
         write(tmp_path, conll_lines("tc", list(zip(words, response_columns, strict=True))), "response")
     )

@@ -7,38 +7,51 @@ from pathlib import Path
 import pytest
 
 from clinical_corpora.builders.cli import main
-from clinical_corpora.core.errors import ClincorpError
 from clinical_corpora.builders.exporters.conll2012 import ChainLayout, record_document
 from clinical_corpora.builders.sources.conll2012 import TokenSpan, iter_conll2012
+from clinical_corpora.core.errors import ClincorpError
 from clinical_corpora.corpora.rad_coref.exports import PATIENT_CHAINS
 from tests.conftest import SampleRelease
 
 
-
 def patient(chains: list[list[str]]) -> dict:
     reports = [{"text": "Small left effusion."}, {"text": "The effusion is stable. No pneumothorax."}]
-    mentions = [{"id": "m1", "report_index": 0, "start": 6, "end": 19, "text": "left effusion"},
-                {"id": "m2", "report_index": 1, "start": 4, "end": 12, "text": "effusion"},
-                {"id": "m3", "report_index": 1, "start": 27, "end": 39, "text": "pneumothorax"}]
-    return {"patient_id": "p1", "reports": reports, "mentions": mentions,
-            "chains": [{"id": f"c{n}", "mention_ids": ids} for n, ids in enumerate(chains)]}
+    mentions = [
+        {"id": "m1", "report_index": 0, "start": 6, "end": 19, "text": "left effusion"},
+        {"id": "m2", "report_index": 1, "start": 4, "end": 12, "text": "effusion"},
+        {"id": "m3", "report_index": 1, "start": 27, "end": 39, "text": "pneumothorax"},
+    ]
+    return {
+        "patient_id": "p1",
+        "reports": reports,
+        "mentions": mentions,
+        "chains": [{"id": f"c{n}", "mention_ids": ids} for n, ids in enumerate(chains)],
+    }
 
 
 def test_reports_follow_each_other_and_unchained_mentions_are_singletons() -> None:
     document = record_document(patient([["m1", "m2"]]), PATIENT_CHAINS, singletons=True)
     # tokens: Small left effusion . | The effusion is stable . | No pneumothorax .
-    assert document.sentences == (("Small", "left", "effusion", "."), ("The", "effusion", "is", "stable", "."),
-                                  ("No", "pneumothorax", "."))
+    assert document.sentences == (
+        ("Small", "left", "effusion", "."),
+        ("The", "effusion", "is", "stable", "."),
+        ("No", "pneumothorax", "."),
+    )
     assert set(document.chains) == {frozenset({TokenSpan(1, 3), TokenSpan(5, 6)}), frozenset({TokenSpan(10, 11)})}
     without = record_document(patient([["m1", "m2"]]), PATIENT_CHAINS, singletons=False)
     assert without.chains == (frozenset({TokenSpan(1, 3), TokenSpan(5, 6)}),)
 
 
 def test_note_level_records_with_other_field_names() -> None:
-    note = {"id": "note_7", "text": "CT of the pelvis. It was normal.",
-            "markables": [{"id": "a", "start": 0, "end": 16, "text": "CT of the pelvis"},
-                          {"id": "b", "start": 18, "end": 20, "text": "It"}],
-            "chains": [{"id": "c1", "markable_ids": ["a", "b"]}]}
+    note = {
+        "id": "note_7",
+        "text": "CT of the pelvis. It was normal.",
+        "markables": [
+            {"id": "a", "start": 0, "end": 16, "text": "CT of the pelvis"},
+            {"id": "b", "start": 18, "end": 20, "text": "It"},
+        ],
+        "chains": [{"id": "c1", "markable_ids": ["a", "b"]}],
+    }
     document = record_document(note, ChainLayout("notes", "id", "markables", "markable_ids"), singletons=True)
     assert document.name == "note_7"
     assert document.chains == (frozenset({TokenSpan(0, 4), TokenSpan(5, 6)}),)
@@ -66,7 +79,9 @@ def test_release_exports_one_document_per_patient(exported: tuple[Path, Path]) -
     assert [len(documents[name].chains) for name in sorted(documents)] == [18, 11, 7]
     assert [sum(map(len, documents[name].chains)) for name in sorted(documents)] == [32, 23, 14]
     words = [word for sentence in documents["91234"].sentences for word in sentence]
-    chain_words = {tuple(sorted(" ".join(words[s.start:s.end]) for s in chain)) for chain in documents["91234"].chains}
+    chain_words = {
+        tuple(sorted(" ".join(words[s.start : s.end]) for s in chain)) for chain in documents["91234"].chains
+    }
     assert ("ETT", "endotracheal tube") in chain_words  # the re-inserted tube's chain
     assert ("Free air", "free intraabdominal air") in chain_words
 
@@ -78,8 +93,11 @@ def test_exported_key_scores_itself_perfectly(exported: tuple[Path, Path], capsy
     assert capsys.readouterr().out.count("100.00") == 7
 
 
-def test_format_the_corpus_does_not_register_is_refused(exported: tuple[Path, Path], tmp_path: Path,
-                                                       capsys: pytest.CaptureFixture[str]) -> None:
+def test_format_the_corpus_does_not_register_is_refused(
+    exported: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     release, _ = exported
     assert main(["export", "clicr-json", str(release), "--out", str(tmp_path)]) == 1
-    assert "no export format 'clicr-json' for the rad_coref corpus: its formats are conll2012" in capsys.readouterr().err
+    assert (
+        "no export format 'clicr-json' for the rad_coref corpus: its formats are conll2012" in capsys.readouterr().err
+    )

@@ -53,8 +53,9 @@ def tampered(release: Path, tmp_path: Path) -> Path:
 
 
 def tree(folder: Path) -> dict[str, bytes]:
-    return {path.relative_to(folder).as_posix(): path.read_bytes() for path in sorted(folder.rglob("*"))
-            if path.is_file()}
+    return {
+        path.relative_to(folder).as_posix(): path.read_bytes() for path in sorted(folder.rglob("*")) if path.is_file()
+    }
 
 
 def test_sample_releases_with_every_gate_passing(corpus: CorpusManifest, sample_release: SampleRelease) -> None:
@@ -86,8 +87,9 @@ def declared_rows(release: Path, config: str) -> dict[str, int]:
     return rows
 
 
-def test_every_config_loads_with_its_splits_and_row_counts(corpus: CorpusManifest, release: Path,
-                                                           tmp_path: Path) -> None:
+def test_every_config_loads_with_its_splits_and_row_counts(
+    corpus: CorpusManifest, release: Path, tmp_path: Path
+) -> None:
     for config, spec in corpus.configs.items():
         expected = declared_rows(release, config)
         assert sorted(expected) == sorted(spec.splits), config
@@ -103,8 +105,11 @@ def test_validate_accepts_the_release(release: Path, capsys: pytest.CaptureFixtu
 def failing_gates(release: Path) -> dict[str, list[str]]:
     """The gates ``check_release`` fails, with their problems; ``clincorp validate`` must exit 1."""
     assert main(["validate", str(release)]) == 1
-    return {gate.gate: [str(detail.get("problem", detail)) for detail in gate.details]
-            for gate in check_release(release) if not gate.success}
+    return {
+        gate.gate: [str(detail.get("problem", detail)) for detail in gate.details]
+        for gate in check_release(release)
+        if not gate.success
+    }
 
 
 def test_validate_rejects_an_altered_byte(tampered: Path) -> None:
@@ -147,8 +152,9 @@ def break_first_record(release: Path) -> Path:
             rows = table.to_pylist()
             if not rows:
                 continue
-            edited = next((row for row in edits_of(rows[0]) if rejects(configs[config], decode(copy.deepcopy(row)))),
-                          None)
+            edited = next(
+                (row for row in edits_of(rows[0]) if rejects(configs[config], decode(copy.deepcopy(row)))), None
+            )
             if edited is not None:
                 pq.write_table(pa.Table.from_pylist([edited, *rows[1:]], schema=table.schema), shard)
                 return shard
@@ -174,7 +180,7 @@ def edits_of(value: Any) -> Iterator[Any]:
             yield []
         for index, child in enumerate(value):
             for edited in edits_of(child):
-                yield [*value[:index], edited, *value[index + 1:]]
+                yield [*value[:index], edited, *value[index + 1 :]]
     elif isinstance(value, str):
         yield value + "~"
     elif isinstance(value, int | float) and not isinstance(value, bool):

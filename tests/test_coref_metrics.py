@@ -293,9 +293,7 @@ def test_many_documents_sum_counts_rather_than_average_scores() -> None:
     # MUC counts: A2 1/3 recall, 1/1 precision; A3 3/3, 3/5.
     assert score_documents(key, response, "muc") == pytest.approx(rp(4 / 6, 4 / 6))
     # B³: A2 (7/3)/6 and 3/3; A3 6/6 and (4 + 7/12)/9.
-    assert score_documents(key, response, "b_cubed") == pytest.approx(
-        rp((7 / 3 + 6) / 12, (3 + 4 + 7 / 12) / 12)
-    )
+    assert score_documents(key, response, "b_cubed") == pytest.approx(rp((7 / 3 + 6) / 12, (3 + 4 + 7 / 12) / 12))
     # CEAF-e: A2 1.8 over 3 key / 2 response entities; A3 1 + 4/5 + 6/7 over 3 / 4.
     aligned = 1.8 + 1 + 4 / 5 + 6 / 7
     assert score_documents(key, response, "ceaf_e") == pytest.approx(rp(aligned / 6, aligned / 6))
@@ -383,9 +381,7 @@ def test_identical_key_and_response_score_one(partition: list[set[int]]) -> None
 
 
 @given(partitions(), partitions())
-def test_swapping_key_and_response_swaps_recall_and_precision(
-    key: list[set[int]], response: list[set[int]]
-) -> None:
+def test_swapping_key_and_response_swaps_recall_and_precision(key: list[set[int]], response: list[set[int]]) -> None:
     # Not BLANC: which link kinds count depends on the key alone.
     for metric in ("muc", "b_cubed", "ceaf_m", "ceaf_e", "lea"):
         recall, precision, f = SINGLE_DOCUMENT[metric](key, response)
@@ -467,9 +463,7 @@ def test_many_documents_equal_their_disjoint_union(
     key_docs = {f"d{n}": key for n, (key, _) in enumerate(documents)}
     response_docs = {f"d{n}": response for n, (_, response) in enumerate(documents)}
     union_key = [{(n, m) for m in chain} for n, (key, _) in enumerate(documents) for chain in key]
-    union_response = [
-        {(n, m) for m in chain} for n, (_, response) in enumerate(documents) for chain in response
-    ]
+    union_response = [{(n, m) for m in chain} for n, (_, response) in enumerate(documents) for chain in response]
     # BLANC is left out: in one document, mentions of different documents form non-coreference links.
     for metric in ("muc", "b_cubed", "ceaf_m", "ceaf_e", "lea"):
         assert score_documents(key_docs, response_docs, metric) == pytest.approx(

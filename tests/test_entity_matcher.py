@@ -8,6 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from clinical_corpora.builders.sources.bmj_html import read_case_report
+from clinical_corpora.builders.sources.brat import iter_brat_folder
 from clinical_corpora.corpora.clicr import entity_matcher
 from clinical_corpora.corpora.clicr.entity_matcher import (
     FUNCTION_WORDS,
@@ -17,8 +19,6 @@ from clinical_corpora.corpora.clicr.entity_matcher import (
     load_or_build_index,
     refine_span,
 )
-from clinical_corpora.builders.sources.bmj_html import read_case_report
-from clinical_corpora.builders.sources.brat import iter_brat_folder
 
 SAMPLE = Path(__file__).resolve().parents[1] / "corpora" / "clicr" / "sample"
 MRCONSO, MRSTY = SAMPLE / "umls" / "META" / "MRCONSO.RRF", SAMPLE / "umls" / "META" / "MRSTY.RRF"

@@ -41,20 +41,43 @@ class Note(TextRecord):
 
 def note() -> Note:
     text = "drinks beer daily"
-    return Note(id="n1", text=text, modality=Modality.CT, tags=["a"], events=[
-        Event(start=0, end=6, text="drinks", type="Drug",
-              arguments=[Argument(start=7, end=11, text="beer", role="Type")])])
+    return Note(
+        id="n1",
+        text=text,
+        modality=Modality.CT,
+        tags=["a"],
+        events=[
+            Event(
+                start=0,
+                end=6,
+                text="drinks",
+                type="Drug",
+                arguments=[Argument(start=7, end=11, text="beer", role="Type")],
+            )
+        ],
+    )
 
 
 def test_features_follow_the_model() -> None:
     features = features_for(Note)
     assert list(features) == ["id", "text", "modality", "events", "tags", "score", "index"]
     assert features["modality"] == ClassLabel(names=["XR", "CT"])
-    assert features["events"] == List({
-        "start": Value("int32"), "end": Value("int32"), "text": Value("string"),
-        "type": ClassLabel(names=["Alcohol", "Drug"]),
-        "arguments": List({"start": Value("int32"), "end": Value("int32"), "text": Value("string"),
-                           "role": ClassLabel(names=["Status", "Type"])})})
+    assert features["events"] == List(
+        {
+            "start": Value("int32"),
+            "end": Value("int32"),
+            "text": Value("string"),
+            "type": ClassLabel(names=["Alcohol", "Drug"]),
+            "arguments": List(
+                {
+                    "start": Value("int32"),
+                    "end": Value("int32"),
+                    "text": Value("string"),
+                    "role": ClassLabel(names=["Status", "Type"]),
+                }
+            ),
+        }
+    )
     assert features["tags"] == List(Value("string"))
     assert features["score"] == Value("float64") and features["index"] == Value("int32")
 
@@ -79,12 +102,29 @@ def test_row_codec_round_trips_through_arrow() -> None:
 
 def test_span_text_is_checked_against_the_record_text() -> None:
     with pytest.raises(ValidationError, match="span 7-11 has text 'wine' but the text there is 'beer'"):
-        Note(id="n1", text="drinks beer daily", modality="XR", tags=[], events=[
-            Event(start=0, end=6, text="drinks", type="Drug",
-                  arguments=[Argument(start=7, end=11, text="wine", role="Type")])])
+        Note(
+            id="n1",
+            text="drinks beer daily",
+            modality="XR",
+            tags=[],
+            events=[
+                Event(
+                    start=0,
+                    end=6,
+                    text="drinks",
+                    type="Drug",
+                    arguments=[Argument(start=7, end=11, text="wine", role="Type")],
+                )
+            ],
+        )
     with pytest.raises(ValidationError, match="span 6-0 ends before it starts"):
-        Note(id="n1", text="drinks beer daily", modality="XR", tags=[], events=[
-            Event(start=6, end=0, text="", type="Drug", arguments=[])])
+        Note(
+            id="n1",
+            text="drinks beer daily",
+            modality="XR",
+            tags=[],
+            events=[Event(start=6, end=0, text="", type="Drug", arguments=[])],
+        )
 
 
 def test_fingerprint_changes_with_the_schema() -> None:

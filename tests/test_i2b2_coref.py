@@ -9,7 +9,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from clinical_corpora.core.errors import SourceError
 from clinical_corpora.builders.sources.i2b2_coref import (
     Chain,
     Concept,
@@ -21,6 +20,7 @@ from clinical_corpora.builders.sources.i2b2_coref import (
     write_i2b2_document,
 )
 from clinical_corpora.builders.sources.knowtator import iter_knowtator_dir, read_knowtator_file
+from clinical_corpora.core.errors import SourceError
 
 SAMPLE = Path(__file__).resolve().parents[1] / "corpora" / "odie_anaphora" / "sample"
 I2B2 = SAMPLE / "i2b2"
@@ -51,18 +51,14 @@ def test_chains_and_pairs_of_the_sample() -> None:
         "he",
         "Mr. Smith",
     ]
-    assert ("The patient", "a 54 year old man") in [
-        (p.antecedent.text, p.anaphor.text) for p in document.pairs
-    ]
+    assert ("The patient", "a 54 year old man") in [(p.antecedent.text, p.anaphor.text) for p in document.pairs]
     # set/subset pairs (Lead III of the inferior leads) have no place in the i2b2/VA files.
     assert all(c.text != "Lead III" for chain in document.chains for c in chain.concepts)
     assert any(c.text == "Lead III" for c in document.concepts)
 
 
 def test_sample_i2b2_copy_equals_the_knowtator_gold() -> None:
-    gold = {
-        d.doc_id: from_knowtator(d) for d in iter_knowtator_dir(SAMPLE / "gold", SAMPLE / "text")
-    }
+    gold = {d.doc_id: from_knowtator(d) for d in iter_knowtator_dir(SAMPLE / "gold", SAMPLE / "text")}
     assert {d.doc_id: d for d in iter_i2b2_documents(I2B2)} == gold
 
 
@@ -80,16 +76,12 @@ def test_write_then_read_round_trips(tmp_path: Path) -> None:
 
 
 def test_discontinuous_markables_cannot_be_converted() -> None:
-    annotator_b = read_knowtator_file(
-        SAMPLE / "annotator_b" / "upmc_rad_01.txt.knowtator.xml", SAMPLE / "text"
-    )
+    annotator_b = read_knowtator_file(SAMPLE / "annotator_b" / "upmc_rad_01.txt.knowtator.xml", SAMPLE / "text")
     with pytest.raises(ValueError, match="discontinuous"):
         from_knowtator(annotator_b)
 
 
-def small_document(
-    root: Path, text: str, concepts: str, chains: str, pairs: str | None = None
-) -> None:
+def small_document(root: Path, text: str, concepts: str, chains: str, pairs: str | None = None) -> None:
     for folder, name, content in (
         ("docs", "note.txt", text),
         ("concepts", "note.txt.con", concepts),
@@ -102,9 +94,7 @@ def small_document(
 
 
 TEXT = "Patient has chest\npain  today .\nThe pain is better .\n"
-CONCEPTS = (
-    'c="chest pain" 1:2 2:0||t="sign or symptom"\nc="the pain" 3:0 3:1||t="sign or symptom"\n'
-)
+CONCEPTS = 'c="chest pain" 1:2 2:0||t="sign or symptom"\nc="the pain" 3:0 3:1||t="sign or symptom"\n'
 CHAINS = 'c="chest pain" 1:2 2:0||c="the pain" 3:0 3:1||t="coref sign or symptom"\n'
 
 

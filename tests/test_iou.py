@@ -114,16 +114,10 @@ def test_bootstrap_equals_scoring_literally_resampled_notes() -> None:
         drawn = [notes[i] for i in rng.integers(0, len(notes), len(notes))]
         copies = [(f"{note}#{k}", note) for k, note in enumerate(drawn)]
         resampled_gold = [
-            span(copy, a.start, a.end, a.concept_id)
-            for copy, note in copies
-            for a in gold
-            if a.note_id == note
+            span(copy, a.start, a.end, a.concept_id) for copy, note in copies for a in gold if a.note_id == note
         ]
         resampled_pred = [
-            span(copy, a.start, a.end, a.concept_id)
-            for copy, note in copies
-            for a in pred
-            if a.note_id == note
+            span(copy, a.start, a.end, a.concept_id) for copy, note in copies for a in pred if a.note_id == note
         ]
         expected.append(macro_char_iou(resampled_gold, resampled_pred))
 
@@ -163,9 +157,7 @@ spans = st.builds(
 
 @settings(max_examples=150, deadline=None)
 @given(gold=st.lists(spans, max_size=12), pred=st.lists(spans, max_size=12))
-def test_macro_iou_matches_a_set_based_restatement(
-    gold: list[SpanAnnotation], pred: list[SpanAnnotation]
-) -> None:
+def test_macro_iou_matches_a_set_based_restatement(gold: list[SpanAnnotation], pred: list[SpanAnnotation]) -> None:
     if not gold and not pred:
         return
     assert macro_char_iou(gold, pred) == pytest.approx(_set_based_macro_iou(gold, pred))

@@ -42,10 +42,27 @@ def test_scores_json_by_hand(files: tuple[Path, Path], tmp_path: Path, capsys: p
     assert scores["support_weighted_char_iou_ci95"] == pytest.approx([2 / 7, 1.0])
     assert scores["bootstrap"] == {"replicates": 400, "seed": 0, "unit": "note", "notes": 2}
     assert scores["per_concept"] == [
-        {"concept_id": OTHER, "iou": 0.0, "intersection_chars": 0, "union_chars": 8, "gold_chars": 0,
-         "pred_chars": 8, "gold_spans": 0, "pred_spans": 1},
-        {"concept_id": CT_HEAD, "iou": pytest.approx(6 / 11), "intersection_chars": 6, "union_chars": 11,
-         "gold_chars": 11, "pred_chars": 6, "gold_spans": 2, "pred_spans": 2}]
+        {
+            "concept_id": OTHER,
+            "iou": 0.0,
+            "intersection_chars": 0,
+            "union_chars": 8,
+            "gold_chars": 0,
+            "pred_chars": 8,
+            "gold_spans": 0,
+            "pred_spans": 1,
+        },
+        {
+            "concept_id": CT_HEAD,
+            "iou": pytest.approx(6 / 11),
+            "intersection_chars": 6,
+            "union_chars": 11,
+            "gold_chars": 11,
+            "pred_chars": 6,
+            "gold_spans": 2,
+            "pred_spans": 2,
+        },
+    ]
     assert "macro character IoU 0.2727" in capsys.readouterr().out
 
 
@@ -56,8 +73,9 @@ def test_same_seed_same_scores(files: tuple[Path, Path], tmp_path: Path) -> None
     assert outputs[0].read_bytes() == outputs[1].read_bytes()
 
 
-def test_malformed_prediction_names_file_and_line(files: tuple[Path, Path], tmp_path: Path,
-                                                  capsys: pytest.CaptureFixture[str]) -> None:
+def test_malformed_prediction_names_file_and_line(
+    files: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     pred = write(tmp_path / "bad.csv", [f"n1,0,2,{CT_HEAD}", "n1,9,3,1234567"])
     assert main(["score", "snomed", str(files[0]), str(pred), "--out", str(tmp_path / "s.json")]) == 1
     assert "bad.csv:3: expected 0 <= start < end, found start=9 end=3" in capsys.readouterr().err

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from lxml import etree
 
-from clinical_corpora.core.errors import SourceError
 from clinical_corpora.builders.sources.knowtator import iter_knowtator_dir, read_knowtator_file
+from clinical_corpora.core.errors import SourceError
 
 SAMPLE = Path(__file__).resolve().parents[1] / "corpora" / "odie_anaphora" / "sample"
 DOC_IDS = ["mayo_cc_01", "mayo_p_01", "upmc_ds_01", "upmc_er_01", "upmc_rad_01", "upmc_sp_01"]
@@ -96,10 +96,7 @@ def test_discontinuous_markable() -> None:
 def test_slots_left_empty_by_an_annotator_read_as_none() -> None:
     annotator_a = read("annotator_a", "mayo_cc_01")
     assert annotator_a.annotators == ("A1",)
-    assert all(
-        m.grammatical_category is None and m.sentence_function is None
-        for m in annotator_a.markables
-    )
+    assert all(m.grammatical_category is None and m.sentence_function is None for m in annotator_a.markables)
     assert all(p.bagga_class is None for p in annotator_a.pairs)
     assert by_text(annotator_a, "Neck weakness").semantic_class == "sign_or_symptom"
 
@@ -172,9 +169,7 @@ def test_pair_naming_a_missing_markable(tmp_path: Path) -> None:
     gold = read("gold", "mayo_p_01")
     antecedent = gold.pairs[0].antecedent_id
     old = f'<complexSlotMentionValue value="{antecedent}"/>'
-    path, line = broken_copy(
-        tmp_path, old, '<complexSlotMentionValue value="ODIE_Instance_99999"/>'
-    )
+    path, line = broken_copy(tmp_path, old, '<complexSlotMentionValue value="ODIE_Instance_99999"/>')
     expect_error(path, line, "ODIE_Instance_99999", "not a Markable")
 
 
@@ -187,9 +182,7 @@ def test_span_beyond_the_text(tmp_path: Path) -> None:
 
 
 def test_spanned_text_that_does_not_match_the_text(tmp_path: Path) -> None:
-    path, line = broken_copy(
-        tmp_path, "<spannedText>The tumor</spannedText>", "<spannedText>The tumour</spannedText>"
-    )
+    path, line = broken_copy(tmp_path, "<spannedText>The tumor</spannedText>", "<spannedText>The tumour</spannedText>")
     expect_error(path, line, "'The tumour'", "'The tumor'")
 
 
@@ -199,9 +192,7 @@ def test_value_outside_the_seed_value_set(tmp_path: Path) -> None:
 
 
 def test_unsupported_slot(tmp_path: Path) -> None:
-    path, line = broken_copy(
-        tmp_path, '<mentionSlot id="sentence_function"/>', '<mentionSlot id="negation"/>'
-    )
+    path, line = broken_copy(tmp_path, '<mentionSlot id="sentence_function"/>', '<mentionSlot id="negation"/>')
     expect_error(path, line - 1, "negation")
 
 
@@ -226,17 +217,13 @@ def test_text_source_must_match_the_file_name(tmp_path: Path) -> None:
 
 def test_annotation_without_class_mention(tmp_path: Path) -> None:
     last = read("gold", "mayo_p_01").pairs[-1].id
-    path, _ = broken_copy(
-        tmp_path, f'<classMention id="{last}">', '<classMention id="ODIE_Instance_77777">'
-    )
+    path, _ = broken_copy(tmp_path, f'<classMention id="{last}">', '<classMention id="ODIE_Instance_77777">')
     text = path.read_text(encoding="utf-8")
     line = text[: text.index(f'<mention id="{last}"/>')].count("\n")  # the <annotation> line
     expect_error(path, line, last, "no <classMention>")
 
 
-@pytest.mark.parametrize(
-    ("mention_class", "phrase"), [("Pair", "repeats"), ("Markable", "same span")]
-)
+@pytest.mark.parametrize(("mention_class", "phrase"), [("Pair", "repeats"), ("Markable", "same span")])
 def test_repeated_pair_or_markable(tmp_path: Path, mention_class: str, phrase: str) -> None:
     """A second annotation copying an existing one (same span, same slots) under a new id."""
     path, _ = broken_copy(tmp_path, "<annotations", "<annotations")

@@ -72,8 +72,9 @@ def upward_imports() -> list[str]:
         importer = module_name(path)
         for imported in sorted(imported_modules(path)):
             if _is_module(imported) and layer_of(imported) > layer_of(importer):
-                found.append(f"{importer} ({NAMES[layer_of(importer)]}) imports {imported} "
-                             f"({NAMES[layer_of(imported)]})")
+                found.append(
+                    f"{importer} ({NAMES[layer_of(importer)]}) imports {imported} ({NAMES[layer_of(imported)]})"
+                )
     return found
 
 
@@ -98,5 +99,7 @@ def test_an_upward_import_is_caught(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     reader.write_text("def f():\n    from clinical_corpora.builders.pipeline import run\n")
     (tmp_path / "builders" / "pipeline.py").write_text("")
     monkeypatch.setattr(sys.modules[__name__], "ROOT", tmp_path)
-    assert upward_imports() == ["clinical_corpora.builders.sources.reader (readers and metrics) imports "
-                                "clinical_corpora.builders.pipeline (pipeline and CLI)"]
+    assert upward_imports() == [
+        "clinical_corpora.builders.sources.reader (readers and metrics) imports "
+        "clinical_corpora.builders.pipeline (pipeline and CLI)"
+    ]

@@ -13,7 +13,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from clinical_corpora.core.errors import SourceError
 from clinical_corpora.builders.sources.mimic_notes import (
     MIMIC_IV_NOTE_COLUMNS,
     NOTEEVENTS_COLUMNS,
@@ -25,13 +24,12 @@ from clinical_corpora.builders.sources.mimic_notes import (
     iter_notes,
     read_span_annotations,
 )
+from clinical_corpora.core.errors import SourceError
 
 SAMPLE = Path(__file__).resolve().parents[1] / "corpora" / "snomed_el" / "sample"
 
 
-def _csv_lines(
-    rows: list[list[object]], *, quoting: int = csv.QUOTE_MINIMAL, terminator: str = "\n"
-) -> list[str]:
+def _csv_lines(rows: list[list[object]], *, quoting: int = csv.QUOTE_MINIMAL, terminator: str = "\n") -> list[str]:
     """Each row serialised on its own, as the stdlib writer (and MIMIC's exports) quote it."""
     serialised = []
     for row in rows:
@@ -99,17 +97,13 @@ def test_discharge_table_keeps_multiline_quoted_text_and_start_lines(tmp_path: P
 
 
 def test_last_row_without_a_final_newline(tmp_path: Path) -> None:
-    path = _write(
-        tmp_path / "notes.csv", ["note_id,text\n", 'a-DS-1,"x\ny"\n', 'b-DS-1,"z\nw"'], compress=False
-    )
+    path = _write(tmp_path / "notes.csv", ["note_id,text\n", 'a-DS-1,"x\ny"\n', 'b-DS-1,"z\nw"'], compress=False)
 
     assert [(note.text, note.line) for note in iter_challenge_notes(path)] == [("x\ny", 2), ("z\nw", 4)]
 
 
 def test_selection_yields_only_wanted_notes_in_file_order(tmp_path: Path) -> None:
-    rows = [list(MIMIC_IV_NOTE_COLUMNS)] + [
-        _discharge_row(f"1000{i:04d}-DS-1", f"note {i}\nline") for i in range(50)
-    ]
+    rows = [list(MIMIC_IV_NOTE_COLUMNS)] + [_discharge_row(f"1000{i:04d}-DS-1", f"note {i}\nline") for i in range(50)]
     chunks = _csv_lines(rows)
     path = _write(tmp_path / "discharge.csv.gz", chunks, compress=True)
     wanted = {"10000042-DS-1", "10000007-DS-1", "10000049-DS-1"}
@@ -122,9 +116,7 @@ def test_selection_yields_only_wanted_notes_in_file_order(tmp_path: Path) -> Non
 
 
 def test_reading_stops_once_every_wanted_note_was_seen(tmp_path: Path) -> None:
-    rows = [list(MIMIC_IV_NOTE_COLUMNS)] + [
-        _discharge_row(f"100000{i:02d}-DS-1", "text\nmore") for i in range(40)
-    ]
+    rows = [list(MIMIC_IV_NOTE_COLUMNS)] + [_discharge_row(f"100000{i:02d}-DS-1", "text\nmore") for i in range(40)]
     chunks = _csv_lines(rows)
     chunks.append("10000099-DS-1,broken row with too few fields\n")
     path = _write(tmp_path / "discharge.csv", chunks, compress=False)
@@ -204,9 +196,7 @@ def test_iter_notes_reads_either_layout_by_header(tmp_path: Path) -> None:
     other = _write(tmp_path / "other.csv", _csv_lines([["id", "body"], ["a", "t"]]), compress=False)
 
     assert [type(note) for note in iter_notes(challenge)] == [ChallengeNote]
-    assert [note.note_id for note in iter_notes(SAMPLE / "discharge.csv.gz", {"19990003-DS-2"})] == [
-        "19990003-DS-2"
-    ]
+    assert [note.note_id for note in iter_notes(SAMPLE / "discharge.csv.gz", {"19990003-DS-2"})] == ["19990003-DS-2"]
     with pytest.raises(SourceError, match=r"expected the columns .*MIMIC-IV-Note.* or note_id,text"):
         iter_notes(other)
 
@@ -295,9 +285,7 @@ def test_noteevents_quoted_header_selection_and_types(tmp_path: Path) -> None:
     ),
     data=st.data(),
 )
-def test_any_quoted_text_round_trips_with_its_line(
-    tmp_path: Path, texts: list[str], data: st.DataObject
-) -> None:
+def test_any_quoted_text_round_trips_with_its_line(tmp_path: Path, texts: list[str], data: st.DataObject) -> None:
     rows = [["note_id", "text"]] + [[f"n{i}", text] for i, text in enumerate(texts)]
     chunks = _csv_lines(rows, terminator="\r\n")
     path = _write(tmp_path / "notes.csv.gz", chunks, compress=True)
@@ -336,9 +324,7 @@ def test_span_annotations_are_typed_with_lines() -> None:
         ('note_id,start,end,concept_id\n"a"b,0,4,1\n', 2, "malformed CSV"),
     ],
 )
-def test_bad_annotation_rows_name_file_and_line(
-    tmp_path: Path, content: str, line: int, message: str
-) -> None:
+def test_bad_annotation_rows_name_file_and_line(tmp_path: Path, content: str, line: int, message: str) -> None:
     path = tmp_path / "train_annotations.csv"
     path.write_text(content)
 
@@ -359,9 +345,7 @@ def test_quote_inside_an_unquoted_field_is_rejected(tmp_path: Path) -> None:
 def test_truncated_gzip_is_an_error(tmp_path: Path) -> None:
     rng = random.Random(3)
     texts = ["".join(rng.choices("abcdefghij \n", k=5000)) for _ in range(800)]  # ~4 MB, barely compressible
-    rows = [list(MIMIC_IV_NOTE_COLUMNS)] + [
-        _discharge_row(f"1{i:07d}-DS-1", text) for i, text in enumerate(texts)
-    ]
+    rows = [list(MIMIC_IV_NOTE_COLUMNS)] + [_discharge_row(f"1{i:07d}-DS-1", text) for i, text in enumerate(texts)]
     data = gzip.compress("".join(_csv_lines(rows)).encode())
     path = tmp_path / "discharge.csv.gz"
     path.write_bytes(data[: len(data) // 2])

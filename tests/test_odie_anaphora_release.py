@@ -16,14 +16,14 @@ from pydantic import ValidationError
 
 from clinical_corpora.builders.base import BuildContext
 from clinical_corpora.builders.cli import main
-from clinical_corpora.core.errors import ClincorpError, SourceError
 from clinical_corpora.builders.inputs import resolve_sources
-from clinical_corpora.core.manifest import load_manifest
-from clinical_corpora.builders.plugins import find_corpus
-from clinical_corpora.corpora.odie_anaphora.builder import OdieAnaphoraBuilder, document_kind, knowtator_record
 from clinical_corpora.builders.pipeline import run
+from clinical_corpora.builders.plugins import find_corpus
 from clinical_corpora.builders.release_view import ReleaseView
 from clinical_corpora.builders.sources.knowtator import read_knowtator_file
+from clinical_corpora.core.errors import ClincorpError, SourceError
+from clinical_corpora.core.manifest import load_manifest
+from clinical_corpora.corpora.odie_anaphora.builder import OdieAnaphoraBuilder, document_kind, knowtator_record
 from clinical_corpora.corpora.odie_anaphora.records import Chain, Markable, OdieDocument, Pair
 from tests.conftest import SampleRelease
 
@@ -71,26 +71,47 @@ def test_release_loads_as_typed_dataset(release: Path) -> None:
     assert features["markables"].feature["start"].dtype == "int32"
     for row in dataset:
         for markable in row["markables"]:
-            assert row["text"][markable["start"]:markable["end"]] == markable["text"]
+            assert row["text"][markable["start"] : markable["end"]] == markable["text"]
 
 
 def test_rows_hold_markables_pairs_and_chains_of_the_gold(release: Path) -> None:
     released = rows(release)
     counts = {doc: (len(r["markables"]), len(r["pairs"]), len(r["chains"])) for doc, r in released.items()}
-    assert counts == {"mayo_cc_01": (19, 10, 3), "mayo_p_01": (12, 6, 2), "upmc_ds_01": (14, 7, 5),
-                      "upmc_er_01": (21, 12, 3), "upmc_rad_01": (12, 7, 2), "upmc_sp_01": (11, 6, 3)}
+    assert counts == {
+        "mayo_cc_01": (19, 10, 3),
+        "mayo_p_01": (12, 6, 2),
+        "upmc_ds_01": (14, 7, 5),
+        "upmc_er_01": (21, 12, 3),
+        "upmc_rad_01": (12, 7, 2),
+        "upmc_sp_01": (11, 6, 3),
+    }
     note = released["mayo_cc_01"]
     assert (note["institution"], note["note_type"]) == ("mayo", "cc")
     assert texts(note, note["chains"][0]["markable_ids"]) == [
-        "Mrs. Jane Doe", "She", "she", "She", "The patient", "Her", "her"]
+        "Mrs. Jane Doe",
+        "She",
+        "she",
+        "She",
+        "The patient",
+        "Her",
+        "her",
+    ]
     pathology = released["mayo_p_01"]
-    part_whole = [(texts(pathology, [p["anaphor_id"], p["antecedent_id"]]), p["bagga_class"])
-                  for p in pathology["pairs"] if p["relation"] == "part/whole"]
-    assert part_whole == [(["the muscularis propria", "the sigmoid colon"], "ontology_knowledge"),
-                          (["The colonic mucosa", "the sigmoid colon"], "ontology_knowledge")]
+    part_whole = [
+        (texts(pathology, [p["anaphor_id"], p["antecedent_id"]]), p["bagga_class"])
+        for p in pathology["pairs"]
+        if p["relation"] == "part/whole"
+    ]
+    assert part_whole == [
+        (["the muscularis propria", "the sigmoid colon"], "ontology_knowledge"),
+        (["The colonic mucosa", "the sigmoid colon"], "ontology_knowledge"),
+    ]
     first = pathology["markables"][0]
     assert (first["grammatical_category"], first["sentence_function"], first["semantic_class"]) == (
-        "bare_np", "section_heading", "anatomical_site")
+        "bare_np",
+        "section_heading",
+        "anatomical_site",
+    )
     assert first["fragments"] == [{"start": 11, "end": 26, "text": "Colon , sigmoid"}]
 
 
@@ -137,9 +158,11 @@ def test_i2b2_input_builds_the_same_chains_without_attributes(release: Path, i2b
     for doc_id, row in i2b2.items():
         gold = knowtator[doc_id]
         assert [(m["start"], m["end"], m["semantic_class"]) for m in row["markables"]] == [
-            (m["start"], m["end"], m["semantic_class"]) for m in gold["markables"]]
+            (m["start"], m["end"], m["semantic_class"]) for m in gold["markables"]
+        ]
         assert [texts(row, c["markable_ids"]) for c in row["chains"]] == [
-            texts(gold, c["markable_ids"]) for c in gold["chains"]]
+            texts(gold, c["markable_ids"]) for c in gold["chains"]
+        ]
         assert {m["grammatical_category"] for m in row["markables"]} == {None}
         assert {(p["relation"], p["bagga_class"]) for p in row["pairs"]} == {("identity", None)}
         assert len(row["pairs"]) == sum(p["relation"] == "identity" for p in gold["pairs"])
@@ -156,16 +179,20 @@ def broken_corpus(tmp_path: Path, relative: str, old: str, new: str) -> tuple[Pa
     path = corpus / "sample" / relative
     content = path.read_text(encoding="utf-8")
     assert content.count(old) >= 1
-    line = content[:content.index(old)].count("\n") + 1
+    line = content[: content.index(old)].count("\n") + 1
     path.write_text(content.replace(old, new, 1), encoding="utf-8")
     return corpus, path, line
 
 
 def test_release_fails_naming_file_and_line_of_a_pair_to_a_missing_markable(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    corpus, path, line = broken_corpus(tmp_path, "gold/upmc_sp_01.txt.knowtator.xml",
-                                       '<complexSlotMentionValue value="ODIE_Instance_34008"/>',
-                                       '<complexSlotMentionValue value="ODIE_Instance_34999"/>')
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    corpus, path, line = broken_corpus(
+        tmp_path,
+        "gold/upmc_sp_01.txt.knowtator.xml",
+        '<complexSlotMentionValue value="ODIE_Instance_34008"/>',
+        '<complexSlotMentionValue value="ODIE_Instance_34999"/>',
+    )
     assert main(["release", str(corpus), "--out", str(tmp_path / "out")]) == 1
     error = capsys.readouterr().err
     assert f"{path}:{line}" in error and "ODIE_Instance_34999" in error
@@ -173,20 +200,23 @@ def test_release_fails_naming_file_and_line_of_a_pair_to_a_missing_markable(
 
 
 def test_quarantine_keeps_the_other_notes_and_names_the_bad_one(tmp_path: Path) -> None:
-    corpus, path, line = broken_corpus(tmp_path, "gold/mayo_p_01.txt.knowtator.xml",
-                                       '<span start="130" end="139"/>', '<span start="130" end="9999"/>')
+    corpus, path, line = broken_corpus(
+        tmp_path, "gold/mayo_p_01.txt.knowtator.xml", '<span start="130" end="139"/>', '<span start="130" end="9999"/>'
+    )
     manifest = load_manifest(corpus)
     ctx = BuildContext(manifest, resolve_sources(manifest, {}), on_error="quarantine")
     built = [row.record.id for row in OdieAnaphoraBuilder().generate(ctx)]
     assert built == [doc for doc in DOCUMENTS if doc != "mayo_p_01"]
     assert ctx.read == 6
     assert [(reject.where, "outside the text" in reject.reason) for reject in ctx.rejects] == [
-        (f"knowtator/{path.name}:{line}", True)]
+        (f"knowtator/{path.name}:{line}", True)
+    ]
 
 
 def test_i2b2_chain_position_that_does_not_match_the_text(tmp_path: Path) -> None:
-    corpus, path, _ = broken_corpus(tmp_path, "i2b2/chains/upmc_rad_01.txt.chains",
-                                    'c="the right lobe" 5:0 5:2', 'c="the right lobe" 5:0 5:9')
+    corpus, path, _ = broken_corpus(
+        tmp_path, "i2b2/chains/upmc_rad_01.txt.chains", 'c="the right lobe" 5:0 5:2', 'c="the right lobe" 5:0 5:9'
+    )
     manifest = load_manifest(corpus)
     ctx = BuildContext(manifest, resolve_sources(manifest, {"i2b2": corpus / "sample" / "i2b2"}))
     with pytest.raises(SourceError) as caught:
@@ -210,11 +240,22 @@ def test_document_names_must_give_institution_and_note_type() -> None:
 
 def note(pairs: list[Pair], chains: list[Chain]) -> OdieDocument:
     text = "Pain . It hurts ."
-    markables = [Markable(id=i, start=s, end=e, text=text[s:e], fragments=[{"start": s, "end": e, "text": text[s:e]}],
-                          grammatical_category=None, sentence_function=None, semantic_class="sign_or_symptom")
-                 for i, s, e in (("m1", 0, 4), ("m2", 7, 9))]
-    return OdieDocument(id="upmc_er_09", institution="upmc", note_type="er", text=text, markables=markables,
-                        pairs=pairs, chains=chains)
+    markables = [
+        Markable(
+            id=i,
+            start=s,
+            end=e,
+            text=text[s:e],
+            fragments=[{"start": s, "end": e, "text": text[s:e]}],
+            grammatical_category=None,
+            sentence_function=None,
+            semantic_class="sign_or_symptom",
+        )
+        for i, s, e in (("m1", 0, 4), ("m2", 7, 9))
+    ]
+    return OdieDocument(
+        id="upmc_er_09", institution="upmc", note_type="er", text=text, markables=markables, pairs=pairs, chains=chains
+    )
 
 
 def test_schema_checks_references_and_chains() -> None:
@@ -225,5 +266,13 @@ def test_schema_checks_references_and_chains() -> None:
     with pytest.raises(ValidationError, match="names antecedent 'm7'"):
         note([identity.model_copy(update={"antecedent_id": "m7"})], [])
     with pytest.raises(ValidationError, match="do not start and end"):
-        Markable(id="m1", start=0, end=4, text="Pain", fragments=[{"start": 0, "end": 3, "text": "Pai"}],
-                 grammatical_category=None, sentence_function=None, semantic_class="sign_or_symptom")
+        Markable(
+            id="m1",
+            start=0,
+            end=4,
+            text="Pain",
+            fragments=[{"start": 0, "end": 3, "text": "Pai"}],
+            grammatical_category=None,
+            sentence_function=None,
+            semantic_class="sign_or_symptom",
+        )

@@ -103,9 +103,7 @@ def test_document_tables_by_relation_and_markable_type() -> None:
     """Five markables (3 people, 2 anatomy): 5 * 4 = 20 ordered pairs, 80 candidate triples."""
     reference = AnnotatedPairs(
         {"he": "people", "she": "people", "pt": "people", "arm": "anatomical_site"},
-        frozenset(
-            {("she", "pt", "identity"), ("he", "pt", "identity"), ("hand", "arm", "part/whole")}
-        ),
+        frozenset({("she", "pt", "identity"), ("he", "pt", "identity"), ("hand", "arm", "part/whole")}),
     )
     response = AnnotatedPairs(
         {"she": "people", "pt": "people", "arm": "anatomical_site", "hand": "anatomical_site"},
@@ -175,9 +173,7 @@ A_AGAINST_B = {
 def test_sample_agreement_per_document() -> None:
     reports = sample_reports("annotator_a", "annotator_b")
     for doc_id, (tp, fp, fn, n) in A_AGAINST_B.items():
-        assert reports[doc_id].overall == AgreementTable(
-            tp, fp, fn, n * (n - 1) * 4 - (tp + fp + fn)
-        )
+        assert reports[doc_id].overall == AgreementTable(tp, fp, fn, n * (n - 1) * 4 - (tp + fp + fn))
 
 
 def test_sample_agreement_per_note_type_and_relation() -> None:

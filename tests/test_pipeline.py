@@ -10,11 +10,11 @@ import yaml
 from datasets import ClassLabel, load_dataset
 
 from clinical_corpora.builders.cli import main
-from clinical_corpora.core.errors import GateError, ReleaseError, SourceError
 from clinical_corpora.builders.inputs import resolve_sources
-from clinical_corpora.core.manifest import load_manifest
 from clinical_corpora.builders.pipeline import run
 from clinical_corpora.builders.release_check import check_release
+from clinical_corpora.core.errors import GateError, ReleaseError, SourceError
+from clinical_corpora.core.manifest import load_manifest
 
 
 def tree(folder: Path) -> dict[str, bytes]:
@@ -32,15 +32,20 @@ def test_release_layout_and_typed_loading(tiny_corpus: Path, tmp_path: Path) -> 
     outcome = run(load_manifest(tiny_corpus), tmp_path / "out")
     release = tmp_path / "out" / "tiny" / "1.0.0"
     assert outcome.status == "released" and outcome.folder == release
-    assert sorted(tree(release)) == ["README.md", "data/notes/test-00000-of-00001.parquet",
-                                     "data/notes/train-00000-of-00001.parquet", "manifest.json", "validation.json"]
+    assert sorted(tree(release)) == [
+        "README.md",
+        "data/notes/test-00000-of-00001.parquet",
+        "data/notes/train-00000-of-00001.parquet",
+        "manifest.json",
+        "validation.json",
+    ]
     dataset = load_dataset(str(release), "notes")
     assert {split: len(rows) for split, rows in dataset.items()} == {"train": 2, "test": 1}
     label = dataset["train"].features["spans"].feature["label"]
     assert isinstance(label, ClassLabel) and label.names == ["problem", "test", "treatment"]
     assert dataset["train"].features["spans"].feature["start"].dtype == "int32"
     first = dataset["train"][0]
-    assert [first["text"][s["start"]:s["end"]] for s in first["spans"]] == [s["text"] for s in first["spans"]]
+    assert [first["text"][s["start"] : s["end"]] for s in first["spans"]] == [s["text"] for s in first["spans"]]
     assert label.int2str(first["spans"][3]["label"]) == "treatment"
 
 
@@ -50,7 +55,10 @@ def test_manifest_counts_inputs_and_no_absolute_paths(tiny_corpus: Path, tmp_pat
     manifest = json.loads((release / "manifest.json").read_text())
     assert manifest["counts"] == {"read": 3, "written": 3, "rejected": 0}
     assert {(i["source"], i["file"]) for i in manifest["inputs"]} == {
-        ("notes", "notes.tsv"), ("spans", "spans.tsv"), ("second_annotator", "spans.tsv")}
+        ("notes", "notes.tsv"),
+        ("spans", "spans.tsv"),
+        ("second_annotator", "spans.tsv"),
+    }
     assert {o["file"]: o.get("rows") for o in manifest["outputs"]}["data/notes/train-00000-of-00001.parquet"] == 2
     for name in ("manifest.json", "validation.json", "README.md"):
         assert str(tmp_path) not in (release / name).read_text()
@@ -72,16 +80,26 @@ def test_same_version_again_is_noop_and_changed_bytes_need_a_bump(tiny_corpus: P
 
 
 def test_failed_agreement_gate_leaves_no_release(tiny_corpus: Path, tmp_path: Path) -> None:
-    (tiny_corpus / "sample" / "annotator_b" / "spans.tsv").write_text("note_id\tstart\tend\tlabel\nn1\t0\t10\tproblem\n")
+    (tiny_corpus / "sample" / "annotator_b" / "spans.tsv").write_text(
+        "note_id\tstart\tend\tlabel\nn1\t0\t10\tproblem\n"
+    )
     with pytest.raises(GateError, match=r"agreement.span_f1 FAILED: observed 0.285714, expected >= 0.8"):
         run(load_manifest(tiny_corpus), tmp_path / "out")
     assert list((tmp_path / "out" / "tiny").iterdir()) == []
 
 
 def test_failed_expectation_names_observed_value(tiny_corpus: Path, tmp_path: Path) -> None:
-    edit_yaml(tiny_corpus, lambda d: d["gates"]["expectations"].append(
-        {"table": "notes.spans", "expectation": "expect_column_values_to_be_in_set", "column": "label",
-         "value_set": ["problem", "test"]}))
+    edit_yaml(
+        tiny_corpus,
+        lambda d: d["gates"]["expectations"].append(
+            {
+                "table": "notes.spans",
+                "expectation": "expect_column_values_to_be_in_set",
+                "column": "label",
+                "value_set": ["problem", "test"],
+            }
+        ),
+    )
     with pytest.raises(GateError) as failure:
         run(load_manifest(tiny_corpus), tmp_path / "out")
     assert "expectations FAILED: observed 3/4 passed" in str(failure.value)
@@ -96,7 +114,9 @@ def bad_span(corpus: Path) -> None:
 
 def test_bad_record_fails_the_build_naming_file_and_line(tiny_corpus: Path, tmp_path: Path) -> None:
     bad_span(tiny_corpus)
-    with pytest.raises(SourceError, match=r"notes.tsv:4: record does not match its schema: .*span 3-80 ends past the end of the text"):
+    with pytest.raises(
+        SourceError, match=r"notes.tsv:4: record does not match its schema: .*span 3-80 ends past the end of the text"
+    ):
         run(load_manifest(tiny_corpus), tmp_path / "out")
 
 
@@ -122,7 +142,8 @@ def test_validate_catches_tampering(tiny_corpus: Path, tmp_path: Path) -> None:
     assert not files.success
     assert [d["problem"] for d in files.details] == [
         "data/notes/test-00000-of-00001.parquet: sha256 differs from manifest.json",
-        "stray.txt: not listed in manifest.json"]
+        "stray.txt: not listed in manifest.json",
+    ]
 
 
 def test_source_override_and_missing_source(tiny_corpus: Path, tmp_path: Path) -> None:
@@ -146,15 +167,20 @@ def test_cli_release_and_list(tiny_corpus: Path, tmp_path: Path, capsys: pytest.
 
 
 def test_sources_without_default_and_replaced_sources_are_not_read(tiny_corpus: Path, tmp_path: Path) -> None:
-    edit_yaml(tiny_corpus, lambda d: d["sources"].update(extra={
-        "kind": "file", "required": False, "replaces": ["second_annotator"], "description": "x"}))
+    edit_yaml(
+        tiny_corpus,
+        lambda d: d["sources"].update(
+            extra={"kind": "file", "required": False, "replaces": ["second_annotator"], "description": "x"}
+        ),
+    )
     manifest = load_manifest(tiny_corpus)
     assert resolve_sources(manifest, {})["extra"] is None
     given = resolve_sources(manifest, {"extra": tiny_corpus / "sample" / "spans.tsv"})
     assert given["extra"] == tiny_corpus / "sample" / "spans.tsv" and given["second_annotator"] is None
     outcome = run(manifest, tmp_path / "out", {"extra": tiny_corpus / "sample" / "spans.tsv"})
     assert [g.observed for g in outcome.gates if g.gate == "agreement.span_f1"] == [
-        "not run: no annotator data in this build"]
+        "not run: no annotator data in this build"
+    ]
     assert "second_annotator" not in {i["source"] for i in outcome.manifest["inputs"]}
 
 

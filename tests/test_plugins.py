@@ -34,7 +34,8 @@ def tiny_plugin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Non
 
 
 def test_a_plugin_corpus_is_listed_released_scored_and_exported(
-        tiny_plugin: None, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    tiny_plugin: None, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert main(["list"]) == 0
     listing = capsys.readouterr().out
     assert "tiny 1.0.0 [public: embedded in the test suite]" in listing and "export formats: tsv" in listing
@@ -44,25 +45,31 @@ def test_a_plugin_corpus_is_listed_released_scored_and_exported(
     release = tmp_path / "releases" / "tiny" / "1.0.0"
     assert main(["export", "tsv", str(release), "--out", str(tmp_path / "tsv")]) == 0
     exported = tmp_path / "tsv"
-    assert (exported / "spans.tsv").read_text().splitlines()[1:] == (TINY_SAMPLE / "spans.tsv").read_text().splitlines()[1:]
+    assert (exported / "spans.tsv").read_text().splitlines()[1:] == (
+        TINY_SAMPLE / "spans.tsv"
+    ).read_text().splitlines()[1:]
 
     capsys.readouterr()
     assert main(["score", "tiny-spans", str(TINY_SAMPLE / "spans.tsv"), str(exported / "spans.tsv")]) == 0
     assert capsys.readouterr().out == "span_f1 1.0000\n"
-    assert main(["score", "tiny-spans", str(TINY_SAMPLE / "spans.tsv"),
-                 str(TINY_SAMPLE / "annotator_b" / "spans.tsv")]) == 0
+    assert (
+        main(["score", "tiny-spans", str(TINY_SAMPLE / "spans.tsv"), str(TINY_SAMPLE / "annotator_b" / "spans.tsv")])
+        == 0
+    )
     assert capsys.readouterr().out != "span_f1 1.0000\n"
 
 
 def test_a_format_is_offered_only_for_the_corpus_that_registers_it(
-        tiny_plugin: None, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    tiny_plugin: None, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert main(["release", "tiny", "--out", str(tmp_path)]) == 0
     assert main(["export", "conll2012", str(tmp_path / "tiny" / "1.0.0"), "--out", str(tmp_path / "x")]) == 1
     assert "no export format 'conll2012' for the tiny corpus: its formats are tsv" in capsys.readouterr().err
 
 
-def test_a_broken_plugin_is_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                  capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_broken_plugin_is_named(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     dist_info = tmp_path / "broken-1.0.dist-info"
     dist_info.mkdir()
     (dist_info / "METADATA").write_text("Metadata-Version: 2.1\nName: broken\nVersion: 1.0\n")
@@ -73,7 +80,8 @@ def test_a_broken_plugin_is_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
 
 
 def test_no_corpus_installed_is_an_error_not_a_silent_success(
-        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     monkeypatch.setattr(plugins, "entry_points", lambda group: [])
     monkeypatch.setattr(corpora, "_entries", {})
     for argv in (["list"], ["release", "--all"], ["build", "--all"], ["release", "sdoh"]):
@@ -85,9 +93,11 @@ def test_no_corpus_installed_is_an_error_not_a_silent_success(
 
 
 def test_help_and_list_import_no_heavy_library() -> None:
-    script = ("import sys\nfrom clinical_corpora.builders.cli import main\n"
-              "try:\n    main(['--help'])\nexcept SystemExit:\n    pass\nmain(['list'])\n"
-              "print(sorted({m.split('.')[0] for m in sys.modules}))")
+    script = (
+        "import sys\nfrom clinical_corpora.builders.cli import main\n"
+        "try:\n    main(['--help'])\nexcept SystemExit:\n    pass\nmain(['list'])\n"
+        "print(sorted({m.split('.')[0] for m in sys.modules}))"
+    )
     loaded = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout
     imported = set(eval(loaded.splitlines()[-1]))
     assert imported & HEAVY == set()

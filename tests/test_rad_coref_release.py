@@ -14,8 +14,8 @@ import pytest
 from datasets import load_dataset
 
 from clinical_corpora.builders.base import BuildContext
-from clinical_corpora.core.errors import SourceError
 from clinical_corpora.builders.inputs import resolve_sources
+from clinical_corpora.core.errors import SourceError
 from clinical_corpora.core.manifest import CorpusManifest, load_manifest
 from clinical_corpora.corpora.rad_coref.builder import RadCorefBuilder, modality_of
 from clinical_corpora.corpora.rad_coref.string_match import string_match_chains
@@ -51,7 +51,10 @@ def test_one_row_per_patient_with_typed_fields(release: Path, patients: dict[str
     assert dataset.features["mentions"].feature["start"].dtype == "int32"
     assert sorted(patients) == ["91234", "92871", "93310"]
     assert {pid: (len(p["reports"]), len(p["mentions"]), len(p["chains"])) for pid, p in patients.items()} == {
-        "91234": (6, 32, 18), "92871": (5, 23, 11), "93310": (5, 14, 7)}
+        "91234": (6, 32, 18),
+        "92871": (5, 23, 11),
+        "93310": (5, 14, 7),
+    }
 
 
 def test_reports_in_charttime_order_with_modality(patients: dict[str, dict]) -> None:
@@ -66,7 +69,7 @@ def test_reports_in_charttime_order_with_modality(patients: dict[str, dict]) -> 
 def test_mentions_match_their_report_and_chains_follow_the_guideline(patients: dict[str, dict]) -> None:
     patient = patients["91234"]
     for mention in patient["mentions"]:
-        assert patient["reports"][mention["report_index"]]["text"][mention["start"]:mention["end"]] == mention["text"]
+        assert patient["reports"][mention["report_index"]]["text"][mention["start"] : mention["end"]] == mention["text"]
     text_of = {m["id"]: (m["report_index"], m["text"]) for m in patient["mentions"]}
     chains = {c["id"]: [text_of[m] for m in c["mention_ids"]] for c in patient["chains"]}
     assert chains["E108"] == [(1, "endotracheal tube"), (3, "endotracheal tube")]
@@ -91,7 +94,7 @@ def test_mention_pairs(release: Path) -> None:
     same = by_id["1000105-T1|1000105-T2"]
     assert same["coreferent"] and same["same_report"] and same["second"]["text"] == "ETT"
     side = same["second"]
-    assert side["sentence"][side["start"] - side["sentence_start"]:side["end"] - side["sentence_start"]] == "ETT"
+    assert side["sentence"][side["start"] - side["sentence_start"] : side["end"] - side["sentence_start"]] == "ETT"
     assert side["sentence"].endswith("in\n standard position.")
 
 
@@ -110,11 +113,21 @@ def test_agreement_gates_and_card(release: Path) -> None:
     assert "| agreement.span_f1 | pass |" in card
 
 
-@pytest.mark.parametrize(("description", "modality"), [
-    ("CHEST (PORTABLE AP)", "XR"), ("CHEST (PA & LAT)", "XR"), ("CT HEAD W/O CONTRAST", "CT"),
-    ("CTA CHEST W&W/O C&RECONS, NON-CORONARY", "CTA"), ("MR HEAD W & W/O CONTRAST", "MR"),
-    ("MRA BRAIN W/O CONTRAST", "MR"), ("LIVER OR GALLBLADDER US (SINGLE ORGAN)", "US"), ("RENAL U.S.", "US"),
-    ("BILAT LOWER EXT VEINS", "US"), ("NUCLEAR MEDICINE BONE SCAN", "OTHER")])
+@pytest.mark.parametrize(
+    ("description", "modality"),
+    [
+        ("CHEST (PORTABLE AP)", "XR"),
+        ("CHEST (PA & LAT)", "XR"),
+        ("CT HEAD W/O CONTRAST", "CT"),
+        ("CTA CHEST W&W/O C&RECONS, NON-CORONARY", "CTA"),
+        ("MR HEAD W & W/O CONTRAST", "MR"),
+        ("MRA BRAIN W/O CONTRAST", "MR"),
+        ("LIVER OR GALLBLADDER US (SINGLE ORGAN)", "US"),
+        ("RENAL U.S.", "US"),
+        ("BILAT LOWER EXT VEINS", "US"),
+        ("NUCLEAR MEDICINE BONE SCAN", "OTHER"),
+    ],
+)
 def test_modality_from_description(description: str, modality: str) -> None:
     assert modality_of(description) == modality
 
@@ -124,6 +137,7 @@ def test_string_match_closes_over_lower_cased_strings() -> None:
 
 
 # ---- bad input: each error names the file and line (or record) and what was expected ----------
+
 
 @pytest.fixture
 def corpus(tmp_path: Path) -> Path:
@@ -165,8 +179,7 @@ def test_span_text_differs_from_report(corpus: Path) -> None:
 
 def test_mention_without_chain_id(corpus: Path) -> None:
     path = gold(corpus, 93310, 1000304)
-    path.write_text("".join(line for line in path.read_text().splitlines(keepends=True)
-                            if not line.startswith("#2\t")))
+    path.write_text("".join(line for line in path.read_text().splitlines(keepends=True) if not line.startswith("#2\t")))
     with pytest.raises(SourceError, match="T2 has no chain id") as error:
         build(corpus)
     assert (error.value.path, error.value.line) == (str(path), 2)

@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 
-from clinical_corpora.core.errors import SourceError
 from clinical_corpora.builders.sources.rf2 import (
     CONCEPT_COLUMNS,
     DESCRIPTION_COLUMNS,
@@ -17,6 +16,7 @@ from clinical_corpora.builders.sources.rf2 import (
     locate_snapshot_files,
     semantic_tag_of,
 )
+from clinical_corpora.core.errors import SourceError
 
 SAMPLE_RF2 = Path(__file__).resolve().parents[1] / "corpora" / "snomed_el" / "sample" / "rf2"
 FSN, SYNONYM = "900000000000003001", "900000000000013009"
@@ -136,9 +136,7 @@ def _concept(concept_id: str, active: str = "1") -> list[str]:
     return [concept_id, "20230531", active, MODULE, "900000000000074008"]
 
 
-def _description(
-    description_id: str, concept_id: str, type_id: str, term: str, active: str = "1"
-) -> list[str]:
+def _description(description_id: str, concept_id: str, type_id: str, term: str, active: str = "1") -> list[str]:
     return [description_id, "20230531", active, MODULE, concept_id, "en", type_id, term, "900000000000448009"]
 
 
@@ -265,9 +263,7 @@ def test_missing_or_duplicated_files_are_reported(tmp_path: Path) -> None:
     shutil.copytree(folder, tmp_path / "a" / "Copy")
     next(folder.glob("sct2_Relationship*")).unlink()
 
-    with pytest.raises(
-        SourceError, match=r"expected exactly one sct2_Relationship_Snapshot\*\.txt, found \[\]"
-    ):
+    with pytest.raises(SourceError, match=r"expected exactly one sct2_Relationship_Snapshot\*\.txt, found \[\]"):
         locate_snapshot_files(folder)
     with pytest.raises(SourceError, match=r"expected exactly one sct2_Concept_Snapshot\*\.txt"):
         locate_snapshot_files(tmp_path / "a")

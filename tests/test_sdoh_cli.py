@@ -33,20 +33,27 @@ def _rows(path: Path) -> list[list[str]]:
         return list(csv.reader(handle))
 
 
-@pytest.mark.parametrize("flags, overall", [
-    # defaults overlap / exact / label: both Drug triggers overlap, StatusTime values agree
-    ([], ["9", "9", "9", "1.0", "1.0", "1.0"]),
-    # exact triggers: the cocaine event is not aligned, losing its trigger, StatusTime and Type
-    (["--score-trig", "exact"], ["9", "9", "6", "0.6666666666666666", "0.6666666666666666", "0.6666666666666666"]),
-    (["--score-trig", "min_dist"], ["9", "9", "9", "1.0", "1.0", "1.0"]),
-    # exact StatusTime spans: "use" vs "Recent" differ
-    (["--score-labeled", "exact"], ["9", "9", "8", "0.8888888888888888", "0.8888888888888888", "0.8888888888888888"]),
-    # partial counts tokens of span-only arguments: "clean for 10 years" 4, "cocaine" 1, "1 ppd" 2,
-    # all equal; plus 3 triggers and 3 StatusTime values
-    (["--score-span", "partial"], ["13", "13", "13", "1.0", "1.0", "1.0"]),
-])
-def test_criteria_flags_and_csv_layout(folders: tuple[Path, Path], tmp_path: Path, flags: list[str],
-                                       overall: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize(
+    "flags, overall",
+    [
+        # defaults overlap / exact / label: both Drug triggers overlap, StatusTime values agree
+        ([], ["9", "9", "9", "1.0", "1.0", "1.0"]),
+        # exact triggers: the cocaine event is not aligned, losing its trigger, StatusTime and Type
+        (["--score-trig", "exact"], ["9", "9", "6", "0.6666666666666666", "0.6666666666666666", "0.6666666666666666"]),
+        (["--score-trig", "min_dist"], ["9", "9", "9", "1.0", "1.0", "1.0"]),
+        # exact StatusTime spans: "use" vs "Recent" differ
+        (
+            ["--score-labeled", "exact"],
+            ["9", "9", "8", "0.8888888888888888", "0.8888888888888888", "0.8888888888888888"],
+        ),
+        # partial counts tokens of span-only arguments: "clean for 10 years" 4, "cocaine" 1, "1 ppd" 2,
+        # all equal; plus 3 triggers and 3 StatusTime values
+        (["--score-span", "partial"], ["13", "13", "13", "1.0", "1.0", "1.0"]),
+    ],
+)
+def test_criteria_flags_and_csv_layout(
+    folders: tuple[Path, Path], tmp_path: Path, flags: list[str], overall: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
     gold, predicted = folders
     out = tmp_path / "scores.csv"
     assert main(["score", "sdoh", str(gold), str(predicted), "--out", str(out), *flags]) == 0
@@ -62,15 +69,20 @@ def test_criteria_flags_and_csv_layout(folders: tuple[Path, Path], tmp_path: Pat
 def test_detailed_writes_per_document_rows(folders: tuple[Path, Path], tmp_path: Path) -> None:
     gold, predicted = folders
     out = tmp_path / "scores.csv"
-    assert main(["score", "sdoh", str(gold), str(predicted), "--out", str(out), "--detailed",
-                 "--score-labeled", "overlap"]) == 0
+    assert (
+        main(
+            ["score", "sdoh", str(gold), str(predicted), "--out", str(out), "--detailed", "--score-labeled", "overlap"]
+        )
+        == 0
+    )
     detailed = _rows(tmp_path / "scores_detailed.csv")
     assert detailed[0] == ["id", "event", "argument", "subtype", "NT", "NP", "TP", "P", "R", "F1"]
     assert ["mimic/0701", "Drug", "StatusTime", "current", "1", "1", "0", "0.0", "0.0", "0.0"] in detailed
 
 
-def test_document_in_one_folder_only_is_an_error(folders: tuple[Path, Path], tmp_path: Path,
-                                                 capsys: pytest.CaptureFixture[str]) -> None:
+def test_document_in_one_folder_only_is_an_error(
+    folders: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     gold, predicted = folders
     (predicted / "uw").mkdir()
     (predicted / "uw" / "0801.txt").write_text("x\n", encoding="utf-8")

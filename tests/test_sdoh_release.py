@@ -18,10 +18,10 @@ from datasets import ClassLabel, load_dataset
 from pydantic import ValidationError
 
 from clinical_corpora.builders.base import BuildContext
-from clinical_corpora.core.errors import GateError, SourceError
-from clinical_corpora.core.manifest import load_manifest
 from clinical_corpora.builders.pipeline import Outcome, run
 from clinical_corpora.builders.release_view import ReleaseView
+from clinical_corpora.core.errors import GateError, SourceError
+from clinical_corpora.core.manifest import load_manifest
 from clinical_corpora.corpora.sdoh.builder import SdohBuilder
 from clinical_corpora.corpora.sdoh.records import SUBTYPES_BY_ARGUMENT, SdohNote, Subtype
 from clinical_corpora.validation.metrics.sdoh import LABELED_ARGUMENTS, NOT_APPLICABLE
@@ -43,7 +43,11 @@ def notes(released: Outcome) -> dict[str, dict[str, Any]]:
 
 def test_release_gates_counts_and_agreement(released: Outcome) -> None:
     assert {gate.gate: gate.success for gate in released.gates} == {
-        "max_rejects": True, "expectations": True, "agreement.overall_f1": True, "agreement.trigger_f1": True}
+        "max_rejects": True,
+        "expectations": True,
+        "agreement.overall_f1": True,
+        "agreement.trigger_f1": True,
+    }
     assert released.manifest["counts"] == {"read": 12, "written": 12, "rejected": 0}
     agreement = json.loads((released.folder / "validation.json").read_text())["agreement"]
     # A vs B: NT 33, NP 31, TP 27 (worked out in tests/test_sdoh_scorer.py); triggers: A has
@@ -65,7 +69,7 @@ def test_release_loads_with_typed_features(released: Outcome) -> None:
     first = dataset["train"][0]
     assert first["id"] == "train/mimic/0101"
     arguments = first["events"][0]["arguments"]
-    assert [first["text"][a["start"]:a["end"]] for a in arguments] == ["Lives", "with her husband"]
+    assert [first["text"][a["start"] : a["end"]] for a in arguments] == ["Lives", "with her husband"]
 
 
 def _arguments(event: dict[str, Any]) -> list[tuple[Any, ...]]:
@@ -76,18 +80,27 @@ def test_note_read_by_hand(notes: dict[str, dict[str, Any]]) -> None:
     note = notes["train/mimic/0101"]
     assert (note["split"], note["source"]) == ("train", "mimic")
     assert [(e["id"], e["type"]) for e in note["events"]] == [
-        ("E1", "LivingStatus"), ("E2", "Employment"), ("E3", "Tobacco"), ("E4", "Alcohol"), ("E5", "Drug")]
+        ("E1", "LivingStatus"),
+        ("E2", "Employment"),
+        ("E3", "Tobacco"),
+        ("E4", "Alcohol"),
+        ("E5", "Drug"),
+    ]
     living, _, tobacco, _, drug = note["events"]
     # E1 LivingStatus:T1 Status:T2 Type:T3; A1 T2 current, A2 T3 with_family: the role is "Type",
     # the argument type is the text-bound's, TypeLiving.
-    assert _arguments(living) == [("Status", "StatusTime", "Lives", 16, 21, "current"),
-                                  ("Type", "TypeLiving", "with her husband", 22, 38, "with_family")]
+    assert _arguments(living) == [
+        ("Status", "StatusTime", "Lives", 16, 21, "current"),
+        ("Type", "TypeLiving", "with her husband", 22, 38, "with_family"),
+    ]
     # E3 Tobacco:T7 Status:T8 Amount:T9 Duration:T10 History:T11; A4 T8 past.
     assert tobacco["trigger"] == {"id": "T7", "start": 87, "end": 93, "text": "Smoked", "fragments": []}
-    assert _arguments(tobacco) == [("Status", "StatusTime", "quit", 112, 116, "past"),
-                                   ("Amount", "Amount", "1 ppd", 94, 99, "N/A"),
-                                   ("Duration", "Duration", "x 30 years", 100, 110, "N/A"),
-                                   ("History", "History", "[**2140**]", 117, 127, "N/A")]
+    assert _arguments(tobacco) == [
+        ("Status", "StatusTime", "quit", 112, 116, "past"),
+        ("Amount", "Amount", "1 ppd", 94, 99, "N/A"),
+        ("Duration", "Duration", "x 30 years", 100, 110, "N/A"),
+        ("History", "History", "[**2140**]", 117, 127, "N/A"),
+    ]
     assert drug["trigger"]["text"] == "illicit drug use" and _arguments(drug)[0][-1] == "none"
 
 
@@ -96,8 +109,10 @@ def test_discontinuous_trigger_keeps_its_fragments(notes: dict[str, dict[str, An
     note = notes["test/uw/0602"]
     trigger = next(e for e in note["events"] if e["id"] == "E4")["trigger"]
     assert (trigger["start"], trigger["end"], trigger["text"]) == (115, 135, "drug (marijuana) use")
-    assert trigger["fragments"] == [{"start": 115, "end": 119, "text": "drug"},
-                                    {"start": 132, "end": 135, "text": "use"}]
+    assert trigger["fragments"] == [
+        {"start": 115, "end": 119, "text": "drug"},
+        {"start": 132, "end": 135, "text": "use"},
+    ]
 
 
 def test_other_shac_event_types_and_loose_annotations_are_carried(notes: dict[str, dict[str, Any]]) -> None:
@@ -108,11 +123,24 @@ def test_other_shac_event_types_and_loose_annotations_are_carried(notes: dict[st
     # train/mimic/0102: T22 and T23 belong to no event; R1 and #1 lines.
     note = notes["train/mimic/0102"]
     assert [(t["id"], t["type"], t["text"], t["subtype"]) for t in note["unused_textbounds"]] == [
-        ("T22", "Type", "methadone", "N/A"), ("T23", "Type", "shelter", "N/A")]
-    assert note["relations"] == [{"id": "R1", "type": "Overlap", "arguments": [
-        {"role": "Arg1", "target": "T1"}, {"role": "Arg2", "target": "T23"}]}]
-    assert note["notes"] == [{"id": "#1", "type": "AnnotatorNotes", "target": "T22",
-                              "text": "maintenance therapy, not counted as current drug use"}]
+        ("T22", "Type", "methadone", "N/A"),
+        ("T23", "Type", "shelter", "N/A"),
+    ]
+    assert note["relations"] == [
+        {
+            "id": "R1",
+            "type": "Overlap",
+            "arguments": [{"role": "Arg1", "target": "T1"}, {"role": "Arg2", "target": "T23"}],
+        }
+    ]
+    assert note["notes"] == [
+        {
+            "id": "#1",
+            "type": "AnnotatorNotes",
+            "target": "T22",
+            "text": "maintenance therapy, not counted as current drug use",
+        }
+    ]
 
 
 def test_every_annotation_line_is_in_the_release(notes: dict[str, dict[str, Any]]) -> None:
@@ -126,7 +154,8 @@ def test_every_annotation_line_is_in_the_release(notes: dict[str, dict[str, Any]
         assert {s["id"] for s in spans} == {fields[0] for fields in lines if fields[0][0] == "T"}, ann
         assert [e["id"] for e in note["events"]] == [fields[0] for fields in lines if fields[0][0] == "E"]
         assert [r["id"] for r in note["relations"]] + [n["id"] for n in note["notes"]] == [
-            fields[0] for fields in lines if fields[0][0] in "R#"]
+            fields[0] for fields in lines if fields[0][0] in "R#"
+        ]
         assert {s["id"]: s["subtype"] for s in spans if s.get("subtype", NOT_APPLICABLE) != NOT_APPLICABLE} == values
 
 
@@ -149,7 +178,8 @@ def test_subtype_label_set_is_the_value_sets_plus_not_applicable() -> None:
 
 
 def test_schema_rejects_inconsistent_fragments_duplicates_and_dangling_references(
-        notes: dict[str, dict[str, Any]]) -> None:
+    notes: dict[str, dict[str, Any]],
+) -> None:
     note = notes["train/mimic/0102"]
     assert SdohNote.model_validate(note).id == "train/mimic/0102"
     bad_fragments = copy.deepcopy(note)
@@ -158,8 +188,11 @@ def test_schema_rejects_inconsistent_fragments_duplicates_and_dangling_reference
     duplicate_event["events"][1]["id"] = "E1"
     dangling = copy.deepcopy(note)
     dangling["relations"][0]["arguments"][1]["target"] = "T99"
-    for record, problem in ((bad_fragments, "two or more fragments"), (duplicate_event, "duplicate event id 'E1'"),
-                            (dangling, "R1 refers to T99")):
+    for record, problem in (
+        (bad_fragments, "two or more fragments"),
+        (duplicate_event, "duplicate event id 'E1'"),
+        (dangling, "R1 refers to T99"),
+    ):
         with pytest.raises(ValidationError, match=problem):
             SdohNote.model_validate(record)
 
@@ -169,10 +202,12 @@ def test_failed_gates_leave_no_release_and_keep_the_rejects(tmp_path: Path) -> N
     shutil.copytree(CORPUS, corpus)
     shac = corpus / "sample" / "shac"
     ann = shac / "train" / "mimic" / "0101.ann"
-    ann.write_text(ann.read_text(encoding="utf-8")
-                   .replace("E3\tTobacco:T7 Status:T8 ", "E3\tTobacco:T7 ")  # Tobacco without its Status
-                   .replace("A5\tStatusTimeVal T13 current", "A5\tStatusTimeVal T13 future"),  # Alcohol: no future
-                   encoding="utf-8")
+    ann.write_text(
+        ann.read_text(encoding="utf-8")
+        .replace("E3\tTobacco:T7 Status:T8 ", "E3\tTobacco:T7 ")  # Tobacco without its Status
+        .replace("A5\tStatusTimeVal T13 current", "A5\tStatusTimeVal T13 future"),  # Alcohol: no future
+        encoding="utf-8",
+    )
     (shac / "dev" / "uw" / "0402.ann").write_text("T1\tTobacco 0 3\tnot the text\n", encoding="utf-8")
     manifest = yaml.safe_load((corpus / "corpus.yaml").read_text(encoding="utf-8"))
     manifest["gates"]["agreement"]["trigger_f1"]["min"] = 0.99
@@ -196,22 +231,33 @@ def test_failed_gates_leave_no_release_and_keep_the_rejects(tmp_path: Path) -> N
 
 TEXT = "SOCIAL HISTORY: Smokes 1 ppd. Lives alone.\n"
 #       0123456789012345678901234567890123456789012
-GOOD = ("T1\tTobacco 16 22\tSmokes\nT2\tStatusTime 16 22\tSmokes\nT3\tAmount 23 28\t1 ppd\n"
-        "E1\tTobacco:T1 Status:T2 Amount:T3\nA1\tStatusTimeVal T2 current\n")
+GOOD = (
+    "T1\tTobacco 16 22\tSmokes\nT2\tStatusTime 16 22\tSmokes\nT3\tAmount 23 28\t1 ppd\n"
+    "E1\tTobacco:T1 Status:T2 Amount:T3\nA1\tStatusTimeVal T2 current\n"
+)
 BAD = {
     "malformed line": ("T1 Tobacco 16 22 Smokes\n", "1", "followed by a tab"),
     "offsets past the end": ("T1\tTobacco 16 99\tSmokes\n", "1", "past the end of the text"),
     "text differs": ("T1\tTobacco 16 22\tSmoker\n", "1", "differs from the .txt"),
     "E names a missing T": (GOOD.replace("Amount:T3", "Amount:T9"), "4", "T9"),
     "A on a missing T": (GOOD.replace("A1\tStatusTimeVal T2", "A1\tStatusTimeVal T8"), "5", "T8"),
-    "unknown subtype value": (GOOD.replace("current", "sometimes"), "[A1]",
-                              "value 'sometimes'; expected one of none, current, past, future"),
-    "value of another argument type": (GOOD.replace("StatusTimeVal T2 current", "StatusEmployVal T2 employed"),
-                                       "[A1]", "StatusEmployVal on T2, a StatusTime text-bound"),
+    "unknown subtype value": (
+        GOOD.replace("current", "sometimes"),
+        "[A1]",
+        "value 'sometimes'; expected one of none, current, past, future",
+    ),
+    "value of another argument type": (
+        GOOD.replace("StatusTimeVal T2 current", "StatusEmployVal T2 employed"),
+        "[A1]",
+        "StatusEmployVal on T2, a StatusTime text-bound",
+    ),
     "two values on one span": (GOOD + "A2\tStatusTimeVal T2 past\n", "[A2]", "second value 'past'"),
     "unknown event type": ("T1\tHobby 16 22\tSmokes\nE1\tHobby:T1\n", "[E1]", "expected a SHAC event type"),
-    "event as an argument": (GOOD + "T4\tAlcohol 30 35\tLives\nE2\tAlcohol:T4 Other:E1\n", "[E2]",
-                             "Other:E1 is an event; expected a text-bound"),
+    "event as an argument": (
+        GOOD + "T4\tAlcohol 30 35\tLives\nE2\tAlcohol:T4 Other:E1\n",
+        "[E2]",
+        "Other:E1 is an event; expected a text-bound",
+    ),
 }
 
 

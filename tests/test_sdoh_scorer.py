@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from clinical_corpora.core.errors import SourceError
 from clinical_corpora.builders.sources.brat import BratDocument, Event, TextBound, iter_brat_folder, parse_brat
+from clinical_corpora.core.errors import SourceError
 from clinical_corpora.validation.metrics.sdoh import (
     CSV_COLUMNS,
     EventSpan,
@@ -182,9 +182,7 @@ def test_arguments_count_only_inside_aligned_events() -> None:
     "pred_span, label_tp, exact_tp, overlap_tp",
     [((0, 5), 1, 1, 1), ((3, 9), 1, 0, 1), ((30, 35), 1, 0, 0)],
 )
-def test_span_with_value_criteria(
-    pred_span: tuple[int, int], label_tp: int, exact_tp: int, overlap_tp: int
-) -> None:
+def test_span_with_value_criteria(pred_span: tuple[int, int], label_tp: int, exact_tp: int, overlap_tp: int) -> None:
     gold = {"d": [event(span("Tobacco", 40, 46), span("StatusTime", 0, 5, "current"))]}
     pred = {"d": [event(span("Tobacco", 40, 46), span("StatusTime", *pred_span, "current"))]}
     for criterion, tp in (("label", label_tp), ("exact", exact_tp), ("overlap", overlap_tp)):
@@ -221,11 +219,7 @@ def test_partial_lets_overlapping_pairs_match_many_to_many() -> None:
     text = "beer and wine"
     trigger = EventSpan("Alcohol", 0, 4, "beer")
     gold = {"d": [SdohEvent(trigger, (EventSpan("Type", 0, 13, text),))]}
-    pred = {
-        "d": [
-            SdohEvent(trigger, (EventSpan("Type", 0, 4, "beer"), EventSpan("Type", 9, 13, "wine")))
-        ]
-    }
+    pred = {"d": [SdohEvent(trigger, (EventSpan("Type", 0, 4, "beer"), EventSpan("Type", 9, 13, "wine")))]}
     # Gold has 3 tokens; both one-token predictions overlap it and add 1 each: TP 2, NP 2.
     counts = table(score_collections(gold, pred, score_span="partial"))
     assert counts[("Alcohol", "Type", "N/A")] == (3, 2, 2)
@@ -302,9 +296,7 @@ def test_two_workers_give_the_same_rows_and_report_bad_input_by_file_and_line(
     tmp_path: Path,
 ) -> None:
     detailed: list[str] = []
-    rows = score_folders(
-        DOUBLE_A, DOUBLE_B, workers=2, on_document=lambda doc_id, _: detailed.append(doc_id)
-    )
+    rows = score_folders(DOUBLE_A, DOUBLE_B, workers=2, on_document=lambda doc_id, _: detailed.append(doc_id))
     assert rows == score_folders(DOUBLE_A, DOUBLE_B)
     assert detailed == ["mimic/0701", "mimic/0702", "uw/0801"]
     write_doc(tmp_path / "gold", "uw/0001", "smokes\n", "T1\tTobacco 0 6\tsmokes\nE1\tTobacco:T1\n")
@@ -322,9 +314,7 @@ def test_events_from_brat_rejects_unscorable_annotations() -> None:
     with pytest.raises(SourceError, match="E2 argument Cause:E1 is an event"):
         events_from_brat(doc, "x.ann")
     text = "drug"
-    conflicting = parse_brat(
-        "T1\tStatusTime 0 4\tdrug\nA1\tStatusTimeVal T1 past\nA2\tStatusTimeVal T1 none\n", text
-    )
+    conflicting = parse_brat("T1\tStatusTime 0 4\tdrug\nA1\tStatusTimeVal T1 past\nA2\tStatusTimeVal T1 none\n", text)
     with pytest.raises(SourceError, match="expected one value per text-bound"):
         events_from_brat(conflicting, "x.ann")
 
@@ -347,9 +337,7 @@ def test_csv_has_official_columns_overall_first_and_detailed_rows(tmp_path: Path
     assert float(written[1][6]) == 27 / 31 and float(written[1][7]) == 27 / 33
     keys = [tuple(line[:3]) for line in written[2:]]
     assert keys == sorted(keys) and len(keys) == len(rows) - 1
-    employment = next(
-        line for line in written if line[:3] == ["Employment", "StatusEmploy", "unemployed"]
-    )
+    employment = next(line for line in written if line[:3] == ["Employment", "StatusEmploy", "unemployed"])
     assert employment[3:] == ["1", "0", "0", "0.0", "0.0", "0.0"]
 
     assert detailed_csv_path(out) == tmp_path / "scores_detailed.csv"
@@ -367,6 +355,4 @@ def test_csv_has_official_columns_overall_first_and_detailed_rows(tmp_path: Path
 def test_write_scores_csv_of_no_events_is_a_zero_overall_row(tmp_path: Path) -> None:
     out = tmp_path / "empty.csv"
     write_scores_csv(score_collections({"d": []}, {"d": []}), out)
-    assert out.read_text() == (
-        "event,argument,subtype,NT,NP,TP,P,R,F1\nOVERALL,OVERALL,OVERALL,0,0,0,0.0,0.0,0.0\n"
-    )
+    assert out.read_text() == ("event,argument,subtype,NT,NP,TP,P,R,F1\nOVERALL,OVERALL,OVERALL,0,0,0,0.0,0.0,0.0\n")

@@ -11,8 +11,10 @@ from clinical_corpora.core.errors import SourceError
 TEXT = "Smokes 1 ppd. Plays chess."
 #       01234567890123456789012345
 SCHEME = ShacScheme(("Tobacco",), {"StatusTime": ("none", "current", "past")})
-ANN = ("T1\tTobacco 0 6\tSmokes\nT2\tStatusTime 0 6\tSmokes\nT3\tAmount 7 12\t1 ppd\nT4\tHobby 14 19\tPlays\n"
-       "E1\tTobacco:T1 Status:T2 Amount:T3\nA1\tStatusTimeVal T2 current\n")
+ANN = (
+    "T1\tTobacco 0 6\tSmokes\nT2\tStatusTime 0 6\tSmokes\nT3\tAmount 7 12\t1 ppd\nT4\tHobby 14 19\tPlays\n"
+    "E1\tTobacco:T1 Status:T2 Amount:T3\nA1\tStatusTimeVal T2 current\n"
+)
 
 
 def test_events_resolve_arguments_and_subtypes_and_keep_unused_textbounds() -> None:
@@ -21,7 +23,9 @@ def test_events_resolve_arguments_and_subtypes_and_keep_unused_textbounds() -> N
     spans = annotations.textbounds
     assert (event.id, event.type, spans[event.trigger].subtype) == ("E1", "Tobacco", None)
     assert [(role, spans[target].textbound.type, spans[target].subtype) for role, target in event.arguments] == [
-        ("Status", "StatusTime", "current"), ("Amount", "Amount", None)]
+        ("Status", "StatusTime", "current"),
+        ("Amount", "Amount", None),
+    ]
     assert [span.textbound.id for span in annotations.unused_textbounds] == ["T4"]
 
 
@@ -42,8 +46,10 @@ def test_the_same_rules_hold_with_and_without_a_scheme(scheme: ShacScheme | None
     with pytest.raises(SourceError) as raised:
         shac_annotations(second_value, "x.ann", scheme)
     assert raised.value.location == "x.ann [A2]"
-    assert raised.value.message == ("A2 gives T2 a second value 'past' (StatusTimeVal); A1 gave it 'current' "
-                                    "(StatusTimeVal); expected one value per text-bound")
+    assert raised.value.message == (
+        "A2 gives T2 a second value 'past' (StatusTimeVal); A1 gave it 'current' "
+        "(StatusTimeVal); expected one value per text-bound"
+    )
     repeated = parse_brat(ANN + "A2\tStatusTimeVal T2 current\n", TEXT)
     assert shac_annotations(repeated, "x.ann", scheme).textbounds["T2"].subtype == "current"
     event_argument = parse_brat(ANN + "T5\tTobacco 20 25\tchess\nE2\tTobacco:T5 Other:E1\n", TEXT)

@@ -13,10 +13,10 @@ import pytest
 from datasets import ClassLabel, load_dataset
 
 from clinical_corpora.builders.base import BuildContext, Row
-from clinical_corpora.core.errors import ClincorpError, SourceError
 from clinical_corpora.builders.inputs import resolve_sources
-from clinical_corpora.core.manifest import load_manifest
 from clinical_corpora.builders.release_view import ReleaseView
+from clinical_corpora.core.errors import ClincorpError, SourceError
+from clinical_corpora.core.manifest import load_manifest
 from clinical_corpora.corpora.snomed_el.builder import SnomedElBuilder, TrimmingSnomedElBuilder
 from clinical_corpora.validation.metrics.concept_difficulty import Mention, concept_difficulty
 from tests.conftest import SampleRelease
@@ -41,8 +41,12 @@ def corpus(tmp_path: Path) -> Path:
     return folder
 
 
-def generate(folder: Path, builder: SnomedElBuilder | None = None, on_error: str = "fail",
-             overrides: dict[str, Path] | None = None) -> tuple[list[Row], BuildContext]:
+def generate(
+    folder: Path,
+    builder: SnomedElBuilder | None = None,
+    on_error: str = "fail",
+    overrides: dict[str, Path] | None = None,
+) -> tuple[list[Row], BuildContext]:
     manifest = load_manifest(folder)
     ctx = BuildContext(manifest, resolve_sources(manifest, overrides or {}), on_error)  # type: ignore[arg-type]
     return list((builder or SnomedElBuilder()).generate(ctx)), ctx
@@ -59,6 +63,7 @@ def sample_annotations() -> list[dict[str, str]]:
 
 
 # --- the release of the sample -------------------------------------------------------------------
+
 
 def test_release_agreement_and_counts(release: Path) -> None:
     validation = json.loads((release / "validation.json").read_text())
@@ -110,8 +115,13 @@ def test_concept_stats_hold_the_difficulty_features(release: Path) -> None:
 
 def test_card_reports_statistics_agreement_and_gates(release: Path) -> None:
     card = (release / "README.md").read_text()
-    for section in ("## Notes, annotations and concepts per split", "## Annotations per hierarchy",
-                    "## Concept difficulty features", "## Span boundaries", "## Agreement"):
+    for section in (
+        "## Notes, annotations and concepts per split",
+        "## Annotations per hierarchy",
+        "## Concept difficulty features",
+        "## Span boundaries",
+        "## Agreement",
+    ):
         assert section in card
     assert "| annotator_b | released | 3 | 54 | 3 | 4 | 0.8852 |" in card
     assert "| agreement.mean_jaccard | pass | 0.8852 | >= 0.8 |" in card
@@ -128,22 +138,27 @@ def test_given_annotators_sharing_no_note_are_an_error(release: Path, tmp_path: 
 
 # --- splits ---------------------------------------------------------------------------------------
 
+
 def test_challenge_split_when_test_annotations_are_given(corpus: Path, tmp_path: Path) -> None:
     rows = sample_annotations()
-    for name, keep in (("train.csv", lambda r: r["note_id"] != "19990009-DS-1"),
-                       ("test.csv", lambda r: r["note_id"] == "19990009-DS-1")):
+    for name, keep in (
+        ("train.csv", lambda r: r["note_id"] != "19990009-DS-1"),
+        ("test.csv", lambda r: r["note_id"] == "19990009-DS-1"),
+    ):
         with (tmp_path / name).open("w", encoding="utf-8", newline="") as handle:
             writer = csv.DictWriter(handle, fieldnames=["note_id", "start", "end", "concept_id"])
             writer.writeheader()
             writer.writerows(filter(keep, rows))
-    out, ctx = generate(corpus, overrides={"annotations": tmp_path / "train.csv",
-                                           "test_annotations": tmp_path / "test.csv"})
+    out, ctx = generate(
+        corpus, overrides={"annotations": tmp_path / "train.csv", "test_annotations": tmp_path / "test.csv"}
+    )
     assert ctx.sources["annotators"] is None  # the sample's annotators do not apply to other annotations
     splits = {row.record.note_id: row.split for row in out if row.config == "snomed_el"}
     assert [note for note, split in splits.items() if split == "test"] == ["19990009-DS-1"]
     assert len(splits) == 9
-    hypertension = next(row.record for row in out if row.config == "concept_stats"
-                        and row.record.concept_id == HYPERTENSION)
+    hypertension = next(
+        row.record for row in out if row.config == "concept_stats" and row.record.concept_id == HYPERTENSION
+    )
     assert (hypertension.training_examples, hypertension.examples) == (2, 4)
 
 
@@ -168,14 +183,21 @@ def test_a_note_in_both_train_and_test_annotations_is_an_error(corpus: Path) -> 
 
 # --- bad input ------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize(("line", "message"), [
-    ("19999999-DS-1,0,5,99900028001", "note_id '19999999-DS-1' is not in the notes file discharge.csv.gz"),
-    ("19990011-DS-6,380,400,99900028001", "note 19990011-DS-6 span 380-400: ends past the end of the note text "
-                                          r"\(392 characters\)"),
-    (f"19990001-DS-4,0,5,{INACTIVE}", f"span 0-5: concept {INACTIVE} is inactive in the RF2 snapshot"),
-    ("19990001-DS-4,0,5,99900099999", "concept 99900099999 is not in the RF2 snapshot"),
-    (f"19990001-DS-4,0,5,{ASPIRIN}", "'Aspirin \\(substance\\)' is not under Clinical finding, Procedure, Body"),
-])
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ("19999999-DS-1,0,5,99900028001", "note_id '19999999-DS-1' is not in the notes file discharge.csv.gz"),
+        (
+            "19990011-DS-6,380,400,99900028001",
+            "note 19990011-DS-6 span 380-400: ends past the end of the note text "
+            r"\(392 characters\)",
+        ),
+        (f"19990001-DS-4,0,5,{INACTIVE}", f"span 0-5: concept {INACTIVE} is inactive in the RF2 snapshot"),
+        ("19990001-DS-4,0,5,99900099999", "concept 99900099999 is not in the RF2 snapshot"),
+        (f"19990001-DS-4,0,5,{ASPIRIN}", "'Aspirin \\(substance\\)' is not under Clinical finding, Procedure, Body"),
+    ],
+)
 def test_bad_annotation_names_file_line_note_and_offsets(corpus: Path, line: str, message: str) -> None:
     append_annotation(corpus, line)
     with pytest.raises(SourceError, match=message) as error:
@@ -183,12 +205,14 @@ def test_bad_annotation_names_file_line_note_and_offsets(corpus: Path, line: str
     assert (Path(error.value.path).name, error.value.line) == ("train_annotations.csv", 158)
 
 
-@pytest.mark.parametrize(("line", "message"), [
-    ("19990001-DS-4,235,240,99900028001", "note 19990001-DS-4: span 235-240 overlaps span 232-242"),
-    ("19990001-DS-4,0,1,99900028001", "note 19990001-DS-4: span 0-1 is only whitespace"),
-])
-def test_overlapping_and_blank_spans_are_rejected_with_note_and_offsets(corpus: Path, line: str,
-                                                                        message: str) -> None:
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ("19990001-DS-4,235,240,99900028001", "note 19990001-DS-4: span 235-240 overlaps span 232-242"),
+        ("19990001-DS-4,0,1,99900028001", "note 19990001-DS-4: span 0-1 is only whitespace"),
+    ],
+)
+def test_overlapping_and_blank_spans_are_rejected_with_note_and_offsets(corpus: Path, line: str, message: str) -> None:
     append_annotation(corpus, line)
     with pytest.raises(SourceError, match=message) as error:
         generate(corpus)
@@ -224,16 +248,20 @@ def test_rf2_file_with_missing_columns_names_file_and_line(corpus: Path) -> None
 
 # --- span boundaries with whitespace ----------------------------------------------------------------
 
+
 def pad_chest_pain(corpus: Path) -> None:
     """Make the first annotation (232-242 'chest pain' of 19990001-DS-4) include the newline after it."""
     path = corpus / ANNOTATIONS
     path.write_text(path.read_text().replace("19990001-DS-4,232,242,", "19990001-DS-4,232,243,", 1))
 
 
-@pytest.mark.parametrize(("builder", "released"), [(SnomedElBuilder, (232, 243, "chest pain\n")),
-                                                   (TrimmingSnomedElBuilder, (232, 242, "chest pain"))])
-def test_padded_spans_are_reported_and_trimmed_on_request(corpus: Path, builder: type[SnomedElBuilder],
-                                                           released: tuple[int, int, str]) -> None:
+@pytest.mark.parametrize(
+    ("builder", "released"),
+    [(SnomedElBuilder, (232, 243, "chest pain\n")), (TrimmingSnomedElBuilder, (232, 242, "chest pain"))],
+)
+def test_padded_spans_are_reported_and_trimmed_on_request(
+    corpus: Path, builder: type[SnomedElBuilder], released: tuple[int, int, str]
+) -> None:
     pad_chest_pain(corpus)
     instance = builder()
     rows, _ = generate(corpus, instance)
@@ -245,10 +273,15 @@ def test_padded_spans_are_reported_and_trimmed_on_request(corpus: Path, builder:
 
 # --- concept difficulty features -------------------------------------------------------------------
 
+
 def test_concept_difficulty_features_by_hand() -> None:
-    mentions = [Mention("n1", "train", 1, "stable"), Mention("n1", "train", 1, "Stable"),
-                Mention("n2", "train", 1, "stable"), Mention("n3", "test", 1, "no  change"),
-                Mention("n3", "test", 2, "STABLE")]
+    mentions = [
+        Mention("n1", "train", 1, "stable"),
+        Mention("n1", "train", 1, "Stable"),
+        Mention("n2", "train", 1, "stable"),
+        Mention("n3", "test", 1, "no  change"),
+        Mention("n3", "test", 2, "STABLE"),
+    ]
     first, second = concept_difficulty(mentions, {1: 5, 2: 7})
     # concept 1: strings stable x3, no change x1; every "stable" span links to 1 (x3) or 2 (x1)
     assert first.mean_span_length == pytest.approx((6 * 3 + 10) / 4)

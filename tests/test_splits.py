@@ -35,7 +35,10 @@ def test_pinned_assignment() -> None:
 def test_at_least_applies_once_every_split_can_have_an_id() -> None:
     held_out = [("dev", 0.06), ("test", 0.07)]
     assert Counter(seeded_split(["x", "y", "z"], 1, held_out, "train", at_least=1).values()) == {
-        "train": 1, "dev": 1, "test": 1}
+        "train": 1,
+        "dev": 1,
+        "test": 1,
+    }
     assert set(seeded_split(["x", "y"], 1, held_out, "train", at_least=1).values()) == {"train"}
     assert set(seeded_split(["x", "y", "z"], 1, held_out, "train").values()) == {"train"}
     assert seeded_split([], 1, held_out, "train", at_least=1) == {}

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from clinical_corpora.core.errors import SourceError
 from clinical_corpora.builders.sources.umls import file_sha256, read_mrconso, read_mrsty
+from clinical_corpora.core.errors import SourceError
 
 META = Path(__file__).resolve().parents[1] / "corpora" / "clicr" / "sample" / "umls" / "META"
 CONSO_ROW = "C9100001|ENG|P|L9100001|PF|S9100001|Y|A9100001||||MSH|MH|D900001|Sugar diabetes|0|N|256|"

@@ -12,8 +12,14 @@ import pandas as pd
 
 from clinical_corpora.core.manifest import Expectation
 
-_OBSERVED_KEYS = ("observed_value", "element_count", "unexpected_count", "unexpected_percent",
-                  "missing_count", "partial_unexpected_list")
+_OBSERVED_KEYS = (
+    "observed_value",
+    "element_count",
+    "unexpected_count",
+    "unexpected_percent",
+    "missing_count",
+    "partial_unexpected_list",
+)
 
 
 @dataclass
@@ -27,8 +33,13 @@ class ExpectationOutcome:
     observed: dict[str, Any]
 
     def as_dict(self) -> dict[str, Any]:
-        return {"table": self.table, "expectation": self.expectation, "kwargs": self.kwargs,
-                "success": self.success, "observed": self.observed}
+        return {
+            "table": self.table,
+            "expectation": self.expectation,
+            "kwargs": self.kwargs,
+            "success": self.success,
+            "observed": self.observed,
+        }
 
 
 def _camel(snake: str) -> str:
@@ -55,8 +66,11 @@ def _columns_in_use(expectations: list[Expectation], tables: dict[str, pd.DataFr
     used: dict[str, set[str]] = {}
     for expectation in expectations:
         used.setdefault(expectation.table, set()).update(expectation.columns)
-    return {name: tables[name][[column for column in tables[name].columns if column in used[name]] or ["_row"]]
-            for name in used if name in tables}
+    return {
+        name: tables[name][[column for column in tables[name].columns if column in used[name]] or ["_row"]]
+        for name in used
+        if name in tables
+    }
 
 
 def _run_suite(expectations: list[Expectation], tables: dict[str, pd.DataFrame]) -> list[ExpectationOutcome]:
@@ -71,13 +85,17 @@ def _run_suite(expectations: list[Expectation], tables: dict[str, pd.DataFrame])
         wanted = [e for e in expectations if e.table == table_name]
         if table_name not in tables:
             known = ", ".join(sorted(tables))
-            outcomes += [ExpectationOutcome(e.table, e.expectation, e.kwargs, False,
-                                            {"error": f"no table {table_name!r}; tables are: {known}"})
-                         for e in wanted]
+            outcomes += [
+                ExpectationOutcome(
+                    e.table, e.expectation, e.kwargs, False, {"error": f"no table {table_name!r}; tables are: {known}"}
+                )
+                for e in wanted
+            ]
             continue
         asset = source.add_dataframe_asset(name=table_name)
         batch = asset.add_batch_definition_whole_dataframe("all").get_batch(
-            batch_parameters={"dataframe": tables[table_name]})
+            batch_parameters={"dataframe": tables[table_name]}
+        )
         for expectation in wanted:
             outcomes.append(_validate(gx, batch, expectation))
     return outcomes
@@ -88,14 +106,20 @@ def _validate(gx: Any, batch: Any, expectation: Expectation) -> ExpectationOutco
         expectation_class = getattr(gx.expectations, _camel(expectation.expectation))
         result = batch.validate(expectation_class(**expectation.kwargs))
     except (AttributeError, TypeError, ValueError) as error:
-        return ExpectationOutcome(expectation.table, expectation.expectation, expectation.kwargs, False,
-                                  {"error": f"cannot run {expectation.expectation}: {error}"})
+        return ExpectationOutcome(
+            expectation.table,
+            expectation.expectation,
+            expectation.kwargs,
+            False,
+            {"error": f"cannot run {expectation.expectation}: {error}"},
+        )
     details = result.result or {}
     observed = {key: _plain(details[key]) for key in _OBSERVED_KEYS if key in details}
     if result.exception_info and result.exception_info.get("raised_exception"):
         observed["error"] = result.exception_info.get("exception_message")
-    return ExpectationOutcome(expectation.table, expectation.expectation, expectation.kwargs,
-                              bool(result.success), observed)
+    return ExpectationOutcome(
+        expectation.table, expectation.expectation, expectation.kwargs, bool(result.success), observed
+    )
 
 
 def _plain(value: Any) -> Any:

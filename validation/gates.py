@@ -20,8 +20,13 @@ class GateResult:
     details: list[dict[str, Any]] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
-        return {"gate": self.gate, "success": self.success, "observed": self.observed,
-                "expected": self.expected, "details": self.details}
+        return {
+            "gate": self.gate,
+            "success": self.success,
+            "observed": self.observed,
+            "expected": self.expected,
+            "details": self.details,
+        }
 
     def describe(self) -> str:
         verdict = "passed" if self.success else "FAILED"
@@ -34,17 +39,30 @@ def rejects_gate(rejected: int, max_rejects: int) -> GateResult:
 
 def expectations_gate(outcomes: list[ExpectationOutcome]) -> GateResult:
     failed = [outcome for outcome in outcomes if not outcome.success]
-    return GateResult("expectations", not failed, f"{len(outcomes) - len(failed)}/{len(outcomes)} passed",
-                      "all pass", [outcome.as_dict() for outcome in outcomes])
+    return GateResult(
+        "expectations",
+        not failed,
+        f"{len(outcomes) - len(failed)}/{len(outcomes)} passed",
+        "all pass",
+        [outcome.as_dict() for outcome in outcomes],
+    )
 
 
 def agreement_gates(measures: dict[str, float] | None, thresholds: dict[str, Threshold]) -> list[GateResult]:
     """One gate per threshold; without annotator data the gates are recorded as not run (passing)."""
     results = []
     for name, threshold in sorted(thresholds.items()):
-        expected = " and ".join(part for part in (
-            f">= {threshold.min}" if threshold.min is not None else "",
-            f"<= {threshold.max}" if threshold.max is not None else "") if part) or "any"
+        expected = (
+            " and ".join(
+                part
+                for part in (
+                    f">= {threshold.min}" if threshold.min is not None else "",
+                    f"<= {threshold.max}" if threshold.max is not None else "",
+                )
+                if part
+            )
+            or "any"
+        )
         if measures is None:
             results.append(GateResult(f"agreement.{name}", True, "not run: no annotator data in this build", expected))
             continue

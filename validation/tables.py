@@ -47,22 +47,31 @@ def flatten_config(config: str, table: pa.Table, features: Features, splits: pa.
     table = table.combine_chunks()
     keys: Columns = {"_split": splits, "_row": pa.array(range(table.num_rows), pa.int64())}
     out: dict[str, Columns] = {}
-    _flatten_rows(config, {name: table.column(name).chunk(0) if table.column(name).num_chunks
-                           else pa.array([], table.column(name).type) for name in table.column_names},
-                  dict(features), keys, out)
+    _flatten_rows(
+        config,
+        {
+            name: table.column(name).chunk(0)
+            if table.column(name).num_chunks
+            else pa.array([], table.column(name).type)
+            for name in table.column_names
+        },
+        dict(features),
+        keys,
+        out,
+    )
     return {name: pa.table(columns).to_pandas() for name, columns in out.items()}
 
 
-def _flatten_rows(name: str, arrays: Columns, features: dict[str, Any], keys: Columns,
-                  out: dict[str, Columns]) -> None:
+def _flatten_rows(name: str, arrays: Columns, features: dict[str, Any], keys: Columns, out: dict[str, Columns]) -> None:
     columns: Columns = dict(keys)
     for field, feature in features.items():
         _add_column(name, field, arrays[field], feature, columns, keys, out)
     out[name] = columns
 
 
-def _add_column(table: str, prefix: str, array: pa.Array, feature: Any, columns: Columns,
-                keys: Columns, out: dict[str, Columns]) -> None:
+def _add_column(
+    table: str, prefix: str, array: pa.Array, feature: Any, columns: Columns, keys: Columns, out: dict[str, Columns]
+) -> None:
     if isinstance(feature, ClassLabel):
         columns[prefix] = pa.array(feature.names, pa.string()).take(array)
     elif isinstance(feature, dict):
@@ -76,8 +85,7 @@ def _add_column(table: str, prefix: str, array: pa.Array, feature: Any, columns:
         values = array.flatten()
         inner = feature.feature
         if isinstance(inner, dict):
-            _flatten_rows(f"{table}.{prefix}", {name: values.field(name) for name in inner},
-                          inner, child_keys, out)
+            _flatten_rows(f"{table}.{prefix}", {name: values.field(name) for name in inner}, inner, child_keys, out)
         else:
             _flatten_rows(f"{table}.{prefix}", {"value": values}, {"value": inner}, child_keys, out)
     else:

@@ -17,7 +17,6 @@ import argparse
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from clinical_corpora.builders.release_view import ReleaseView
@@ -87,8 +86,10 @@ def record_document(record: Record, layout: ChainLayout, singletons: bool) -> Co
     for number, chain in enumerate(chains):
         for span in chain:
             if owner.setdefault(span, number) != number:
-                raise ClincorpError(f"{name}: two chains have a mention on tokens {span.start}-{span.end}; "
-                                    "CoNLL-2012 cannot tell them apart")
+                raise ClincorpError(
+                    f"{name}: two chains have a mention on tokens {span.start}-{span.end}; "
+                    "CoNLL-2012 cannot tell them apart"
+                )
     return ConllDocument(name, 0, tuple(sentences), tuple(frozenset(chain) for chain in chains))
 
 
@@ -104,8 +105,11 @@ class Conll2012Export:
         self.layout = layout
 
     def configure(self, parser: argparse.ArgumentParser) -> None:
-        parser.add_argument("--no-singletons", action="store_true",
-                            help="leave out mentions that are in no chain (by default they are singleton entities)")
+        parser.add_argument(
+            "--no-singletons",
+            action="store_true",
+            help="leave out mentions that are in no chain (by default they are singleton entities)",
+        )
 
     def run(self, args: argparse.Namespace) -> int:
         view = ReleaseView(args.release)

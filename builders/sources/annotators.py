@@ -26,8 +26,9 @@ from pathlib import Path
 from clinical_corpora.core.errors import SourceError
 
 
-def annotator_folders(root: Path | Mapping[str, Path], suffix: str, *,
-                      exclude: Collection[str] = ()) -> dict[str, Path]:
+def annotator_folders(
+    root: Path | Mapping[str, Path], suffix: str, *, exclude: Collection[str] = ()
+) -> dict[str, Path]:
     """Annotator name → folder (or ``<name><suffix>`` file), sorted by name.
 
     ``root`` is the folder holding the annotators' entries, or the entries by name. ``suffix`` ends
@@ -40,16 +41,22 @@ def annotator_folders(root: Path | Mapping[str, Path], suffix: str, *,
         if not entry.is_dir():
             raise SourceError(entry, f"annotator {name}: expected a folder of {suffix} files or a {suffix} file")
         if next(entry.rglob(f"*{suffix}"), None) is None:
-            raise SourceError(entry, f"annotator {name}: expected {suffix} files laid out as the gold input, "
-                                     "found none")
+            raise SourceError(
+                entry, f"annotator {name}: expected {suffix} files laid out as the gold input, found none"
+            )
     return dict(sorted(entries.items()))
 
 
 def _entries(root: Path, suffix: str, exclude: Collection[str]) -> dict[str, Path]:
     if not root.is_dir():
-        raise SourceError(root, f"expected a folder holding one folder of {suffix} files, or one "
-                                f"<annotator>{suffix} file, per annotator")
-    return {entry.name if entry.is_dir() else entry.name.removesuffix(suffix): entry
-            for entry in root.iterdir()
-            if not entry.name.startswith(".") and entry.name not in exclude
-            and (entry.is_dir() or entry.name.endswith(suffix))}
+        raise SourceError(
+            root,
+            f"expected a folder holding one folder of {suffix} files, or one <annotator>{suffix} file, per annotator",
+        )
+    return {
+        entry.name if entry.is_dir() else entry.name.removesuffix(suffix): entry
+        for entry in root.iterdir()
+        if not entry.name.startswith(".")
+        and entry.name not in exclude
+        and (entry.is_dir() or entry.name.endswith(suffix))
+    }

@@ -147,9 +147,7 @@ def _parse_page(path: Path) -> etree._Element:
 def _metadata(root: etree._Element) -> CaseMetadata:
     series = tuple(
         _normalize_space(item.text_content())
-        for item in root.xpath(
-            "//ul[contains(concat(' ', normalize-space(@class), ' '), ' series-titles ')]/li"
-        )
+        for item in root.xpath("//ul[contains(concat(' ', normalize-space(@class), ' '), ' series-titles ')]/li")
         if item.text_content().strip()
     )
     specialties = tuple(

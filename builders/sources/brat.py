@@ -62,9 +62,7 @@ class TextBound:
         return self.fragments[-1][1]
 
     @classmethod
-    def from_offsets(
-        cls, id: str, type: str, fragments: tuple[tuple[int, int], ...], document_text: str
-    ) -> TextBound:
+    def from_offsets(cls, id: str, type: str, fragments: tuple[tuple[int, int], ...], document_text: str) -> TextBound:
         """Build a text-bound whose text is taken from ``document_text`` the way BRAT writes it."""
         return cls(id, type, fragments, _fragments_text(document_text, fragments))
 
@@ -150,9 +148,7 @@ def parse_brat(ann: str, text: str, path: str | Path = "<string>") -> BratDocume
                 and (start_offset < end_offset <= len(text))
             ):
                 line_of[identifier] = line_number
-                textbounds[identifier] = TextBound(
-                    identifier, type_, ((start_offset, end_offset),), span_text
-                )
+                textbounds[identifier] = TextBound(identifier, type_, ((start_offset, end_offset),), span_text)
                 continue
         if line and not line.isspace():
             parser.add(line, line_number)
@@ -201,16 +197,9 @@ def brat_document_ids(root: str | Path) -> list[str]:
             stem, suffix = os.path.splitext(name)
             if suffix in (ANN_SUFFIX, TEXT_SUFFIX):
                 stems.setdefault(prefix + stem, set()).add(suffix)
-    unpaired = sorted(
-        f"{doc_id}{suffix}"
-        for doc_id, found in stems.items()
-        if len(found) == 1
-        for suffix in found
-    )
+    unpaired = sorted(f"{doc_id}{suffix}" for doc_id, found in stems.items() if len(found) == 1 for suffix in found)
     if unpaired:
-        raise SourceError(
-            root, "each document needs both a .txt and a .ann; unpaired: " + ", ".join(unpaired)
-        )
+        raise SourceError(root, "each document needs both a .txt and a .ann; unpaired: " + ", ".join(unpaired))
     return sorted(stems)
 
 
@@ -304,45 +293,36 @@ class _AnnParser:
         matches = [_FRAGMENT_PATTERN.fullmatch(piece) for piece in offsets.split(";")]
         if not tab or not type_ or not all(matches):
             raise self.error(
-                f"malformed text-bound: expected {_TEXTBOUND_SHAPE}, got "
-                f"{_shorten(identifier + chr(9) + rest)!r}",
+                f"malformed text-bound: expected {_TEXTBOUND_SHAPE}, got {_shorten(identifier + chr(9) + rest)!r}",
                 line,
             )
         fragments = tuple((int(m[1]), int(m[2])) for m in matches if m)
         for start, end in fragments:
             if start >= end:
-                raise self.error(
-                    f"{identifier} has fragment {start}-{end}: expected start < end", line
-                )
+                raise self.error(f"{identifier} has fragment {start}-{end}: expected start < end", line)
             if end > len(self.text):
                 raise self.error(
-                    f"{identifier} offsets {start}-{end} run past the end of the text "
-                    f"(length {len(self.text)})",
+                    f"{identifier} offsets {start}-{end} run past the end of the text (length {len(self.text)})",
                     line,
                 )
         expected = _fragments_text(self.text, fragments)
         if span_text != expected:
             raise self.error(
-                f"{identifier} text {span_text!r} differs from the .txt at its offsets: "
-                f"{_shorten(expected)!r}",
+                f"{identifier} text {span_text!r} differs from the .txt at its offsets: {_shorten(expected)!r}",
                 line,
             )
         self.textbounds[identifier] = TextBound(identifier, type_, fragments, span_text)
 
     def _event(self, identifier: str, rest: str, line: int) -> None:
         if not _EVENT_BODY.fullmatch(rest):
-            raise self.error(
-                f"malformed event: expected {_EVENT_SHAPE}, got {_shorten(rest)!r}", line
-            )
+            raise self.error(f"malformed event: expected {_EVENT_SHAPE}, got {_shorten(rest)!r}", line)
         (type_, trigger), *arguments = _ROLE_TARGET.findall(rest)
         self.events[identifier] = Event(identifier, type_, trigger, tuple(arguments))
 
     def _attribute(self, identifier: str, rest: str, line: int) -> None:
         fields = rest.split()
         if len(fields) not in (2, 3):
-            raise self.error(
-                f"malformed attribute: expected {_ATTRIBUTE_SHAPE}, got {_shorten(rest)!r}", line
-            )
+            raise self.error(f"malformed attribute: expected {_ATTRIBUTE_SHAPE}, got {_shorten(rest)!r}", line)
         value = fields[2] if len(fields) == 3 else None
         self.attributes.append(Attribute(identifier, fields[0], fields[1], value))
 
@@ -350,20 +330,14 @@ class _AnnParser:
         fields = rest.split()
         pairs = [_split_pair(field) for field in fields[1:]]
         if len(fields) != 3 or not all(pairs):
-            raise self.error(
-                f"malformed relation: expected {_RELATION_SHAPE}, got {_shorten(rest)!r}", line
-            )
-        self.relations[identifier] = Relation(
-            identifier, fields[0], tuple(pair for pair in pairs if pair)
-        )
+            raise self.error(f"malformed relation: expected {_RELATION_SHAPE}, got {_shorten(rest)!r}", line)
+        self.relations[identifier] = Relation(identifier, fields[0], tuple(pair for pair in pairs if pair))
 
     def _note(self, identifier: str, rest: str, line: int) -> None:
         head, _, note_text = rest.partition("\t")
         fields = head.split()
         if len(fields) != 2:
-            raise self.error(
-                f"malformed note: expected {_NOTE_SHAPE}, got {_shorten(rest)!r}", line
-            )
+            raise self.error(f"malformed note: expected {_NOTE_SHAPE}, got {_shorten(rest)!r}", line)
         self.notes.append(Note(identifier, fields[0], fields[1], note_text))
 
     def _equivalence(self, rest: str, line: int) -> None:
@@ -375,9 +349,7 @@ class _AnnParser:
             )
         self.equivalences.append((Equivalence(fields[0], tuple(fields[1:])), line))
 
-    def _require(
-        self, owner: str, target: str, allowed: dict[str, object], what: str, line: int = 0
-    ) -> None:
+    def _require(self, owner: str, target: str, allowed: dict[str, object], what: str, line: int = 0) -> None:
         if target not in allowed:
             raise self.error(
                 f"{owner} refers to {target}, which is not {what} in this file",

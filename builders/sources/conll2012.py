@@ -107,9 +107,7 @@ class _MentionCollector:
         for entity, started in self.open_mentions.items():
             if started:
                 _, line = started[-1]
-                raise _BracketError(
-                    f"'({entity}' opens a mention of entity {entity} that is never closed", line
-                )
+                raise _BracketError(f"'({entity}' opens a mention of entity {entity} that is never closed", line)
         return tuple(frozenset(spans) for spans in self.chains.values() if spans)
 
 
@@ -150,9 +148,7 @@ def iter_conll2012(path: str | Path) -> Iterator[ConllDocument]:
             if document is None:
                 if begin is None:
                     if text:
-                        raise SourceError(
-                            path, "expected '#begin document (name); part NNN'", line=line_number
-                        )
+                        raise SourceError(path, "expected '#begin document (name); part NNN'", line=line_number)
                     continue
                 name, part = _parse_header(begin["rest"], path, line_number)
                 document = _OpenDocument(name, part, line_number)
@@ -230,9 +226,7 @@ def _coreference_columns(document: ConllDocument) -> list[str]:
     for entity, chain in enumerate(document.chains):
         for start, end in chain:
             if not 0 <= start < end <= token_count:
-                raise ValueError(
-                    f"{document.doc_id}: span ({start}, {end}) is outside tokens 0..{token_count}"
-                )
+                raise ValueError(f"{document.doc_id}: span ({start}, {end}) is outside tokens 0..{token_count}")
             if end - start == 1:
                 singles[start].append(entity)
             else:

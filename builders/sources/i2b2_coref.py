@@ -20,8 +20,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from clinical_corpora.core.errors import SourceError
 from clinical_corpora.builders.sources.knowtator import KnowtatorDocument
+from clinical_corpora.core.errors import SourceError
 
 DOCS_DIR = "docs"
 CONCEPTS_DIR = "concepts"
@@ -42,9 +42,7 @@ _CONCEPT_LINE = re.compile(_concept_pattern() + r'\|\|t="(?P<type>[^"]*)"')
 _CHAIN_ITEM = re.compile(_concept_pattern() + r"\|\|")
 _COREF_TYPE = re.compile(r't="coref (?P<type>[^"]*)"')
 _PAIR_LINE = re.compile(
-    _concept_pattern("antecedent_")
-    + r'\|\|t="coref (?P<type>[^"]*)"\|\|'
-    + _concept_pattern("anaphor_")
+    _concept_pattern("antecedent_") + r'\|\|t="coref (?P<type>[^"]*)"\|\|' + _concept_pattern("anaphor_")
 )
 _TOKEN = re.compile(r"\S+")
 
@@ -94,9 +92,7 @@ class TokenGrid:
         self.tokens: list[list[tuple[int, int]]] = []
         line_start = 0
         for line in text.split("\n"):
-            self.tokens.append(
-                [(line_start + m.start(), line_start + m.end()) for m in _TOKEN.finditer(line)]
-            )
+            self.tokens.append([(line_start + m.start(), line_start + m.end()) for m in _TOKEN.finditer(line)])
             line_start += len(line) + 1
         self._by_start = {
             span[0]: (line, token)
@@ -115,9 +111,7 @@ class TokenGrid:
         start = self._token(start_line, start_token)[0]
         end = self._token(end_line, end_token)[1]
         if (start_line, start_token) > (end_line, end_token):
-            raise ValueError(
-                f"start {start_line}:{start_token} lies after end {end_line}:{end_token}"
-            )
+            raise ValueError(f"start {start_line}:{start_token} lies after end {end_line}:{end_token}")
         return start, end
 
     def position(self, start: int, end: int) -> Position:
@@ -137,8 +131,7 @@ class TokenGrid:
             raise ValueError(f"line {line} does not exist (the text has {len(self.tokens)} lines)")
         if not 0 <= token < len(self.tokens[line - 1]):
             raise ValueError(
-                f"token {token} does not exist on line {line} "
-                f"(it has {len(self.tokens[line - 1])} tokens)"
+                f"token {token} does not exist on line {line} (it has {len(self.tokens[line - 1])} tokens)"
             )
         return self.tokens[line - 1][token]
 
@@ -159,10 +152,7 @@ def read_i2b2_document(root: Path, doc_id: str) -> I2b2CorefDocument:
     grid = TokenGrid(text)
     concepts = _read_concepts(root / CONCEPTS_DIR / f"{doc_id}.txt.con", grid)
     chains_path = root / CHAINS_DIR / f"{doc_id}.txt.chains"
-    chains = tuple(
-        _chain(line, grid, concepts, chains_path, line_number)
-        for line_number, line in _lines(chains_path)
-    )
+    chains = tuple(_chain(line, grid, concepts, chains_path, line_number) for line_number, line in _lines(chains_path))
     pairs_path = root / PAIRS_DIR / f"{doc_id}.txt.pairs"
     pairs = _read_pairs(pairs_path, grid, concepts) if pairs_path.exists() else ()
     return I2b2CorefDocument(
@@ -186,8 +176,7 @@ def write_i2b2_document(root: Path, document: I2b2CorefDocument) -> None:
     files = {
         root / DOCS_DIR / f"{document.doc_id}.txt": document.text,
         root / CONCEPTS_DIR / f"{document.doc_id}.txt.con": "".join(
-            f'{concept_field(c)}||t="{c.type}"\n'
-            for c in sorted(document.concepts, key=lambda c: (c.start, c.end))
+            f'{concept_field(c)}||t="{c.type}"\n' for c in sorted(document.concepts, key=lambda c: (c.start, c.end))
         ),
         root / CHAINS_DIR / f"{document.doc_id}.txt.chains": "".join(
             "||".join(concept_field(c) for c in chain.concepts) + f'||t="coref {chain.type}"\n'
@@ -196,8 +185,7 @@ def write_i2b2_document(root: Path, document: I2b2CorefDocument) -> None:
     }
     if document.pairs:
         files[root / PAIRS_DIR / f"{document.doc_id}.txt.pairs"] = "".join(
-            f'{concept_field(p.antecedent)}||t="coref {p.type}"||{concept_field(p.anaphor)}\n'
-            for p in document.pairs
+            f'{concept_field(p.antecedent)}||t="coref {p.type}"||{concept_field(p.anaphor)}\n' for p in document.pairs
         )
     for path, content in files.items():
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -256,16 +244,12 @@ def _read_concepts(path: Path, grid: TokenGrid) -> dict[tuple[int, int], Concept
         match = _full_match(_CONCEPT_LINE, line, path, line_number, 'c="text" L:T L:T||t="type"')
         start, end = _locate(match, grid, path, line_number)
         if (start, end) in concepts:
-            raise SourceError(
-                path, f"concept {grid.text[start:end]!r} is listed twice", line=line_number
-            )
+            raise SourceError(path, f"concept {grid.text[start:end]!r} is listed twice", line=line_number)
         concepts[start, end] = Concept(start, end, match["type"], grid.text[start:end])
     return concepts
 
 
-def _read_pairs(
-    path: Path, grid: TokenGrid, concepts: dict[tuple[int, int], Concept]
-) -> tuple[CorefPair, ...]:
+def _read_pairs(path: Path, grid: TokenGrid, concepts: dict[tuple[int, int], Concept]) -> tuple[CorefPair, ...]:
     pairs = []
     for line_number, line in _lines(path):
         match = _full_match(
@@ -293,18 +277,14 @@ def _lines(path: Path) -> Iterator[tuple[int, str]]:
                 yield line_number, line.rstrip("\r\n")
 
 
-def _full_match(
-    pattern: re.Pattern[str], line: str, path: Path, line_number: int, expected: str
-) -> re.Match[str]:
+def _full_match(pattern: re.Pattern[str], line: str, path: Path, line_number: int, expected: str) -> re.Match[str]:
     match = pattern.fullmatch(line)
     if match is None:
         raise SourceError(path, f"cannot parse {line!r}; expected {expected}", line=line_number)
     return match
 
 
-def _locate(
-    match: re.Match[str], grid: TokenGrid, path: Path, line_number: int, prefix: str = ""
-) -> tuple[int, int]:
+def _locate(match: re.Match[str], grid: TokenGrid, path: Path, line_number: int, prefix: str = "") -> tuple[int, int]:
     """Offsets of one ``c="..." L:T L:T``, its quoted text checked against the tokens."""
     position: Position = (
         int(match[f"{prefix}start_line"]),
@@ -321,16 +301,15 @@ def _locate(
     if covered.lower() != quoted.lower():
         raise SourceError(
             path,
-            f"concept text {quoted!r} does not match the tokens at "
-            "{}:{} {}:{}: {!r}".format(*position, covered),
+            f"concept text {quoted!r} does not match the tokens at {{}}:{{}} {{}}:{{}}: {{!r}}".format(
+                *position, covered
+            ),
             line=line_number,
         )
     return start, end
 
 
-def _known(
-    offsets: tuple[int, int], concepts: dict[tuple[int, int], Concept], path: Path, line_number: int
-) -> Concept:
+def _known(offsets: tuple[int, int], concepts: dict[tuple[int, int], Concept], path: Path, line_number: int) -> Concept:
     """The concepts-file entry for a concept named in a chains or pairs file."""
     known = concepts.get(offsets)
     if known is None:
@@ -358,8 +337,7 @@ def _chain(
     if chain_type is None or len(members) < 2:
         raise SourceError(
             path,
-            f'cannot parse {line!r}; expected two or more c="text" L:T L:T joined by || '
-            'and ending in ||t="coref type"',
+            f'cannot parse {line!r}; expected two or more c="text" L:T L:T joined by || and ending in ||t="coref type"',
             line=line_number,
         )
     return Chain(type=chain_type["type"], concepts=tuple(members))

@@ -136,9 +136,7 @@ class KnowtatorDocument:
     def pair_keys(self) -> frozenset[tuple[MarkableKey, MarkableKey, str]]:
         """``(anaphor, antecedent, relation)`` with markables keyed by fragments."""
         fragments = {m.id: m.fragments for m in self.markables}
-        return frozenset(
-            (fragments[p.anaphor_id], fragments[p.antecedent_id], p.relation) for p in self.pairs
-        )
+        return frozenset((fragments[p.anaphor_id], fragments[p.antecedent_id], p.relation) for p in self.pairs)
 
 
 @dataclass(frozen=True)
@@ -176,14 +174,11 @@ def read_knowtator_file(xml_path: Path, text_dir: Path) -> KnowtatorDocument:
     root = parse_xml_safely(xml_path)
     text_source = root.get("textSource")
     if root.tag != "annotations" or not text_source:
-        raise SourceError(
-            xml_path, 'expected a root <annotations textSource="<doc>.txt">', line=root.sourceline
-        )
+        raise SourceError(xml_path, 'expected a root <annotations textSource="<doc>.txt">', line=root.sourceline)
     if xml_path.name != f"{text_source}.knowtator.xml":
         raise SourceError(
             xml_path,
-            f"file name does not match textSource {text_source!r}: "
-            f"expected {text_source}.knowtator.xml",
+            f"file name does not match textSource {text_source!r}: expected {text_source}.knowtator.xml",
             line=root.sourceline,
         )
     text_path = text_dir / text_source
@@ -202,9 +197,7 @@ def parse_xml_safely(path: Path) -> etree._Element:
     except etree.XMLSyntaxError as error:
         raise SourceError(path, f"XML is not well formed: {error.msg}", line=error.lineno) from None
     docinfo = tree.docinfo
-    declares_entities = docinfo.internalDTD is not None and any(
-        True for _ in docinfo.internalDTD.iterentities()
-    )
+    declares_entities = docinfo.internalDTD is not None and any(True for _ in docinfo.internalDTD.iterentities())
     if declares_entities or docinfo.system_url or docinfo.public_id:
         raise SourceError(
             path,
@@ -288,9 +281,7 @@ class _KnowtatorFile:
             seen[triple] = pair.id
         return pairs
 
-    def _register(
-        self, table: dict, key: str | None, value: object, element: etree._Element
-    ) -> None:
+    def _register(self, table: dict, key: str | None, value: object, element: etree._Element) -> None:
         if not key:
             raise self.error(f"<{element.tag}> without an id", element)
         if key in table:
@@ -316,28 +307,19 @@ class _KnowtatorFile:
         try:
             start, end = int(span.get("start", "")), int(span.get("end", ""))
         except ValueError:
-            raise self.error(
-                f"<span> needs integer start and end, got {dict(span.attrib)}", span
-            ) from None
+            raise self.error(f"<span> needs integer start and end, got {dict(span.attrib)}", span) from None
         if not 0 <= start < end <= len(self.text):
-            raise self.error(
-                f"span {start}-{end} lies outside the text (0-{len(self.text)}) or is empty", span
-            )
+            raise self.error(f"span {start}-{end} lies outside the text (0-{len(self.text)}) or is empty", span)
         return start, end
 
-    def _check_spanned_text(
-        self, fragments: tuple[Fragment, ...], spanned_text: str, element: etree._Element
-    ) -> None:
+    def _check_spanned_text(self, fragments: tuple[Fragment, ...], spanned_text: str, element: etree._Element) -> None:
         if any(a[1] > b[0] for a, b in pairwise(fragments)):
             raise self.error(f"spans {fragments} overlap or are out of order", element)
         # XML parsing turns CR LF into LF, so compare the document text the same way.
-        expected = FRAGMENT_SEPARATOR.join(self.text[s:e] for s, e in fragments).replace(
-            "\r\n", "\n"
-        )
+        expected = FRAGMENT_SEPARATOR.join(self.text[s:e] for s, e in fragments).replace("\r\n", "\n")
         if spanned_text != expected:
             raise self.error(
-                f"spannedText {spanned_text!r} does not match the text at {fragments}: "
-                f"{expected!r}",
+                f"spannedText {spanned_text!r} does not match the text at {fragments}: {expected!r}",
                 element,
             )
 
@@ -345,12 +327,8 @@ class _KnowtatorFile:
         mention_class = element.find("mentionClass")
         if mention_class is None or not mention_class.get("id"):
             raise self.error("<classMention> without <mentionClass id>", element)
-        slot_ids = tuple(
-            (slot.get("id", ""), slot.sourceline) for slot in element.findall("hasSlotMention")
-        )
-        class_mention = _ClassMention(
-            element.get("id", ""), mention_class.get("id", ""), slot_ids, element.sourceline
-        )
+        slot_ids = tuple((slot.get("id", ""), slot.sourceline) for slot in element.findall("hasSlotMention"))
+        class_mention = _ClassMention(element.get("id", ""), mention_class.get("id", ""), slot_ids, element.sourceline)
         self._register(self.class_mentions, element.get("id"), class_mention, element)
 
     def _read_slot_mention(self, element: etree._Element) -> None:
@@ -371,9 +349,7 @@ class _KnowtatorFile:
     def _check_references(self) -> None:
         for mention_id, annotation in self.annotations.items():
             if mention_id not in self.class_mentions:
-                raise self.error(
-                    f"annotation mention {mention_id!r} has no <classMention>", annotation.line
-                )
+                raise self.error(f"annotation mention {mention_id!r} has no <classMention>", annotation.line)
         used: set[str] = set()
         for mention in self.class_mentions.values():
             if mention.id not in self.annotations:
@@ -414,14 +390,11 @@ class _KnowtatorFile:
                     slot.line,
                 )
             if slot.slot in found:
-                raise self.error(
-                    f"{mention.mention_class} {mention.id!r} repeats slot {slot.slot!r}", slot.line
-                )
+                raise self.error(f"{mention.mention_class} {mention.id!r} repeats slot {slot.slot!r}", slot.line)
             value, line = slot.values[0]
             if not slot.is_complex and value not in string_slots[slot.slot]:
                 raise self.error(
-                    f"slot {slot.slot!r} has value {value!r}; "
-                    f"expected one of {list(string_slots[slot.slot])}",
+                    f"slot {slot.slot!r} has value {value!r}; expected one of {list(string_slots[slot.slot])}",
                     line,
                 )
             found[slot.slot] = (value, line)
@@ -456,15 +429,12 @@ class _KnowtatorFile:
             referenced = self.class_mentions.get(target)
             if referenced is None or referenced.mention_class != MARKABLE_CLASS:
                 raise self.error(
-                    f"Pair {mention.id!r} names {role} {target!r}, "
-                    "which is not a Markable in this file",
+                    f"Pair {mention.id!r} names {role} {target!r}, which is not a Markable in this file",
                     line,
                 )
             ends[role] = target
         if ends["anaphor"] == ends["antecedent"]:
-            raise self.error(
-                f"Pair {mention.id!r} links markable {ends['anaphor']!r} to itself", mention.line
-            )
+            raise self.error(f"Pair {mention.id!r} links markable {ends['anaphor']!r} to itself", mention.line)
         bagga = slots.get("bagga_class")
         return Pair(
             id=mention.id,

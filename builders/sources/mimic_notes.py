@@ -157,9 +157,7 @@ class _Row:
     def integer(self, column: str) -> int:
         value = self.optional(column, int, "an integer")
         if value is None:
-            raise SourceError(
-                self.path, f"column {column}: expected an integer, found an empty value", line=self.line
-            )
+            raise SourceError(self.path, f"column {column}: expected an integer, found an empty value", line=self.line)
         return value
 
     def optional_integer(self, column: str) -> int | None:
@@ -174,9 +172,7 @@ class _Row:
     def flag(self, column: str) -> bool:
         value = self.values[column]
         if value not in ("", "0", "1"):
-            raise SourceError(
-                self.path, f"column {column}: expected 1, 0 or nothing, found {value!r}", line=self.line
-            )
+            raise SourceError(self.path, f"column {column}: expected 1, 0 or nothing, found {value!r}", line=self.line)
         return value == "1"
 
 
@@ -236,9 +232,7 @@ def iter_challenge_notes(
     block_size: int = DEFAULT_BLOCK_SIZE,
 ) -> Iterator[ChallengeNote]:
     """Stream the challenge's ``note_id,text`` CSV (``mimic-iv_notes_training_set.csv``)."""
-    return _iter_table(
-        Path(path), CHALLENGE_NOTE_COLUMNS, "note_id", note_ids, {}, _challenge_note, block_size
-    )
+    return _iter_table(Path(path), CHALLENGE_NOTE_COLUMNS, "note_id", note_ids, {}, _challenge_note, block_size)
 
 
 def iter_notes(
@@ -328,9 +322,7 @@ def _is_gzip(path: Path) -> bool:
     except OSError as error:
         raise SourceError(path, f"cannot open: {error.strerror or error}") from None
     if not gzipped and path.suffix == ".gz":
-        raise SourceError(
-            path, "expected gzip data (the name ends in .gz) but the file is not gzip-compressed"
-        )
+        raise SourceError(path, "expected gzip data (the name ends in .gz) but the file is not gzip-compressed")
     return gzipped
 
 
@@ -399,8 +391,7 @@ class _Selection:
         self.id_column = id_column
         self.wanted = None if wanted_ids is None else pa.array(sorted(set(wanted_ids)), type=pa.string())
         self.filters = {
-            column: pa.array(sorted(set(values)), type=pa.string())
-            for column, values in value_filters.items()
+            column: pa.array(sorted(set(values)), type=pa.string()) for column, values in value_filters.items()
         }
         self.seen_at: dict[str, int] = {}
 
@@ -528,9 +519,7 @@ def _newlines_per_row(column: pa.ChunkedArray) -> np.ndarray:
     for chunk in column.chunks:
         _, offsets_buffer, data_buffer = chunk.buffers()
         offsets = np.frombuffer(offsets_buffer, dtype=np.int32)[chunk.offset : chunk.offset + len(chunk) + 1]
-        data = (
-            np.frombuffer(data_buffer, dtype=np.uint8) if data_buffer is not None else np.zeros(0, np.uint8)
-        )
+        data = np.frombuffer(data_buffer, dtype=np.uint8) if data_buffer is not None else np.zeros(0, np.uint8)
         newline_offsets = np.flatnonzero(data == ord("\n"))
         counts.append(np.diff(np.searchsorted(newline_offsets, offsets)))
     return np.concatenate(counts)
@@ -555,9 +544,7 @@ def _find_csv_error(path: Path, n_columns: int) -> SourceError | None:
                 for fields in reader:
                     if len(fields) != n_columns:
                         start_line = reader.line_num - _newlines(fields)
-                        return SourceError(
-                            path, f"expected {n_columns} fields, found {len(fields)}", line=start_line
-                        )
+                        return SourceError(path, f"expected {n_columns} fields, found {len(fields)}", line=start_line)
             except csv.Error as csv_error:
                 return SourceError(path, f"malformed CSV: {csv_error}", line=reader.line_num)
             except UnicodeDecodeError:

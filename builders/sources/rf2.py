@@ -124,9 +124,7 @@ def locate_snapshot_files(folder: str | Path) -> SnapshotFiles:
     for name, paths in found.items():
         if len(paths) != 1:
             pattern = f"sct2_{name.capitalize()}_Snapshot*.txt"
-            raise SourceError(
-                folder, f"expected exactly one {pattern}, found {[str(path) for path in paths]}"
-            )
+            raise SourceError(folder, f"expected exactly one {pattern}, found {[str(path) for path in paths]}")
     return SnapshotFiles(**{name: paths[0] for name, paths in found.items()})
 
 
@@ -186,9 +184,7 @@ def _rows(path: Path, columns: tuple[str, ...]) -> Iterator[tuple[int, list[str]
                     )
                 yield line_number, fields
     except UnicodeDecodeError as error:
-        raise SourceError(
-            path, f"expected UTF-8 text: {error.reason} at byte {error.start} of a line"
-        ) from None
+        raise SourceError(path, f"expected UTF-8 text: {error.reason} at byte {error.start} of a line") from None
 
 
 def _is_active(path: Path, line: int, value: str) -> bool:
@@ -201,9 +197,7 @@ def _is_active(path: Path, line: int, value: str) -> bool:
 
 def _sctid(path: Path, line: int, column: str, value: str) -> int:
     if not value.isdigit() or not 6 <= len(value) <= 18:
-        raise SourceError(
-            path, f"column {column}: expected an SCTID (6-18 digits), found {value!r}", line=line
-        )
+        raise SourceError(path, f"column {column}: expected an SCTID (6-18 digits), found {value!r}", line=line)
     return int(value)
 
 
@@ -260,9 +254,7 @@ def _read_is_a(path: Path, active: set[int]) -> dict[int, list[int]]:
         parent = _sctid(path, line, "destinationId", fields[5])
         for role, concept_id in (("sourceId", child), ("destinationId", parent)):
             if concept_id not in active:
-                raise SourceError(
-                    path, f"active is-a row with {role} {concept_id}, not an active concept", line=line
-                )
+                raise SourceError(path, f"active is-a row with {role} {concept_id}, not an active concept", line=line)
         parents.setdefault(child, []).append(parent)
     return parents
 

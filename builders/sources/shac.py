@@ -59,19 +59,25 @@ def shac_annotations(doc: BratDocument, source: str | Path, scheme: ShacScheme |
     used: set[str] = set()
     for event in doc.events:
         if scheme is not None and event.type not in scheme.event_types:
-            raise SourceError(source, f"{event.id} has event type {event.type}; expected a SHAC event type, "
-                                      f"one of {', '.join(scheme.event_types)}", record=event.id)
+            raise SourceError(
+                source,
+                f"{event.id} has event type {event.type}; expected a SHAC event type, "
+                f"one of {', '.join(scheme.event_types)}",
+                record=event.id,
+            )
         for role, target in event.arguments:
             if target not in spans:
-                raise SourceError(source, f"{event.id} argument {role}:{target} is an event; expected a "
-                                          "text-bound", record=event.id)
+                raise SourceError(
+                    source, f"{event.id} argument {role}:{target} is an event; expected a text-bound", record=event.id
+                )
         used.update((event.trigger, *(target for _, target in event.arguments)))
     unused = tuple(span for key, span in spans.items() if key not in used)
     return ShacAnnotations(doc.events, spans, unused)
 
 
-def _subtypes(doc: BratDocument, textbounds: dict[str, TextBound], source: str | Path,
-              scheme: ShacScheme | None) -> dict[str, str | None]:
+def _subtypes(
+    doc: BratDocument, textbounds: dict[str, TextBound], source: str | Path, scheme: ShacScheme | None
+) -> dict[str, str | None]:
     """Annotation id → the value of its attribute, checked against ``scheme`` when given."""
     first: dict[str, Attribute] = {}
     for attribute in doc.attributes:
@@ -79,9 +85,13 @@ def _subtypes(doc: BratDocument, textbounds: dict[str, TextBound], source: str |
             _check_value(attribute, textbounds.get(attribute.target), source, scheme)
         previous = first.setdefault(attribute.target, attribute)
         if (previous.name, previous.value) != (attribute.name, attribute.value):
-            raise SourceError(source, f"{attribute.id} gives {attribute.target} a second value {attribute.value!r} "
-                                      f"({attribute.name}); {previous.id} gave it {previous.value!r} "
-                                      f"({previous.name}); expected one value per text-bound", record=attribute.id)
+            raise SourceError(
+                source,
+                f"{attribute.id} gives {attribute.target} a second value {attribute.value!r} "
+                f"({attribute.name}); {previous.id} gave it {previous.value!r} "
+                f"({previous.name}); expected one value per text-bound",
+                record=attribute.id,
+            )
     return {target: attribute.value for target, attribute in first.items()}
 
 
@@ -91,8 +101,15 @@ def _check_value(attribute: Attribute, textbound: TextBound | None, source: str 
     if allowed is None or textbound is None or textbound.type != argument_type:
         found = f"a {textbound.type} text-bound" if textbound else "an event or relation"
         names = ", ".join(f"{name}{VALUE_SUFFIX}" for name in scheme.values)
-        raise SourceError(source, f"{attribute.id} puts {attribute.name} on {attribute.target}, {found}; expected "
-                                  f"one of {names} on a text-bound of the type it names", record=attribute.id)
+        raise SourceError(
+            source,
+            f"{attribute.id} puts {attribute.name} on {attribute.target}, {found}; expected "
+            f"one of {names} on a text-bound of the type it names",
+            record=attribute.id,
+        )
     if attribute.value not in allowed:
-        raise SourceError(source, f"{attribute.id} {attribute.name} has value {attribute.value!r}; expected one of "
-                                  f"{', '.join(allowed)}", record=attribute.id)
+        raise SourceError(
+            source,
+            f"{attribute.id} {attribute.name} has value {attribute.value!r}; expected one of {', '.join(allowed)}",
+            record=attribute.id,
+        )

@@ -69,8 +69,7 @@ def _rows(path: Path, n_columns: int, header: str) -> Iterator[tuple[int, list[s
                 trailing = ", with text after the last one" if fields[-1] else ""
                 raise SourceError(
                     path,
-                    f"expected {n_columns} fields each ended by '|' ({header}|), "
-                    f"found {len(fields) - 1} '|'{trailing}",
+                    f"expected {n_columns} fields each ended by '|' ({header}|), found {len(fields) - 1} '|'{trailing}",
                     line=line_number,
                 )
             if not _CUI.fullmatch(fields[0]):
@@ -93,9 +92,7 @@ def read_mrsty(path: str | Path) -> Iterator[MrstyRow]:
     path = Path(path)
     for line_number, fields in _rows(path, 6, "CUI|TUI|STN|STY|ATUI|CVF"):
         if not _TUI.fullmatch(fields[1]):
-            raise SourceError(
-                path, f"expected a TUI (T + 3 digits) in column 2, found {fields[1]!r}", line=line_number
-            )
+            raise SourceError(path, f"expected a TUI (T + 3 digits) in column 2, found {fields[1]!r}", line=line_number)
         fields.pop()
         yield MrstyRow._make(fields)
 

@@ -31,6 +31,14 @@ import pyarrow.parquet as pq
 from datasets import Features
 
 from clinical_corpora.builders.base import AgreementReport, BuildContext, Builder, CardSection, Row, Table
+from clinical_corpora.builders.release_view import ReleaseView
+from clinical_corpora.builders.sources.bmj_html import PASSAGE_SEPARATOR, CaseReport, read_case_report
+from clinical_corpora.builders.sources.brat import ANN_SUFFIX, TEXT_SUFFIX, iter_brat_folder, read_brat, read_utf8
+from clinical_corpora.builders.sources.umls import MRCONSO_FILENAME, MRSTY_FILENAME
+from clinical_corpora.builders.text_units import split_sentences, token_strings
+from clinical_corpora.core.counts import PRFCounts, f_measure, ratio
+from clinical_corpora.core.errors import SourceError
+from clinical_corpora.core.splits import seeded_split
 from clinical_corpora.corpora.clicr.entity_matcher import (
     CATEGORIES,
     Entity,
@@ -39,14 +47,6 @@ from clinical_corpora.corpora.clicr.entity_matcher import (
     load_or_build_index,
     refine_span,
 )
-from clinical_corpora.core.counts import PRFCounts, f_measure, ratio
-from clinical_corpora.core.errors import SourceError
-from clinical_corpora.core.splits import seeded_split
-from clinical_corpora.builders.release_view import ReleaseView
-from clinical_corpora.builders.sources.bmj_html import PASSAGE_SEPARATOR, CaseReport, read_case_report
-from clinical_corpora.builders.sources.brat import ANN_SUFFIX, TEXT_SUFFIX, iter_brat_folder, read_brat, read_utf8
-from clinical_corpora.builders.sources.umls import MRCONSO_FILENAME, MRSTY_FILENAME
-from clinical_corpora.builders.text_units import split_sentences, token_strings
 from clinical_corpora.corpora.clicr.records import (
     PLACEHOLDER,
     Answer,
@@ -95,15 +95,17 @@ def token_key(text: str) -> str:
 
 def blank_repeats_passage(learning_point: str, entity: Entity, passage: str) -> bool:
     """Seed §3.1: the longer side of the blank (by characters, stripped) occurs verbatim in the passage."""
-    left, right = learning_point[:entity.start].strip(), learning_point[entity.end:].strip()
+    left, right = learning_point[: entity.start].strip(), learning_point[entity.end :].strip()
     return (left if len(left) >= len(right) else right) in passage
 
 
 def answers_for(entity: Entity, index: UmlsIndex) -> list[Answer]:
     """The entity (origin ``dataset``), then its concept's UMLS synonyms (origin ``UMLS``)."""
     origins = [("dataset", entity.text)] + [("UMLS", name) for name in index.synonyms(entity.cui, entity.text)]
-    return [Answer(text=text, origin=origin, cui=entity.cui, sem_type=entity.sem_type, category=entity.category)
-            for origin, text in origins]
+    return [
+        Answer(text=text, origin=origin, cui=entity.cui, sem_type=entity.sem_type, category=entity.category)
+        for origin, text in origins
+    ]
 
 
 def section_spans(case: CaseReport) -> list[SectionSpan]:
@@ -112,8 +114,9 @@ def section_spans(case: CaseReport) -> list[SectionSpan]:
     for section in case.sections:
         blocks = ([section.heading] if section.heading else []) + list(section.paragraphs)
         text = PASSAGE_SEPARATOR.join(blocks)
-        spans.append(SectionSpan(start=offset, end=offset + len(text), text=text,
-                                 heading=section.heading, level=section.level))
+        spans.append(
+            SectionSpan(start=offset, end=offset + len(text), text=text, heading=section.heading, level=section.level)
+        )
         offset += len(text) + len(PASSAGE_SEPARATOR)
     return spans
 
@@ -125,14 +128,18 @@ def query_rows(release: ReleaseView, columns: Sequence[str], split: str | None =
     """
     features = release.features("clicr")
     decode = row_decoder(Features({name: features[name] for name in columns}))
-    return [(release.split_of(shard), decode(row)) for shard in release.shards("clicr", split)
-            for row in pq.read_table(shard, columns=list(columns)).to_pylist()]
+    return [
+        (release.split_of(shard), decode(row))
+        for shard in release.shards("clicr", split)
+        for row in pq.read_table(shard, columns=list(columns)).to_pylist()
+    ]
 
 
 def read_columns(release: ReleaseView, config: str, columns: Sequence[str]) -> pd.DataFrame:
     """Some columns of a config, all splits, as stored (only these columns are read)."""
-    return pd.concat([pq.read_table(shard, columns=list(columns)).to_pandas() for shard in release.shards(config)],
-                     ignore_index=True)
+    return pd.concat(
+        [pq.read_table(shard, columns=list(columns)).to_pandas() for shard in release.shards(config)], ignore_index=True
+    )
 
 
 LEARNING_POINTS_HEADING = "Learning points"
@@ -149,8 +156,9 @@ class CaseEntities(NamedTuple):
 def recognised_entities(case: CaseReport, matcher: EntityMatcher) -> CaseEntities:
     """The dictionary matcher's entities of a case (passage sentence by sentence, each learning point)."""
     passage = case.passage
-    return CaseEntities(matcher.find(passage, split_sentences(passage)),
-                        [matcher.find(point) for point in case.learning_points])
+    return CaseEntities(
+        matcher.find(passage, split_sentences(passage)), [matcher.find(point) for point in case.learning_points]
+    )
 
 
 def case_text(case: CaseReport) -> tuple[str, list[int]]:
@@ -182,8 +190,11 @@ def standoff_entities(folder: Path, case: CaseReport, index: UmlsIndex) -> CaseE
         raise SourceError(folder, f"expected {text_path.name} and {ann_path.name} for this case", record=case.case_id)
     text, point_starts = case_text(case)
     if read_utf8(text_path) != text:
-        raise SourceError(text_path, "differs from the case text (the passage, 'Learning points' and the points, "
-                                     "blank-line separated): the standoff is stale or from other pages")
+        raise SourceError(
+            text_path,
+            "differs from the case text (the passage, 'Learning points' and the points, "
+            "blank-line separated): the standoff is stale or from other pages",
+        )
     document = read_brat(ann_path, text)
     cuis = {note.target: note.text.strip() for note in document.notes if note.type == "AnnotatorNotes"}
     found = CaseEntities([], [[] for _ in point_starts])
@@ -191,9 +202,12 @@ def standoff_entities(folder: Path, case: CaseReport, index: UmlsIndex) -> CaseE
         where = f"text-bound {bound.id}"
         cui = cuis.get(bound.id, "")
         if bound.type not in CATEGORIES or len(bound.fragments) != 1 or not _CUI.fullmatch(cui):
-            raise SourceError(ann_path, f"{where}: expected one contiguous span typed {'/'.join(CATEGORIES)} with "
-                                        f"a CUI note, found type {bound.type!r}, {len(bound.fragments)} "
-                                        f"fragment(s), note {cui!r}")
+            raise SourceError(
+                ann_path,
+                f"{where}: expected one contiguous span typed {'/'.join(CATEGORIES)} with "
+                f"a CUI note, found type {bound.type!r}, {len(bound.fragments)} "
+                f"fragment(s), note {cui!r}",
+            )
         refined = refine_span(text, bound.start, bound.end)
         if refined is None:
             raise SourceError(ann_path, f"{where}: {bound.text!r} holds only determiners and pronouns")
@@ -204,15 +218,24 @@ def standoff_entities(folder: Path, case: CaseReport, index: UmlsIndex) -> CaseE
         if end <= len(case.passage):
             found.passage.append(Entity(start, end, text[start:end], cui, sem_type, category))
             continue
-        point = next((i for i, first in enumerate(point_starts)
-                      if first <= start and end <= first + len(case.learning_points[i])), None)
+        point = next(
+            (
+                i
+                for i, first in enumerate(point_starts)
+                if first <= start and end <= first + len(case.learning_points[i])
+            ),
+            None,
+        )
         if point is None:
             raise SourceError(ann_path, f"{where}: {start}-{end} lies in no passage block or learning point")
         first = point_starts[point]
         found.learning_points[point].append(
-            Entity(start - first, end - first, text[start:end], cui, sem_type, category))
-    return CaseEntities(sorted(found.passage, key=_span_order),
-                        [sorted(entities, key=_span_order) for entities in found.learning_points])
+            Entity(start - first, end - first, text[start:end], cui, sem_type, category)
+        )
+    return CaseEntities(
+        sorted(found.passage, key=_span_order),
+        [sorted(entities, key=_span_order) for entities in found.learning_points],
+    )
 
 
 def _span_order(entity: Entity) -> tuple[int, int]:
@@ -227,15 +250,17 @@ class ClicrBuilder(Builder):
         index = load_index(ctx.source("umls"))
         matcher = EntityMatcher(index)
         standoff = ctx.source("entities") if ctx.has_source("entities") else None
-        pages = sorted(path for path in ctx.source("bmj_html").iterdir()
-                       if path.is_file() and not path.name.startswith("."))
+        pages = sorted(
+            path for path in ctx.source("bmj_html").iterdir() if path.is_file() and not path.name.startswith(".")
+        )
         splits = assign_splits([path.stem for path in pages])
         for page in pages:
             rows: list[Row] = []
             with ctx.record(f"{page} [{page.stem}]"):
                 case = read_case_report(page)
-                entities = (recognised_entities(case, matcher) if standoff is None
-                            else standoff_entities(standoff, case, index))
+                entities = (
+                    recognised_entities(case, matcher) if standoff is None else standoff_entities(standoff, case, index)
+                )
                 rows = self._case_rows(case, entities, splits[page.stem], index)
             yield from rows
 
@@ -250,18 +275,34 @@ class ClicrBuilder(Builder):
                     removed += 1
                     continue
                 answers = answers_for(entity, index)
-                queries.append(ClicrQuery(
-                    id=f"{case.case_id}.{len(queries) + 1}", document_id=case.case_id, title=case.title,
-                    context=passage, answers=answers,
-                    query=learning_point[:entity.start] + PLACEHOLDER + learning_point[entity.end:],
-                    answer_in_passage=any(token_key(answer.text) in passage_key for answer in answers)))
-        passage_entities = [EntitySpan(start=e.start, end=e.end, text=e.text, cui=e.cui, sem_type=e.sem_type,
-                                       category=e.category) for e in entities.passage]
-        metadata = CaseMetadata(series=list(case.metadata.series), specialties=list(case.metadata.specialties),
-                                year=case.metadata.year)
-        document = ClicrDocument(id=case.case_id, title=case.title, passage=passage, sections=section_spans(case),
-                                 learning_points=list(case.learning_points), entities=passage_entities,
-                                 metadata=metadata, repeated_queries_removed=removed)
+                queries.append(
+                    ClicrQuery(
+                        id=f"{case.case_id}.{len(queries) + 1}",
+                        document_id=case.case_id,
+                        title=case.title,
+                        context=passage,
+                        answers=answers,
+                        query=learning_point[: entity.start] + PLACEHOLDER + learning_point[entity.end :],
+                        answer_in_passage=any(token_key(answer.text) in passage_key for answer in answers),
+                    )
+                )
+        passage_entities = [
+            EntitySpan(start=e.start, end=e.end, text=e.text, cui=e.cui, sem_type=e.sem_type, category=e.category)
+            for e in entities.passage
+        ]
+        metadata = CaseMetadata(
+            series=list(case.metadata.series), specialties=list(case.metadata.specialties), year=case.metadata.year
+        )
+        document = ClicrDocument(
+            id=case.case_id,
+            title=case.title,
+            passage=passage,
+            sections=section_spans(case),
+            learning_points=list(case.learning_points),
+            entities=passage_entities,
+            metadata=metadata,
+            repeated_queries_removed=removed,
+        )
         return [Row("clicr_documents", split, document), *(Row("clicr", split, query) for query in queries)]
 
     def quality_tables(self, release: ReleaseView) -> dict[str, pd.DataFrame]:
@@ -272,15 +313,22 @@ class ClicrBuilder(Builder):
         per_case = queries["document_id"].value_counts()
         documents = read_columns(release, "clicr_documents", ["id", "learning_points"])
         with_points = documents[documents["learning_points"].map(len) > 0]
-        yield_table = pd.DataFrame({"document_id": with_points["id"].to_numpy(),
-                                    "n_queries": with_points["id"].map(per_case).fillna(0).astype(int).to_numpy()})
+        yield_table = pd.DataFrame(
+            {
+                "document_id": with_points["id"].to_numpy(),
+                "n_queries": with_points["id"].map(per_case).fillna(0).astype(int).to_numpy(),
+            }
+        )
         return {"clicr.blanks": blanks, "clicr_documents.with_learning_points": yield_table}
 
     def statistics(self, release: ReleaseView) -> list[CardSection]:
         documents = DocumentTally.of(release)
         queries = query_rows(release, ["id", "document_id", "answers", "answer_in_passage"])
-        return [_data_statistics(documents, queries), _answer_categories(queries),
-                _baselines(documents.entity_texts, queries)]
+        return [
+            _data_statistics(documents, queries),
+            _answer_categories(queries),
+            _baselines(documents.entity_texts, queries),
+        ]
 
     def agreement(self, ctx: BuildContext, release: ReleaseView) -> AgreementReport | None:
         if not ctx.has_source("entity_gold"):
@@ -295,20 +343,37 @@ class ClicrBuilder(Builder):
         for doc_id, (text, doc) in gold.items():
             row = found.get(doc_id)
             if row is None:
-                raise SourceError(gold_root, "no such case in bmj_html: entity_gold must mark cases of these "
-                                  "pages (give --source entity_gold=DIR with your own gold; an empty folder "
-                                  "skips the check)", record=doc_id)
+                raise SourceError(
+                    gold_root,
+                    "no such case in bmj_html: entity_gold must mark cases of these "
+                    "pages (give --source entity_gold=DIR with your own gold; an empty folder "
+                    "skips the check)",
+                    record=doc_id,
+                )
             if row["passage"] != text:
-                raise SourceError(gold_root / f"{doc_id}.txt", "differs from the case's passage: the gold is "
-                                  "stale (expected the passage exactly as the reader builds it)")
+                raise SourceError(
+                    gold_root / f"{doc_id}.txt",
+                    "differs from the case's passage: the gold is "
+                    "stale (expected the passage exactly as the reader builds it)",
+                )
             predicted |= {(doc_id, e["start"], e["end"]) for e in row["entities"]}
             expected |= {(doc_id, t.start, t.end) for t in doc.textbounds}
         measures = entity_scores(predicted, expected)
-        rows = [[boundaries, len(predicted), len(expected), round(measures[f"precision_{boundaries}"], 4),
-                 round(measures[f"recall_{boundaries}"], 4), round(measures[f"f1_{boundaries}"], 4)]
-                for boundaries in ("exact", "overlap")]
-        text = (f"The recogniser against {len(gold)} cases with hand-marked entities (source `entity_gold`); "
-                "overlap counts an entity as found when it shares a character with one of the other side.")
+        rows = [
+            [
+                boundaries,
+                len(predicted),
+                len(expected),
+                round(measures[f"precision_{boundaries}"], 4),
+                round(measures[f"recall_{boundaries}"], 4),
+                round(measures[f"f1_{boundaries}"], 4),
+            ]
+            for boundaries in ("exact", "overlap")
+        ]
+        text = (
+            f"The recogniser against {len(gold)} cases with hand-marked entities (source `entity_gold`); "
+            "overlap counts an entity as found when it shares a character with one of the other side."
+        )
         table = Table(["boundaries", "recognised", "gold", "precision", "recall", "F1"], rows)
         return AgreementReport(measures, [CardSection("Entity recognition against the gold sample", text, table)])
 
@@ -319,16 +384,22 @@ def entity_scores(predicted: set[tuple[str, int, int]], expected: set[tuple[str,
     With overlapping boundaries each side counts its own spans that overlap the other side, so
     precision and recall have different numerators.
     """
+
     def overlapping(span: tuple[str, int, int], others: set[tuple[str, int, int]]) -> bool:
         return any(doc == span[0] and start < span[2] and span[1] < end for doc, start, end in others)
 
     exact = PRFCounts(len(predicted & expected), len(predicted), len(expected))
     precision = ratio(sum(overlapping(p, expected) for p in predicted), len(predicted))
     recall = ratio(sum(overlapping(g, predicted) for g in expected), len(expected))
-    scores = {"exact": (exact.precision, exact.recall, exact.f1),
-              "overlap": (precision, recall, f_measure(precision, recall))}
-    return {f"{measure}_{boundaries}": value for boundaries, values in scores.items()
-            for measure, value in zip(("precision", "recall", "f1"), values, strict=True)}
+    scores = {
+        "exact": (exact.precision, exact.recall, exact.f1),
+        "overlap": (precision, recall, f_measure(precision, recall)),
+    }
+    return {
+        f"{measure}_{boundaries}": value
+        for boundaries, values in scores.items()
+        for measure, value in zip(("precision", "recall", "f1"), values, strict=True)
+    }
 
 
 QueryRow = tuple[str, Mapping]
@@ -386,9 +457,11 @@ def _data_statistics(documents: DocumentTally, queries: list[QueryRow]) -> CardS
         ["distinct answers (incl. extended)", len({a["text"].lower() for a in answers})],
         ["% answers verbatim in passage", round(100 * verbatim / len(queries), 1) if queries else 0.0],
     ]
-    text = ("As the seed's Table 2, counted on the lower-cased dataset (each passage once). Tokens are "
-            "`clinical_corpora.builders.text_units` tokens; an answer is verbatim in the passage when one of its forms "
-            "(original or UMLS synonym) occurs there as whole tokens, in any case.")
+    text = (
+        "As the seed's Table 2, counted on the lower-cased dataset (each passage once). Tokens are "
+        "`clinical_corpora.builders.text_units` tokens; an answer is verbatim in the passage when one of its forms "
+        "(original or UMLS synonym) occurs there as whole tokens, in any case."
+    )
     return CardSection("Data statistics", text, Table(["statistic", "value"], rows))
 
 
@@ -396,8 +469,7 @@ def _answer_categories(queries: list[QueryRow]) -> CardSection:
     """The seed's Table 3: the original answers' i2b2 categories."""
     categories = Counter(query["answers"][0]["category"] for _, query in queries)
     total = sum(categories.values()) or 1
-    rows = [[category, categories[category], round(100 * categories[category] / total, 1)]
-            for category in CATEGORIES]
+    rows = [[category, categories[category], round(100 * categories[category] / total, 1)] for category in CATEGORIES]
     return CardSection("Answer categories", table=Table(["category", "answers", "%"], rows))
 
 
@@ -410,12 +482,24 @@ def _baselines(entities: Mapping[str, list[str]], queries: list[QueryRow]) -> Ca
             continue
         answers = {query["id"]: [answer["text"] for answer in query["answers"]] for query in in_split}
         candidates = {query["id"]: entities[query["document_id"]] for query in in_split}
-        for name, predictions in (("rand-entity", rand_entity_predictions(candidates)),
-                                  ("maxfreq-entity", maxfreq_entity_predictions(candidates))):
+        for name, predictions in (
+            ("rand-entity", rand_entity_predictions(candidates)),
+            ("maxfreq-entity", maxfreq_entity_predictions(candidates)),
+        ):
             scores = score_clicr(answers, predictions)
-            rows.append([name, split, len(in_split), round(scores["exact_match"], 1), round(scores["f1"], 1),
-                         round(scores["bleu_2"], 3), round(scores["bleu_4"], 3)])
-    text = ("Candidates are the passage's recognised entities; rand-entity is seeded (1234, as the "
-            "original). EM and F1 in percent, BLEU as fractions (`clincorp score clicr`).")
+            rows.append(
+                [
+                    name,
+                    split,
+                    len(in_split),
+                    round(scores["exact_match"], 1),
+                    round(scores["f1"], 1),
+                    round(scores["bleu_2"], 3),
+                    round(scores["bleu_4"], 3),
+                ]
+            )
+    text = (
+        "Candidates are the passage's recognised entities; rand-entity is seeded (1234, as the "
+        "original). EM and F1 in percent, BLEU as fractions (`clincorp score clicr`)."
+    )
     return CardSection("Baselines", text, Table(["method", "split", "queries", "EM", "F1", "B-2", "B-4"], rows))
-

@@ -18,10 +18,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from clinical_corpora.corpora.clicr.builder import query_rows
-from clinical_corpora.core.errors import ClincorpError
 from clinical_corpora.builders.release_view import ReleaseView
 from clinical_corpora.builders.text_units import token_strings, tokenize
+from clinical_corpora.core.errors import ClincorpError
+from clinical_corpora.corpora.clicr.builder import query_rows
 from clinical_corpora.corpora.clicr.records import PLACEHOLDER
 
 CLICR_VERSION = "1.0"
@@ -53,17 +53,30 @@ def export_clicr_json(release: Path, out: Path) -> list[Path]:
             queries_by_case[query["document_id"]].append(query)
         data = [_datum(documents[case_id], queries) for case_id, queries in queries_by_case.items()]
         path = out / f"{split}{CLICR_VERSION}.json"
-        path.write_text(json.dumps({"version": CLICR_VERSION, "data": data}, ensure_ascii=False, indent=1),
-                        encoding="utf-8")
+        path.write_text(
+            json.dumps({"version": CLICR_VERSION, "data": data}, ensure_ascii=False, indent=1), encoding="utf-8"
+        )
         written.append(path)
     return written
 
 
 def _datum(document: Mapping[str, Any], queries: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    qas = [{"id": query["id"], "query": tokenized_query(query["query"]),
-            "answers": [{"text": answer["text"], "origin": answer["origin"], "cui": answer["cui"],
-                         "sem_type": answer["category"]} for answer in query["answers"]]}
-           for query in queries]
+    qas = [
+        {
+            "id": query["id"],
+            "query": tokenized_query(query["query"]),
+            "answers": [
+                {
+                    "text": answer["text"],
+                    "origin": answer["origin"],
+                    "cui": answer["cui"],
+                    "sem_type": answer["category"],
+                }
+                for answer in query["answers"]
+            ],
+        }
+        for query in queries
+    ]
     context = marked_context(document["passage"], [(e["start"], e["end"]) for e in document["entities"]])
     return {"document": {"context": context, "title": document["title"], "qas": qas}, "source": document["id"]}
 

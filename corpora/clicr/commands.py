@@ -13,9 +13,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from clinical_corpora.corpora.clicr.builder import query_rows
-from clinical_corpora.core.errors import ClincorpError, SourceError
 from clinical_corpora.builders.release_view import ReleaseView
+from clinical_corpora.core.errors import ClincorpError, SourceError
+from clinical_corpora.corpora.clicr.builder import query_rows
 from clinical_corpora.validation.metrics.clicr import answers_from_clicr_json, read_word_vectors, score_clicr
 
 
@@ -46,14 +46,17 @@ def load_answers(data: Path, split: str) -> dict[str, list[str]]:
             raise ClincorpError(f"{data} is not a clicr release: it has no data/clicr")
         if split not in view.splits("clicr"):
             raise ClincorpError(f"{data} has no split {split!r}; its splits are {', '.join(view.splits('clicr'))}")
-        return {row["id"]: [answer["text"] for answer in row["answers"]]
-                for _, row in query_rows(view, ["id", "answers"], split)}
+        return {
+            row["id"]: [answer["text"] for answer in row["answers"]]
+            for _, row in query_rows(view, ["id", "answers"], split)
+        }
     dataset = _read_json(data, "a CliCR JSON dataset")
     try:
         return answers_from_clicr_json(dataset)
     except (KeyError, TypeError) as error:
-        raise SourceError(data, f'expected CliCR JSON {{"data": [{{"document": {{"qas": [{{"id", "answers"}}]}}}}]}}, '
-                                f"missing {error}") from error
+        raise SourceError(
+            data, f'expected CliCR JSON {{"data": [{{"document": {{"qas": [{{"id", "answers"}}]}}}}]}}, missing {error}'
+        ) from error
 
 
 def load_predictions(path: Path) -> dict[str, str]:

@@ -36,8 +36,8 @@ from pathlib import Path
 import justext
 
 from clinical_corpora.builders.sources.umls import file_sha256, read_mrconso, read_mrsty
-from clinical_corpora.core.labels import Category
 from clinical_corpora.builders.text_units import TOKEN_PATTERN, Sentence, split_sentences, token_strings, tokenize
+from clinical_corpora.core.labels import Category
 
 CATEGORIES: tuple[Category, ...] = ("problem", "treatment", "test")
 
@@ -250,9 +250,7 @@ class EntityMatcher:
                     entities.append(self._entity(text, *refined, number))
         return entities
 
-    def _match_tokens(
-        self, text: str, spans: Sequence[tuple[int, int]]
-    ) -> list[tuple[int, int, int]]:
+    def _match_tokens(self, text: str, spans: Sequence[tuple[int, int]]) -> list[tuple[int, int, int]]:
         keys, prefixes = self.index.keys, self.index.prefixes
         tokens = [text[start:end].lower() for start, end in spans]
         matches = []

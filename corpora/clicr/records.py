@@ -7,6 +7,7 @@ its Learning points), end exclusive. Categories are the i2b2-2010 ones the recog
 
 from __future__ import annotations
 
+from itertools import pairwise
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -91,12 +92,14 @@ class ClicrDocument(TextRecord):
     entities: list[EntitySpan]
     metadata: CaseMetadata
     repeated_queries_removed: int = Field(
-        ge=0, description="queries left out because the longer side of their blank occurs verbatim in the passage")
+        ge=0, description="queries left out because the longer side of their blank occurs verbatim in the passage"
+    )
 
     @model_validator(mode="after")
     def _entities_in_order_without_overlap(self) -> ClicrDocument:
-        for before, after in zip(self.entities, self.entities[1:]):
+        for before, after in pairwise(self.entities):
             if after.start < before.end:
-                raise ValueError(f"entities {before.start}-{before.end} and {after.start}-{after.end} "
-                                 "overlap or are out of order")
+                raise ValueError(
+                    f"entities {before.start}-{before.end} and {after.start}-{after.end} overlap or are out of order"
+                )
         return self

@@ -19,13 +19,13 @@ import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from itertools import pairwise
 from pathlib import Path
 from typing import get_args
 
 import pandas as pd
 
 from clinical_corpora.builders.base import AgreementReport, BuildContext, Builder, CardSection, Row, Table
-from clinical_corpora.core.errors import ClincorpError, SourceError
 from clinical_corpora.builders.release_view import ReleaseView
 from clinical_corpora.builders.sources.annotators import annotator_folders
 from clinical_corpora.builders.sources.i2b2_coref import DOCS_DIR, I2b2CorefDocument, TokenGrid, read_i2b2_document
@@ -36,14 +36,23 @@ from clinical_corpora.builders.sources.knowtator import (
     SemanticClass,
     read_knowtator_file,
 )
-from clinical_corpora.corpora.odie_anaphora.records import Chain, Fragment, Institution, Markable, NoteType, OdieDocument, Pair
+from clinical_corpora.core.errors import ClincorpError, SourceError
+from clinical_corpora.corpora.odie_anaphora.records import (
+    Chain,
+    Fragment,
+    Institution,
+    Markable,
+    NoteType,
+    OdieDocument,
+    Pair,
+)
+from clinical_corpora.validation.agreement.pairwise import AgreementReport as PairwiseReport
 from clinical_corpora.validation.agreement.pairwise import (
     AgreementTable,
     AnnotatedPairs,
     document_agreement,
     sum_by_group,
 )
-from clinical_corpora.validation.agreement.pairwise import AgreementReport as PairwiseReport
 from clinical_corpora.validation.metrics.coref import Score, score_documents_all
 
 CONFIG = "odie_anaphora"
@@ -63,8 +72,11 @@ def document_kind(doc_id: str, where: Path) -> tuple[Institution, NoteType]:
     match = _DOCUMENT_NAME.fullmatch(doc_id)
     institutions, note_types = get_args(Institution), get_args(NoteType)
     if match is None or match["institution"] not in institutions or match["note_type"] not in note_types:
-        raise SourceError(where, f"document name {doc_id!r} is not <institution>_<note_type>_<number> with "
-                                 f"institution in {list(institutions)} and note type in {list(note_types)}")
+        raise SourceError(
+            where,
+            f"document name {doc_id!r} is not <institution>_<note_type>_<number> with "
+            f"institution in {list(institutions)} and note type in {list(note_types)}",
+        )
     return match["institution"], match["note_type"]  # type: ignore[return-value]
 
 
@@ -81,14 +93,35 @@ def knowtator_record(document: KnowtatorDocument, where: Path) -> OdieDocument:
     institution, note_type = document_kind(document.doc_id, where)
     text = document.text
     return OdieDocument(
-        id=document.doc_id, institution=institution, note_type=note_type, text=text,
-        markables=[Markable(id=m.id, start=m.start, end=m.end, text=text[m.start:m.end],
-                            fragments=_fragments(text, m.fragments), grammatical_category=m.grammatical_category,
-                            sentence_function=m.sentence_function, semantic_class=m.semantic_class)
-                   for m in document.markables],
-        pairs=[Pair(id=p.id, anaphor_id=p.anaphor_id, antecedent_id=p.antecedent_id, bagga_class=p.bagga_class,
-                    relation=p.relation) for p in document.pairs],
-        chains=_chains(document.identity_chains()))
+        id=document.doc_id,
+        institution=institution,
+        note_type=note_type,
+        text=text,
+        markables=[
+            Markable(
+                id=m.id,
+                start=m.start,
+                end=m.end,
+                text=text[m.start : m.end],
+                fragments=_fragments(text, m.fragments),
+                grammatical_category=m.grammatical_category,
+                sentence_function=m.sentence_function,
+                semantic_class=m.semantic_class,
+            )
+            for m in document.markables
+        ],
+        pairs=[
+            Pair(
+                id=p.id,
+                anaphor_id=p.anaphor_id,
+                antecedent_id=p.antecedent_id,
+                bagga_class=p.bagga_class,
+                relation=p.relation,
+            )
+            for p in document.pairs
+        ],
+        chains=_chains(document.identity_chains()),
+    )
 
 
 def i2b2_record(document: I2b2CorefDocument, where: Path) -> OdieDocument:
@@ -104,24 +137,55 @@ def i2b2_record(document: I2b2CorefDocument, where: Path) -> OdieDocument:
     for concept in document.concepts:
         semantic_class = concept.type.replace(" ", "_")
         if semantic_class not in SEMANTIC_CLASSES:
-            raise SourceError(where, f"concept {concept.text!r} has type {concept.type!r}; expected one of "
-                                     f"{[name.replace('_', ' ') for name in SEMANTIC_CLASSES]}",
-                              record=document.doc_id)
-        markables.append(Markable(
-            id=markable_id(concept.start, concept.end), start=concept.start, end=concept.end, text=concept.text,
-            fragments=_fragments(document.text, [(concept.start, concept.end)]), grammatical_category=None,
-            sentence_function=None, semantic_class=semantic_class))
+            raise SourceError(
+                where,
+                f"concept {concept.text!r} has type {concept.type!r}; expected one of "
+                f"{[name.replace('_', ' ') for name in SEMANTIC_CLASSES]}",
+                record=document.doc_id,
+            )
+        markables.append(
+            Markable(
+                id=markable_id(concept.start, concept.end),
+                start=concept.start,
+                end=concept.end,
+                text=concept.text,
+                fragments=_fragments(document.text, [(concept.start, concept.end)]),
+                grammatical_category=None,
+                sentence_function=None,
+                semantic_class=semantic_class,
+            )
+        )
     offsets = sorted(sorted((c.start, c.end) for c in chain.concepts) for chain in document.chains)
     chains = [[markable_id(start, end) for start, end in chain] for chain in offsets]  # text order
     position = {m.id: (m.start, m.end) for m in markables}
-    links = ([(markable_id(p.anaphor.start, p.anaphor.end), markable_id(p.antecedent.start, p.antecedent.end))
-              for p in document.pairs] if document.pairs
-             else [(anaphor, antecedent) for chain in chains for antecedent, anaphor in zip(chain, chain[1:])])
+    links = (
+        [
+            (markable_id(p.anaphor.start, p.anaphor.end), markable_id(p.antecedent.start, p.antecedent.end))
+            for p in document.pairs
+        ]
+        if document.pairs
+        else [(anaphor, antecedent) for chain in chains for antecedent, anaphor in pairwise(chain)]
+    )
     links.sort(key=lambda link: (position[link[0]], position[link[1]]))
-    pairs = [Pair(id=f"{anaphor}>{antecedent}", anaphor_id=anaphor, antecedent_id=antecedent, bagga_class=None,
-                  relation="identity") for anaphor, antecedent in links]
-    return OdieDocument(id=document.doc_id, institution=institution, note_type=note_type, text=document.text,
-                        markables=markables, pairs=pairs, chains=_chains(chains))
+    pairs = [
+        Pair(
+            id=f"{anaphor}>{antecedent}",
+            anaphor_id=anaphor,
+            antecedent_id=antecedent,
+            bagga_class=None,
+            relation="identity",
+        )
+        for anaphor, antecedent in links
+    ]
+    return OdieDocument(
+        id=document.doc_id,
+        institution=institution,
+        note_type=note_type,
+        text=document.text,
+        markables=markables,
+        pairs=pairs,
+        chains=_chains(chains),
+    )
 
 
 @dataclass(frozen=True)
@@ -159,23 +223,34 @@ class OdieAnaphoraBuilder(Builder):
         if ctx.has_source("i2b2") or not given:
             return None
         if len(given) == 1:
-            raise ClincorpError(f"only source {given[0]!r} is given: the agreement needs both "
-                                f"{' and '.join(ANNOTATOR_SOURCES)}, or neither")
+            raise ClincorpError(
+                f"only source {given[0]!r} is given: the agreement needs both "
+                f"{' and '.join(ANNOTATOR_SOURCES)}, or neither"
+            )
         gold_dir, text_dir = ctx.source("knowtator"), ctx.source("text")
-        gold = {row["id"]: read_knowtator_file(gold_dir / f"{row['id']}{KNOWTATOR_SUFFIX}", text_dir)
-                for _, row in release.rows(CONFIG)}
+        gold = {
+            row["id"]: read_knowtator_file(gold_dir / f"{row['id']}{KNOWTATOR_SUFFIX}", text_dir)
+            for _, row in release.rows(CONFIG)
+        }
         folders = annotator_folders({name: ctx.source(name) for name in ANNOTATOR_SOURCES}, KNOWTATOR_SUFFIX)
         first, second = (_read_annotator(folder, text_dir) for folder in folders.values())
-        comparisons = [_compare(BETWEEN_ANNOTATORS, first, second, _by_note_type),
-                       _compare("annotator_a vs gold", first, gold, _by_annotator(first)),
-                       _compare("annotator_b vs gold", second, gold, _by_annotator(second))]
+        comparisons = [
+            _compare(BETWEEN_ANNOTATORS, first, second, _by_note_type),
+            _compare("annotator_a vs gold", first, gold, _by_annotator(first)),
+            _compare("annotator_b vs gold", second, gold, _by_annotator(second)),
+        ]
         between, first_gold, second_gold = comparisons
-        measures = {"kappa": between.overall.kappa, "f_score": between.overall.f_score,
-                    **{f"chains_{metric}_f1": between.chains[metric].f1 for metric in CHAIN_METRICS},
-                    "annotator_a_gold_kappa": first_gold.overall.kappa,
-                    "annotator_b_gold_kappa": second_gold.overall.kappa}
-        left_out = [*(f"{doc_id} (not in the released gold)" for doc_id in sorted({*first, *second} - set(gold))),
-                    *(f"{doc_id} (annotated by one annotator only)" for doc_id in sorted(set(first) ^ set(second)))]
+        measures = {
+            "kappa": between.overall.kappa,
+            "f_score": between.overall.f_score,
+            **{f"chains_{metric}_f1": between.chains[metric].f1 for metric in CHAIN_METRICS},
+            "annotator_a_gold_kappa": first_gold.overall.kappa,
+            "annotator_b_gold_kappa": second_gold.overall.kappa,
+        }
+        left_out = [
+            *(f"{doc_id} (not in the released gold)" for doc_id in sorted({*first, *second} - set(gold))),
+            *(f"{doc_id} (annotated by one annotator only)" for doc_id in sorted(set(first) ^ set(second))),
+        ]
         return AgreementReport(measures, _agreement_sections(comparisons, left_out))
 
     def statistics(self, release: ReleaseView) -> list[CardSection]:
@@ -185,24 +260,37 @@ class OdieAnaphoraBuilder(Builder):
         pairs = [(row["note_type"], p) for row in rows for p in row["pairs"]]
         chain_sizes = [len(c["markable_ids"]) for row in rows for c in row["chains"]]
         documents = max(len(rows), 1)
-        overview = Table(["", "total", "per note"], [
-            ["notes", len(rows), 1.0],
-            ["markables", len(markables), len(markables) / documents],
-            ["pairs", len(pairs), len(pairs) / documents],
-            ["identity chains", len(chain_sizes), len(chain_sizes) / documents],
-        ])
-        chain_text = (f"Chain length (markables per chain) ranges from {min(chain_sizes)} to {max(chain_sizes)}."
-                      if chain_sizes else "No identity chains.")
+        overview = Table(
+            ["", "total", "per note"],
+            [
+                ["notes", len(rows), 1.0],
+                ["markables", len(markables), len(markables) / documents],
+                ["pairs", len(pairs), len(pairs) / documents],
+                ["identity chains", len(chain_sizes), len(chain_sizes) / documents],
+            ],
+        )
+        chain_text = (
+            f"Chain length (markables per chain) ranges from {min(chain_sizes)} to {max(chain_sizes)}."
+            if chain_sizes
+            else "No identity chains."
+        )
         note_types = sorted({note_type for note_type, _ in pairs})
         by_note_type = Counter((note_type, p["relation"]) for note_type, p in pairs)
-        relation_rows = [[relation, *(by_note_type[(t, relation)] for t in note_types),
-                          sum(by_note_type[(t, relation)] for t in note_types)] for relation in RELATION_TYPES]
+        relation_rows = [
+            [
+                relation,
+                *(by_note_type[(t, relation)] for t in note_types),
+                sum(by_note_type[(t, relation)] for t in note_types),
+            ]
+            for relation in RELATION_TYPES
+        ]
         return [
             CardSection("Corpus statistics", chain_text, overview),
             _distribution("Semantic classes of markables", (m["semantic_class"] for m in markables)),
             _distribution("Grammatical categories of markables", (m["grammatical_category"] for m in markables)),
-            CardSection("Relation types of pairs, per note type",
-                        table=Table(["relation", *note_types, "all"], relation_rows)),
+            CardSection(
+                "Relation types of pairs, per note type", table=Table(["relation", *note_types, "all"], relation_rows)
+            ),
             _distribution("Bagga classes of pairs", (p["bagga_class"] for _, p in pairs)),
         ]
 
@@ -213,13 +301,31 @@ class OdieAnaphoraBuilder(Builder):
             markables = {m["id"]: m for m in row["markables"]}
             for pair in row["pairs"]:
                 anaphor, antecedent = markables[pair["anaphor_id"]], markables[pair["antecedent_id"]]
-                links.append({"_split": split, "document": row["id"], "relation": pair["relation"],
-                              "anaphor_start": anaphor["start"], "antecedent_start": antecedent["start"],
-                              "anaphor_class": anaphor["semantic_class"],
-                              "antecedent_class": antecedent["semantic_class"]})
-        return {f"{CONFIG}.pair_links": pd.DataFrame(links, columns=[
-            "_split", "document", "relation", "anaphor_start", "antecedent_start", "anaphor_class",
-            "antecedent_class"])}
+                links.append(
+                    {
+                        "_split": split,
+                        "document": row["id"],
+                        "relation": pair["relation"],
+                        "anaphor_start": anaphor["start"],
+                        "antecedent_start": antecedent["start"],
+                        "anaphor_class": anaphor["semantic_class"],
+                        "antecedent_class": antecedent["semantic_class"],
+                    }
+                )
+        return {
+            f"{CONFIG}.pair_links": pd.DataFrame(
+                links,
+                columns=[
+                    "_split",
+                    "document",
+                    "relation",
+                    "anaphor_start",
+                    "antecedent_start",
+                    "anaphor_class",
+                    "antecedent_class",
+                ],
+            )
+        }
 
 
 def _read_annotator(folder: Path, text_dir: Path) -> dict[str, KnowtatorDocument]:
@@ -251,29 +357,39 @@ def _annotated(document: KnowtatorDocument) -> AnnotatedPairs:
     return AnnotatedPairs(document.semantic_classes_by_key(), document.pair_keys())
 
 
-def _compare(label: str, response: dict[str, KnowtatorDocument], reference: dict[str, KnowtatorDocument],
-             group: Grouping) -> _Comparison:
+def _compare(
+    label: str, response: dict[str, KnowtatorDocument], reference: dict[str, KnowtatorDocument], group: Grouping
+) -> _Comparison:
     """Pair tables (summed per group) and chain scores over the documents both annotations have."""
     shared = sorted(set(response) & set(reference))
     groups = sum_by_group(
-        (group(doc_id), document_agreement(_annotated(response[doc_id]), _annotated(reference[doc_id]),
-                                           RELATION_TYPES))
-        for doc_id in shared)
-    chains = score_documents_all({d: _chain_keys(reference[d]) for d in shared},
-                                 {d: _chain_keys(response[d]) for d in shared}, CHAIN_METRICS)
+        (group(doc_id), document_agreement(_annotated(response[doc_id]), _annotated(reference[doc_id]), RELATION_TYPES))
+        for doc_id in shared
+    )
+    chains = score_documents_all(
+        {d: _chain_keys(reference[d]) for d in shared}, {d: _chain_keys(response[d]) for d in shared}, CHAIN_METRICS
+    )
     return _Comparison(label, groups, chains)
 
 
-MEASURE_ROWS = {"true_positive": "True positive", "false_positive": "False positive",
-                "false_negative": "False negative", "true_negative": "True negative", "precision": "Precision",
-                "recall": "Recall", "f_score": "F-score", "kappa": "κ"}
+MEASURE_ROWS = {
+    "true_positive": "True positive",
+    "false_positive": "False positive",
+    "false_negative": "False negative",
+    "true_negative": "True negative",
+    "precision": "Precision",
+    "recall": "Recall",
+    "f_score": "F-score",
+    "kappa": "κ",
+}
 
 
 def _measure_table(columns: dict[str, AgreementTable]) -> Table:
     """The seed's layout: one row per measure, one column per group."""
     values = {name: table.as_dict() for name, table in columns.items()}
-    return Table(["", *columns], [[label, *(values[name][key] for name in columns)]
-                                  for key, label in MEASURE_ROWS.items()])
+    return Table(
+        ["", *columns], [[label, *(values[name][key] for name in columns)] for key, label in MEASURE_ROWS.items()]
+    )
 
 
 def _agreement_sections(comparisons: list[_Comparison], left_out: list[str]) -> list[CardSection]:
@@ -281,26 +397,41 @@ def _agreement_sections(comparisons: list[_Comparison], left_out: list[str]) -> 
     totals = between.groups["all"]
     note_types = {name: between.groups[name].overall for name in sorted(between.groups) if name != "all"}
     sections = [
-        CardSection("Pair-wise agreement between the annotators",
-                    "Annotator A against annotator B (the reference) over (anaphor, antecedent, relation) "
-                    "triples, summed over notes, overall and per note type; κ counts as true negatives every "
-                    "other ordered markable pair with each of the four relation types (Savova et al. 2011, "
-                    "eqns 1-8).",
-                    _measure_table({"all": between.overall, **note_types})),
+        CardSection(
+            "Pair-wise agreement between the annotators",
+            "Annotator A against annotator B (the reference) over (anaphor, antecedent, relation) "
+            "triples, summed over notes, overall and per note type; κ counts as true negatives every "
+            "other ordered markable pair with each of the four relation types (Savova et al. 2011, "
+            "eqns 1-8).",
+            _measure_table({"all": between.overall, **note_types}),
+        ),
         CardSection("Pair-wise agreement per relation type", table=_measure_table(dict(totals.by_relation))),
-        CardSection("Pair-wise agreement per markable type", "Pairs grouped by the semantic class of their anaphor.",
-                    _measure_table(dict(sorted(totals.by_markable_type.items())))),
-        CardSection("Pair-wise agreement of each annotator with the gold standard",
-                    "Columns name the annotators recorded in the Knowtator files.",
-                    _measure_table({f"{name} and gold": report.overall for comparison in against_gold
-                                    for name, report in sorted(comparison.groups.items()) if name != "all"})),
-        CardSection("Identity chains scored as coreference",
-                    "Identity chains of the response against the reference with the CoNLL-2012 scorer's "
-                    "definitions, mentions matched by exact span.",
-                    Table(["comparison", *(f"{metric} {part}" for metric in CHAIN_METRICS
-                                           for part in ("R", "P", "F1"))],
-                          [[c.label, *(value for metric in CHAIN_METRICS for value in c.chains[metric])]
-                           for c in comparisons])),
+        CardSection(
+            "Pair-wise agreement per markable type",
+            "Pairs grouped by the semantic class of their anaphor.",
+            _measure_table(dict(sorted(totals.by_markable_type.items()))),
+        ),
+        CardSection(
+            "Pair-wise agreement of each annotator with the gold standard",
+            "Columns name the annotators recorded in the Knowtator files.",
+            _measure_table(
+                {
+                    f"{name} and gold": report.overall
+                    for comparison in against_gold
+                    for name, report in sorted(comparison.groups.items())
+                    if name != "all"
+                }
+            ),
+        ),
+        CardSection(
+            "Identity chains scored as coreference",
+            "Identity chains of the response against the reference with the CoNLL-2012 scorer's "
+            "definitions, mentions matched by exact span.",
+            Table(
+                ["comparison", *(f"{metric} {part}" for metric in CHAIN_METRICS for part in ("R", "P", "F1"))],
+                [[c.label, *(value for metric in CHAIN_METRICS for value in c.chains[metric])] for c in comparisons],
+            ),
+        ),
     ]
     if left_out:
         sections.append(CardSection("Annotated notes left out of the agreement", ", ".join(left_out)))

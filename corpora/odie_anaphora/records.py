@@ -46,8 +46,10 @@ class Markable(Span):
     @model_validator(mode="after")
     def _fragments_make_up_the_span(self) -> Markable:
         if (self.fragments[0].start, self.fragments[-1].end) != (self.start, self.end):
-            raise ValueError(f"markable {self.id!r}: fragments {self._pieces()} do not start and end "
-                             f"where the markable does ({self.start}-{self.end})")
+            raise ValueError(
+                f"markable {self.id!r}: fragments {self._pieces()} do not start and end "
+                f"where the markable does ({self.start}-{self.end})"
+            )
         if any(left.end > right.start for left, right in pairwise(self.fragments)):
             raise ValueError(f"markable {self.id!r}: fragments {self._pieces()} overlap or are out of order")
         return self
@@ -107,8 +109,10 @@ class OdieDocument(TextRecord):
         expected = identity_components(self.pairs)
         found = {frozenset(chain.markable_ids) for chain in self.chains}
         if found != expected:
-            raise ValueError(f"chains {sorted(map(sorted, found))} are not the markables joined by "
-                             f"identity pairs {sorted(map(sorted, expected))}")
+            raise ValueError(
+                f"chains {sorted(map(sorted, found))} are not the markables joined by "
+                f"identity pairs {sorted(map(sorted, expected))}"
+            )
         return self
 
 

@@ -5,7 +5,14 @@ from pathlib import Path
 from clinical_corpora.core.registry import Command, corpora, exporters, scorers
 
 corpora.register("rad_coref", Path(__file__).parent)
-scorers.register("coref", Command("clinical_corpora.corpora.rad_coref.commands",
-                                  "MUC, B3, CEAF, BLANC, LEA and CoNLL F1 as the CoNLL-2012 reference scorer"))
-exporters.register(("conll2012", "rad_coref"), Command("clinical_corpora.corpora.rad_coref.exports:conll2012",
-                                                       "one CoNLL-2012 document per patient"))
+scorers.register(
+    "coref",
+    Command(
+        "clinical_corpora.corpora.rad_coref.commands",
+        "MUC, B3, CEAF, BLANC, LEA and CoNLL F1 as the CoNLL-2012 reference scorer",
+    ),
+)
+exporters.register(
+    ("conll2012", "rad_coref"),
+    Command("clinical_corpora.corpora.rad_coref.exports:conll2012", "one CoNLL-2012 document per patient"),
+)

@@ -33,14 +33,13 @@ from clinical_corpora.builders.base import (
     Row,
     Table,
 )
-from clinical_corpora.core.counts import NO_COUNTS, PRFCounts
-from clinical_corpora.core.errors import SourceError
 from clinical_corpora.builders.release_view import ReleaseView
 from clinical_corpora.builders.sources.annotators import annotator_folders
 from clinical_corpora.builders.sources.brat import ANN_SUFFIX, parse_brat, read_utf8
 from clinical_corpora.builders.sources.mimic_notes import NoteEvent, iter_noteevents
-from clinical_corpora.corpora.rad_coref.string_match import string_match_chains
 from clinical_corpora.builders.text_units import Sentence, split_sentences, tokenize
+from clinical_corpora.core.counts import NO_COUNTS, PRFCounts
+from clinical_corpora.core.errors import SourceError
 from clinical_corpora.corpora.rad_coref.records import (
     MENTION_TYPES,
     Chain,
@@ -51,6 +50,7 @@ from clinical_corpora.corpora.rad_coref.records import (
     Patient,
     Report,
 )
+from clinical_corpora.corpora.rad_coref.string_match import string_match_chains
 from clinical_corpora.validation.metrics.coref import score_documents_all
 
 CONFIG = "rad_coref"
@@ -119,30 +119,50 @@ def read_mentions(report: AnnotatedReport, text: str) -> list[AnnotatedMention]:
     for note in document.notes:
         match = _CHAIN_NOTE.fullmatch(note.text.strip())
         if note.type != "AnnotatorNotes" or match is None:
-            raise SourceError(report.ann, f"expected an AnnotatorNotes line '#<n>\\tAnnotatorNotes T<n>\\tchain=<id>', "
-                              f"got {note.type} {note.target} {note.text!r}", line=line_of[note.id])
+            raise SourceError(
+                report.ann,
+                f"expected an AnnotatorNotes line '#<n>\\tAnnotatorNotes T<n>\\tchain=<id>', "
+                f"got {note.type} {note.target} {note.text!r}",
+                line=line_of[note.id],
+            )
         if note.target in chains:
-            raise SourceError(report.ann, f"{note.target} has a second chain id ({match[1]}, first {chains[note.target]})",
-                              line=line_of[note.id])
+            raise SourceError(
+                report.ann,
+                f"{note.target} has a second chain id ({match[1]}, first {chains[note.target]})",
+                line=line_of[note.id],
+            )
         chains[note.target] = match[1]
-    for kind, found in (("event", document.events), ("relation", document.relations),
-                        ("attribute", document.attributes), ("equivalence", document.equivalences)):
+    for kind, found in (
+        ("event", document.events),
+        ("relation", document.relations),
+        ("attribute", document.attributes),
+        ("equivalence", document.equivalences),
+    ):
         if found:
-            raise SourceError(report.ann, f"unexpected {kind} annotations: expected only Finding/Device "
-                              "text-bounds and their chain notes")
+            raise SourceError(
+                report.ann,
+                f"unexpected {kind} annotations: expected only Finding/Device text-bounds and their chain notes",
+            )
     mentions = []
     for textbound in document.textbounds:
         line = line_of[textbound.id]
         if textbound.type not in MENTION_TYPES:
-            raise SourceError(report.ann, f"{textbound.id} has type {textbound.type}; expected Finding or Device",
-                              line=line)
+            raise SourceError(
+                report.ann, f"{textbound.id} has type {textbound.type}; expected Finding or Device", line=line
+            )
         if len(textbound.fragments) != 1:
             raise SourceError(report.ann, f"{textbound.id} is discontinuous; expected one contiguous span", line=line)
         if textbound.id not in chains:
-            raise SourceError(report.ann, f"{textbound.id} has no chain id: expected a line "
-                              f"'#<n>\\tAnnotatorNotes {textbound.id}\\tchain=<id>'", line=line)
-        mentions.append(AnnotatedMention(textbound.id, textbound.type, textbound.start, textbound.end,
-                                         textbound.text, chains[textbound.id], line))
+            raise SourceError(
+                report.ann,
+                f"{textbound.id} has no chain id: expected a line '#<n>\\tAnnotatorNotes {textbound.id}\\tchain=<id>'",
+                line=line,
+            )
+        mentions.append(
+            AnnotatedMention(
+                textbound.id, textbound.type, textbound.start, textbound.end, textbound.text, chains[textbound.id], line
+            )
+        )
     return mentions
 
 
@@ -155,9 +175,12 @@ class ChainRegistry:
     def claim(self, subject_id: int, report: AnnotatedReport, mention: AnnotatedMention) -> None:
         owner = self.first_use.setdefault(mention.chain, (subject_id, report.ann, mention.line))
         if owner[0] != subject_id:
-            raise SourceError(report.ann, f"chain id {mention.chain} is already used by patient {owner[0]} "
-                              f"({owner[1]}:{owner[2]}); a chain links mentions of one patient only",
-                              line=mention.line)
+            raise SourceError(
+                report.ann,
+                f"chain id {mention.chain} is already used by patient {owner[0]} "
+                f"({owner[1]}:{owner[2]}); a chain links mentions of one patient only",
+                line=mention.line,
+            )
 
 
 def checked_note(report: AnnotatedReport, notes: dict[int, NoteEvent], noteevents: Path) -> NoteEvent:
@@ -166,46 +189,82 @@ def checked_note(report: AnnotatedReport, notes: dict[int, NoteEvent], noteevent
     if note is None:
         raise SourceError(report.ann, f"ROW_ID {report.row_id} is not in NOTEEVENTS ({noteevents.name})")
     if note.subject_id != report.subject_id:
-        raise SourceError(report.ann, f"ROW_ID {report.row_id} belongs to SUBJECT_ID {note.subject_id} in "
-                          f"NOTEEVENTS (line {note.line}), not to the folder's {report.subject_id}")
+        raise SourceError(
+            report.ann,
+            f"ROW_ID {report.row_id} belongs to SUBJECT_ID {note.subject_id} in "
+            f"NOTEEVENTS (line {note.line}), not to the folder's {report.subject_id}",
+        )
     if note.category.strip() != RADIOLOGY:
-        raise SourceError(report.ann, f"ROW_ID {report.row_id} has CATEGORY {note.category!r} in NOTEEVENTS "
-                          f"(line {note.line}); expected {RADIOLOGY}")
+        raise SourceError(
+            report.ann,
+            f"ROW_ID {report.row_id} has CATEGORY {note.category!r} in NOTEEVENTS "
+            f"(line {note.line}); expected {RADIOLOGY}",
+        )
     if note.iserror:
         raise SourceError(report.ann, f"ROW_ID {report.row_id} is marked ISERROR in NOTEEVENTS (line {note.line})")
     if note.charttime is None:
-        raise SourceError(report.ann, f"ROW_ID {report.row_id} has no CHARTTIME in NOTEEVENTS (line {note.line}); "
-                          "expected one to order the patient's reports")
+        raise SourceError(
+            report.ann,
+            f"ROW_ID {report.row_id} has no CHARTTIME in NOTEEVENTS (line {note.line}); "
+            "expected one to order the patient's reports",
+        )
     text_file = report.ann.with_suffix(".txt")
     if text_file.is_file():
         stored = read_utf8(text_file)
         if stored != note.text:
-            at = next((i for i, (a, b) in enumerate(zip(stored, note.text, strict=False)) if a != b),
-                      min(len(stored), len(note.text)))
-            raise SourceError(text_file, f"differs from the TEXT of ROW_ID {report.row_id} in NOTEEVENTS "
-                              f"(line {note.line}) from character {at}", line=stored.count("\n", 0, at) + 1)
+            at = next(
+                (i for i, (a, b) in enumerate(zip(stored, note.text, strict=False)) if a != b),
+                min(len(stored), len(note.text)),
+            )
+            raise SourceError(
+                text_file,
+                f"differs from the TEXT of ROW_ID {report.row_id} in NOTEEVENTS (line {note.line}) from character {at}",
+                line=stored.count("\n", 0, at) + 1,
+            )
     return note
 
 
-def build_patient(subject_id: int, reports: list[AnnotatedReport], notes: dict[int, NoteEvent],
-                  noteevents: Path, registry: ChainRegistry) -> Patient:
+def build_patient(
+    subject_id: int,
+    reports: list[AnnotatedReport],
+    notes: dict[int, NoteEvent],
+    noteevents: Path,
+    registry: ChainRegistry,
+) -> Patient:
     """A patient record: reports in CHARTTIME order, mentions in report then offset order, chains."""
-    checked = sorted(((checked_note(report, notes, noteevents), report) for report in reports),
-                     key=lambda pair: (pair[0].charttime, pair[0].row_id))
+    checked = sorted(
+        ((checked_note(report, notes, noteevents), report) for report in reports),
+        key=lambda pair: (pair[0].charttime, pair[0].row_id),
+    )
     mentions: list[Mention] = []
     chain_members: dict[str, list[str]] = {}
     for index, (note, report) in enumerate(checked):
         for mention in sorted(read_mentions(report, note.text), key=lambda m: (m.start, m.end, m.line)):
             registry.claim(subject_id, report, mention)
             mention_id = f"{note.row_id}-{mention.textbound}"
-            mentions.append(Mention(id=mention_id, report_index=index, start=mention.start, end=mention.end,
-                                    text=mention.text, type=mention.type))
+            mentions.append(
+                Mention(
+                    id=mention_id,
+                    report_index=index,
+                    start=mention.start,
+                    end=mention.end,
+                    text=mention.text,
+                    type=mention.type,
+                )
+            )
             chain_members.setdefault(mention.chain, []).append(mention_id)
     return Patient(
         patient_id=str(subject_id),
-        reports=[Report(row_id=note.row_id, charttime=note.charttime.isoformat(sep=" "),  # type: ignore[union-attr]
-                        description=note.description, modality=modality_of(note.description), text=note.text)
-                 for note, _ in checked],
+        reports=[
+            Report(
+                row_id=note.row_id,
+                charttime=note.charttime.isoformat(sep=" "),  # type: ignore[union-attr]
+                description=note.description,
+                modality=modality_of(note.description),
+                text=note.text,
+            )
+            for note, _ in checked
+        ],
         mentions=mentions,
         chains=[Chain(id=chain_id, mention_ids=members) for chain_id, members in chain_members.items()],
     )
@@ -228,14 +287,30 @@ def mention_pairs(patient: Patient) -> Iterator[MentionPair]:
     for mention in patient.mentions:
         report, sentences = patient.reports[mention.report_index], segmented[mention.report_index]
         begin, finish = _context(sentences, [s.start for s in sentences], mention.start, mention.end)
-        sides.append(PairMention(id=mention.id, report_index=mention.report_index, row_id=report.row_id,
-                                 charttime=report.charttime, modality=report.modality, type=mention.type,
-                                 start=mention.start, end=mention.end, text=mention.text,
-                                 sentence=report.text[begin:finish], sentence_start=begin))
+        sides.append(
+            PairMention(
+                id=mention.id,
+                report_index=mention.report_index,
+                row_id=report.row_id,
+                charttime=report.charttime,
+                modality=report.modality,
+                type=mention.type,
+                start=mention.start,
+                end=mention.end,
+                text=mention.text,
+                sentence=report.text[begin:finish],
+                sentence_start=begin,
+            )
+        )
     for first, second in itertools.combinations(sides, 2):
-        yield MentionPair(id=f"{first.id}|{second.id}", patient_id=patient.patient_id, first=first, second=second,
-                          same_report=first.report_index == second.report_index,
-                          coreferent=chain_of[first.id] == chain_of[second.id])
+        yield MentionPair(
+            id=f"{first.id}|{second.id}",
+            patient_id=patient.patient_id,
+            first=first,
+            second=second,
+            same_report=first.report_index == second.report_index,
+            coreferent=chain_of[first.id] == chain_of[second.id],
+        )
 
 
 class RadCorefBuilder(Builder):
@@ -254,8 +329,10 @@ class RadCorefBuilder(Builder):
             rows: list[Row] = []
             with ctx.record(f"{annotations / GOLD_FOLDER / str(subject_id)} [patient {subject_id}]"):
                 patient = build_patient(subject_id, reports, notes, noteevents, registry)
-                rows = [Row(CONFIG, "train", patient),
-                        *(Row(PAIRS_CONFIG, "train", pair) for pair in mention_pairs(patient))]
+                rows = [
+                    Row(CONFIG, "train", patient),
+                    *(Row(PAIRS_CONFIG, "train", pair) for pair in mention_pairs(patient)),
+                ]
             yield from rows
 
     def agreement(self, ctx: BuildContext, release: ReleaseView) -> AgreementReport | None:
@@ -268,8 +345,14 @@ class RadCorefBuilder(Builder):
 
     def statistics(self, release: ReleaseView) -> list[CardSection]:
         patients = [row for _, row in release.rows(CONFIG)]
-        return [corpus_statistics(patients), top_mentions(patients), chain_coverage(patients),
-                modality_combinations(patients), time_gaps(patients), string_match_baseline(patients)]
+        return [
+            corpus_statistics(patients),
+            top_mentions(patients),
+            chain_coverage(patients),
+            modality_combinations(patients),
+            time_gaps(patients),
+            string_match_baseline(patients),
+        ]
 
     def quality_tables(self, release: ReleaseView) -> dict[str, pd.DataFrame]:
         """``mention_pairs.per_patient``: pairs and coreferent pairs written vs. implied by the chains."""
@@ -279,10 +362,15 @@ class RadCorefBuilder(Builder):
         rows = []
         for _, patient in release.rows(CONFIG):
             pid, n = patient["patient_id"], len(patient["mentions"])
-            rows.append({"patient_id": pid, "expected_pairs": n * (n - 1) // 2,
-                         "pairs": written[(pid, True)] + written[(pid, False)],
-                         "expected_coreferent_pairs": sum(math.comb(len(c["mention_ids"]), 2) for c in patient["chains"]),
-                         "coreferent_pairs": written[(pid, True)]})
+            rows.append(
+                {
+                    "patient_id": pid,
+                    "expected_pairs": n * (n - 1) // 2,
+                    "pairs": written[(pid, True)] + written[(pid, False)],
+                    "expected_coreferent_pairs": sum(math.comb(len(c["mention_ids"]), 2) for c in patient["chains"]),
+                    "coreferent_pairs": written[(pid, True)],
+                }
+            )
         return {f"{PAIRS_CONFIG}.per_patient": pd.DataFrame(rows)}
 
 
@@ -299,8 +387,11 @@ def read_annotator(folder: Path, texts: dict[int, str]) -> dict[str, dict[int, l
     for subject_id, reports in list_annotation_folder(folder).items():
         for report in reports:
             if report.row_id not in texts:
-                raise SourceError(report.ann, f"ROW_ID {report.row_id} is not a released (gold) report; "
-                                  "agreement is measured on the gold reports only")
+                raise SourceError(
+                    report.ann,
+                    f"ROW_ID {report.row_id} is not a released (gold) report; "
+                    "agreement is measured on the gold reports only",
+                )
             mentions = read_mentions(report, texts[report.row_id])
             for mention in mentions:
                 registry.claim(subject_id, report, mention)
@@ -343,26 +434,52 @@ def annotator_agreement(annotated: dict[str, dict[str, dict[int, list[AnnotatedM
             pair_key[document] = _chains_on(a, shared_rows, both)
             pair_response[document] = _chains_on(b, shared_rows, both)
         scores = score_documents_all(pair_key, pair_response, ("muc", "b_cubed", "ceaf_e"))
-        rows.append([f"{first} vs {second}", len(pair_key), reports, spans.predicted + spans.gold, spans.tp,
-                     spans.dice, scores["muc"].f1, sum(score.f1 for score in scores.values()) / 3])
+        rows.append(
+            [
+                f"{first} vs {second}",
+                len(pair_key),
+                reports,
+                spans.predicted + spans.gold,
+                spans.tp,
+                spans.dice,
+                scores["muc"].f1,
+                sum(score.f1 for score in scores.values()) / 3,
+            ]
+        )
         total += spans
         key_docs.update(pair_key)
         response_docs.update(pair_response)
     overall = score_documents_all(key_docs, response_docs, ("muc", "b_cubed", "ceaf_e"))
-    measures = {"span_f1": total.dice,
-                "muc_f1": overall["muc"].f1,
-                "conll_f1": sum(score.f1 for score in overall.values()) / 3}
-    table = Table(["annotators", "patients", "reports", "mentions marked (sum)", "exact span matches",
-                   "span F1", "MUC F1", "CoNLL F1"], rows)
-    text = ("Seed §4.4. Mention span F1 with exact span match (2 × matches / mentions marked by the two), "
-            "then MUC and CoNLL F1 (mean of MUC, B³, CEAF-e) between the annotators' chains restricted to "
-            "the mentions both marked, one document per patient, counts summed over patients. "
-            f"Overall: span F1 {measures['span_f1']:.4f}, MUC F1 {measures['muc_f1']:.4f}, "
-            f"CoNLL F1 {measures['conll_f1']:.4f}.")
+    measures = {
+        "span_f1": total.dice,
+        "muc_f1": overall["muc"].f1,
+        "conll_f1": sum(score.f1 for score in overall.values()) / 3,
+    }
+    table = Table(
+        [
+            "annotators",
+            "patients",
+            "reports",
+            "mentions marked (sum)",
+            "exact span matches",
+            "span F1",
+            "MUC F1",
+            "CoNLL F1",
+        ],
+        rows,
+    )
+    text = (
+        "Seed §4.4. Mention span F1 with exact span match (2 × matches / mentions marked by the two), "
+        "then MUC and CoNLL F1 (mean of MUC, B³, CEAF-e) between the annotators' chains restricted to "
+        "the mentions both marked, one document per patient, counts summed over patients. "
+        f"Overall: span F1 {measures['span_f1']:.4f}, MUC F1 {measures['muc_f1']:.4f}, "
+        f"CoNLL F1 {measures['conll_f1']:.4f}."
+    )
     return AgreementReport(measures, [CardSection("Inter-annotator agreement", text, table)])
 
 
 # ---- card statistics (seed Tables 3-4, Figures 2-4, §5.1) --------------------------------------
+
 
 def _chain_types(patient: dict[str, Any]) -> dict[str, str]:
     """Chain id → type of its first mention."""
@@ -399,8 +516,12 @@ def corpus_statistics(patients: list[dict[str, Any]]) -> CardSection:
         ["Total mentions", len(mentions)],
         *[[f"Total entities ({kind})", types[kind]] for kind in MENTION_TYPES],
     ]
-    return CardSection("Corpus statistics", "As the seed's Table 3; tokens are `clinical_corpora.builders.text_units.tokenize` "
-                       "tokens (the seed used NLTK).", Table(["item", "count"], rows))
+    return CardSection(
+        "Corpus statistics",
+        "As the seed's Table 3; tokens are `clinical_corpora.builders.text_units.tokenize` "
+        "tokens (the seed used NLTK).",
+        Table(["item", "count"], rows),
+    )
 
 
 def top_mentions(patients: list[dict[str, Any]], top: int = 5) -> CardSection:
@@ -413,8 +534,11 @@ def top_mentions(patients: list[dict[str, Any]], top: int = 5) -> CardSection:
     rows: list[list[object]] = []
     for rank in range(max(map(len, ranked))):
         rows.append([cell for column in ranked for cell in (column[rank] if rank < len(column) else ("", ""))])
-    return CardSection("Most frequent mentions", f"Top {top} lower-cased mention strings by type (seed Table 4).",
-                       Table(["Finding", "count", "Device", "count"], rows))
+    return CardSection(
+        "Most frequent mentions",
+        f"Top {top} lower-cased mention strings by type (seed Table 4).",
+        Table(["Finding", "count", "Device", "count"], rows),
+    )
 
 
 def chain_coverage(patients: list[dict[str, Any]]) -> CardSection:
@@ -425,9 +549,12 @@ def chain_coverage(patients: list[dict[str, Any]]) -> CardSection:
         for chain in patient["chains"]:
             counts[(len({report_of[m] for m in chain["mention_ids"]}), len(chain["mention_ids"]))] += 1
     rows = [[reports, length, n] for (reports, length), n in sorted(counts.items())]
-    return CardSection("Chains by reports covered", "Number of chains by the number of distinct reports their "
-                       "mentions are in, and by chain length (seed Figure 2).",
-                       Table(["reports covered", "chain length", "chains"], rows))
+    return CardSection(
+        "Chains by reports covered",
+        "Number of chains by the number of distinct reports their "
+        "mentions are in, and by chain length (seed Figure 2).",
+        Table(["reports covered", "chain length", "chains"], rows),
+    )
 
 
 def modality_combinations(patients: list[dict[str, Any]]) -> CardSection:
@@ -438,9 +565,14 @@ def modality_combinations(patients: list[dict[str, Any]]) -> CardSection:
         modality_of_mention = {m["id"]: patient["reports"][m["report_index"]]["modality"] for m in patient["mentions"]}
         for chain in patient["chains"]:
             counts[tuple(sorted({modality_of_mention[m] for m in chain["mention_ids"]}, key=order.__getitem__))] += 1
-    rows = [[", ".join(combo), len(combo), n] for combo, n in sorted(counts.items(), key=lambda i: (-i[1], len(i[0]), i[0]))]
-    return CardSection("Modality combinations within chains", "Chains by the set of modalities of the reports "
-                       "their mentions are in (seed Figure 4).", Table(["modalities", "modalities in set", "chains"], rows))
+    rows = [
+        [", ".join(combo), len(combo), n] for combo, n in sorted(counts.items(), key=lambda i: (-i[1], len(i[0]), i[0]))
+    ]
+    return CardSection(
+        "Modality combinations within chains",
+        "Chains by the set of modalities of the reports their mentions are in (seed Figure 4).",
+        Table(["modalities", "modalities in set", "chains"], rows),
+    )
 
 
 def time_gaps(patients: list[dict[str, Any]]) -> CardSection:
@@ -457,12 +589,16 @@ def time_gaps(patients: list[dict[str, Any]]) -> CardSection:
                 days = (times[later] - times[earlier]).total_seconds() / 86400
                 longest = max(longest, days)
                 bins[(int(days // TWO_WEEKS_DAYS), types[chain["id"]])] += 1
-    rows = [[f"{TWO_WEEKS_DAYS * b}-{TWO_WEEKS_DAYS * (b + 1)} days", *(bins[(b, kind)] for kind in MENTION_TYPES)]
-            for b in sorted({b for b, _ in bins})]
-    return CardSection("Time between coreferent mentions",
-                       "Pairs of consecutive reports (by CHARTTIME) within a chain, by the time between them in "
-                       f"two-week bins and by chain type (seed Figure 3). Longest gap: {longest:.1f} days.",
-                       Table(["gap", *MENTION_TYPES], rows))
+    rows = [
+        [f"{TWO_WEEKS_DAYS * b}-{TWO_WEEKS_DAYS * (b + 1)} days", *(bins[(b, kind)] for kind in MENTION_TYPES)]
+        for b in sorted({b for b, _ in bins})
+    ]
+    return CardSection(
+        "Time between coreferent mentions",
+        "Pairs of consecutive reports (by CHARTTIME) within a chain, by the time between them in "
+        f"two-week bins and by chain type (seed Figure 3). Longest gap: {longest:.1f} days.",
+        Table(["gap", *MENTION_TYPES], rows),
+    )
 
 
 def string_match_baseline(patients: list[dict[str, Any]]) -> CardSection:
@@ -474,7 +610,10 @@ def string_match_baseline(patients: list[dict[str, Any]]) -> CardSection:
     rows: list[list[object]] = [[names[name], s.recall, s.precision, s.f1] for name, s in scores.items()]
     conll = sum(scores[name].f1 for name in ("muc", "b_cubed", "ceaf_e")) / 3
     rows.insert(3, ["CoNLL", "", "", conll])
-    return CardSection("String-match baseline", "Mentions with equal lower-cased strings are coreferent "
-                       "(transitive closure), on gold mentions, one document per patient, counts summed "
-                       "over patients (seed §5.1, Table 7; `builders/string_match.py`).",
-                       Table(["metric", "recall", "precision", "F1"], rows))
+    return CardSection(
+        "String-match baseline",
+        "Mentions with equal lower-cased strings are coreferent "
+        "(transitive closure), on gold mentions, one document per patient, counts summed "
+        "over patients (seed §5.1, Table 7; `builders/string_match.py`).",
+        Table(["metric", "recall", "precision", "F1"], rows),
+    )

@@ -13,8 +13,8 @@ import json
 from collections.abc import Hashable
 from pathlib import Path
 
-from clinical_corpora.core.errors import ClincorpError
 from clinical_corpora.builders.sources.conll2012 import read_conll2012_chains
+from clinical_corpora.core.errors import ClincorpError
 from clinical_corpora.validation.metrics.coref import (
     CONLL_METRICS,
     METRIC_NAMES,
@@ -29,8 +29,13 @@ Documents = dict[str, list[list[Hashable]]]
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("key", type=Path, help="gold chains: .json (document → chains) or a CoNLL-2012 file")
     parser.add_argument("response", type=Path, help="system chains, in the key's format")
-    parser.add_argument("--metrics", nargs="+", choices=METRIC_NAMES, default=list(METRIC_NAMES),
-                        help="metrics to report (default: all six)")
+    parser.add_argument(
+        "--metrics",
+        nargs="+",
+        choices=METRIC_NAMES,
+        default=list(METRIC_NAMES),
+        help="metrics to report (default: all six)",
+    )
     parser.add_argument("--json", action="store_true", help="print the scores as JSON")
 
 

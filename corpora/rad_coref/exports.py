@@ -13,6 +13,12 @@ def report_index(mention: Record) -> int:
     return int(mention["report_index"])
 
 
-PATIENT_CHAINS = ChainLayout(config="rad_coref", id_field="patient_id", mentions_field="mentions",
-                             members_field="mention_ids", texts=report_texts, text_index=report_index)
+PATIENT_CHAINS = ChainLayout(
+    config="rad_coref",
+    id_field="patient_id",
+    mentions_field="mentions",
+    members_field="mention_ids",
+    texts=report_texts,
+    text_index=report_index,
+)
 conll2012 = Conll2012Export(PATIENT_CHAINS)

@@ -61,8 +61,10 @@ class Patient(Record):
         unique_ids(self.chains, what="chain")
         for mention in self.mentions:
             if mention.report_index >= len(self.reports):
-                raise ValueError(f"mention {mention.id} names report {mention.report_index}, "
-                                 f"but the patient has {len(self.reports)} reports")
+                raise ValueError(
+                    f"mention {mention.id} names report {mention.report_index}, "
+                    f"but the patient has {len(self.reports)} reports"
+                )
             problem = span_mismatch(self.reports[mention.report_index].text, mention.start, mention.end, mention.text)
             if problem:
                 raise ValueError(f"mention {mention.id}: {problem}")
@@ -94,8 +96,9 @@ class PairMention(BaseModel):
 
     @model_validator(mode="after")
     def _inside_sentence(self) -> PairMention:
-        problem = span_mismatch(self.sentence, self.start - self.sentence_start,
-                                self.end - self.sentence_start, self.text)
+        problem = span_mismatch(
+            self.sentence, self.start - self.sentence_start, self.end - self.sentence_start, self.text
+        )
         if self.start < self.sentence_start or problem:
             raise ValueError(f"mention {self.id} is not inside its sentence: {problem or 'starts before it'}")
         return self

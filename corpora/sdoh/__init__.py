@@ -5,5 +5,6 @@ from pathlib import Path
 from clinical_corpora.core.registry import Command, corpora, scorers
 
 corpora.register("sdoh", Path(__file__).parent)
-scorers.register("sdoh", Command("clinical_corpora.corpora.sdoh.commands",
-                                 "BRAT events with the n2c2 2022 SDOH scorer's criteria"))
+scorers.register(
+    "sdoh", Command("clinical_corpora.corpora.sdoh.commands", "BRAT events with the n2c2 2022 SDOH scorer's criteria")
+)

@@ -14,8 +14,6 @@ from typing import Any, get_args
 import pandas as pd
 
 from clinical_corpora.builders.base import AgreementReport, BuildContext, Builder, CardSection, Row, Table
-from clinical_corpora.core.counts import NO_COUNTS
-from clinical_corpora.core.errors import SourceError
 from clinical_corpora.builders.release_view import ReleaseView
 from clinical_corpora.builders.sources.annotators import annotator_folders
 from clinical_corpora.builders.sources.brat import (
@@ -26,6 +24,8 @@ from clinical_corpora.builders.sources.brat import (
     read_brat_document,
 )
 from clinical_corpora.builders.sources.shac import ShacScheme, ValuedTextBound, shac_annotations
+from clinical_corpora.core.counts import NO_COUNTS
+from clinical_corpora.core.errors import SourceError
 from clinical_corpora.corpora.sdoh.records import (
     CHALLENGE_EVENT_TYPES,
     REQUIRED_ARGUMENTS,
@@ -63,36 +63,57 @@ class SdohBuilder(Builder):
         root = ctx.source("shac_double")
         folders = annotator_folders(root, ANN_SUFFIX)
         if len(folders) != 2:
-            raise SourceError(root, "expected two annotator folders (the first scored as gold), found "
-                                    f"{', '.join(folders) or 'none'}")
+            raise SourceError(
+                root, f"expected two annotator folders (the first scored as gold), found {', '.join(folders) or 'none'}"
+            )
         gold, predicted = folders.values()
         rows = score_folders(gold, predicted)
         triggers = sum((row.counts for row in rows[1:] if row.argument == TRIGGER), NO_COUNTS)
-        text = ("Annotator A scored as gold against annotator B with the n2c2 2022 scorer's default "
-                "criteria (triggers overlap, span-only arguments exact, span-with-value arguments label).")
-        table = Table(["event", "argument", "subtype", "NT", "NP", "TP", "P", "R", "F1"],
-                      [[*row.csv_fields()[:6], *(round(v, 4) for v in row.csv_fields()[6:])] for row in rows])
-        return AgreementReport({"overall_f1": rows[0].f1, "trigger_f1": triggers.f1},
-                               [CardSection("Inter-annotator agreement", text, table)])
+        text = (
+            "Annotator A scored as gold against annotator B with the n2c2 2022 scorer's default "
+            "criteria (triggers overlap, span-only arguments exact, span-with-value arguments label)."
+        )
+        table = Table(
+            ["event", "argument", "subtype", "NT", "NP", "TP", "P", "R", "F1"],
+            [[*row.csv_fields()[:6], *(round(v, 4) for v in row.csv_fields()[6:])] for row in rows],
+        )
+        return AgreementReport(
+            {"overall_f1": rows[0].f1, "trigger_f1": triggers.f1},
+            [CardSection("Inter-annotator agreement", text, table)],
+        )
 
     def statistics(self, release: ReleaseView) -> list[CardSection]:
         tables = _flattened(release)
         notes, events, arguments = tables[CONFIG], tables[f"{CONFIG}.events"], tables[f"{CONFIG}.events.arguments"]
         notes = notes.assign(group=notes["split"] + "/" + notes["source"])
-        groups = [f"{split}/{source}" for split in SPLITS for source in SOURCES
-                  if f"{split}/{source}" in set(notes["group"])]
+        groups = [
+            f"{split}/{source}" for split in SPLITS for source in SOURCES if f"{split}/{source}" in set(notes["group"])
+        ]
         events = events.assign(group=notes["group"].to_numpy()[events["_row"]])
         arguments = arguments.assign(group=notes["group"].to_numpy()[arguments["_row"]])
-        per_group = pd.DataFrame({"notes": notes.groupby("group").size(), "events": events.groupby("group").size(),
-                                  "arguments": arguments.groupby("group").size()}).reindex(groups).fillna(0)
+        per_group = (
+            pd.DataFrame(
+                {
+                    "notes": notes.groupby("group").size(),
+                    "events": events.groupby("group").size(),
+                    "arguments": arguments.groupby("group").size(),
+                }
+            )
+            .reindex(groups)
+            .fillna(0)
+        )
         note_rows = [[*group.split("/"), *map(int, counts)] for group, counts in per_group.iterrows()]
         note_rows.append(["all", "all", *map(int, per_group.sum())])
         return [
-            CardSection("Notes, events and arguments by split and source",
-                        table=Table(["split", "source", "notes", "events", "arguments"], note_rows)),
+            CardSection(
+                "Notes, events and arguments by split and source",
+                table=Table(["split", "source", "notes", "events", "arguments"], note_rows),
+            ),
             CardSection("Events by type", table=_crosstab(events, ["type"], groups, ["event type"])),
-            CardSection("Arguments by type and subtype",
-                        table=_crosstab(arguments, ["type", "subtype"], groups, ["argument type", "subtype"])),
+            CardSection(
+                "Arguments by type and subtype",
+                table=_crosstab(arguments, ["type", "subtype"], groups, ["argument type", "subtype"]),
+            ),
         ]
 
     def quality_tables(self, release: ReleaseView) -> dict[str, pd.DataFrame]:
@@ -117,58 +138,103 @@ class SdohBuilder(Builder):
         missing = (where + ":" + lacking.str[1:]).where(lacking != "", "")
         required = pd.DataFrame({"event": where, "type": events["type"], "missing": missing})
         argument_event_types = events["type"].to_numpy()[arguments["_parent"]]
-        slots = pd.DataFrame({
-            "event": where.to_numpy()[arguments["_parent"]], "argument": arguments["id"],
-            "slot": argument_event_types + "/" + arguments["type"] + "/" + arguments["subtype"]})
+        slots = pd.DataFrame(
+            {
+                "event": where.to_numpy()[arguments["_parent"]],
+                "argument": arguments["id"],
+                "slot": argument_event_types + "/" + arguments["type"] + "/" + arguments["subtype"],
+            }
+        )
         challenge = pd.Series(argument_event_types).isin(CHALLENGE_EVENT_TYPES).to_numpy()
         text_length = notes["text"].str.len().to_numpy()
-        spans = pd.concat([
-            pd.DataFrame({"kind": kind, "start": table[f"{prefix}start"], "end": table[f"{prefix}end"],
-                          "text_length": text_length[table["_row"]]})
-            for kind, table, prefix in (
-                ("trigger", events, "trigger."), ("argument", arguments, ""),
-                ("unused", tables[f"{CONFIG}.unused_textbounds"], ""),
-                ("fragment", tables[f"{CONFIG}.events.trigger.fragments"], ""),
-                ("fragment", tables[f"{CONFIG}.events.arguments.fragments"], ""))], ignore_index=True)
-        return {f"{CONFIG}.required_arguments": required[required["type"].isin(CHALLENGE_EVENT_TYPES)],
-                f"{CONFIG}.value_slots": slots[challenge].reset_index(drop=True),
-                f"{CONFIG}.spans": spans}
+        spans = pd.concat(
+            [
+                pd.DataFrame(
+                    {
+                        "kind": kind,
+                        "start": table[f"{prefix}start"],
+                        "end": table[f"{prefix}end"],
+                        "text_length": text_length[table["_row"]],
+                    }
+                )
+                for kind, table, prefix in (
+                    ("trigger", events, "trigger."),
+                    ("argument", arguments, ""),
+                    ("unused", tables[f"{CONFIG}.unused_textbounds"], ""),
+                    ("fragment", tables[f"{CONFIG}.events.trigger.fragments"], ""),
+                    ("fragment", tables[f"{CONFIG}.events.arguments.fragments"], ""),
+                )
+            ],
+            ignore_index=True,
+        )
+        return {
+            f"{CONFIG}.required_arguments": required[required["type"].isin(CHALLENGE_EVENT_TYPES)],
+            f"{CONFIG}.value_slots": slots[challenge].reset_index(drop=True),
+            f"{CONFIG}.spans": spans,
+        }
 
 
 def split_and_source(doc_id: str, ann_path: Path) -> tuple[str, str]:
     """The split and note source of ``<split>/<source>/<doc>``; a SourceError for any other layout."""
     parts = doc_id.split("/")
     if len(parts) != 3 or parts[0] not in SPLITS or parts[1] not in SOURCES:
-        raise SourceError(ann_path, f"expected <split>/<source>/<doc>.ann under the shac source, with split one "
-                                    f"of {', '.join(SPLITS)} and source one of {', '.join(SOURCES)}")
+        raise SourceError(
+            ann_path,
+            f"expected <split>/<source>/<doc>.ann under the shac source, with split one "
+            f"of {', '.join(SPLITS)} and source one of {', '.join(SOURCES)}",
+        )
     return parts[0], parts[1]
 
 
-def note_from_brat(doc_id: str, split: str, source: str, text: str, doc: BratDocument,
-                   ann_path: Path) -> SdohNote:
+def note_from_brat(doc_id: str, split: str, source: str, text: str, doc: BratDocument, ann_path: Path) -> SdohNote:
     """The release record of one BRAT document (``ann_path`` names it in errors)."""
     annotations = shac_annotations(doc, ann_path, SCHEME)
     spans = annotations.textbounds
-    events = [{"id": event.id, "type": event.type, "trigger": _span(spans[event.trigger].textbound, text),
-               "arguments": [{"role": role, **_typed_span(spans[target], text)} for role, target in event.arguments]}
-              for event in annotations.events]
-    return SdohNote.model_validate({
-        "id": doc_id, "split": split, "source": source, "text": text, "events": events,
-        "unused_textbounds": [_typed_span(span, text) for span in annotations.unused_textbounds],
-        "relations": [{"id": relation.id, "type": relation.type,
-                       "arguments": [{"role": role, "target": target} for role, target in relation.arguments]}
-                      for relation in doc.relations],
-        "notes": [{"id": note.id, "type": note.type, "target": note.target, "text": note.text} for note in doc.notes],
-        "equivalences": [{"type": equivalence.type, "members": list(equivalence.members)}
-                         for equivalence in doc.equivalences],
-    })
+    events = [
+        {
+            "id": event.id,
+            "type": event.type,
+            "trigger": _span(spans[event.trigger].textbound, text),
+            "arguments": [{"role": role, **_typed_span(spans[target], text)} for role, target in event.arguments],
+        }
+        for event in annotations.events
+    ]
+    return SdohNote.model_validate(
+        {
+            "id": doc_id,
+            "split": split,
+            "source": source,
+            "text": text,
+            "events": events,
+            "unused_textbounds": [_typed_span(span, text) for span in annotations.unused_textbounds],
+            "relations": [
+                {
+                    "id": relation.id,
+                    "type": relation.type,
+                    "arguments": [{"role": role, "target": target} for role, target in relation.arguments],
+                }
+                for relation in doc.relations
+            ],
+            "notes": [
+                {"id": note.id, "type": note.type, "target": note.target, "text": note.text} for note in doc.notes
+            ],
+            "equivalences": [
+                {"type": equivalence.type, "members": list(equivalence.members)} for equivalence in doc.equivalences
+            ],
+        }
+    )
 
 
 def _span(textbound: TextBound, text: str) -> dict[str, Any]:
     start, end = textbound.start, textbound.end
     fragments = textbound.fragments if len(textbound.fragments) > 1 else ()
-    return {"id": textbound.id, "start": start, "end": end, "text": text[start:end],
-            "fragments": [{"start": s, "end": e, "text": text[s:e]} for s, e in fragments]}
+    return {
+        "id": textbound.id,
+        "start": start,
+        "end": end,
+        "text": text[start:end],
+        "fragments": [{"start": s, "end": e, "text": text[s:e]} for s, e in fragments],
+    }
 
 
 def _typed_span(span: ValuedTextBound, text: str) -> dict[str, Any]:
@@ -183,8 +249,9 @@ def _flattened(release: ReleaseView) -> dict[str, pd.DataFrame]:
 
 def _crosstab(items: pd.DataFrame, keys: list[str], groups: list[str], headers: list[str]) -> Table:
     """Counts of ``keys`` per split/source group, plus a total column."""
-    counts = items.groupby([*keys, "group"]).size().unstack("group", fill_value=0).reindex(columns=groups,
-                                                                                          fill_value=0)
-    rows = [[*(key if isinstance(key, tuple) else (key,)), *map(int, values), int(sum(values))]
-            for key, values in counts.iterrows()]
+    counts = items.groupby([*keys, "group"]).size().unstack("group", fill_value=0).reindex(columns=groups, fill_value=0)
+    rows = [
+        [*(key if isinstance(key, tuple) else (key,)), *map(int, values), int(sum(values))]
+        for key, values in counts.iterrows()
+    ]
     return Table([*headers, *groups, "total"], rows)

@@ -26,8 +26,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--score-trig", choices=get_args(TriggerCriterion), default="overlap")
     parser.add_argument("--score-span", choices=get_args(SpanCriterion), default="exact")
     parser.add_argument("--score-labeled", choices=get_args(LabeledCriterion), default="label")
-    parser.add_argument("--detailed", action="store_true",
-                        help="also write per-document rows to <out stem>_detailed.csv")
+    parser.add_argument(
+        "--detailed", action="store_true", help="also write per-document rows to <out stem>_detailed.csv"
+    )
     parser.add_argument("--workers", type=_positive_int, default=1, help="processes scoring chunks of documents")
 
 
@@ -38,10 +39,20 @@ def _positive_int(value: str) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    rows = score_folders_to_csv(args.gold_dir, args.pred_dir, args.out, args.score_trig, args.score_span,
-                                args.score_labeled, detailed=args.detailed, workers=args.workers)
+    rows = score_folders_to_csv(
+        args.gold_dir,
+        args.pred_dir,
+        args.out,
+        args.score_trig,
+        args.score_span,
+        args.score_labeled,
+        detailed=args.detailed,
+        workers=args.workers,
+    )
     overall = rows[0]
-    print(f"OVERALL NT={overall.nt} NP={overall.np} TP={overall.tp} "
-          f"P={overall.precision:.4f} R={overall.recall:.4f} F1={overall.f1:.4f}; scores: {args.out}"
-          + (f", per document: {detailed_csv_path(args.out)}" if args.detailed else ""))
+    print(
+        f"OVERALL NT={overall.nt} NP={overall.np} TP={overall.tp} "
+        f"P={overall.precision:.4f} R={overall.recall:.4f} F1={overall.f1:.4f}; scores: {args.out}"
+        + (f", per document: {detailed_csv_path(args.out)}" if args.detailed else "")
+    )
     return 0

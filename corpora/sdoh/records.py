@@ -62,10 +62,13 @@ class TextBoundSpan(Span):
 
     @model_validator(mode="after")
     def _fragments_cover_the_span(self) -> TextBoundSpan:
-        if self.fragments and (len(self.fragments) < 2 or (self.fragments[0].start, self.fragments[-1].end)
-                               != (self.start, self.end)):
-            raise ValueError(f"{self.id}: a discontinuous span needs two or more fragments running from its "
-                             f"start {self.start} to its end {self.end}")
+        if self.fragments and (
+            len(self.fragments) < 2 or (self.fragments[0].start, self.fragments[-1].end) != (self.start, self.end)
+        ):
+            raise ValueError(
+                f"{self.id}: a discontinuous span needs two or more fragments running from its "
+                f"start {self.start} to its end {self.end}"
+            )
         return self
 
 
@@ -152,10 +155,14 @@ class SdohNote(TextRecord):
         if self.relations or self.equivalences:
             known = {event.id for event in self.events} | {bound.id for bound in self.unused_textbounds}
             known |= {span.id for event in self.events for span in (event.trigger, *event.arguments)}
-            references = [(relation.id, argument.target) for relation in self.relations
-                          for argument in relation.arguments]
-            references += [(f"{equivalence.type} equivalence", member) for equivalence in self.equivalences
-                           for member in equivalence.members]
+            references = [
+                (relation.id, argument.target) for relation in self.relations for argument in relation.arguments
+            ]
+            references += [
+                (f"{equivalence.type} equivalence", member)
+                for equivalence in self.equivalences
+                for member in equivalence.members
+            ]
             for owner, target in references:
                 if target not in known:
                     raise ValueError(f"{owner} refers to {target}, which is no text-bound or event of this note")

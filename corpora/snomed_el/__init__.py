@@ -5,5 +5,9 @@ from pathlib import Path
 from clinical_corpora.core.registry import Command, corpora, scorers
 
 corpora.register("snomed_el", Path(__file__).parent)
-scorers.register("snomed", Command("clinical_corpora.corpora.snomed_el.commands",
-                                   "macro character IoU of the SNOMED CT Entity Linking Challenge"))
+scorers.register(
+    "snomed",
+    Command(
+        "clinical_corpora.corpora.snomed_el.commands", "macro character IoU of the SNOMED CT Entity Linking Challenge"
+    ),
+)

@@ -29,12 +29,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from clinical_corpora.builders.base import AgreementReport, BuildContext, Builder, CardSection, Row, Table
-from clinical_corpora.core.errors import ClincorpError, SourceError
-from clinical_corpora.core.splits import seeded_split
 from clinical_corpora.builders.release_view import ReleaseView
 from clinical_corpora.builders.sources.annotators import annotator_folders
 from clinical_corpora.builders.sources.mimic_notes import SpanAnnotation, iter_notes, read_span_annotations
 from clinical_corpora.builders.sources.rf2 import Terminology, load_snapshot
+from clinical_corpora.core.errors import ClincorpError, SourceError
+from clinical_corpora.core.splits import seeded_split
 from clinical_corpora.corpora.snomed_el.records import ConceptRecord, ConceptStats, LinkedSpan, Note, Split
 from clinical_corpora.validation.agreement.jaccard import mean_pairwise_jaccard
 from clinical_corpora.validation.metrics.concept_difficulty import Mention, concept_difficulty
@@ -78,20 +78,30 @@ class SnomedElBuilder(Builder):
             seen.add(raw.note_id)
             with ctx.record(f"{notes_path}:{raw.line} [{raw.note_id}]"):
                 annotations = by_note[raw.note_id]
-                note = Note(note_id=raw.note_id, text=raw.text, split=annotations.split, annotations=[
-                    self._linked_span(raw.note_id, raw.text, annotation, annotations.path, terminology)
-                    for annotation in sorted(annotations.spans, key=lambda a: (a.start, a.end))])
+                note = Note(
+                    note_id=raw.note_id,
+                    text=raw.text,
+                    split=annotations.split,
+                    annotations=[
+                        self._linked_span(raw.note_id, raw.text, annotation, annotations.path, terminology)
+                        for annotation in sorted(annotations.spans, key=lambda a: (a.start, a.end))
+                    ],
+                )
                 mentions += [Mention(note.note_id, note.split, span.concept_id, span.text) for span in note.annotations]
                 yield Row("snomed_el", note.split, note)
         for note_id in sorted(by_note.keys() - seen):
             annotations = by_note[note_id]
             with ctx.record(f"{annotations.path} [{note_id}]"):
-                raise SourceError(annotations.path, f"note_id {note_id!r} is not in the notes file "
-                                  f"{notes_path.name}", line=annotations.spans[0].line)
+                raise SourceError(
+                    annotations.path,
+                    f"note_id {note_id!r} is not in the notes file {notes_path.name}",
+                    line=annotations.spans[0].line,
+                )
         yield from concept_rows(mentions, terminology)
 
-    def _linked_span(self, note_id: str, text: str, annotation: SpanAnnotation, path: Path,
-                     terminology: Terminology) -> LinkedSpan:
+    def _linked_span(
+        self, note_id: str, text: str, annotation: SpanAnnotation, path: Path, terminology: Terminology
+    ) -> LinkedSpan:
         """The released span of one annotation; a SourceError naming the annotation's line if it is wrong."""
         start, end = annotation.start, annotation.end
 
@@ -113,13 +123,21 @@ class SnomedElBuilder(Builder):
             raise problem(f"concept {concept_id} is {state} in the RF2 snapshot; expected an active concept")
         hierarchy = terminology.hierarchy.get(concept_id)
         if hierarchy is None:
-            raise problem(f"concept {concept_id} {terminology.fsn[concept_id]!r} is not under "
-                          f"{', '.join(HIERARCHY_NAMES.values())}")
+            raise problem(
+                f"concept {concept_id} {terminology.fsn[concept_id]!r} is not under "
+                f"{', '.join(HIERARCHY_NAMES.values())}"
+            )
         if concept_id not in terminology.depth:
             raise problem(f"concept {concept_id} has no active is-a path to the root concept")
-        return LinkedSpan(start=start, end=end, text=text[start:end], concept_id=concept_id,
-                          fsn=terminology.fsn[concept_id], semantic_tag=terminology.semantic_tag[concept_id],
-                          hierarchy=hierarchy)
+        return LinkedSpan(
+            start=start,
+            end=end,
+            text=text[start:end],
+            concept_id=concept_id,
+            fsn=terminology.fsn[concept_id],
+            semantic_tag=terminology.semantic_tag[concept_id],
+            hierarchy=hierarchy,
+        )
 
     def agreement(self, ctx: BuildContext, release: ReleaseView) -> AgreementReport | None:
         """Mean pairwise Jaccard (seed 001) of the released annotations and each annotator file; None without."""
@@ -129,31 +147,46 @@ class SnomedElBuilder(Builder):
         files = annotator_folders(folder, ".csv")
         if not files:
             raise SourceError(folder, "expected one note_id,start,end,concept_id CSV per annotator")
-        annotators = {RELEASED_ANNOTATOR: released_annotations(release),
-                      **{name: read_span_annotations(path) for name, path in files.items()}}
+        annotators = {
+            RELEASED_ANNOTATOR: released_annotations(release),
+            **{name: read_span_annotations(path) for name, path in files.items()},
+        }
         try:
             report = mean_pairwise_jaccard(annotators)
         except ValueError as error:
             raise ClincorpError(f"{folder}: {error}") from None
-        rows: list[list[object]] = [[p.annotator_a, p.annotator_b, p.shared_notes, p.matched, p.only_a, p.only_b,
-                                     p.jaccard] for p in report.pairs]
-        text = ("Jaccard similarity of the sets of (entity, concept) on the notes two annotators share, ignoring "
-                "span boundary variation (an entity matches when spans overlap and the concept is the same), "
-                f"averaged over annotator pairs (seed 001 reports 0.85). `{RELEASED_ANNOTATOR}` is this release.")
+        rows: list[list[object]] = [
+            [p.annotator_a, p.annotator_b, p.shared_notes, p.matched, p.only_a, p.only_b, p.jaccard]
+            for p in report.pairs
+        ]
+        text = (
+            "Jaccard similarity of the sets of (entity, concept) on the notes two annotators share, ignoring "
+            "span boundary variation (an entity matches when spans overlap and the concept is the same), "
+            f"averaged over annotator pairs (seed 001 reports 0.85). `{RELEASED_ANNOTATOR}` is this release."
+        )
         table = Table(["annotator A", "annotator B", "shared notes", "matched", "only A", "only B", "Jaccard"], rows)
         return AgreementReport({"mean_jaccard": report.mean_jaccard}, [CardSection("Agreement", text, table)])
 
     def statistics(self, release: ReleaseView) -> list[CardSection]:
-        return [split_section(release), hierarchy_section(release), difficulty_section(release),
-                self._whitespace_section()]
+        return [
+            split_section(release),
+            hierarchy_section(release),
+            difficulty_section(release),
+            self._whitespace_section(),
+        ]
 
     def _whitespace_section(self) -> CardSection:
-        action = "trimmed to the first and last non-space character" if self.TRIM_WHITESPACE else \
-            "kept as annotated (TrimmingSnomedElBuilder trims them)"
+        action = (
+            "trimmed to the first and last non-space character"
+            if self.TRIM_WHITESPACE
+            else "kept as annotated (TrimmingSnomedElBuilder trims them)"
+        )
         listed = [[note_id, start, end] for note_id, start, end in self.padded_spans[:MAX_LISTED_SPANS]]
-        return CardSection("Span boundaries", f"{len(self.padded_spans)} annotated spans start or end with "
-                           f"whitespace; they are {action}.",
-                           Table(["note_id", "start", "end"], listed) if listed else None)
+        return CardSection(
+            "Span boundaries",
+            f"{len(self.padded_spans)} annotated spans start or end with whitespace; they are {action}.",
+            Table(["note_id", "start", "end"], listed) if listed else None,
+        )
 
     def quality_tables(self, release: ReleaseView) -> dict[str, pd.DataFrame]:
         return {"snomed_el.span_gaps": span_gaps(release), "snomed_el.concept_links": concept_links(release)}
@@ -177,13 +210,18 @@ def read_annotations(ctx: BuildContext) -> dict[str, NoteAnnotations]:
             spans[annotation.note_id].append(annotation)
         for note_id, note_spans in spans.items():
             if note_id in grouped:
-                raise SourceError(path, f"note {note_id} is also annotated in {grouped[note_id].path.name}; "
-                                  "expected the train and test notes to be disjoint", line=note_spans[0].line)
+                raise SourceError(
+                    path,
+                    f"note {note_id} is also annotated in {grouped[note_id].path.name}; "
+                    "expected the train and test notes to be disjoint",
+                    line=note_spans[0].line,
+                )
             grouped[note_id] = NoteAnnotations(split, path, note_spans)
     if "test" not in by_file:
         splits: dict[str, Split] = seeded_split(grouped, SPLIT_SEED, [("test", TEST_FRACTION)], "train")
-        grouped = {note_id: NoteAnnotations(splits[note_id], notes.path, notes.spans)
-                   for note_id, notes in grouped.items()}
+        grouped = {
+            note_id: NoteAnnotations(splits[note_id], notes.path, notes.spans) for note_id, notes in grouped.items()
+        }
     return grouped
 
 
@@ -192,8 +230,11 @@ def concept_rows(mentions: list[Mention], terminology: Terminology) -> Iterator[
     features = concept_difficulty(mentions, terminology.depth)
     for feature in features:
         concept = terminology.concept(feature.concept_id)
-        yield Row("concepts", CONCEPT_SPLIT, ConceptRecord.model_validate(asdict(concept) | {
-            "synonyms": list(concept.synonyms)}))
+        yield Row(
+            "concepts",
+            CONCEPT_SPLIT,
+            ConceptRecord.model_validate(asdict(concept) | {"synonyms": list(concept.synonyms)}),
+        )
     for feature in features:
         yield Row("concept_stats", CONCEPT_SPLIT, ConceptStats(**asdict(feature)))
 
@@ -204,16 +245,24 @@ def _annotation_table(release: ReleaseView) -> pa.Table:
     annotations = notes.column("annotations").combine_chunks()
     parents = pc.list_parent_indices(annotations)
     items = pc.list_flatten(annotations)
-    return pa.table({"note_id": notes.column("note_id").take(parents),
-                     "split": release.split_labels("snomed_el").take(parents),
-                     **{name: items.field(name) for name in ("start", "end", "concept_id", "fsn", "hierarchy")}})
+    return pa.table(
+        {
+            "note_id": notes.column("note_id").take(parents),
+            "split": release.split_labels("snomed_el").take(parents),
+            **{name: items.field(name) for name in ("start", "end", "concept_id", "fsn", "hierarchy")},
+        }
+    )
 
 
 def released_annotations(release: ReleaseView) -> list[SpanAnnotation]:
     """The released annotations, as the reader's records (for agreement)."""
     table = _annotation_table(release)
-    return [SpanAnnotation(note_id, start, end, concept_id) for note_id, start, end, concept_id in zip(
-        *(table.column(name).to_pylist() for name in ("note_id", "start", "end", "concept_id")), strict=True)]
+    return [
+        SpanAnnotation(note_id, start, end, concept_id)
+        for note_id, start, end, concept_id in zip(
+            *(table.column(name).to_pylist() for name in ("note_id", "start", "end", "concept_id")), strict=True
+        )
+    ]
 
 
 def span_gaps(release: ReleaseView) -> pd.DataFrame:
@@ -229,20 +278,33 @@ def concept_links(release: ReleaseView) -> pd.DataFrame:
     frame = _annotation_table(release).to_pandas()
     concepts = release.arrow("concepts").select(["concept_id", "fsn", "hierarchy"]).to_pandas()
     merged = frame.merge(concepts, on="concept_id", how="left", suffixes=("", "_concept"), indicator=True)
-    return pd.DataFrame({"note_id": merged["note_id"], "concept_id": merged["concept_id"],
-                         "in_concepts": merged["_merge"] == "both",
-                         "same_fsn": merged["fsn"] == merged["fsn_concept"],
-                         "same_hierarchy": merged["hierarchy"] == merged["hierarchy_concept"]})
+    return pd.DataFrame(
+        {
+            "note_id": merged["note_id"],
+            "concept_id": merged["concept_id"],
+            "in_concepts": merged["_merge"] == "both",
+            "same_fsn": merged["fsn"] == merged["fsn_concept"],
+            "same_hierarchy": merged["hierarchy"] == merged["hierarchy_concept"],
+        }
+    )
 
 
 def split_section(release: ReleaseView) -> CardSection:
     frame = _annotation_table(release).to_pandas()
     notes = Counter(split for split in release.split_labels("snomed_el").to_pylist())
-    rows: list[list[object]] = [[split, notes[split], int((frame["split"] == split).sum()),
-                                 frame.loc[frame["split"] == split, "concept_id"].nunique()]
-                                for split in release.splits("snomed_el")]
-    return CardSection("Notes, annotations and concepts per split", table=Table(
-        ["split", "notes", "annotations", "distinct concepts"], rows))
+    rows: list[list[object]] = [
+        [
+            split,
+            notes[split],
+            int((frame["split"] == split).sum()),
+            frame.loc[frame["split"] == split, "concept_id"].nunique(),
+        ]
+        for split in release.splits("snomed_el")
+    ]
+    return CardSection(
+        "Notes, annotations and concepts per split",
+        table=Table(["split", "notes", "annotations", "distinct concepts"], rows),
+    )
 
 
 def hierarchy_section(release: ReleaseView) -> CardSection:
@@ -250,8 +312,9 @@ def hierarchy_section(release: ReleaseView) -> CardSection:
     names = release.features("snomed_el")["annotations"].feature["hierarchy"].names
     counts = Counter(zip(frame["split"], (names[index] for index in frame["hierarchy"]), strict=True))
     splits = release.splits("snomed_el")
-    rows: list[list[object]] = [[HIERARCHY_NAMES[name], *(counts[(split, name)] for split in splits)]
-                                for name in HIERARCHY_NAMES]
+    rows: list[list[object]] = [
+        [HIERARCHY_NAMES[name], *(counts[(split, name)] for split in splits)] for name in HIERARCHY_NAMES
+    ]
     return CardSection("Annotations per hierarchy", table=Table(["hierarchy", *splits], rows))
 
 
@@ -259,10 +322,12 @@ def difficulty_section(release: ReleaseView) -> CardSection:
     stats = release.arrow("concept_stats").to_pandas()
     columns = [name for name in ConceptStats.model_fields if name != "concept_id"]
     rows: list[list[object]] = [[name, *_summary(stats[name])] for name in columns]
-    text = ("The seed's concept difficulty features over the annotated concepts (config `concept_stats`): mean "
-            "span length in characters, concept entropy (bits, over the concept's case-folded span strings), "
-            "annotation entropy (bits, over the concepts linked to those strings), examples in all splits and "
-            "in the training split, notes holding the concept, and is-a depth below the root.")
+    text = (
+        "The seed's concept difficulty features over the annotated concepts (config `concept_stats`): mean "
+        "span length in characters, concept entropy (bits, over the concept's case-folded span strings), "
+        "annotation entropy (bits, over the concepts linked to those strings), examples in all splits and "
+        "in the training split, notes holding the concept, and is-a depth below the root."
+    )
     return CardSection("Concept difficulty features", text, Table(["feature", "mean", "median", "min", "max"], rows))
 
 

@@ -18,8 +18,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("gold", type=Path, help="gold annotations CSV (note_id,start,end,concept_id)")
     parser.add_argument("pred", type=Path, help="predicted annotations CSV, same columns")
     parser.add_argument("--out", type=Path, required=True, help="where to write the scores as JSON")
-    parser.add_argument("--replicates", type=int, default=DEFAULT_BOOTSTRAP_REPLICATES,
-                        help=f"bootstrap replicates (default {DEFAULT_BOOTSTRAP_REPLICATES})")
+    parser.add_argument(
+        "--replicates",
+        type=int,
+        default=DEFAULT_BOOTSTRAP_REPLICATES,
+        help=f"bootstrap replicates (default {DEFAULT_BOOTSTRAP_REPLICATES})",
+    )
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help=f"bootstrap seed (default {DEFAULT_SEED})")
 
 
@@ -34,8 +38,10 @@ def run(args: argparse.Namespace) -> int:
     args.out.write_text(json.dumps(scores, indent=2) + "\n", encoding="utf-8")
     low, high = scores["macro_char_iou_ci95"]
     weighted_low, weighted_high = scores["support_weighted_char_iou_ci95"]
-    print(f"macro character IoU {scores['macro_char_iou']:.4f} (95% CI {low:.4f}-{high:.4f}); "
-          f"support-weighted {scores['support_weighted_char_iou']:.4f} "
-          f"(95% CI {weighted_low:.4f}-{weighted_high:.4f}); {len(scores['per_concept'])} concepts; "
-          f"written to {args.out}")
+    print(
+        f"macro character IoU {scores['macro_char_iou']:.4f} (95% CI {low:.4f}-{high:.4f}); "
+        f"support-weighted {scores['support_weighted_char_iou']:.4f} "
+        f"(95% CI {weighted_low:.4f}-{weighted_high:.4f}); {len(scores['per_concept'])} concepts; "
+        f"written to {args.out}"
+    )
     return 0

@@ -44,11 +44,15 @@ class Note(TextRecord):
             if not span.text.strip():
                 raise ValueError(f"note {self.note_id}: span {span.start}-{span.end} is only whitespace")
             if previous is not None and span.start < previous.start:
-                raise ValueError(f"note {self.note_id}: span {span.start}-{span.end} comes after span "
-                                 f"{previous.start}-{previous.end}; expected annotations sorted by offset")
+                raise ValueError(
+                    f"note {self.note_id}: span {span.start}-{span.end} comes after span "
+                    f"{previous.start}-{previous.end}; expected annotations sorted by offset"
+                )
             if previous is not None and span.start < previous.end:
-                raise ValueError(f"note {self.note_id}: span {span.start}-{span.end} overlaps span "
-                                 f"{previous.start}-{previous.end} (the challenge forbids overlapping spans)")
+                raise ValueError(
+                    f"note {self.note_id}: span {span.start}-{span.end} overlaps span "
+                    f"{previous.start}-{previous.end} (the challenge forbids overlapping spans)"
+                )
             previous = span
         return self
 

@@ -16,8 +16,8 @@ from typing import Literal
 import pyarrow.compute as pc
 
 from clinical_corpora.builders.base import AgreementReport, BuildContext, Builder, CardSection, Row, Table
-from clinical_corpora.core.errors import SourceError
 from clinical_corpora.builders.release_view import ReleaseView
+from clinical_corpora.core.errors import SourceError
 from clinical_corpora.schemas.spans import Span, TextRecord
 
 Label = Literal["problem", "test", "treatment"]
@@ -45,8 +45,9 @@ def read_spans(path: Path) -> dict[str, list[tuple[int, int, str, int]]]:
                 note_id, start, end, label = fields
                 spans[note_id].append((int(start), int(end), label, line))
             except ValueError:
-                raise SourceError(path, f"expected note_id, start, end, label with integer offsets, got {fields}",
-                                  line=line) from None
+                raise SourceError(
+                    path, f"expected note_id, start, end, label with integer offsets, got {fields}", line=line
+                ) from None
     return spans
 
 
@@ -63,16 +64,30 @@ class TinyBuilder(Builder):
             for line, (note_id, split, text) in enumerate(reader, start=2):
                 with ctx.record(f"{notes}:{line}"):
                     text = text.replace("\\n", "\n")
-                    yield Row("notes", split, Note.model_validate({"id": note_id, "text": text, "spans": [
-                        {"start": s, "end": e, "text": text[s:e] if e <= len(text) else "", "label": label}
-                        for s, e, label, _ in spans.get(note_id, [])]}))
+                    yield Row(
+                        "notes",
+                        split,
+                        Note.model_validate(
+                            {
+                                "id": note_id,
+                                "text": text,
+                                "spans": [
+                                    {"start": s, "end": e, "text": text[s:e] if e <= len(text) else "", "label": label}
+                                    for s, e, label, _ in spans.get(note_id, [])
+                                ],
+                            }
+                        ),
+                    )
 
     def agreement(self, ctx: BuildContext, release: ReleaseView) -> AgreementReport | None:
         if not ctx.has_source("second_annotator"):
             return None
         first = {(note, start, end, label) for note, _, start, end, label in released_spans(release)}
-        second = {(n, s, e, label) for n, items in read_spans(ctx.source("second_annotator")).items()
-                  for s, e, label, _ in items}
+        second = {
+            (n, s, e, label)
+            for n, items in read_spans(ctx.source("second_annotator")).items()
+            for s, e, label, _ in items
+        }
         both = len(first & second)
         f1 = 2 * both / (len(first) + len(second)) if first or second else 1.0
         table = Table(["annotator A spans", "annotator B spans", "shared", "F1"], [[len(first), len(second), both, f1]])
@@ -91,6 +106,11 @@ def released_spans(release: ReleaseView) -> Iterator[tuple[str, str, int, int, s
     parents = pc.list_parent_indices(spans)
     items = pc.list_flatten(spans)
     names = release.features("notes")["spans"].feature["label"].names
-    return zip(table.column("id").take(parents).to_pylist(), release.split_labels("notes").take(parents).to_pylist(),
-               items.field("start").to_pylist(), items.field("end").to_pylist(),
-               (names[i] for i in items.field("label").to_pylist()))
+    return zip(
+        table.column("id").take(parents).to_pylist(),
+        release.split_labels("notes").take(parents).to_pylist(),
+        items.field("start").to_pylist(),
+        items.field("end").to_pylist(),
+        (names[i] for i in items.field("label").to_pylist()),
+        strict=True,
+    )

@@ -17,8 +17,10 @@ class SpanScore:
         parser.add_argument("pred", type=Path)
 
     def run(self, args: argparse.Namespace) -> int:
-        gold, pred = ({(note, s, e, label) for note, items in read_spans(path).items() for s, e, label, _ in items}
-                      for path in (args.gold, args.pred))
+        gold, pred = (
+            {(note, s, e, label) for note, items in read_spans(path).items() for s, e, label, _ in items}
+            for path in (args.gold, args.pred)
+        )
         shared = len(gold & pred)
         print(f"span_f1 {2 * shared / (len(gold) + len(pred)):.4f}")
         return 0
@@ -33,10 +35,12 @@ class TsvExport:
     def run(self, args: argparse.Namespace) -> int:
         view = ReleaseView(args.release)
         args.out.mkdir(parents=True, exist_ok=True)
-        notes = ["note_id\tsplit\ttext\n"] + [f"{row['id']}\t{split}\t{escape_newlines(row['text'])}\n"
-                                               for split, row in view.rows("notes")]
-        spans = ["note_id\tstart\tend\tlabel\n"] + [f"{note}\t{start}\t{end}\t{label}\n"
-                                                    for note, _, start, end, label in released_spans(view)]
+        notes = ["note_id\tsplit\ttext\n"] + [
+            f"{row['id']}\t{split}\t{escape_newlines(row['text'])}\n" for split, row in view.rows("notes")
+        ]
+        spans = ["note_id\tstart\tend\tlabel\n"] + [
+            f"{note}\t{start}\t{end}\t{label}\n" for note, _, start, end, label in released_spans(view)
+        ]
         (args.out / "notes.tsv").write_text("".join(notes), encoding="utf-8")
         (args.out / "spans.tsv").write_text("".join(spans), encoding="utf-8")
         return 0

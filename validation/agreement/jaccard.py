@@ -58,9 +58,7 @@ def pair_agreement(
     """Jaccard of two annotators over ``shared_notes`` (default: notes present in both)."""
     notes = set(shared_notes) if shared_notes is not None else {x.note_id for x in a} & {x.note_id for x in b}
     groups_a, groups_b = _groups(a, notes), _groups(b, notes)
-    matched = sum(
-        _matches(groups_a.get(key, []), groups_b.get(key, [])) for key in groups_a.keys() & groups_b.keys()
-    )
+    matched = sum(_matches(groups_a.get(key, []), groups_b.get(key, [])) for key in groups_a.keys() & groups_b.keys())
     size_a = sum(len(spans) for spans in groups_a.values())
     size_b = sum(len(spans) for spans in groups_b.values())
     return PairAgreement(annotator_a, annotator_b, len(notes), matched, size_a - matched, size_b - matched)
@@ -78,9 +76,7 @@ def mean_pairwise_jaccard(annotators: Mapping[str, Sequence[SpanAnnotation]]) ->
     return AgreementReport(pairs)
 
 
-def _groups(
-    annotations: Sequence[SpanAnnotation], notes: set[str]
-) -> dict[tuple[str, int], list[tuple[int, int]]]:
+def _groups(annotations: Sequence[SpanAnnotation], notes: set[str]) -> dict[tuple[str, int], list[tuple[int, int]]]:
     groups: dict[tuple[str, int], list[tuple[int, int]]] = {}
     for annotation in annotations:
         if annotation.note_id in notes:

@@ -18,10 +18,10 @@ unstated; this is the choice made here.
 from __future__ import annotations
 
 import math
-from fractions import Fraction
 from collections import Counter
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from fractions import Fraction
 
 from clinical_corpora.core.counts import PRFCounts
 
@@ -66,9 +66,7 @@ class AgreementTable(PairCounts):
             raise ValueError(f"negative count in {self}: more pairs than candidate triples?")
 
     def __add__(self, other: AgreementTable) -> AgreementTable:
-        return AgreementTable(
-            self.tp + other.tp, self.fp + other.fp, self.fn + other.fn, self.tn + other.tn
-        )
+        return AgreementTable(self.tp + other.tp, self.fp + other.fp, self.fn + other.fn, self.tn + other.tn)
 
     @property
     def kappa(self) -> float:
@@ -169,17 +167,12 @@ def document_agreement(
 
     def table(keep: Callable[[PairTriple], bool], candidates: int) -> AgreementTable:
         counts = pair_agreement(filter(keep, response.pairs), filter(keep, reference.pairs))
-        return AgreementTable(
-            counts.tp, counts.fp, counts.fn, candidates - (counts.tp + counts.fp + counts.fn)
-        )
+        return AgreementTable(counts.tp, counts.fp, counts.fn, candidates - (counts.tp + counts.fp + counts.fn))
 
     markables_of_type = Counter(semantic_classes.values())
     return AgreementReport(
         overall=table(lambda t: True, math.perm(n, 2) * n_types),
-        by_relation={
-            relation: table(lambda t, r=relation: t[2] == r, math.perm(n, 2))
-            for relation in relation_types
-        },
+        by_relation={relation: table(lambda t, r=relation: t[2] == r, math.perm(n, 2)) for relation in relation_types},
         by_markable_type={
             kind: table(lambda t, k=kind: semantic_classes[t[0]] == k, count * (n - 1) * n_types)
             for kind, count in sorted(markables_of_type.items())
@@ -213,9 +206,5 @@ def _check_pairs(
             raise ValueError(f"pair links markable {anaphor!r} to itself")
 
 
-def _add_tables(
-    left: Mapping[str, AgreementTable], right: Mapping[str, AgreementTable]
-) -> dict[str, AgreementTable]:
-    return {
-        key: left.get(key, EMPTY_TABLE) + right.get(key, EMPTY_TABLE) for key in {**left, **right}
-    }
+def _add_tables(left: Mapping[str, AgreementTable], right: Mapping[str, AgreementTable]) -> dict[str, AgreementTable]:
+    return {key: left.get(key, EMPTY_TABLE) + right.get(key, EMPTY_TABLE) for key in {**left, **right}}

@@ -68,9 +68,7 @@ def max_over_answers(metric: Callable[[str, str], float], prediction: str, answe
     return max(metric(prediction, answer) for answer in answers)
 
 
-def corpus_bleu(
-    hypotheses: Sequence[str], references: Sequence[Sequence[str]], max_order: int = 4
-) -> list[float]:
+def corpus_bleu(hypotheses: Sequence[str], references: Sequence[Sequence[str]], max_order: int = 4) -> list[float]:
     """Cumulative BLEU-1 … BLEU-``max_order`` of white-space tokenised texts, coco-caption style."""
     correct, guessed = [0] * max_order, [0] * max_order
     hypothesis_length = reference_length = 0
@@ -214,9 +212,7 @@ def answers_from_clicr_json(dataset: Mapping) -> dict[str, list[str]]:
     }
 
 
-def rand_entity_predictions(
-    candidates: Mapping[str, Sequence[str]], seed: int = RAND_ENTITY_SEED
-) -> dict[str, str]:
+def rand_entity_predictions(candidates: Mapping[str, Sequence[str]], seed: int = RAND_ENTITY_SEED) -> dict[str, str]:
     """rand-entity: for each query id (in order) a random entity of its passage ("" if none)."""
     rng = random.Random(seed)
     return {

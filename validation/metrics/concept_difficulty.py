@@ -56,8 +56,9 @@ def entropy_bits(counts: Iterable[int]) -> float:
     return -sum(count / total * math.log2(count / total) for count in values) + 0.0
 
 
-def concept_difficulty(mentions: Iterable[Mention], depth: Mapping[int, int],
-                       training_split: str = "train") -> list[ConceptDifficulty]:
+def concept_difficulty(
+    mentions: Iterable[Mention], depth: Mapping[int, int], training_split: str = "train"
+) -> list[ConceptDifficulty]:
     """The features of every concept in ``mentions``, by concept id; ``depth`` maps concept → depth."""
     strings: dict[int, Counter[str]] = defaultdict(Counter)
     concepts_of_string: dict[str, Counter[int]] = defaultdict(Counter)
@@ -77,11 +78,18 @@ def concept_difficulty(mentions: Iterable[Mention], depth: Mapping[int, int],
         candidates: Counter[int] = Counter()
         for string in strings[concept_id]:
             candidates.update(concepts_of_string[string])
-        features.append(ConceptDifficulty(
-            concept_id=concept_id, mean_span_length=lengths[concept_id] / examples,
-            concept_entropy=entropy_bits(strings[concept_id].values()),
-            annotation_entropy=entropy_bits(candidates.values()), examples=examples,
-            training_examples=training[concept_id], notes=len(notes[concept_id]), depth=depth[concept_id]))
+        features.append(
+            ConceptDifficulty(
+                concept_id=concept_id,
+                mean_span_length=lengths[concept_id] / examples,
+                concept_entropy=entropy_bits(strings[concept_id].values()),
+                annotation_entropy=entropy_bits(candidates.values()),
+                examples=examples,
+                training_examples=training[concept_id],
+                notes=len(notes[concept_id]),
+                depth=depth[concept_id],
+            )
+        )
     return features
 
 

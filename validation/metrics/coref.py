@@ -268,9 +268,7 @@ def _optimal_similarity(overlap: ChainOverlap, similarity: Similarity) -> float:
         group_cols = {j: n for n, j in enumerate({j for (_, j), _ in group})}
         matrix = np.zeros((len(group_rows), len(group_cols)))
         for (i, j), n in group:
-            matrix[group_rows[i], group_cols[j]] = similarity(
-                n, overlap.key_sizes[i], overlap.response_sizes[j]
-            )
+            matrix[group_rows[i], group_cols[j]] = similarity(n, overlap.key_sizes[i], overlap.response_sizes[j])
         chosen_rows, chosen_cols = linear_sum_assignment(matrix, maximize=True)
         total += float(matrix[chosen_rows, chosen_cols].sum())
     return total
@@ -461,8 +459,6 @@ def load_chains_json(path: str | Path) -> dict[str, list[list[str | int]]]:
         for chain in chains:
             for mention in chain:
                 if isinstance(mention, bool) or not isinstance(mention, str | int):
-                    raise SourceError(
-                        path, f"mention id {mention!r} is not a string or an integer", record=document
-                    )
+                    raise SourceError(path, f"mention id {mention!r} is not a string or an integer", record=document)
         documents[document] = chains
     return documents

@@ -75,9 +75,7 @@ class _Counts:
         }
 
 
-def per_concept_char_iou(
-    gold: Sequence[SpanAnnotation], pred: Sequence[SpanAnnotation]
-) -> list[ConceptScore]:
+def per_concept_char_iou(gold: Sequence[SpanAnnotation], pred: Sequence[SpanAnnotation]) -> list[ConceptScore]:
     """IoU of every concept in gold or predictions, ordered by concept id."""
     return _concept_table(_count(gold, pred))
 
@@ -153,9 +151,7 @@ def score_files(
     seed: int = DEFAULT_SEED,
 ) -> dict[str, Any]:
     """:func:`score` of two ``note_id,start,end,concept_id`` CSV files (gold first)."""
-    return score(
-        read_span_annotations(gold_csv), read_span_annotations(pred_csv), replicates=replicates, seed=seed
-    )
+    return score(read_span_annotations(gold_csv), read_span_annotations(pred_csv), replicates=replicates, seed=seed)
 
 
 def _iou(intersection: np.ndarray, union: np.ndarray) -> np.ndarray:
@@ -176,9 +172,7 @@ def _scores(totals: dict[str, np.ndarray]) -> tuple[float, float]:
 def _count(gold: Sequence[SpanAnnotation], pred: Sequence[SpanAnnotation]) -> _Counts:
     if not gold and not pred:
         raise ValueError("nothing to score: no gold and no predicted annotations")
-    concept_ids = np.array(
-        sorted({a.concept_id for a in gold} | {a.concept_id for a in pred}), dtype=np.int64
-    )
+    concept_ids = np.array(sorted({a.concept_id for a in gold} | {a.concept_id for a in pred}), dtype=np.int64)
     concept_index = {int(concept_id): index for index, concept_id in enumerate(concept_ids)}
     gold_by_note, pred_by_note = _by_note(gold), _by_note(pred)
     note_ids = sorted(gold_by_note.keys() | pred_by_note.keys())

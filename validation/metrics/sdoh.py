@@ -176,9 +176,7 @@ def events_from_brat(doc: BratDocument, source: str | Path) -> list[SdohEvent]:
     """
     annotations = shac_annotations(doc, source)
     spans = {
-        key: EventSpan(
-            span.textbound.type, span.textbound.start, span.textbound.end, span.textbound.text, span.subtype
-        )
+        key: EventSpan(span.textbound.type, span.textbound.start, span.textbound.end, span.textbound.text, span.subtype)
         for key, span in annotations.textbounds.items()
     }
     return [
@@ -187,9 +185,7 @@ def events_from_brat(doc: BratDocument, source: str | Path) -> list[SdohEvent]:
     ]
 
 
-def count_document(
-    gold: Sequence[SdohEvent], predicted: Sequence[SdohEvent], criteria: ScoringCriteria
-) -> Counts:
+def count_document(gold: Sequence[SdohEvent], predicted: Sequence[SdohEvent], criteria: ScoringCriteria) -> Counts:
     """NT, NP and TP counts of one document."""
     counts = Counts(_event_counts(gold, criteria), _event_counts(predicted, criteria))
     matched = counts.matched
@@ -198,9 +194,7 @@ def count_document(
         event_type = gold_event.trigger.type
         key = _key(event_type, TRIGGER, gold_event.trigger.subtype)
         matched[key] = matched.get(key, 0) + 1
-        _add_argument_matches(
-            matched, event_type, gold_event.arguments, predicted_event.arguments, criteria
-        )
+        _add_argument_matches(matched, event_type, gold_event.arguments, predicted_event.arguments, criteria)
     return counts
 
 
@@ -252,9 +246,7 @@ def score_folders(
     if problem:
         raise SourceError(pred_dir, f"{problem} (gold folder: {gold_dir})")
     chunks = [doc_ids[i : i + _CHUNK_SIZE] for i in range(0, len(doc_ids), _CHUNK_SIZE)]
-    score_chunk = functools.partial(
-        _score_chunk, str(gold_dir), str(pred_dir), criteria, on_document is not None
-    )
+    score_chunk = functools.partial(_score_chunk, str(gold_dir), str(pred_dir), criteria, on_document is not None)
     total = Counts()
     with _chunk_mapper(workers) as mapper:
         for outcome in mapper(score_chunk, chunks):
@@ -344,9 +336,7 @@ def _score_chunk(
     documents = []
     try:
         for doc_id in doc_ids:
-            counts = count_document(
-                _folder_events(gold_dir, doc_id), _folder_events(pred_dir, doc_id), criteria
-            )
+            counts = count_document(_folder_events(gold_dir, doc_id), _folder_events(pred_dir, doc_id), criteria)
             total.add(counts)
             if keep_rows:
                 documents.append((doc_id, counts.rows()))
@@ -396,9 +386,7 @@ def _event_counts(events: Sequence[SdohEvent], criteria: ScoringCriteria) -> dic
         for argument in event.arguments:
             key = _key(event_type, argument.type, argument.subtype)
             counted_by_token = by_token and argument.type not in criteria.labeled_arguments
-            counts[key] = counts.get(key, 0) + (
-                len(_tokens(argument.text)) if counted_by_token else 1
-            )
+            counts[key] = counts.get(key, 0) + (len(_tokens(argument.text)) if counted_by_token else 1)
     return counts
 
 
@@ -477,9 +465,7 @@ def _add_argument_matches(
         for predicted_index, candidate in enumerate(predicted):
             if candidate.type != argument.type:
                 continue
-            if not many_to_many and (
-                gold_index in gold_taken or predicted_index in predicted_taken
-            ):
+            if not many_to_many and (gold_index in gold_taken or predicted_index in predicted_taken):
                 continue
             value = (
                 _labeled_value(argument, candidate, criteria.labeled)
