@@ -9,7 +9,7 @@ expectation suite (:meth:`Builder.quality_tables`). The pipeline does everything
 from __future__ import annotations
 
 import importlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -50,7 +50,7 @@ class Table:
     """A small table for the dataset card."""
 
     columns: list[str]
-    rows: list[list[object]]
+    rows: Sequence[Sequence[object]]
 
 
 @dataclass

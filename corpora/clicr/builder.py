@@ -50,6 +50,7 @@ from clinical_corpora.corpora.clicr.entity_matcher import (
 from clinical_corpora.corpora.clicr.records import (
     PLACEHOLDER,
     Answer,
+    AnswerOrigin,
     CaseMetadata,
     ClicrDocument,
     ClicrQuery,
@@ -101,7 +102,8 @@ def blank_repeats_passage(learning_point: str, entity: Entity, passage: str) -> 
 
 def answers_for(entity: Entity, index: UmlsIndex) -> list[Answer]:
     """The entity (origin ``dataset``), then its concept's UMLS synonyms (origin ``UMLS``)."""
-    origins = [("dataset", entity.text)] + [("UMLS", name) for name in index.synonyms(entity.cui, entity.text)]
+    origins: list[tuple[AnswerOrigin, str]] = [("dataset", entity.text)]
+    origins += [("UMLS", name) for name in index.synonyms(entity.cui, entity.text)]
     return [
         Answer(text=text, origin=origin, cui=entity.cui, sem_type=entity.sem_type, category=entity.category)
         for origin, text in origins
@@ -243,7 +245,7 @@ def _span_order(entity: Entity) -> tuple[int, int]:
 
 
 class ClicrBuilder(Builder):
-    VERSION = "1.0.0"
+    VERSION = "1.0.1"
     CONFIGS = {"clicr": ClicrQuery, "clicr_documents": ClicrDocument}
 
     def generate(self, ctx: BuildContext) -> Iterator[Row]:
@@ -440,12 +442,12 @@ class DocumentTally:
         self.entity_texts[document["id"]] = texts
 
 
-def _data_statistics(documents: DocumentTally, queries: list[QueryRow]) -> CardSection:
+def _data_statistics(documents: DocumentTally, queries: Sequence[QueryRow]) -> CardSection:
     """The seed's Table 2, on the lower-cased dataset."""
     per_split = Counter(split for split, _ in queries)
     answers = [answer for _, query in queries for answer in query["answers"]]
     verbatim = sum(query["answer_in_passage"] for _, query in queries)
-    rows = [
+    rows: list[list[object]] = [
         ["cases", documents.cases],
         ["cases without Learning points (passage only)", documents.without_learning_points],
         ["queries in train/dev/test", "/".join(str(per_split[split]) for split, _ in SPLIT_PROPORTIONS)],
@@ -465,7 +467,7 @@ def _data_statistics(documents: DocumentTally, queries: list[QueryRow]) -> CardS
     return CardSection("Data statistics", text, Table(["statistic", "value"], rows))
 
 
-def _answer_categories(queries: list[QueryRow]) -> CardSection:
+def _answer_categories(queries: Sequence[QueryRow]) -> CardSection:
     """The seed's Table 3: the original answers' i2b2 categories."""
     categories = Counter(query["answers"][0]["category"] for _, query in queries)
     total = sum(categories.values()) or 1
@@ -473,7 +475,7 @@ def _answer_categories(queries: list[QueryRow]) -> CardSection:
     return CardSection("Answer categories", table=Table(["category", "answers", "%"], rows))
 
 
-def _baselines(entities: Mapping[str, list[str]], queries: list[QueryRow]) -> CardSection:
+def _baselines(entities: Mapping[str, list[str]], queries: Sequence[QueryRow]) -> CardSection:
     """rand-entity and maxfreq-entity (seed §5.1) per split, scored as the original evaluation."""
     rows = []
     for split, _ in SPLIT_PROPORTIONS:

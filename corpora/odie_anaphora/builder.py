@@ -59,7 +59,7 @@ CONFIG = "odie_anaphora"
 SPLIT = "train"
 KNOWTATOR_SUFFIX = ".txt.knowtator.xml"
 RELATION_TYPES: tuple[str, ...] = get_args(RelationType)
-SEMANTIC_CLASSES: tuple[str, ...] = get_args(SemanticClass)
+SEMANTIC_CLASSES: tuple[SemanticClass, ...] = get_args(SemanticClass)
 CHAIN_METRICS = ("muc", "b_cubed", "ceaf_e", "blanc")
 ANNOTATOR_SOURCES = ("annotator_a", "annotator_b")
 NOT_ANNOTATED = "(not annotated)"
@@ -135,8 +135,8 @@ def i2b2_record(document: I2b2CorefDocument, where: Path) -> OdieDocument:
 
     markables = []
     for concept in document.concepts:
-        semantic_class = concept.type.replace(" ", "_")
-        if semantic_class not in SEMANTIC_CLASSES:
+        semantic_class = next((name for name in SEMANTIC_CLASSES if name == concept.type.replace(" ", "_")), None)
+        if semantic_class is None:
             raise SourceError(
                 where,
                 f"concept {concept.text!r} has type {concept.type!r}; expected one of "
@@ -202,7 +202,7 @@ class _Comparison:
 
 
 class OdieAnaphoraBuilder(Builder):
-    VERSION = "1.0.0"
+    VERSION = "1.0.1"
     CONFIGS = {CONFIG: OdieDocument}
 
     def generate(self, ctx: BuildContext) -> Iterator[Row]:

@@ -45,6 +45,7 @@ from clinical_corpora.corpora.rad_coref.records import (
     Chain,
     Mention,
     MentionPair,
+    MentionType,
     Modality,
     PairMention,
     Patient,
@@ -79,7 +80,7 @@ class AnnotatedMention:
     """One text-bound of an ``.ann`` file with its chain id, and where it was read."""
 
     textbound: str
-    type: str
+    type: MentionType
     start: int
     end: int
     text: str
@@ -146,7 +147,8 @@ def read_mentions(report: AnnotatedReport, text: str) -> list[AnnotatedMention]:
     mentions = []
     for textbound in document.textbounds:
         line = line_of[textbound.id]
-        if textbound.type not in MENTION_TYPES:
+        mention_type = next((name for name in MENTION_TYPES if name == textbound.type), None)
+        if mention_type is None:
             raise SourceError(
                 report.ann, f"{textbound.id} has type {textbound.type}; expected Finding or Device", line=line
             )
@@ -160,7 +162,7 @@ def read_mentions(report: AnnotatedReport, text: str) -> list[AnnotatedMention]:
             )
         mentions.append(
             AnnotatedMention(
-                textbound.id, textbound.type, textbound.start, textbound.end, textbound.text, chains[textbound.id], line
+                textbound.id, mention_type, textbound.start, textbound.end, textbound.text, chains[textbound.id], line
             )
         )
     return mentions
@@ -316,7 +318,7 @@ def mention_pairs(patient: Patient) -> Iterator[MentionPair]:
 class RadCorefBuilder(Builder):
     """Patients of the radiology cross-report coreference corpus, and their mention pairs."""
 
-    VERSION = "1.0.0"
+    VERSION = "1.0.1"
     CONFIGS = {CONFIG: Patient, PAIRS_CONFIG: MentionPair}
 
     def generate(self, ctx: BuildContext) -> Iterator[Row]:

@@ -44,7 +44,7 @@ SCHEME = ShacScheme(get_args(EventType), SUBTYPES_BY_ARGUMENT)
 
 
 class SdohBuilder(Builder):
-    VERSION = "1.0.0"
+    VERSION = "1.0.1"
     CONFIGS = {CONFIG: SdohNote}
 
     def generate(self, ctx: BuildContext) -> Iterator[Row]:
@@ -75,7 +75,7 @@ class SdohBuilder(Builder):
         )
         table = Table(
             ["event", "argument", "subtype", "NT", "NP", "TP", "P", "R", "F1"],
-            [[*row.csv_fields()[:6], *(round(v, 4) for v in row.csv_fields()[6:])] for row in rows],
+            [[*row.csv_fields()[:6], *(round(v, 4) for v in (row.precision, row.recall, row.f1))] for row in rows],
         )
         return AgreementReport(
             {"overall_f1": rows[0].f1, "trigger_f1": triggers.f1},
@@ -102,7 +102,7 @@ class SdohBuilder(Builder):
             .reindex(groups)
             .fillna(0)
         )
-        note_rows = [[*group.split("/"), *map(int, counts)] for group, counts in per_group.iterrows()]
+        note_rows = [[*str(group).split("/"), *map(int, counts)] for group, counts in per_group.iterrows()]
         note_rows.append(["all", "all", *map(int, per_group.sum())])
         return [
             CardSection(
