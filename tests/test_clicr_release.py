@@ -216,7 +216,7 @@ def test_empty_page_fails_naming_the_file(tmp_path: Path) -> None:
     (sample / "bmj_html" / "bcr-2000-000001.html").write_text("", encoding="utf-8")
     with pytest.raises(SourceError, match=r"bcr-2000-000001\.html.*empty"):
         run(find_corpus("clicr"), tmp_path / "out", {"bmj_html": sample / "bmj_html"})
-    assert not (tmp_path / "out" / "clicr" / "1.0.0").exists()
+    assert not (tmp_path / "out" / "clicr" / find_corpus("clicr").version).exists()
 
 
 def test_quarantined_page_is_counted_and_gated(tmp_path: Path) -> None:
@@ -224,7 +224,7 @@ def test_quarantined_page_is_counted_and_gated(tmp_path: Path) -> None:
     (sample / "bmj_html" / "bcr-2000-000002.html").write_text("plain text, not a page", encoding="utf-8")
     with pytest.raises(GateError, match="max_rejects"):
         run(find_corpus("clicr"), tmp_path / "out", {"bmj_html": sample / "bmj_html"}, on_error="quarantine")
-    rejects = (tmp_path / "out" / "clicr" / "1.0.0.rejects.jsonl").read_text(encoding="utf-8")
+    rejects = (tmp_path / "out" / "clicr" / f"{find_corpus('clicr').version}.rejects.jsonl").read_text(encoding="utf-8")
     assert "bcr-2000-000002.html" in rejects and "not an HTML page" in rejects
 
 
@@ -264,7 +264,7 @@ def test_entities_standoff_replaces_the_matcher(tmp_path: Path) -> None:
     # and entity-category expectations fail: build mode keeps the folder.
     with pytest.raises(GateError, match="expectations"):
         run(find_corpus("clicr"), tmp_path / "out", sources, mode="build")
-    view = ReleaseView(tmp_path / "out" / "clicr" / "1.0.0")
+    view = ReleaseView(tmp_path / "out" / "clicr" / find_corpus("clicr").version)
     validation = json.loads((view.folder / "validation.json").read_text(encoding="utf-8"))
     assert validation["agreement"] is None  # an empty entity_gold folder: the check is not run
     failed = [d for gate in validation["gates"] for d in gate["details"] if not d["success"]]

@@ -196,7 +196,7 @@ def test_release_fails_naming_file_and_line_of_a_pair_to_a_missing_markable(
     assert main(["release", str(corpus), "--out", str(tmp_path / "out")]) == 1
     error = capsys.readouterr().err
     assert f"{path}:{line}" in error and "ODIE_Instance_34999" in error
-    assert not (tmp_path / "out" / "odie_anaphora" / "1.0.0").exists()
+    assert not (tmp_path / "out" / "odie_anaphora" / find_corpus("odie_anaphora").version).exists()
 
 
 def test_quarantine_keeps_the_other_notes_and_names_the_bad_one(tmp_path: Path) -> None:

@@ -19,6 +19,7 @@ from pydantic import ValidationError
 
 from clinical_corpora.builders.base import BuildContext
 from clinical_corpora.builders.pipeline import Outcome, run
+from clinical_corpora.builders.plugins import find_corpus
 from clinical_corpora.builders.release_view import ReleaseView
 from clinical_corpora.core.errors import GateError, SourceError
 from clinical_corpora.core.manifest import load_manifest
@@ -221,8 +222,10 @@ def test_failed_gates_leave_no_release_and_keep_the_rejects(tmp_path: Path) -> N
     assert "gate expectations FAILED: observed 4/6 passed" in message
     assert "train/mimic/0101 E3: StatusTime" in message
     assert "Alcohol/StatusTime/future" in message
-    assert not (tmp_path / "out" / "sdoh" / "1.0.0").exists()
-    [reject] = [json.loads(line) for line in (tmp_path / "out" / "sdoh" / "1.0.0.rejects.jsonl").open()]
+    assert not (tmp_path / "out" / "sdoh" / find_corpus("sdoh").version).exists()
+    [reject] = [
+        json.loads(line) for line in (tmp_path / "out" / "sdoh" / f"{find_corpus('sdoh').version}.rejects.jsonl").open()
+    ]
     assert reject["where"] == "shac/dev/uw/0402.ann:1"  # source-relative: no machine paths
     assert "differs from the .txt" in reject["reason"]
 

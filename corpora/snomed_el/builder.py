@@ -60,7 +60,7 @@ class NoteAnnotations:
 class SnomedElBuilder(Builder):
     """Builds ``snomed_el``, ``concepts`` and ``concept_stats``; keeps span boundaries as annotated."""
 
-    VERSION = "1.0.0"
+    VERSION = "1.0.1"
     CONFIGS = {"snomed_el": Note, "concepts": ConceptRecord, "concept_stats": ConceptStats}
     TRIM_WHITESPACE: ClassVar[bool] = False
 
