@@ -308,10 +308,8 @@ class ClicrBuilder(Builder):
         return [Row("clicr_documents", split, document), *(Row("clicr", split, query) for query in queries)]
 
     def quality_tables(self, release: ReleaseView) -> dict[str, pd.DataFrame]:
-        """``clicr.blanks`` (placeholders per query) and ``clicr_documents.with_learning_points``
-        (queries per case that has learning points)."""
-        queries = read_columns(release, "clicr", ["id", "document_id", "query"])
-        blanks = pd.DataFrame({"id": queries["id"], "n_placeholders": queries["query"].str.count(PLACEHOLDER)})
+        """``clicr_documents.with_learning_points``: queries per case that has learning points."""
+        queries = read_columns(release, "clicr", ["document_id"])
         per_case = queries["document_id"].value_counts()
         documents = read_columns(release, "clicr_documents", ["id", "learning_points"])
         with_points = documents[documents["learning_points"].map(len) > 0]
@@ -321,7 +319,7 @@ class ClicrBuilder(Builder):
                 "n_queries": with_points["id"].map(per_case).fillna(0).astype(int).to_numpy(),
             }
         )
-        return {"clicr.blanks": blanks, "clicr_documents.with_learning_points": yield_table}
+        return {"clicr_documents.with_learning_points": yield_table}
 
     def statistics(self, release: ReleaseView) -> list[CardSection]:
         documents = DocumentTally.of(release)

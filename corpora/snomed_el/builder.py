@@ -189,7 +189,7 @@ class SnomedElBuilder(Builder):
         )
 
     def quality_tables(self, release: ReleaseView) -> dict[str, pd.DataFrame]:
-        return {"snomed_el.span_gaps": span_gaps(release), "snomed_el.concept_links": concept_links(release)}
+        return {"snomed_el.concept_links": concept_links(release)}
 
 
 class TrimmingSnomedElBuilder(SnomedElBuilder):
@@ -263,14 +263,6 @@ def released_annotations(release: ReleaseView) -> list[SpanAnnotation]:
             *(table.column(name).to_pylist() for name in ("note_id", "start", "end", "concept_id")), strict=True
         )
     ]
-
-
-def span_gaps(release: ReleaseView) -> pd.DataFrame:
-    """Characters between consecutive spans of a note (negative: an overlap), for the expectation suite."""
-    frame = _annotation_table(release).select(["note_id", "start", "end"]).to_pandas()
-    frame["previous_end"] = frame.groupby("note_id", sort=False)["end"].shift()
-    gaps = frame.dropna(subset=["previous_end"]).astype({"previous_end": "int64"}).reset_index(drop=True)
-    return gaps.assign(gap=gaps["start"] - gaps["previous_end"])
 
 
 def concept_links(release: ReleaseView) -> pd.DataFrame:
