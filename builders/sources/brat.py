@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -168,8 +168,8 @@ def write_brat(doc: BratDocument) -> str:
         value = "" if attribute.value is None else f" {attribute.value}"
         lines.append(f"{attribute.id}\t{attribute.name} {attribute.target}{value}")
     for relation in doc.relations:
-        pairs = " ".join(f"{role}:{target}" for role, target in relation.arguments)
-        lines.append(f"{relation.id}\t{relation.type} {pairs}")
+        arguments = " ".join(f"{role}:{target}" for role, target in relation.arguments)
+        lines.append(f"{relation.id}\t{relation.type} {arguments}")
     for note in doc.notes:
         lines.append(f"{note.id}\t{note.type} {note.target}\t{note.text}")
     for equivalence in doc.equivalences:
@@ -349,7 +349,7 @@ class _AnnParser:
             )
         self.equivalences.append((Equivalence(fields[0], tuple(fields[1:])), line))
 
-    def _require(self, owner: str, target: str, allowed: dict[str, object], what: str, line: int = 0) -> None:
+    def _require(self, owner: str, target: str, allowed: Mapping[str, object], what: str, line: int = 0) -> None:
         if target not in allowed:
             raise self.error(
                 f"{owner} refers to {target}, which is not {what} in this file",

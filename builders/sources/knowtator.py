@@ -29,7 +29,7 @@ file and line.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Hashable, Iterator, Mapping
 from dataclasses import dataclass
 from itertools import pairwise
 from pathlib import Path
@@ -129,8 +129,8 @@ class KnowtatorDocument:
                 chains.union(pair.anaphor_id, pair.antecedent_id)
         return tuple(tuple(ids) for ids in chains.groups() if len(ids) > 1)
 
-    def semantic_classes_by_key(self) -> dict[MarkableKey, str]:
-        """Each markable's semantic class, keyed by its fragments."""
+    def semantic_classes_by_key(self) -> dict[Hashable, str]:
+        """Each markable's semantic class, keyed by its fragments (a :data:`MarkableKey`)."""
         return {m.fragments: m.semantic_class for m in self.markables}
 
     def pair_keys(self) -> frozenset[tuple[MarkableKey, MarkableKey, str]]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
-from collections.abc import Hashable
+from collections.abc import Hashable, Sequence
 from pathlib import Path
 
 from clinical_corpora.builders.sources.conll2012 import read_conll2012_chains
@@ -23,7 +23,7 @@ from clinical_corpora.validation.metrics.coref import (
     score_documents_all,
 )
 
-Documents = dict[str, list[list[Hashable]]]
+Documents = dict[str, list[Sequence[Hashable]]]
 
 
 def configure(parser: argparse.ArgumentParser) -> None:

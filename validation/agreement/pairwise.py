@@ -172,12 +172,30 @@ def document_agreement(
     markables_of_type = Counter(semantic_classes.values())
     return AgreementReport(
         overall=table(lambda t: True, math.perm(n, 2) * n_types),
-        by_relation={relation: table(lambda t, r=relation: t[2] == r, math.perm(n, 2)) for relation in relation_types},
+        by_relation={relation: table(_with_relation(relation), math.perm(n, 2)) for relation in relation_types},
         by_markable_type={
-            kind: table(lambda t, k=kind: semantic_classes[t[0]] == k, count * (n - 1) * n_types)
+            kind: table(_with_anaphor_type(semantic_classes, kind), count * (n - 1) * n_types)
             for kind, count in sorted(markables_of_type.items())
         },
     )
+
+
+def _with_relation(relation: str) -> Callable[[PairTriple], bool]:
+    """Keep the triples of ``relation``."""
+
+    def keep(triple: PairTriple) -> bool:
+        return triple[2] == relation
+
+    return keep
+
+
+def _with_anaphor_type(semantic_classes: Mapping[Hashable, str], kind: str) -> Callable[[PairTriple], bool]:
+    """Keep the triples whose anaphor has semantic class ``kind``."""
+
+    def keep(triple: PairTriple) -> bool:
+        return semantic_classes[triple[0]] == kind
+
+    return keep
 
 
 def sum_by_group(reports: Iterable[tuple[str, AgreementReport]]) -> dict[str, AgreementReport]:

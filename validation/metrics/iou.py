@@ -203,9 +203,9 @@ def _count(gold: Sequence[SpanAnnotation], pred: Sequence[SpanAnnotation]) -> _C
                 )
             )
     columns = np.array(rows, dtype=np.int64).reshape(-1, 7).T
-    note_index, concept_index = np.ascontiguousarray(columns[0]), np.ascontiguousarray(columns[1])
+    note_indices, concept_indices = np.ascontiguousarray(columns[0]), np.ascontiguousarray(columns[1])
     sums = (np.ascontiguousarray(column, dtype=np.float64) for column in columns[2:])
-    return _Counts(note_ids, concept_ids, note_index, concept_index, *sums)
+    return _Counts(note_ids, concept_ids, note_indices, concept_indices, *sums)
 
 
 def _by_note(annotations: Iterable[SpanAnnotation]) -> dict[str, list[SpanAnnotation]]:

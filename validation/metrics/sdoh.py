@@ -37,7 +37,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal, get_args
+from typing import Literal, TypedDict, get_args
 
 from clinical_corpora.builders.sources.brat import BratDocument, brat_document_ids, read_brat_document
 from clinical_corpora.builders.sources.shac import shac_annotations
@@ -261,6 +261,16 @@ def score_folders(
     return total.summary()
 
 
+class _FolderOptions(TypedDict):
+    """The :func:`score_folders` options that :func:`score_folders_to_csv` passes on."""
+
+    score_trig: TriggerCriterion
+    score_span: SpanCriterion
+    score_labeled: LabeledCriterion
+    labeled_arguments: Iterable[str]
+    workers: int
+
+
 def score_folders_to_csv(
     gold_dir: str | Path,
     pred_dir: str | Path,
@@ -275,7 +285,7 @@ def score_folders_to_csv(
 ) -> list[ScoreRow]:
     """``score_folders`` writing ``out`` and, if ``detailed``, per-document rows to
     ``detailed_csv_path(out)``; returns the summary rows."""
-    options = {
+    options: _FolderOptions = {
         "score_trig": score_trig,
         "score_span": score_span,
         "score_labeled": score_labeled,
