@@ -7,17 +7,20 @@ official scorer's rules (seed 003 and Lybarger's ``brat_scoring``), never taken 
 from __future__ import annotations
 
 import csv
+import sys
 from pathlib import Path
 
 import pytest
 
 from clinical_corpora.builders.sources.brat import BratDocument, Event, TextBound, iter_brat_folder, parse_brat
-from clinical_corpora.core.errors import SourceError
+from clinical_corpora.core.errors import ClincorpError, SourceError
 from clinical_corpora.validation.metrics.sdoh import (
     CSV_COLUMNS,
     EventSpan,
     ScoreRow,
     SdohEvent,
+    _english_tokenizer,
+    _tokens,
     detailed_csv_path,
     events_from_brat,
     score_collections,
@@ -213,6 +216,20 @@ def test_span_only_exact_overlap_and_partial_tokens() -> None:
     assert table(score_collections(gold, pred, score_span="overlap"))[key] == (1, 1, 1)
     # partial: 5 gold tokens, 4 predicted, longest common run "the past 8 years" = 4.
     assert table(score_collections(gold, pred, score_span="partial"))[key] == (5, 4, 4)
+
+
+def test_partial_without_spacy_says_which_extra_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "spacy", None)  # as if spaCy were not installed
+    _english_tokenizer.cache_clear()
+    _tokens.cache_clear()
+    text = "Drinks for the past 8 years."
+    trigger = EventSpan("Alcohol", 0, 6, "Drinks")
+    events = {"d": [SdohEvent(trigger, (EventSpan("Duration", 7, 27, text[7:27]),))]}
+    try:
+        with pytest.raises(ClincorpError, match=r"pip install 'clinical-corpora\[spacy\]'"):
+            score_collections(events, events, score_span="partial")
+    finally:
+        _english_tokenizer.cache_clear()
 
 
 def test_partial_lets_overlapping_pairs_match_many_to_many() -> None:

@@ -42,7 +42,7 @@ from typing import Literal, TypedDict, get_args
 from clinical_corpora.builders.sources.brat import BratDocument, brat_document_ids, read_brat_document
 from clinical_corpora.builders.sources.shac import shac_annotations
 from clinical_corpora.core.counts import PRFCounts
-from clinical_corpora.core.errors import SourceError
+from clinical_corpora.core.errors import ClincorpError, SourceError
 
 TriggerCriterion = Literal["exact", "overlap", "min_dist"]
 SpanCriterion = Literal["exact", "overlap", "partial"]
@@ -518,6 +518,11 @@ def _tokens(text: str) -> tuple[str, ...]:
 
 @functools.cache
 def _english_tokenizer() -> Callable[[str], Iterable]:
-    import spacy  # imported lazily: only ``partial`` counts tokens
-
+    try:
+        import spacy  # imported lazily: only ``partial`` counts tokens
+    except ImportError as error:
+        raise ClincorpError(
+            "--score-span partial counts tokens with spaCy's English tokenizer, as the official n2c2 scorer "
+            "does; install it with: pip install 'clinical-corpora[spacy]'"
+        ) from error
     return spacy.blank("en").tokenizer
