@@ -39,10 +39,11 @@ class Row:
 
 @dataclass(frozen=True)
 class Reject:
-    """A record kept out of the release, and why."""
+    """A record kept out of the release, or an annotation kept out of its released record, and why."""
 
     where: str
     reason: str
+    kind: Literal["record", "annotation"] = "record"
 
 
 @dataclass
@@ -102,15 +103,29 @@ class BuildContext:
         except SourceError as error:
             self.reject(error)
         except ValidationError as error:
-            problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'record'}: {e['msg']}" for e in error.errors())
-            self.reject(SourceError(where, f"record does not match its schema: {problems}"))
+            self.reject(_schema_error(where, error))
 
-    def reject(self, error: SourceError) -> None:
-        """Fail the build with ``error``, or quarantine the record it names (its path source-relative)."""
+    @contextmanager
+    def annotation(self, where: str) -> Iterator[None]:
+        """One annotation of a record: its SourceError or ValidationError fails the build or quarantines
+        the annotation alone, and the record is released without it."""
+        try:
+            yield
+        except SourceError as error:
+            self.reject(error, "annotation")
+        except ValidationError as error:
+            self.reject(_schema_error(where, error), "annotation")
+
+    def reject(self, error: SourceError, kind: Literal["record", "annotation"] = "record") -> None:
+        """Fail the build with ``error``, or quarantine the record (or annotation) it names, its path
+        source-relative."""
         if self.on_error == "fail":
             raise error
         where = SourceError(self.relative(error.path), error.message, line=error.line, record=error.record)
-        self.rejects.append(Reject(where=where.location, reason=error.message))
+        self.rejects.append(Reject(where=where.location, reason=error.message, kind=kind))
+
+    def rejected(self, kind: Literal["record", "annotation"]) -> int:
+        return sum(reject.kind == kind for reject in self.rejects)
 
     def relative(self, path: str) -> str:
         """``<source>/<path inside it>`` for a path under a source, so releases hold no machine paths."""
@@ -120,6 +135,11 @@ class BuildContext:
                 named = f"{name}/{root.name}" if root.is_file() else name
                 return named + path[len(prefix) :]
         return path
+
+
+def _schema_error(where: str, error: ValidationError) -> SourceError:
+    problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'record'}: {e['msg']}" for e in error.errors())
+    return SourceError(where, f"record does not match its schema: {problems}")
 
 
 class Builder:

@@ -143,7 +143,8 @@ def _write_release_files(
     """Run the gates and write rejects.jsonl, validation.json, README.md and manifest.json."""
     if ctx.rejects:
         (staging / "rejects.jsonl").write_text(
-            "".join(json.dumps({"where": r.where, "reason": r.reason}) + "\n" for r in ctx.rejects), encoding="utf-8"
+            "".join(json.dumps({"where": r.where, "kind": r.kind, "reason": r.reason}) + "\n" for r in ctx.rejects),
+            encoding="utf-8",
         )
     view = ReleaseView(staging)
     expectations = manifest.gates.expectations
@@ -159,7 +160,12 @@ def _write_release_files(
         "builder_version": builder.VERSION,
         "package_version": package_version("clinical-corpora"),
         "inputs": inputs,
-        "counts": {"read": ctx.read, "written": written, "rejected": len(ctx.rejects)},
+        "counts": {
+            "read": ctx.read,
+            "written": written,
+            "rejected": ctx.rejected("record"),
+            "rejected_annotations": ctx.rejected("annotation"),
+        },
     }
     _write_json(
         staging / "validation.json",

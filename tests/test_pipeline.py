@@ -9,6 +9,7 @@ import pytest
 import yaml
 from datasets import ClassLabel, load_dataset
 
+from clinical_corpora.builders.base import BuildContext
 from clinical_corpora.builders.cli import main
 from clinical_corpora.builders.inputs import resolve_sources
 from clinical_corpora.builders.pipeline import run
@@ -53,7 +54,7 @@ def test_manifest_counts_inputs_and_no_absolute_paths(tiny_corpus: Path, tmp_pat
     run(load_manifest(tiny_corpus), tmp_path / "out")
     release = tmp_path / "out" / "tiny" / "1.0.0"
     manifest = json.loads((release / "manifest.json").read_text())
-    assert manifest["counts"] == {"read": 3, "written": 3, "rejected": 0}
+    assert manifest["counts"] == {"read": 3, "written": 3, "rejected": 0, "rejected_annotations": 0}
     assert {(i["source"], i["file"]) for i in manifest["inputs"]} == {
         ("notes", "notes.tsv"),
         ("spans", "spans.tsv"),
@@ -128,7 +129,7 @@ def test_quarantine_respects_max_rejects(tiny_corpus: Path, tmp_path: Path) -> N
     assert json.loads(kept.read_text())["where"] == "notes/notes.tsv:4"
     edit_yaml(tiny_corpus, lambda d: d["gates"].update(max_rejects=1))
     outcome = run(load_manifest(tiny_corpus), tmp_path / "out", on_error="quarantine")
-    assert outcome.manifest["counts"] == {"read": 3, "written": 2, "rejected": 1}
+    assert outcome.manifest["counts"] == {"read": 3, "written": 2, "rejected": 1, "rejected_annotations": 0}
     assert "rejects.jsonl" in {o["file"] for o in outcome.manifest["outputs"]}
 
 
@@ -199,3 +200,22 @@ def test_build_overwrites_and_keeps_a_failing_build_for_inspection(tiny_corpus: 
         run(load_manifest(tiny_corpus), tmp_path / "scratch", mode="build")
     validation = json.loads((tmp_path / "scratch" / "tiny" / "1.0.0" / "validation.json").read_text())
     assert validation["agreement"] == {"span_f1": 0.0}
+
+
+def test_a_broken_annotation_is_quarantined_alone(tiny_corpus: Path) -> None:
+    manifest = load_manifest(tiny_corpus)
+    sources = resolve_sources(manifest, {})
+    strict = BuildContext(manifest, sources)
+    with pytest.raises(SourceError, match="offset 99"), strict.annotation("spans.tsv:4"):
+        raise SourceError("spans.tsv", "offset 99 is past the end of the note", line=4)
+    lenient = BuildContext(manifest, sources, on_error="quarantine")
+    kept = []
+    with lenient.record("notes.tsv:2"):
+        for line in (2, 3):
+            with lenient.annotation(f"spans.tsv:{line}"):
+                if line == 3:
+                    raise SourceError("spans.tsv", "offset 99 is past the end of the note", line=line)
+                kept.append(line)
+    assert kept == [2] and lenient.read == 1
+    assert (lenient.rejected("record"), lenient.rejected("annotation")) == (0, 1)
+    assert lenient.rejects[0].where == "spans.tsv:3" and lenient.rejects[0].kind == "annotation"
