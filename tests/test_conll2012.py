@@ -64,8 +64,14 @@ def test_reads_documents_tokens_and_chains(tmp_path: Path) -> None:
         frozenset({TokenSpan(8, 11)}),
         frozenset({TokenSpan(10, 11)}),
     }
-    # A header without "part" is part 0; one span in two entities is kept in both.
-    assert second.doc_id == conll_doc_id("patient_18")
+    # The name is the header's exact text, trailing space included, as scorer.pl matches it;
+    # normalised, a header without "part" is part 0. One span in two entities is kept in both.
+    assert second.doc_id == "(patient_18); "
+    assert second.normalised_id == conll_doc_id("patient_18") == "(patient_18); part 000"
+    assert [d.doc_id for d in iter_conll2012(write(tmp_path, REPORT), normalise_names=True)] == [
+        "(patient_17); part 000",
+        "(patient_18); part 000",
+    ]
     assert second.chains == (frozenset({TokenSpan(0, 2)}), frozenset({TokenSpan(0, 2)}))
 
 
@@ -85,9 +91,9 @@ def test_chains_read_from_files_score_as_the_reference_test_case_a4(tmp_path: Pa
     )
     assert key == {
         "(tc); part 000": [
-            {TokenSpan(0, 1)},
-            {TokenSpan(1, 2), TokenSpan(2, 3)},
-            {TokenSpan(4, 5), TokenSpan(5, 6), TokenSpan(6, 7)},
+            [TokenSpan(0, 1)],
+            [TokenSpan(1, 2), TokenSpan(2, 3)],
+            [TokenSpan(4, 5), TokenSpan(5, 6), TokenSpan(6, 7)],
         ]
     }
     scores = score_documents_all(key, response)
@@ -197,15 +203,51 @@ HEADER = "#begin document (d); part 000\n"
         (HEADER + "d 0 0 a (1)\n" + HEADER, 3, "inside document"),
         ("d 0 0 a (1)\n", 1, "expected '#begin document"),
         (HEADER + "d 0 0 a (1]\n#end document\n", 2, "coreference column"),
-        (HEADER + "d 0 0 (1)\n#end document\n", 2, "at least 5 columns"),
+        (HEADER + "d 0 0 a (1)\nd 0 1 b \xe9\n#end document\n", 3, "expected UTF-8 text, found byte 0xe9 at byte offset 50"),
         (HEADER + "#end document\n" + HEADER + "#end document\n", 3, "already began at line 1"),
         ("#begin document \n", 1, "without a document name"),
         (HEADER + "# a comment\n#end document\n", 2, "unexpected '#' line"),
     ],
 )
 def test_errors_name_file_and_line(tmp_path: Path, text: str, line: int, message: str) -> None:
-    path = write(tmp_path, text)
+    path = tmp_path / "file.conll"
+    path.write_bytes(text.encode("latin-1"))  # ASCII, except a Latin-1 byte where UTF-8 is expected
     with pytest.raises(SourceError, match=message) as raised:
         list(iter_conll2012(path))
     assert raised.value.path == str(path)
     assert raised.value.line == line
+
+
+def test_any_number_of_columns_the_coreference_column_last(tmp_path: Path) -> None:
+    # The reference scorer's own test files: two columns (document, coreference) or five.
+    two = "#begin document (x); part 000\nx (1\nx 1)\nx -\n\nx (1)\n#end document\n"
+    five = "#begin document (x); part 000\nx 0 0 a (1\nx 0 1 b 1)\nx 0 2 c -\n\nx 0 0 d (1)\n#end document\n"
+    one = "#begin document (x); part 000\n(1\n1)\n-\n\n(1)\n#end document\n"
+    chains = [[TokenSpan(0, 2), TokenSpan(3, 4)]]
+    for name, text in {"two": two, "five": five, "one": one}.items():
+        assert read_conll2012_chains(write(tmp_path, text, name)) == {"(x); part 000": chains}
+    (document,) = iter_conll2012(write(tmp_path, two, "two"))
+    assert document.sentences == (("_", "_", "_"), ("_",))  # no word column
+    (document,) = iter_conll2012(write(tmp_path, five, "five"))
+    assert document.sentences == (("a", "b", "c"), ("d",))
+
+
+def test_document_names_match_exactly_unless_normalised(tmp_path: Path) -> None:
+    key = write(tmp_path, "#begin document (d); part 000\nd (1)\nd (1)\n#end document\n", "key")
+    response = write(tmp_path, "#begin document (d); part 0\nd (1)\nd (1)\n#end document\n", "response")
+    assert list(read_conll2012_chains(key)) == ["(d); part 000"]
+    assert list(read_conll2012_chains(response)) == ["(d); part 0"]
+    assert list(read_conll2012_chains(response, normalise_names=True)) == ["(d); part 000"]
+    # Same normalised name twice in one file: refused rather than one of them silently kept.
+    both = write(tmp_path, "#begin document (d); part 0\n#end document\n#begin document (d); part 000\n#end document\n")
+    assert len(list(iter_conll2012(both))) == 2
+    with pytest.raises(SourceError, match="already began at line 1"):
+        list(iter_conll2012(both, normalise_names=True))
+
+
+def test_repeated_spans_are_kept_as_read(tmp_path: Path) -> None:
+    # Entity 1 names token 0 twice; entity 2 reuses it: the metrics decide what repeats mean.
+    text = "#begin document (d); part 000\nd (1)|(1)|(2)\nd (2)\n#end document\n"
+    (document,) = iter_conll2012(write(tmp_path, text))
+    assert document.mentions == ((TokenSpan(0, 1), TokenSpan(0, 1)), (TokenSpan(0, 1), TokenSpan(1, 2)))
+    assert document.chains == (frozenset({TokenSpan(0, 1)}), frozenset({TokenSpan(0, 1), TokenSpan(1, 2)}))

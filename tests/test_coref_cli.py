@@ -83,3 +83,17 @@ def test_errors_exit_1_with_a_message(tmp_path: Path, capsys: pytest.CaptureFixt
     broken.write_text(CONLL_KEY.replace("* 0)", "* -"))
     status, _, err = score(capsys, str(broken), str(conll))
     assert status == 1 and "broken.conll:2" in err and "never closed" in err
+
+
+def test_documents_match_by_exact_header_unless_normalised(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    key = tmp_path / "key.conll"
+    key.write_text(CONLL_KEY)
+    # Two columns (document, coreference), "part 0" and a trailing space: scorer.pl reads the
+    # coreference column but does not take this for the key's "(d); part 000".
+    response = tmp_path / "response.conll"
+    response.write_text("#begin document (d); part 0 \nd (0\nd 0)\nd -\nd (1)\n\nd (0)\n#end document\n")
+    status, _, err = score(capsys, str(key), str(response))
+    assert status == 1 and "response documents not in the key: ['(d); part 0 ']" in err
+    status, out, _ = score(capsys, str(key), str(response), "--json", "--normalise-doc-names")
+    assert status == 0
+    assert json.loads(out)["conll_f1"] == pytest.approx(1.0)

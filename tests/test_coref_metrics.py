@@ -9,6 +9,8 @@ a repeated mention.
 
 from __future__ import annotations
 
+import contextlib
+import io
 import itertools
 import json
 from collections import defaultdict
@@ -505,3 +507,267 @@ def test_load_chains_json_errors_name_the_place(
     assert raised.value.path == str(path)
     assert raised.value.line == line
     assert raised.value.record == record
+
+
+# --- The reference scorer's test suite, read from CoNLL files and scored by `clincorp score coref`.
+#
+# tests/reference_scorer/DataFiles/ transcribes the cases of the reference scorer's
+# test/DataFiles (TC-A … TC-N) in the same layouts: five tab-separated columns for TC-A, TC-M and
+# TC-N, two (document, coreference) for TC-B … TC-L. Tokens are invented; the chains are those
+# of test/TestCases.README. Expected values: test/CorefMetricTestConfig.pm (v8.01, cases A1–N6,
+# metric names as there), then the LEA values of test/TestCases.README, which the configuration
+# does not list.
+
+DATA_FILES = Path(__file__).parent / "reference_scorer" / "DataFiles"
+A4_BCUB = (10 / 3 / 6, (1 + 4 / 3 + 1 / 2) / 7, 2 * (5 / 9) * (17 / 42) / ((5 / 9) + (17 / 42)))
+A4_VALUES: dict[str, Expected] = {
+    "muc": (1 / 3, 1 / 3, 1 / 3),
+    "bcub": A4_BCUB,
+    "ceafm": (0.66667, 0.57143, 0.61538),
+    "ceafe": (0.73333, 0.55, 0.62857),
+    "blanc": (0.35227, 0.27206, 0.30357),
+}
+# (id, key file, response file, {metric: (recall, precision, F1)}) as in CorefMetricTestConfig.pm
+REFERENCE_CONFIG: list[tuple[str, str, str, dict[str, Expected]]] = [
+    (
+        "A1",
+        "TC-A.key",
+        "TC-A-1.response",
+        {"muc": ONE, "bcub": (6 / 6, 6 / 6, 1), "ceafm": ONE, "ceafe": ONE, "blanc": ONE},
+    ),
+    (
+        "A2",
+        "TC-A.key",
+        "TC-A-2.response",
+        {
+            "muc": (1 / 3, 1 / 1, 0.5),
+            "bcub": ((7 / 3) / 6, 3 / 3, 14 / 25),
+            "ceafm": (0.5, 1, 0.66667),
+            "ceafe": (0.6, 0.9, 0.72),
+            "blanc": (0.21591, 1, 0.35385),
+        },
+    ),
+    (
+        "A3",
+        "TC-A.key",
+        "TC-A-3.response",
+        {
+            "muc": (3 / 3, 3 / 5, 0.75),
+            "bcub": (6 / 6, (4 + 7 / 12) / 9, 110 / 163),
+            "ceafm": (1, 0.66667, 0.8),
+            "ceafe": (0.88571, 0.66429, 0.75918),
+            "blanc": (1, 0.42593, 0.59717),
+        },
+    ),
+    (
+        "A4",
+        "TC-A.key",
+        "TC-A-4.response",
+        {**A4_VALUES, "bcub": ((3 + 1 / 3) / 6, (1 + 4 / 3 + 1 / 2) / 7, A4_BCUB[2])},
+    ),
+    (
+        "A5",
+        "TC-A.key",
+        "TC-A-5.response",
+        {
+            "muc": (1 / 3, 1 / 4, 2 / 7),
+            "bcub": ((3 + 1 / 3) / 6, 2.5 / 8, 2 * (5 / 9) * (5 / 16) / ((5 / 9) + (5 / 16))),
+            "ceafm": (0.66667, 0.5, 0.57143),
+            "ceafe": (0.68889, 0.51667, 0.59048),
+            "blanc": (0.35227, 0.19048, 0.24716),
+        },
+    ),
+    (
+        "A6",
+        "TC-A.key",
+        "TC-A-6.response",
+        {
+            "muc": (1 / 3, 1 / 4, 2 / 7),
+            "bcub": ((10 / 3) / 6, (1 + 4 / 3 + 1 / 2) / 8, 2 * (5 / 9) * (17 / 48) / ((5 / 9) + (17 / 48))),
+            "ceafm": (0.66667, 0.5, 0.57143),
+            "ceafe": (0.73333, 0.55, 0.62857),
+            "blanc": (0.35227, 0.20870, 0.25817),
+        },
+    ),
+    ("A7", "TC-A.key", "TC-A-7.response", A4_VALUES),
+    ("A8", "TC-A.key", "TC-A-8.response", A4_VALUES),
+    ("A9", "TC-A.key", "TC-A-9.response", A4_VALUES),
+    (
+        "A10",
+        "TC-A.key",
+        "TC-A-10.response",
+        {"muc": ZERO, "bcub": (3 / 6, 6 / 6, 2 / 3), "blanc": (0.5, 0.36667, 0.42308)},
+    ),
+    (
+        "A11",
+        "TC-A.key",
+        "TC-A-11.response",
+        {
+            "muc": (3 / 3, 3 / 5, 6 / 8),
+            "bcub": (6 / 6, (1 / 6 + 2 * 2 / 6 + 3 * 3 / 6) / 6, 14 / 25),
+            "blanc": (0.5, 0.13333, 0.21053),
+        },
+    ),
+    (
+        "A12",
+        "TC-A.key",
+        "TC-A-12.response",
+        {
+            "muc": ZERO,
+            "bcub": ((1 + 1 / 2 + 2 / 3) / 6, 4 / 7, 2 * (13 / 36) * (4 / 7) / ((13 / 36) + (4 / 7))),
+            "blanc": (0.22727, 0.11905, 0.15625),
+        },
+    ),
+    (
+        "A13",
+        "TC-A.key",
+        "TC-A-13.response",
+        {
+            "muc": (1 / 3, 1 / 6, 2 / 9),
+            "bcub": (
+                (1 + 1 / 2 + 2 * 2 / 3) / 6,
+                (1 / 7 + 1 / 7 + 2 * 2 / 7) / 7,
+                2 * (17 / 36) * (6 / 49) / ((17 / 36) + (6 / 49)),
+            ),
+            "blanc": (0.125, 0.02381, 0.04),
+        },
+    ),
+    ("B1", "TC-B.key", "TC-B-1.response", {"blanc": (1 / 2 * (1 / 4 + 1 / 3),) * 3}),
+    ("C1", "TC-C.key", "TC-C-1.response", {"blanc": (1 / 2 * (2 / 5 + 10 / 16),) * 3}),
+    ("D1", "TC-D.key", "TC-D-1.response", {"muc": rp(9 / 9, 9 / 10), "bcub": rp(12 / 12, 16 / 21)}),
+    ("E1", "TC-E.key", "TC-E-1.response", {"muc": rp(9 / 9, 9 / 10), "bcub": rp(1, 7 / 12)}),
+    ("F1", "TC-F.key", "TC-F-1.response", {"muc": rp(2 / 3, 2 / 2)}),
+    ("G1", "TC-G.key", "TC-G-1.response", {"muc": rp(2 / 2, 2 / 3)}),
+    ("H1", "TC-H.key", "TC-H-1.response", {"muc": ONE}),
+    ("I1", "TC-I.key", "TC-I-1.response", {"muc": rp(2 / 3, 2 / 2)}),
+    ("J1", "TC-J.key", "TC-J-1.response", {"muc": rp(1 / 2, 1 / 1)}),
+    ("K1", "TC-K.key", "TC-K-1.response", {"muc": (3 / 6, 3 / 6, 3 / 6)}),
+    ("L1", "TC-L.key", "TC-L-1.response", {"muc": rp(2 / 5, 2 / 4)}),
+    ("M1", "TC-M.key", "TC-M-1.response", {"muc": ONE, "bcub": ONE, "ceafm": ONE, "ceafe": ONE, "blanc": ONE}),
+    ("M2", "TC-M.key", "TC-M-2.response", {"muc": ZERO, "blanc": ZERO}),
+    ("M3", "TC-M.key", "TC-M-3.response", {"blanc": (0.26667, 1, 0.42105)}),
+    ("M4", "TC-M.key", "TC-M-4.response", {"blanc": (0.2, 0.2, 0.2)}),
+    ("M5", "TC-M.key", "TC-M-5.response", {"muc": ZERO, "blanc": ZERO}),
+    ("M6", "TC-M.key", "TC-M-6.response", {"blanc": (0.06667, 0.25, 0.10526)}),
+    ("N1", "TC-N.key", "TC-N-1.response", {"muc": ZERO, "blanc": ONE}),
+    ("N2", "TC-N.key", "TC-N-2.response", {"muc": ZERO, "blanc": ZERO}),
+    ("N3", "TC-N.key", "TC-N-3.response", {"blanc": (0.73333, 1, 0.84615)}),
+    ("N4", "TC-N.key", "TC-N-4.response", {"muc": ZERO, "blanc": (0.2, 0.2, 0.2)}),
+    ("N5", "TC-N.key", "TC-N-5.response", {"blanc": ZERO}),
+    ("N6", "TC-N.key", "TC-N-6.response", {"blanc": (0.13333, 0.18182, 0.15385)}),
+]
+CONFIG_METRIC = {"muc": "muc", "bcub": "b_cubed", "ceafm": "ceaf_m", "ceafe": "ceaf_e", "blanc": "blanc"}
+LEA_FROM_README = {case: values["lea"] for case, _, _, values in REFERENCE_CASES if "lea" in values}
+FILE_CASES = [
+    pytest.param(key, response, {CONFIG_METRIC[m]: v for m, v in values.items()}, id=f"{case}-config")
+    for case, key, response, values in REFERENCE_CONFIG
+] + [
+    pytest.param(key, response, {"lea": LEA_FROM_README[case]}, id=f"{case}-lea-readme")
+    for case, key, response, _ in REFERENCE_CONFIG
+    if case in LEA_FROM_README
+]
+
+
+def reference_file_scores(key: str, response: str, *options: str) -> dict[str, dict[str, float]]:
+    from clinical_corpora.builders.cli import main
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        status = main(["score", "coref", str(DATA_FILES / key), str(DATA_FILES / response), "--json", *options])
+    assert status == 0
+    return json.loads(out.getvalue())
+
+
+@pytest.mark.parametrize(("key", "response", "expected"), FILE_CASES)
+def test_reference_scorer_data_files_through_the_cli(key: str, response: str, expected: dict[str, Expected]) -> None:
+    scores = reference_file_scores(key, response)
+    for metric, values in expected.items():
+        actual = (scores[metric]["recall"], scores[metric]["precision"], scores[metric]["f1"])
+        assert actual == pytest.approx(values, abs=1e-4), metric
+
+
+def test_every_expected_value_of_the_configuration_is_checked() -> None:
+    # 36 cases (A1–A13, B1–L1, M1–M6, N1–N6); recall, precision and F1 of each metric listed:
+    # 273 values from the configuration (muc 28, bcub 16, ceafm 10, ceafe 10, blanc 27 triples)
+    # and 108 LEA values from the README, 381 in all.
+    config_values = sum(3 * len(values) for _, _, _, values in REFERENCE_CONFIG)
+    readme_values = sum(3 for case, _, _, _ in REFERENCE_CONFIG if case in LEA_FROM_README)
+    assert (len(REFERENCE_CONFIG), config_values, readme_values) == (36, 273, 108)
+    assert {path.name for path in DATA_FILES.iterdir()} == {
+        name for _, key, response, _ in REFERENCE_CONFIG for name in (key, response)
+    }
+
+
+# TC-A's tokens; response {a} {bcx} {dex}: x (token 2, "junk") is in no key chain and in two
+# response chains. scorer.pl keeps both occurrences (its repeat check only sees mentions it
+# already matched to the key), so x counts twice in the precision of every metric.
+TWINLESS_TWICE = """\
+#begin document (LuoTestCase);
+test1\t0\t0\ta1\t(1
+test1\t0\t1\ta2\t1)
+test1\t0\t2\tjunk\t(2)|(3)
+test1\t0\t3\tb1\t(2
+test1\t0\t4\tb2\t-
+test1\t0\t5\tb3\t-
+test1\t0\t6\tb4\t2)
+test1\t0\t7\tjnk\t-
+test1\t0\t8\t.\t-
+
+test2\t0\t0\tc\t(2)
+test2\t0\t1\tjnk\t-
+test2\t0\t2\td1\t(3
+test2\t0\t3\td2\t3)
+test2\t0\t4\tjnk\t-
+test2\t0\t5\te\t(3)
+test2\t0\t6\tjnk\t-
+test2\t0\t7\tf1\t-
+test2\t0\t8\tf2\t-
+test2\t0\t9\tf3\t-
+test2\t0\t10\t.\t-
+#end document
+"""
+# Worked by hand from lib/CorScorer.pm's definitions. Key {a} {bc} {def}; response chains of
+# sizes 1, 3, 3 (7 mentions) as scorer.pl counts them, 1, 3, 2 (6) when x is deduplicated.
+TWINLESS_AS_REFERENCE: dict[str, Expected] = {
+    "muc": rp(2 / 3, 2 / 4),
+    "b_cubed": rp(13 / 3 / 6, (1 + 2 / 3 + 2 / 3 + 2 / 3 + 2 / 3) / 7),
+    "ceaf_m": rp(5 / 6, 5 / 7),
+    "ceaf_e": rp((1 + 4 / 5 + 4 / 6) / 3, (1 + 4 / 5 + 4 / 6) / 3),
+    # coreference links: 2 of 4 key, 2 of 6 distinct response pairs; non-coreference: 8 of 11
+    # key, 8 of 14 distinct response pairs (x–x across the two chains is one of them).
+    "blanc": ((1 / 2 + 8 / 11) / 2, (2 / 6 + 8 / 14) / 2, (f1(1 / 2, 2 / 6) + f1(8 / 11, 8 / 14)) / 2),
+    "lea": rp((1 + 2 + 3 * (1 / 3)) / 6, (1 + 3 * (1 / 3) + 3 * (1 / 3)) / 7),
+}
+TWINLESS_DEDUPLICATED: dict[str, Expected] = {
+    "muc": rp(2 / 3, 2 / 3),
+    "b_cubed": rp(13 / 3 / 6, (1 + 2 / 3 + 2 / 3 + 1 + 1) / 6),
+    "ceaf_m": rp(5 / 6, 5 / 6),
+    "ceaf_e": rp((1 + 4 / 5 + 4 / 5) / 3, (1 + 4 / 5 + 4 / 5) / 3),
+    "lea": rp((1 + 2 + 3 * (1 / 3)) / 6, (1 + 3 * (1 / 3) + 2) / 6),
+}
+
+
+@pytest.mark.parametrize(
+    ("options", "expected"),
+    [((), TWINLESS_AS_REFERENCE), (("--dedupe-twinless",), TWINLESS_DEDUPLICATED)],
+    ids=["as-scorer.pl", "dedupe-twinless"],
+)
+def test_twinless_mention_in_two_response_chains(
+    tmp_path: Path, options: tuple[str, ...], expected: dict[str, Expected]
+) -> None:
+    response = tmp_path / "twinless.response"
+    response.write_text(TWINLESS_TWICE)
+    scores = reference_file_scores("TC-A.key", str(response), *options)
+    for metric, values in expected.items():
+        actual = (scores[metric]["recall"], scores[metric]["precision"], scores[metric]["f1"])
+        assert actual == pytest.approx(values, abs=1e-9), metric
+
+
+def test_twinless_repeats_are_kept_unless_deduplicated() -> None:
+    key, response = chains("a bc def"), chains("a bcx dex")
+    kept = coref.align(key, response)
+    assert (kept.response_sizes, kept.repeated_response_mentions, kept.response_links) == ((1, 3, 3), 0, (6, 14))
+    deduped = coref.align(key, response, dedupe_twinless=True)
+    assert (deduped.response_sizes, deduped.repeated_response_mentions, deduped.response_links) == ((1, 3, 2), 1, None)
+    # A key mention repeated in the response is dropped either way (TC-A-8).
+    assert coref.align(key, chains("a bcx dy bz")).response_sizes == (1, 3, 2, 1)

@@ -6,6 +6,7 @@ import csv
 import gzip
 import io
 import random
+import re
 from datetime import date, datetime
 from pathlib import Path
 
@@ -350,6 +351,122 @@ def test_truncated_gzip_is_an_error(tmp_path: Path) -> None:
     path = tmp_path / "discharge.csv.gz"
     path.write_bytes(data[: len(data) // 2])
 
-    with pytest.raises(SourceError, match="unreadable after line") as error:
+    with pytest.raises(SourceError, match="the gzip data ends early") as error:
         list(iter_mimic_iv_notes(path))
     assert error.value.path == str(path)
+    message = str(error.value)
+    assert "\n" not in message and f"after {len(data) // 2} compressed bytes" in message
+    read, lines = map(int, re.search(r", (\d+) uncompressed bytes \((\d+) lines\)", message).groups())
+    assert 0 < read < len(gzip.decompress(data)) and error.value.line == lines + 1 > 2
+
+
+# The MIMIC-III demo release writes NOTEEVENTS with a lower-case, unquoted header.
+DEMO_NOTEEVENTS = (
+    "row_id,subject_id,hadm_id,chartdate,charttime,storetime,category,description,cgid,iserror,text\n"
+    '1201,10006,142345,2164-10-23,,,Discharge summary,Report,,,"Admission Date:  [**2164-10-23**]\n'
+    'Service: MEDICINE\n"\n'
+    "1202,10011,105331,2126-08-28,2126-08-28 09:15:00,2126-08-28 09:20:00,Nursing,Nursing Progress Note,"
+    '17345,,"Pt alert.\n"\n'
+)
+
+
+def test_demo_noteevents_lower_case_header(tmp_path: Path) -> None:
+    path = _write(tmp_path / "NOTEEVENTS.csv", [DEMO_NOTEEVENTS], compress=False)
+
+    events = list(iter_noteevents(path))
+    assert [(event.row_id, event.category, event.line) for event in events] == [
+        (1201, "Discharge summary", 2),
+        (1202, "Nursing", 5),
+    ]
+    assert events[0].text == "Admission Date:  [**2164-10-23**]\nService: MEDICINE\n"
+    assert events[1].cgid == 17345 and events[1].charttime == datetime(2126, 8, 28, 9, 15)
+    assert [event.row_id for event in iter_noteevents(path, categories={"Nursing"})] == [1202]
+
+
+@pytest.mark.parametrize(
+    ("header", "read"),
+    [
+        ("NOTE_ID,SUBJECT_ID,HADM_ID,NOTE_TYPE,NOTE_SEQ,CHARTTIME,STORETIME,TEXT", iter_mimic_iv_notes),
+        ('"Note_Id","Text"', iter_challenge_notes),
+        ("\ufeffNOTE_ID,TEXT", iter_notes),
+        ("Note_id,Subject_id,Hadm_id,Note_type,Note_seq,Charttime,Storetime,Text", iter_notes),
+    ],
+    ids=["mimic-iv-upper", "challenge-quoted-mixed", "challenge-bom-upper", "iter-notes-mimic-iv-mixed"],
+)
+def test_any_header_case_for_every_notes_layout(tmp_path: Path, header: str, read: object) -> None:
+    row = ["10000032-DS-21", "a note"] if header.count(",") == 1 else _discharge_row("10000032-DS-21", "a note")
+    path = _write(tmp_path / "notes.csv", [header + "\n", *_csv_lines([row])], compress=False)
+
+    (note,) = read(path)  # type: ignore[operator]
+    assert (note.note_id, note.text, note.line) == ("10000032-DS-21", "a note", 2)
+
+
+def test_lower_case_span_annotation_header(tmp_path: Path) -> None:
+    path = _write(
+        tmp_path / "train_annotations.csv", ["NOTE_ID,START,END,CONCEPT_ID\n", "n1,0,5,22298006\n"], compress=False
+    )
+
+    assert [(a.note_id, a.concept_id, a.line) for a in read_span_annotations(path)] == [("n1", 22298006, 2)]
+
+
+@pytest.mark.parametrize("compress", [False, True])
+def test_latin1_byte_names_line_and_byte_offset(tmp_path: Path, compress: bool) -> None:
+    # A note re-encoded as Latin-1 somewhere in its history: "café" is the byte 0xe9.
+    data = DEMO_NOTEEVENTS.replace("Pt alert.", "Pt alert, caf\u00e9.").encode("latin-1")
+    path = tmp_path / ("NOTEEVENTS.csv.gz" if compress else "NOTEEVENTS.csv")
+    path.write_bytes(gzip.compress(data) if compress else data)
+
+    with pytest.raises(SourceError, match=r"expected UTF-8 text, found byte 0xe9 at byte offset (\d+)") as error:
+        list(iter_noteevents(path))
+    assert error.value.line == 5  # row 1202 starts there, its text on the same line
+    offset = data.index(bytes([0xE9]))
+    assert f"byte offset {offset} " in str(error.value)
+    assert "\n" not in str(error.value)
+
+
+def test_latin1_byte_in_the_header_or_annotations(tmp_path: Path) -> None:
+    notes = tmp_path / "notes.csv"
+    notes.write_bytes(b"note_id,text\xe9\n")
+    with pytest.raises(SourceError, match="found byte 0xe9 at byte offset 12") as error:
+        iter_notes(notes)
+    assert error.value.line == 1
+    annotations = tmp_path / "train_annotations.csv"
+    annotations.write_bytes(b"note_id,start,end,concept_id\nn1,0,5,1\nn\xe92,0,5,1\n")
+    with pytest.raises(SourceError, match="found byte 0xe9 at byte offset 39") as error:
+        read_span_annotations(annotations)
+    assert error.value.line == 3
+
+
+def test_gzip_truncated_within_the_header_read(tmp_path: Path) -> None:
+    # Small enough that the whole file is inflated by the first read: the failure surfaced as
+    # a bare EOFError traceback before.
+    data = gzip.compress(DEMO_NOTEEVENTS.encode())
+    path = tmp_path / "NOTEEVENTS.csv.gz"
+    path.write_bytes(data[:-12])
+
+    with pytest.raises(SourceError, match=rf"ends early \(truncated\?\) after {len(data) - 12} compressed bytes"):
+        list(iter_noteevents(path))
+    corrupt = bytearray(data)
+    corrupt[-6] ^= 0xFF  # the stored length no longer matches
+    path.write_bytes(bytes(corrupt))
+    with pytest.raises(SourceError, match="corrupt gzip data"):
+        list(iter_noteevents(path))
+
+
+def test_radiology_table_reads_like_discharge(tmp_path: Path) -> None:
+    # MIMIC-IV-Note radiology.csv.gz: the discharge columns, note_type RR.
+    row = [
+        "10000032-RR-14",
+        10000032,
+        22595853,
+        "RR",
+        14,
+        "2180-05-06 21:19:00",
+        "",
+        "EXAMINATION:  CHEST (PA AND LAT)\n",
+    ]
+    path = _write(tmp_path / "radiology.csv.gz", _csv_lines([list(MIMIC_IV_NOTE_COLUMNS), row]), compress=True)
+
+    (note,) = iter_notes(path)
+    assert isinstance(note, MimicIvNote)
+    assert (note.note_type, note.note_seq, note.storetime, note.line) == ("RR", 14, None, 2)

@@ -71,6 +71,8 @@ _REMOVED_XPATH = (
 )
 _ENTITY_DECLARATION = re.compile(rb"<!DOCTYPE[^>\[]*\[[^\]]*<!ENTITY", re.IGNORECASE)
 _HTML_ELEMENT = re.compile(rb"<(?:html|body)[\s>]", re.IGNORECASE)
+_DECLARED_CHARSET = re.compile(rb"<meta[^>]*charset\s*=\s*[\"']?\s*([-\w.:]+)", re.IGNORECASE)
+_UTF8_NAMES = {"utf-8", "utf8"}
 _HEADING_TAG = re.compile(r"h([1-6])")
 _YEAR = re.compile(r"\b(19|20)\d\d\b")
 _DATE_METAS = ("citation_publication_date", "citation_date", "DC.Date", "dc.date")
@@ -137,11 +139,32 @@ def _parse_page(path: Path) -> etree._Element:
         raise SourceError(path, "not an HTML page: expected an <html> or <body> element")
     if _ENTITY_DECLARATION.search(raw):
         raise SourceError(path, "the DOCTYPE declares entities, which are refused (expected plain HTML)")
-    parser = lxml.html.HTMLParser(no_network=True, remove_comments=True, remove_pis=True)
+    parser = lxml.html.HTMLParser(
+        encoding=_utf8_unless_declared(path, raw), no_network=True, remove_comments=True, remove_pis=True
+    )
     root = lxml.html.document_fromstring(raw, parser=parser)
     if root.find("body") is None:
         raise SourceError(path, "not an HTML page: no <body> element")
     return root
+
+
+def _utf8_unless_declared(path: Path, raw: bytes) -> str | None:
+    """``utf-8`` for a page that declares UTF-8 or no charset (BMJ serves UTF-8; libxml2 would guess
+    Latin-1), None to let a page's other declared charset decide. A byte that is not UTF-8 in such a page
+    is an error naming its offset: characters are never replaced."""
+    declared = _DECLARED_CHARSET.search(raw)
+    if declared and declared.group(1).decode("ascii", "replace").lower() not in _UTF8_NAMES:
+        return None
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise SourceError(
+            path,
+            f"expected UTF-8 text{' (as the page declares)' if declared else ''}, found byte "
+            f"0x{raw[error.start]:02x} at byte offset {error.start}; a page in another encoding must declare "
+            "its charset in a <meta> element",
+        ) from None
+    return "utf-8"
 
 
 def _metadata(root: etree._Element) -> CaseMetadata:

@@ -3,13 +3,23 @@
 A file holds documents between ``#begin document (name); part 000`` and ``#end document``;
 one token per line, whitespace-separated columns (document, part, word number, word, ...,
 coreference last), a blank line between sentences. The coreference column is ``-`` or
-bracket pieces such as ``(12``, ``12)``, ``(12)``, ``(3|(4)`` or ``(1(2``.
+bracket pieces such as ``(12``, ``12)``, ``(12)``, ``(3|(4)`` or ``(1(2``. As in the reference
+scorer (``scorer.pl`` reads only the last field), a token line may have any number of columns:
+the reference's own test files have two (document, coreference) or five; the word is the fourth
+column when there are five or more.
+
+A document is named by the exact text after ``#begin document `` (trailing spaces included),
+which is how the reference matches key and response documents; ``normalise_names=True`` instead
+names it ``(name); part NNN`` whatever the spelling (``part 0`` = ``part 000``), a documented
+deviation kept for files written by tools that spell the header differently.
 
 Mentions are :class:`TokenSpan` values over the document's tokens, counted across sentences
 as the reference scorer counts them, so spans from a key and a response file compare by
 identity. As in the reference, on one token single-token mentions are read first, then
-openings, then closings, and a closing pairs with the latest opening of the same entity; a
-span repeated in one entity is one mention.
+openings, then closings, and a closing pairs with the latest opening of the same entity.
+``chains`` holds each entity's distinct spans; ``mentions`` keeps them as read (entity order
+of first appearance, repeats included), which the metrics need to treat repeats as the
+reference does.
 """
 
 from __future__ import annotations
@@ -20,10 +30,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple, TextIO
 
+from clinical_corpora.builders.sources.text_lines import utf8_lines
 from clinical_corpora.core.errors import SourceError
 
-MIN_COLUMNS = 5
-_BEGIN = re.compile(r"#\s*begin document\b\s*(?P<rest>.*)")
+WORD_COLUMNS = 5
+"""A token line has a word column (the fourth) when it has at least this many columns."""
+_BEGIN = re.compile(r"#\s*begin document(?: (?P<rest>.*)|\s*)")
 _END = re.compile(r"#\s*end document\b.*")
 _STANDARD_NAME = re.compile(r"\((?P<name>.+)\)\s*;?\s*(?:part\s+(?P<part>\d+))?")
 _BRACKET = re.compile(r"\((?P<single>\d+)\)|\((?P<open>\d+)|(?P<close>\d+)\)|\|")
@@ -45,10 +57,22 @@ class ConllDocument:
     part: int
     sentences: tuple[tuple[str, ...], ...]
     chains: tuple[frozenset[TokenSpan], ...]
+    header: str = ""
+    """The exact text after ``#begin document `` (empty for a document made in code)."""
+    mentions: tuple[tuple[TokenSpan, ...], ...] = ()
+    """Each entity's spans as read, repeats included (empty for a document made in code)."""
 
     @property
     def doc_id(self) -> str:
-        """The document's identity as the reference scorer matches it: ``(name); part 000``."""
+        """The document's identity as the reference scorer matches it: the exact header text.
+
+        ``(name); part 000`` for a document made in code.
+        """
+        return self.header or conll_doc_id(self.name, self.part)
+
+    @property
+    def normalised_id(self) -> str:
+        """``(name); part 000`` whatever the header's spelling (``part 0``, trailing spaces)."""
         return conll_doc_id(self.name, self.part)
 
 
@@ -68,7 +92,7 @@ class _BracketError(Exception):
 class _MentionCollector:
     """Turns coreference columns, token by token, into chains of spans."""
 
-    chains: dict[int, set[TokenSpan]] = field(default_factory=dict)
+    chains: dict[int, list[TokenSpan]] = field(default_factory=dict)
     open_mentions: dict[int, list[tuple[int, int | None]]] = field(default_factory=dict)
 
     def add(self, token: int, column: str, line: int | None) -> None:
@@ -92,27 +116,28 @@ class _MentionCollector:
                 closes.append(int(match["close"]))
             position = match.end()
         for entity in singles:
-            self.chains.setdefault(entity, set()).add(TokenSpan(token, token + 1))
+            self.chains.setdefault(entity, []).append(TokenSpan(token, token + 1))
         for entity in opens:
-            self.chains.setdefault(entity, set())
+            self.chains.setdefault(entity, [])
             self.open_mentions.setdefault(entity, []).append((token, line))
         for entity in closes:
             started = self.open_mentions.get(entity)
             if not started:
                 raise _BracketError(f"'{entity})' closes entity {entity}, which has no open mention", line)
             start, _ = started.pop()
-            self.chains.setdefault(entity, set()).add(TokenSpan(start, token + 1))
+            self.chains.setdefault(entity, []).append(TokenSpan(start, token + 1))
 
-    def finish(self) -> tuple[frozenset[TokenSpan], ...]:
+    def finish(self) -> tuple[tuple[TokenSpan, ...], ...]:
+        """Each entity's spans in reading order, repeats included (entities in order of first use)."""
         for entity, started in self.open_mentions.items():
             if started:
                 _, line = started[-1]
                 raise _BracketError(f"'({entity}' opens a mention of entity {entity} that is never closed", line)
-        return tuple(frozenset(spans) for spans in self.chains.values() if spans)
+        return tuple(tuple(spans) for spans in self.chains.values() if spans)
 
 
-def _parse_header(rest: str, path: str | Path, line: int) -> tuple[str, int]:
-    rest = rest.strip()
+def _parse_header(rest: str | None, path: str | Path, line: int) -> tuple[str, int]:
+    rest = (rest or "").strip()
     if not rest:
         raise SourceError(path, "'#begin document' without a document name", line=line)
     standard = _STANDARD_NAME.fullmatch(rest)
@@ -125,6 +150,7 @@ def _parse_header(rest: str, path: str | Path, line: int) -> tuple[str, int]:
 class _OpenDocument:
     name: str
     part: int
+    header: str
     begin_line: int
     sentences: list[tuple[str, ...]] = field(default_factory=list)
     sentence: list[str] = field(default_factory=list)
@@ -137,47 +163,48 @@ class _OpenDocument:
             self.sentence = []
 
 
-def iter_conll2012(path: str | Path) -> Iterator[ConllDocument]:
-    """Yield the documents of a CoNLL-2012 file one at a time (memory: one document)."""
+def iter_conll2012(path: str | Path, *, normalise_names: bool = False) -> Iterator[ConllDocument]:
+    """Yield the documents of a CoNLL-2012 file one at a time (memory: one document).
+
+    Two documents with the same name (exact header text, or ``(name); part NNN`` with
+    ``normalise_names``) are an error: the reference would silently score only one of them.
+    """
     document: _OpenDocument | None = None
     seen: dict[str, int] = {}
-    with open(path, encoding="utf-8") as handle:
-        for line_number, raw in enumerate(handle, start=1):
-            text = raw.strip()
-            begin = _BEGIN.fullmatch(text)
-            if document is None:
-                if begin is None:
-                    if text:
-                        raise SourceError(path, "expected '#begin document (name); part NNN'", line=line_number)
-                    continue
-                name, part = _parse_header(begin["rest"], path, line_number)
-                document = _OpenDocument(name, part, line_number)
-                doc_id = conll_doc_id(name, part)
-                if doc_id in seen:
-                    raise SourceError(
-                        path,
-                        f"document {doc_id} already began at line {seen[doc_id]}",
-                        line=line_number,
-                    )
-                seen[doc_id] = line_number
-            elif begin is not None:
+    for line_number, raw in utf8_lines(path):
+        text = raw.strip()
+        begin = _BEGIN.fullmatch(raw.rstrip("\r\n").lstrip())
+        if document is None:
+            if begin is None:
+                if text:
+                    raise SourceError(path, "expected '#begin document (name); part NNN'", line=line_number)
+                continue
+            name, part = _parse_header(begin["rest"], path, line_number)
+            document = _OpenDocument(name, part, begin["rest"], line_number)
+            doc_id = conll_doc_id(name, part) if normalise_names else document.header
+            if doc_id in seen:
                 raise SourceError(
                     path,
-                    f"'#begin document' inside document ({document.name}) begun at line "
-                    f"{document.begin_line}; expected '#end document' first",
+                    f"document {doc_id!r} already began at line {seen[doc_id]}",
                     line=line_number,
                 )
-            elif _END.fullmatch(text):
-                yield _close(document, path)
-                document = None
-            elif not text:
-                document.end_sentence()
-            elif text.startswith("#"):
-                raise SourceError(
-                    path, "unexpected '#' line inside a document; expected a token line", line=line_number
-                )
-            else:
-                _add_token(document, text, path, line_number)
+            seen[doc_id] = line_number
+        elif begin is not None:
+            raise SourceError(
+                path,
+                f"'#begin document' inside document ({document.name}) begun at line "
+                f"{document.begin_line}; expected '#end document' first",
+                line=line_number,
+            )
+        elif _END.fullmatch(text):
+            yield _close(document, path, normalise_names)
+            document = None
+        elif not text:
+            document.end_sentence()
+        elif text.startswith("#"):
+            raise SourceError(path, "unexpected '#' line inside a document; expected a token line", line=line_number)
+        else:
+            _add_token(document, text, path, line_number)
     if document is not None:
         raise SourceError(
             path,
@@ -188,33 +215,40 @@ def iter_conll2012(path: str | Path) -> Iterator[ConllDocument]:
 
 def _add_token(document: _OpenDocument, text: str, path: str | Path, line: int) -> None:
     columns = text.split()
-    if len(columns) < MIN_COLUMNS:
-        raise SourceError(
-            path,
-            f"expected at least {MIN_COLUMNS} columns (document, part, word number, word, ..., "
-            f"coreference), found {len(columns)}",
-            line=line,
-        )
     try:
         document.mentions.add(document.tokens, columns[-1], line)
     except _BracketError as error:
         raise SourceError(path, error.message, line=error.line) from error
-    document.sentence.append(columns[3])
+    document.sentence.append(columns[3] if len(columns) >= WORD_COLUMNS else "_")
     document.tokens += 1
 
 
-def _close(document: _OpenDocument, path: str | Path) -> ConllDocument:
+def _close(document: _OpenDocument, path: str | Path, normalise_names: bool = False) -> ConllDocument:
     document.end_sentence()
     try:
-        chains = document.mentions.finish()
+        mentions = document.mentions.finish()
     except _BracketError as error:
         raise SourceError(path, error.message, line=error.line) from error
-    return ConllDocument(document.name, document.part, tuple(document.sentences), chains)
+    return ConllDocument(
+        document.name,
+        document.part,
+        tuple(document.sentences),
+        tuple(frozenset(spans) for spans in mentions),
+        header="" if normalise_names else document.header,
+        mentions=mentions,
+    )
 
 
-def read_conll2012_chains(path: str | Path) -> dict[str, list[set[TokenSpan]]]:
-    """``{doc_id: chains}`` of a CoNLL-2012 file, ready for :mod:`clinical_corpora.validation.metrics.coref`."""
-    return {document.doc_id: [set(chain) for chain in document.chains] for document in iter_conll2012(path)}
+def read_conll2012_chains(path: str | Path, *, normalise_names: bool = False) -> dict[str, list[list[TokenSpan]]]:
+    """``{doc_id: chains}`` of a CoNLL-2012 file, ready for :mod:`clinical_corpora.validation.metrics.coref`.
+
+    Chains list each entity's spans as read, repeats included: the metrics decide what a
+    repeat means (as the reference scorer does).
+    """
+    return {
+        document.doc_id: [list(spans) for spans in document.mentions]
+        for document in iter_conll2012(path, normalise_names=normalise_names)
+    }
 
 
 def _coreference_columns(document: ConllDocument) -> list[str]:
@@ -251,7 +285,7 @@ def _check_readable(document: ConllDocument, columns: list[str]) -> None:
         written = collector.finish()
     except _BracketError as error:
         raise ValueError(f"{document.doc_id}: chains cannot be written: {error.message}") from error
-    if set(written) != {chain for chain in document.chains if chain}:
+    if {frozenset(spans) for spans in written} != {chain for chain in document.chains if chain}:
         raise ValueError(
             f"{document.doc_id}: mentions of one entity cross (or one ends where another starts), "
             "which CoNLL-2012 brackets cannot express"

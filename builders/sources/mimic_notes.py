@@ -5,8 +5,14 @@ Tables read here (RFC 4180 CSV, plain or gzip, text fields quoted and spanning m
 - MIMIC-IV-Note ``discharge.csv.gz`` / ``radiology.csv.gz``
   (``note_id,subject_id,hadm_id,note_type,note_seq,charttime,storetime,text``);
 - the SNOMED CT Entity Linking Challenge's ``mimic-iv_notes_training_set.csv`` (``note_id,text``);
-- MIMIC-III ``NOTEEVENTS.csv(.gz)`` (``ROW_ID,SUBJECT_ID,...,ISERROR,TEXT``, header quoted);
+- MIMIC-III ``NOTEEVENTS.csv(.gz)`` (``ROW_ID,SUBJECT_ID,...,ISERROR,TEXT``, header quoted, as
+  in the full release; ``row_id,subject_id,...`` in the demo release);
 - the challenge's ``train_annotations.csv`` (``note_id,start,end,concept_id``) and submissions.
+
+Column names are matched whatever their case (and a UTF-8 byte order mark is ignored), quoted or
+not. Files are UTF-8 (MIMIC is): a byte that is not UTF-8 is a SourceError naming the line and
+the byte's offset in the file, never a replaced character. A gzip file that ends early (an
+interrupted download) is a SourceError saying how many bytes and lines were read.
 
 Note tables stream: gzip is inflated by ISA-L in a background thread, the bytes are cut into
 blocks of whole rows (a row ends at a newline after an even number of quotes, as RFC 4180 quoting
@@ -19,7 +25,9 @@ never a Python file object (its threads calling back into Python can crash at in
 
 from __future__ import annotations
 
+import codecs
 import csv
+import zlib
 from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass
 from datetime import date, datetime
@@ -244,9 +252,9 @@ def iter_notes(
     """Stream either notes layout the challenge accepts, chosen by the file's header."""
     path = Path(path)
     header = _read_header(path)
-    if header == list(CHALLENGE_NOTE_COLUMNS):
+    if _same_columns(header, CHALLENGE_NOTE_COLUMNS):
         return iter_challenge_notes(path, note_ids, block_size=block_size)
-    if header == list(MIMIC_IV_NOTE_COLUMNS):
+    if _same_columns(header, MIMIC_IV_NOTE_COLUMNS):
         return iter_mimic_iv_notes(path, note_ids, block_size=block_size)
     raise SourceError(
         path,
@@ -283,7 +291,7 @@ def read_span_annotations(path: str | Path) -> list[SpanAnnotation]:
         reader = csv.reader(stream, strict=True)
         try:
             header = next(reader, None)
-            if header is None or [name.lstrip("\ufeff") for name in header] != list(SPAN_ANNOTATION_COLUMNS):
+            if header is None or not _same_columns(_without_bom(header), SPAN_ANNOTATION_COLUMNS):
                 raise SourceError(
                     path, f"expected the header {','.join(SPAN_ANNOTATION_COLUMNS)}, found {header}", line=1
                 )
@@ -292,7 +300,9 @@ def read_span_annotations(path: str | Path) -> list[SpanAnnotation]:
         except csv.Error as error:
             raise SourceError(path, f"malformed CSV: {error}", line=reader.line_num) from None
         except UnicodeDecodeError:
-            raise SourceError(path, "expected UTF-8 text", line=reader.line_num + 1) from None
+            raise _encoding_error(path) from None
+        except (OSError, EOFError):
+            raise _truncation_error(path) from None
     return annotations
 
 
@@ -343,13 +353,83 @@ def _read_header(path: Path) -> list[str]:
     try:
         with _open_text(path) as stream:
             header = next(csv.reader(stream), None)
-    except (OSError, EOFError) as error:
-        raise SourceError(path, f"cannot read the file: {error}") from None
-    except (UnicodeDecodeError, csv.Error) as error:
+    except UnicodeDecodeError:
+        raise _encoding_error(path) from None
+    except (OSError, EOFError):
+        raise _truncation_error(path) from None
+    except csv.Error as error:
         raise SourceError(path, f"cannot read the header: {error}", line=1) from None
     if header is None:
         raise SourceError(path, "the file is empty; expected a header row", line=1)
+    return _without_bom(header)
+
+
+def _without_bom(header: list[str]) -> list[str]:
     return [name.lstrip("\ufeff") if index == 0 else name for index, name in enumerate(header)]
+
+
+def _same_columns(header: list[str], columns: tuple[str, ...]) -> bool:
+    """Whether ``header`` names ``columns`` in order, whatever the case (MIMIC-III's demo is lower-case)."""
+    return [name.casefold() for name in header] == [name.casefold() for name in columns]
+
+
+def _encoding_error(path: Path) -> SourceError:
+    """The first byte of ``path`` (gunzipped) that is not UTF-8: its line and offset."""
+    try:
+        line, offset, byte = _first_invalid_utf8(path)
+    except (OSError, EOFError):
+        return _truncation_error(path)
+    return SourceError(
+        path,
+        f"expected UTF-8 text, found byte 0x{byte:02x} at byte offset {offset} "
+        "(MIMIC files are UTF-8: re-download or convert the file, characters are never replaced)",
+        line=line,
+    )
+
+
+def _first_invalid_utf8(path: Path) -> tuple[int, int, int]:
+    """``(line, byte offset, byte)`` of the first invalid UTF-8 byte (offsets of the uncompressed data)."""
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    line, offset = 1, 0
+    with _open_binary(path) as stream:
+        while chunk := stream.read(1 << 20):
+            try:
+                decoder.decode(chunk)
+            except UnicodeDecodeError as error:
+                bad = offset + error.start
+                return line + chunk.count(b"\n", 0, error.start), bad, chunk[error.start]
+            line += chunk.count(b"\n")
+            offset += len(chunk)
+    return line, offset, 0
+
+
+def _truncation_error(path: Path) -> SourceError:
+    """A gzip file that ends early or is corrupt: how far it could be read (zlib, one pass)."""
+    read, lines, compressed, chunk = 0, 0, 0, b""
+    inflate = zlib.decompressobj(wbits=31)
+    try:
+        with path.open("rb") as raw:
+            while chunk := raw.read(64 << 10):
+                while chunk:
+                    data = inflate.decompress(chunk)
+                    read, lines = read + len(data), lines + data.count(b"\n")
+                    compressed += len(chunk) - len(inflate.unused_data)
+                    chunk = inflate.unused_data
+                    if inflate.eof:  # a gzip file may hold several members
+                        inflate = zlib.decompressobj(wbits=31)
+    except zlib.error as error:
+        return SourceError(
+            path,
+            f"corrupt gzip data within compressed bytes {compressed}-{compressed + len(chunk)} ({error}), "
+            f"after {read} uncompressed bytes ({lines} lines); download the file again",
+            line=lines + 1,
+        )
+    return SourceError(
+        path,
+        f"the gzip data ends early (truncated?) after {compressed} compressed bytes, {read} uncompressed "
+        f"bytes ({lines} lines); download the file again",
+        line=lines + 1,
+    )
 
 
 def _iter_table(
@@ -362,8 +442,12 @@ def _iter_table(
     block_size: int,
 ) -> Iterator[Record]:
     header = _read_header(path)
-    if header != list(columns):
-        raise SourceError(path, f"expected the columns {','.join(columns)}, found {','.join(header)}", line=1)
+    if not _same_columns(header, columns):
+        raise SourceError(
+            path,
+            f"expected the columns {','.join(columns)} (in any case), found {','.join(header)}",
+            line=1,
+        )
     selection = _Selection(path, id_column, wanted_ids, value_filters)
     if selection.complete:
         return
@@ -431,7 +515,10 @@ def _whole_row_blocks(path: Path, stream: BinaryIO, block_size: int) -> Iterator
     A row ends at a newline preceded by an even number of quote characters (RFC 4180: quotes only
     enclose fields and are doubled inside them), so a block never ends inside a quoted text.
     """
-    stream.readline()  # the header, checked by the caller
+    try:
+        stream.readline()  # the header, checked by the caller
+    except (OSError, EOFError):
+        raise _truncation_error(path) from None
     first_line, pending = 2, b""
     while chunk := _read(path, stream, block_size, first_line):
         data = pending + chunk
@@ -462,8 +549,8 @@ def _whole_row_blocks(path: Path, stream: BinaryIO, block_size: int) -> Iterator
 def _read(path: Path, stream: BinaryIO, size: int, line: int) -> bytes:
     try:
         return stream.read(size)
-    except (OSError, EOFError) as error:
-        raise SourceError(path, f"unreadable after line {line}: {error}") from None
+    except (OSError, EOFError):
+        raise _truncation_error(path) from None
 
 
 def _end_of_last_row(data: bytes) -> int:
@@ -548,9 +635,9 @@ def _find_csv_error(path: Path, n_columns: int) -> SourceError | None:
             except csv.Error as csv_error:
                 return SourceError(path, f"malformed CSV: {csv_error}", line=reader.line_num)
             except UnicodeDecodeError:
-                return SourceError(path, "invalid UTF-8", line=reader.line_num + 1)
-            except (OSError, EOFError) as read_error:
-                return SourceError(path, f"unreadable after line {reader.line_num}: {read_error}")
+                return _encoding_error(path)
+            except (OSError, EOFError):
+                return _truncation_error(path)
     finally:
         csv.field_size_limit(previous_limit)
     return None

@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import NamedTuple
 
+from clinical_corpora.builders.sources.text_lines import utf8_lines
 from clinical_corpora.core.errors import SourceError
 
 MRCONSO_FILENAME = "MRCONSO.RRF"
@@ -62,21 +63,18 @@ class MrstyRow(NamedTuple):
 
 
 def _rows(path: Path, n_columns: int, header: str) -> Iterator[tuple[int, list[str]]]:
-    with open(path, encoding="utf-8", newline="") as lines:
-        for line_number, line in enumerate(lines, 1):
-            fields = line.rstrip("\r\n").split("|")
-            if len(fields) != n_columns + 1 or fields[-1]:
-                trailing = ", with text after the last one" if fields[-1] else ""
-                raise SourceError(
-                    path,
-                    f"expected {n_columns} fields each ended by '|' ({header}|), found {len(fields) - 1} '|'{trailing}",
-                    line=line_number,
-                )
-            if not _CUI.fullmatch(fields[0]):
-                raise SourceError(
-                    path, f"expected a CUI (C + 7 digits) in column 1, found {fields[0]!r}", line=line_number
-                )
-            yield line_number, fields
+    for line_number, line in utf8_lines(path):
+        fields = line.rstrip("\r\n").split("|")
+        if len(fields) != n_columns + 1 or fields[-1]:
+            trailing = ", with text after the last one" if fields[-1] else ""
+            raise SourceError(
+                path,
+                f"expected {n_columns} fields each ended by '|' ({header}|), found {len(fields) - 1} '|'{trailing}",
+                line=line_number,
+            )
+        if not _CUI.fullmatch(fields[0]):
+            raise SourceError(path, f"expected a CUI (C + 7 digits) in column 1, found {fields[0]!r}", line=line_number)
+        yield line_number, fields
 
 
 def read_mrconso(path: str | Path) -> Iterator[MrconsoRow]:

@@ -1,9 +1,12 @@
 """Score coreference chains: ``clincorp score coref KEY RESPONSE``.
 
 KEY and RESPONSE are both simple JSON (``{"document": [[mention id, ...], ...]}``, ``.json``) or
-both CoNLL-2012 files (any other suffix; mentions are token spans, documents ``(name); part NNN``).
-Prints MUC, B³, CEAF-m, CEAF-e, BLANC and LEA recall, precision and F1 and the CoNLL F1, summed
-over documents as the CoNLL-2012 reference scorer sums them; ``--json`` prints them as JSON.
+both CoNLL-2012 files (any other suffix; any number of columns, the coreference column last;
+mentions are token spans; documents are matched by their exact ``#begin document`` text, as the
+reference scorer matches them). Prints MUC, B³, CEAF-m, CEAF-e, BLANC and LEA recall, precision
+and F1 and the CoNLL F1, summed over documents as the CoNLL-2012 reference scorer sums them;
+``--json`` prints them as JSON. Two documented deviations from the reference are opt-in:
+``--normalise-doc-names`` and ``--dedupe-twinless``.
 """
 
 from __future__ import annotations
@@ -37,21 +40,38 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="metrics to report (default: all six)",
     )
     parser.add_argument("--json", action="store_true", help="print the scores as JSON")
+    parser.add_argument(
+        "--normalise-doc-names",
+        action="store_true",
+        help="CoNLL-2012: match documents by (name); part NNN, so 'part 0' = 'part 000' and trailing "
+        "spaces do not count (scorer.pl matches the header text exactly)",
+    )
+    parser.add_argument(
+        "--dedupe-twinless",
+        action="store_true",
+        help="score a response mention absent from the key once even when it sits in several chains "
+        "(scorer.pl counts every occurrence)",
+    )
 
 
-def read_chains(path: Path) -> Documents:
+def read_chains(path: Path, *, normalise_names: bool = False) -> Documents:
     """Documents and their chains from a simple JSON or a CoNLL-2012 file (chosen by suffix)."""
     if not path.is_file():
         raise ClincorpError(f"{path}: no such file")
     if path.suffix.lower() == ".json":
         return {doc: [list(chain) for chain in chains] for doc, chains in load_chains_json(path).items()}
-    return {doc: [sorted(chain) for chain in chains] for doc, chains in read_conll2012_chains(path).items()}
+    documents = read_conll2012_chains(path, normalise_names=normalise_names)
+    return {doc: list(chains) for doc, chains in documents.items()}
 
 
-def score(key: Documents, response: Documents, metrics: list[str]) -> dict[str, Score]:
+def score(
+    key: Documents, response: Documents, metrics: list[str], *, dedupe_twinless: bool = False
+) -> dict[str, Score]:
     """Scores by metric; malformed chains (a mention twice in the key, unknown documents) are errors."""
     try:
-        return score_documents_all(key, response, dict.fromkeys([*metrics, *CONLL_METRICS]))
+        return score_documents_all(
+            key, response, dict.fromkeys([*metrics, *CONLL_METRICS]), dedupe_twinless=dedupe_twinless
+        )
     except ValueError as error:
         raise ClincorpError(f"cannot score: {error}") from error
 
@@ -59,8 +79,9 @@ def score(key: Documents, response: Documents, metrics: list[str]) -> dict[str, 
 def run(args: argparse.Namespace) -> int:
     if (args.key.suffix.lower() == ".json") != (args.response.suffix.lower() == ".json"):
         raise ClincorpError("KEY and RESPONSE must have the same format (both .json or both CoNLL-2012)")
-    key, response = read_chains(args.key), read_chains(args.response)
-    scores = score(key, response, args.metrics)
+    key = read_chains(args.key, normalise_names=args.normalise_doc_names)
+    response = read_chains(args.response, normalise_names=args.normalise_doc_names)
+    scores = score(key, response, args.metrics, dedupe_twinless=args.dedupe_twinless)
     conll = sum(scores[name].f1 for name in CONLL_METRICS) / len(CONLL_METRICS)
     if args.json:
         print(json.dumps({**{name: scores[name]._asdict() for name in args.metrics}, "conll_f1": conll}, indent=2))

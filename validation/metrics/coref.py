@@ -17,10 +17,15 @@ Choices that follow the reference scorer's behaviour (``lib/CorScorer.pm``):
   metric (B³ mentions, CEAF-m mentions, CEAF-e entities, MUC links, BLANC links, LEA
   entities), even as a response singleton, and never counts as correct.
 - A key mention the response lacks counts against recall only.
-- A mention repeated in the response keeps its first occurrence (in chain order) and is
+- A key mention repeated in the response keeps its first occurrence (in chain order) and is
   removed from later chains; a chain left empty is dropped (reference: "Repeated mention in
   the response"). The reference refuses to score a run with more than 10 repeats; this module
   scores it and counts them (``align(...).repeated_response_mentions``) for the caller.
+- A twinless mention repeated in the response is kept at every occurrence, as the reference
+  keeps it (its repeat check only sees mentions already matched to the key): each occurrence
+  adds to its chain's size and to the precision denominators, and BLANC counts the distinct
+  mention pairs the repeats form. ``dedupe_twinless=True`` removes those repeats like key
+  mentions' instead, a documented deviation from the reference.
 - A mention repeated in the key is an error here (the reference prints a warning and then
   scores an inconsistent key); so is an empty chain.
 - Scores with a zero denominator are 0; F1 is 0 when recall + precision is 0. So MUC is 0
@@ -29,10 +34,11 @@ Choices that follow the reference scorer's behaviour (``lib/CorScorer.pm``):
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 from collections import Counter, defaultdict
-from collections.abc import Callable, Hashable, Iterable, Mapping
+from collections.abc import Callable, Container, Hashable, Iterable, Mapping
 from dataclasses import astuple, dataclass
 from pathlib import Path
 from typing import NamedTuple, Protocol, Self, TypeVar
@@ -149,6 +155,9 @@ class ChainOverlap:
     response_sizes: tuple[int, ...]
     shared: Mapping[tuple[int, int], int]
     repeated_response_mentions: int = 0
+    response_links: tuple[int, int] | None = None
+    """Distinct (coreference, non-coreference) response mention pairs, when twinless repeats
+    make them differ from what the chain sizes give; ``None`` otherwise."""
 
 
 _NO_CHAINS = ChainOverlap(key_sizes=(), response_sizes=(), shared={})
@@ -169,32 +178,51 @@ def _key_chains(key: Chains) -> list[list[Mention]]:
     return chains
 
 
-def _response_chains(response: Chains) -> tuple[list[list[Mention]], int]:
-    """Response chains without repeated mentions, and how many repeats were dropped."""
+def _response_chains(
+    response: Chains, key_mentions: Container[Mention], dedupe_twinless: bool
+) -> tuple[list[list[Mention]], int, bool]:
+    """Response chains without repeated key mentions, how many repeats were dropped, and
+    whether twinless repeats were kept (see the module docstring)."""
     chains: list[list[Mention]] = []
     seen: set[Mention] = set()
     repeats = 0
+    twinless_repeats = False
     for number, chain in enumerate(response):
         mentions = list(chain)
         if not mentions:
             raise ValueError(f"response chain {number} is empty")
         kept = []
         for mention in mentions:
-            if mention in seen:
+            if mention not in seen:
+                seen.add(mention)
+                kept.append(mention)
+            elif dedupe_twinless or mention in key_mentions:
                 repeats += 1
             else:
-                seen.add(mention)
+                twinless_repeats = True
                 kept.append(mention)
         if kept:
             chains.append(kept)
-    return chains, repeats
+    return chains, repeats, twinless_repeats
 
 
-def align(key: Chains, response: Chains) -> ChainOverlap:
+def _distinct_links(chains: list[list[Mention]]) -> tuple[int, int]:
+    """Distinct mention pairs within chains and across chains, as the reference's BLANC
+    enumerates them (a mention in two chains pairs with itself across them)."""
+    number = {mention: n for n, mention in enumerate(dict.fromkeys(m for chain in chains for m in chain))}
+    ids = [[number[mention] for mention in chain] for chain in chains]
+    coref = {(min(a, b), max(a, b)) for chain in ids for a, b in itertools.combinations(chain, 2)}
+    non_coref = {
+        (min(a, b), max(a, b)) for first, second in itertools.combinations(ids, 2) for a in first for b in second
+    }
+    return len(coref), len(non_coref)
+
+
+def align(key: Chains, response: Chains, *, dedupe_twinless: bool = False) -> ChainOverlap:
     """Validate one document's chains (see the module docstring) and count shared mentions."""
     key_chains = _key_chains(key)
-    response_chains, repeats = _response_chains(response)
     key_chain_of = {mention: i for i, chain in enumerate(key_chains) for mention in chain}
+    response_chains, repeats, twinless_repeats = _response_chains(response, key_chain_of, dedupe_twinless)
     shared: Counter[tuple[int, int]] = Counter()
     for j, chain in enumerate(response_chains):
         for mention in chain:
@@ -206,6 +234,7 @@ def align(key: Chains, response: Chains) -> ChainOverlap:
         response_sizes=tuple(len(chain) for chain in response_chains),
         shared=dict(shared),
         repeated_response_mentions=repeats,
+        response_links=_distinct_links(response_chains) if twinless_repeats else None,
     )
 
 
@@ -299,6 +328,9 @@ def blanc_counts(overlap: ChainOverlap) -> BlancCounts:
     """
     coref_key = sum(_pairs(size) for size in overlap.key_sizes)
     coref_response = sum(_pairs(size) for size in overlap.response_sizes)
+    non_coref_response = _pairs(sum(overlap.response_sizes)) - coref_response
+    if overlap.response_links is not None:
+        coref_response, non_coref_response = overlap.response_links
     coref_correct = sum(_pairs(n) for n in overlap.shared.values())
 
     shared_per_key: Counter[int] = Counter()
@@ -321,7 +353,7 @@ def blanc_counts(overlap: ChainOverlap) -> BlancCounts:
         coref_response=coref_response,
         non_coref_correct=non_coref_correct,
         non_coref_key=_pairs(sum(overlap.key_sizes)) - coref_key,
-        non_coref_response=_pairs(sum(overlap.response_sizes)) - coref_response,
+        non_coref_response=non_coref_response,
     )
 
 
@@ -406,13 +438,17 @@ def conll_f1(key: Chains, response: Chains) -> float:
 
 
 def score_documents_all(
-    key_docs: Documents, response_docs: Documents, metrics: Iterable[str] = METRIC_NAMES
+    key_docs: Documents,
+    response_docs: Documents,
+    metrics: Iterable[str] = METRIC_NAMES,
+    *,
+    dedupe_twinless: bool = False,
 ) -> dict[str, Score]:
     """Score many documents with each metric, summing counts across documents.
 
     A key document missing from the response is scored against an empty response (as the
     reference does). A response document missing from the key is an error (the reference
-    skips it silently).
+    skips it silently). ``dedupe_twinless``: see the module docstring.
     """
     names = tuple(metrics)
     unknown = [name for name in names if name not in METRICS]
@@ -423,7 +459,7 @@ def score_documents_all(
         raise ValueError(f"response documents not in the key: {extra[:5]}")
     totals = {name: METRICS[name](_NO_CHAINS) for name in names}
     for document, key in key_docs.items():
-        overlap = align(key, response_docs.get(document, ()))
+        overlap = align(key, response_docs.get(document, ()), dedupe_twinless=dedupe_twinless)
         for name in names:
             totals[name] += METRICS[name](overlap)
     return {name: counts.score() for name, counts in totals.items()}
