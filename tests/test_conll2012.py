@@ -203,7 +203,11 @@ HEADER = "#begin document (d); part 000\n"
         (HEADER + "d 0 0 a (1)\n" + HEADER, 3, "inside document"),
         ("d 0 0 a (1)\n", 1, "expected '#begin document"),
         (HEADER + "d 0 0 a (1]\n#end document\n", 2, "coreference column"),
-        (HEADER + "d 0 0 a (1)\nd 0 1 b \xe9\n#end document\n", 3, "expected UTF-8 text, found byte 0xe9 at byte offset 50"),
+        (
+            HEADER + "d 0 0 a (1)\nd 0 1 b \xe9\n#end document\n",
+            3,
+            "expected UTF-8 text, found byte 0xe9 at byte offset 50",
+        ),
         (HEADER + "#end document\n" + HEADER + "#end document\n", 3, "already began at line 1"),
         ("#begin document \n", 1, "without a document name"),
         (HEADER + "# a comment\n#end document\n", 2, "unexpected '#' line"),
