@@ -13,6 +13,7 @@ from clinical_corpora.builders.sources.brat import (
     BratDocument,
     Equivalence,
     Event,
+    Normalization,
     Note,
     Relation,
     TextBound,
@@ -97,7 +98,7 @@ def documents(draw: st.DrawFn) -> tuple[str, BratDocument]:
     )  # fmt: skip
     textbounds = []
     for number in range(1, draw(st.integers(0, 5)) + 1):
-        cuts = draw(st.lists(st.integers(0, len(text)), min_size=2, max_size=6, unique=True))
+        cuts = draw(st.lists(st.integers(0, len(text)), min_size=2, max_size=6))  # equal cuts: empty fragments
         cuts = sorted(cuts)[: len(cuts) // 2 * 2]
         fragments = tuple(zip(cuts[0::2], cuts[1::2], strict=True))
         textbounds.append(TextBound.from_offsets(f"T{number}", draw(NAMES), fragments, text))
@@ -109,7 +110,7 @@ def documents(draw: st.DrawFn) -> tuple[str, BratDocument]:
             arguments = draw(st.lists(st.tuples(NAMES, st.sampled_from(targets)), max_size=3))
             events.append(Event(f"E{number}", trigger.type, trigger.id, tuple(arguments)))
     annotated = [t.id for t in textbounds] + [e.id for e in events]
-    attributes, relations, notes, equivalences = [], [], [], []
+    attributes, relations, notes, equivalences, normalizations = [], [], [], [], []
     if annotated:
         for number in range(1, draw(st.integers(0, 3)) + 1):
             value = draw(st.none() | NAMES)
@@ -128,9 +129,14 @@ def documents(draw: st.DrawFn) -> tuple[str, BratDocument]:
         for _ in range(draw(st.integers(0, 2))):
             members = draw(st.lists(st.sampled_from(annotated), min_size=2, max_size=4))
             equivalences.append(Equivalence(draw(NAMES), tuple(members)))
+        for number in range(1, draw(st.integers(0, 2)) + 1):
+            normalizations.append(
+                Normalization(f"N{number}", draw(NAMES), draw(st.sampled_from(annotated)), draw(NAMES),
+                              draw(st.from_regex(r"[A-Za-z0-9_.:-]{1,8}", fullmatch=True)), draw(FREE_TEXT))
+            )  # fmt: skip
     doc = BratDocument(
         tuple(textbounds), tuple(events), tuple(attributes), tuple(relations), tuple(notes),
-        tuple(equivalences),
+        tuple(equivalences), tuple(normalizations),
     )  # fmt: skip
     return text, doc
 
@@ -148,12 +154,12 @@ def test_write_then_read_gives_the_same_annotations(case: tuple[str, BratDocumen
 
 BAD_INPUTS = {
     "malformed id": ("T1 Tobacco 3 9 smokes\n", 1, "followed by a tab"),
-    "unknown kind": ("T1\tTobacco 3 9\tsmokes\nN1\tReference T1 Wiki:1\tx\n", 2, "T, E, A, M, R"),
+    "unknown kind": ("T1\tTobacco 3 9\tsmokes\nX1\tReference T1 Wiki:1\tx\n", 2, "T, E, A, M, N, R"),
     "missing offsets": ("T1\tTobacco\tsmokes\n", 1, "malformed text-bound"),
     "missing text field": ("T1\tTobacco 3 9\n", 1, "malformed text-bound"),
     "bad offset": ("T1\tTobacco 3 x9\tsmokes\n", 1, "malformed text-bound"),
     "past the end": ("T1\tAmount 10 15\t1 ppd\nT2\tType 50 60\tx\n", 2, "past the end"),
-    "empty fragment": ("T1\tTobacco 9 3\tsmokes\n", 1, "expected start < end"),
+    "reversed fragment": ("T1\tTobacco 9 3\tsmokes\n", 1, "expected start <= end"),
     "text differs": ("T1\tTobacco 3 9\tsmoke\n", 1, "differs from the .txt"),
     "discontinuous text": ("T1\tDrug 30 34;47 50\tdrug  use\n", 1, "differs from the .txt"),
     "E names missing T": ("T1\tTobacco 3 9\tsmokes\nE1\tTobacco:T1 Status:T7\n", 2, "T7"),
@@ -168,6 +174,8 @@ BAD_INPUTS = {
     "malformed note": ("#1\tAnnotatorNotes\tx\n", 1, "malformed note"),
     "equivalence on missing id": ("T1\tTobacco 3 9\tsmokes\n*\tEquiv T1 T4\n", 2, "T4"),
     "malformed equivalence": ("T1\tTobacco 3 9\tsmokes\n*\tEquiv T1\n", 2, "malformed equiv"),
+    "N on missing id": ("N1\tReference T3 Wikipedia:534366\tBarack Obama\n", 1, "T3"),
+    "malformed N": ("T1\tTobacco 3 9\tsmokes\nN1\tReference T1 Wikipedia\tx\n", 2, "malformed normalisation"),
     "duplicate id": (
         "T1\tTobacco 3 9\tsmokes\n\nT1\tAmount 10 15\t1 ppd\n",
         3,
@@ -264,3 +272,109 @@ def test_sample_covers_every_event_argument_and_subtype() -> None:
     )  # fmt: skip
     assert set(expected_values) <= values
     assert all(count > 0 for count in kinds.values()), kinds
+
+
+# --- real-input variants (issue 11): read as brat reads them --------------------------------
+
+SHAC_LIKE_TEXT = "Social History: Drinks wine at dinner, quit [** 2 **] years ago.\n"
+#                 0         1         2         3         4         5         6
+#                 01234567890123456789012345678901234567890123456789012345678901234
+
+
+def test_zero_length_fragments_are_read_and_written_back() -> None:
+    # The SHAC pattern "StatusTime 228 231;232 232;233 242": an empty middle fragment. brat joins
+    # fragment texts with one space each, so the text has two spaces where the empty one sits.
+    ann = "T1\tAlcohol 16 22\tDrinks\nT2\tStatusTime 39 43;43 43;44 47\tquit  [**\nT3\tAmount 22 22\t\n"
+    doc = parse_brat(ann, SHAC_LIKE_TEXT)
+    assert doc.textbounds[1].fragments == ((39, 43), (43, 43), (44, 47))
+    assert doc.textbounds[1].text == "quit  [**"
+    assert (doc.textbounds[2].start, doc.textbounds[2].end, doc.textbounds[2].text) == (22, 22, "")
+    assert write_brat(doc) == ann
+
+
+def test_normalisation_lines_are_read_and_written_back() -> None:
+    text = "Barack Obama visited.\n"
+    ann = (
+        "T1\tPerson 0 12\tBarack Obama\n"
+        "N1\tReference T1 Wikipedia:534366\tBarack Obama\n"
+        "N2\tReference T1 GO:GO:0005634\n"  # no text; the entry keeps every colon after the first
+    )
+    doc = parse_brat(ann, text)
+    assert doc.normalizations == (
+        Normalization("N1", "Reference", "T1", "Wikipedia", "534366", "Barack Obama"),
+        Normalization("N2", "Reference", "T1", "GO", "GO:0005634", ""),
+    )
+    assert write_brat(doc) == ann.replace("GO:0005634\n", "GO:0005634\t\n")
+    assert parse_brat(write_brat(doc), text) == doc
+
+
+def test_bionlp_st_2013_normalisation_form_is_read_as_brat_reads_it() -> None:
+    text = "Barack Obama visited.\n"
+    ann = "T1\tPerson 0 12\tBarack Obama\nN1\tReference Referent:Wikipedia:534366 Annotation:T1\n"
+    [normalization] = parse_brat(ann, text).normalizations
+    assert (normalization.target, normalization.resource, normalization.entry) == ("T1", "Wikipedia", "534366")
+
+
+def test_text_without_ann_is_a_document_without_annotations_when_asked(tmp_path: Path) -> None:
+    (tmp_path / "0001.txt").write_text("Lives alone.\n", encoding="utf-8")
+    (tmp_path / "0002.txt").write_text("Smokes.\n", encoding="utf-8")
+    (tmp_path / "0002.ann").write_text("T1\tTobacco 0 6\tSmokes\n", encoding="utf-8")
+    with pytest.raises(SourceError, match=r"unpaired: 0001\.txt"):
+        brat_document_ids(tmp_path)
+    assert brat_document_ids(tmp_path, text_without_ann=True) == ["0001", "0002"]
+    from clinical_corpora.builders.sources.brat import read_brat_document
+
+    assert read_brat_document(tmp_path, "0001") == ("Lives alone.\n", BratDocument())
+    (tmp_path / "0003.ann").write_text("", encoding="utf-8")
+    with pytest.raises(SourceError, match=r"unpaired: 0003\.ann"):
+        brat_document_ids(tmp_path, text_without_ann=True)
+
+
+# --- broken annotations: left out with what depends on them, each reported once -------------
+
+BROKEN = (
+    "T1\tAlcohol 16 22\tDrinks\n"  # 1
+    "T2\tStatusTime 39 99\tquit\n"  # 2 past the end of the text
+    "T3\tType 23 27\twine\n"  # 3
+    "E1\tAlcohol:T1 Status:T2 Type:T3\n"  # 4 keeps T3, loses the argument on T2
+    "A1\tStatusTimeVal T2 past\n"  # 5 on T2: goes with it
+    "T4\tDrug 9 3\tx\n"  # 6 reversed fragment
+    "E2\tDrug:T4\n"  # 7 triggered by T4: goes with it
+    "#1\tAnnotatorNotes E2\tcheck\n"  # 8 note on E2: goes with it
+    "E3\tAlcohol:T1 Type:T9\n"  # 9 T9 is defined nowhere: the argument goes, E3 stays
+    "R1\tOverlap Arg1:T3 Arg2:E2\n"  # 10 on E2: goes with it
+    "*\tEquiv T1 T3 T4\n"  # 11 loses T4, keeps two members
+    "N1\tReference T3 Wikipedia:1\twine\n"  # 12 kept
+    "A2\tNegated E1\n"  # 13 kept
+)
+
+
+def test_broken_annotations_are_left_out_with_their_dependents() -> None:
+    errors: list[SourceError] = []
+    doc = parse_brat(BROKEN, SHAC_LIKE_TEXT, "n.ann", on_broken=errors.append)
+    assert [(error.line, error.message) for error in errors] == [
+        (2, "T2 offsets 39-99 run past the end of the text (length 65); "
+            "depending on it: E1 argument Status:T2 (line 4), A1 (line 5)"),
+        (6, "T4 has fragment 9-3: expected start <= end; depending on it: E2 (line 7), "
+            "R1 (line 10), Equiv equivalence (line 11), #1 (line 8)"),
+        (9, "E3 argument Type:T9 refers to T9, which is not a text-bound or event in this file"),
+    ]  # fmt: skip
+    assert [t.id for t in doc.textbounds] == ["T1", "T3"]
+    assert doc.events == (
+        Event("E1", "Alcohol", "T1", (("Type", "T3"),)),
+        Event("E3", "Alcohol", "T1", ()),
+    )
+    assert doc.attributes == (Attribute("A2", "Negated", "E1", None),)
+    assert (doc.relations, doc.notes) == ((), ())
+    assert doc.equivalences == (Equivalence("Equiv", ("T1", "T3")),)
+    assert [n.id for n in doc.normalizations] == ["N1"]
+    assert doc.lines["N1"] == 12 and "T2" not in doc.lines
+
+
+def test_without_on_broken_the_first_broken_line_fails_the_read(tmp_path: Path) -> None:
+    path = tmp_path / "n.ann"
+    path.write_text(BROKEN, encoding="utf-8")
+    with pytest.raises(SourceError) as raised:
+        read_brat(path, SHAC_LIKE_TEXT)
+    assert raised.value.location == f"{path}:2"
+    assert raised.value.message.startswith("T2 offsets 39-99 run past the end of the text (length 65)")

@@ -139,7 +139,13 @@ def test_concept_across_lines_and_case_insensitive_text(tmp_path: Path) -> None:
             3,
             "lies after",
         ),
-        ("concepts", "note.txt.con", CONCEPTS + CONCEPTS.splitlines()[1] + "\n", 3, "listed twice"),
+        (
+            "concepts",
+            "note.txt.con",
+            CONCEPTS + CONCEPTS.splitlines()[1].replace("sign or symptom", "other") + "\n",
+            3,
+            "listed twice, as 'sign or symptom' and as 'other'",
+        ),
         (
             "chains",
             "note.txt.chains",
@@ -176,11 +182,46 @@ def test_bad_lines_name_file_and_line(
     small_document(tmp_path, TEXT, CONCEPTS, CHAINS)
     (tmp_path / folder).mkdir(exist_ok=True)
     (tmp_path / folder / name).write_text(content, encoding="utf-8")
-    with pytest.raises(SourceError) as caught:
-        read_i2b2_document(tmp_path, "note")
-    assert caught.value.path == str(tmp_path / folder / name)
-    assert caught.value.line == line
-    assert phrase in caught.value.message
+    document = read_i2b2_document(tmp_path, "note")  # the line is left out, not the document
+    problem = document.problems[0]
+    assert problem.path == str(tmp_path / folder / name)
+    assert problem.line == line
+    assert phrase in problem.message
+
+
+def test_concept_listed_twice_with_the_same_type_is_read_once(tmp_path: Path) -> None:
+    small_document(tmp_path, TEXT, CONCEPTS + CONCEPTS.splitlines()[1] + "\n", CHAINS)
+    document = read_i2b2_document(tmp_path, "note")
+    assert document.problems == ()
+    assert [c.text for c in document.concepts] == ["chest\npain", "The pain"]
+
+
+def test_concept_off_its_text_is_left_out_of_its_chain_and_pairs(tmp_path: Path) -> None:
+    """A concept whose position does not line up with its quoted text is a problem with file and
+    line; its chain keeps the other members and its pairs are left out, naming their lines."""
+    text = TEXT + "It is mild .\n"
+    concepts = CONCEPTS + 'c="it" 4:0 4:0||t="sign or symptom"\n'
+    chain = 'c="chest pain" 1:2 2:0||c="the pain" 3:0 3:1||c="it" 4:0 4:0||t="coref sign or symptom"\n'
+    pairs = (
+        'c="chest pain" 1:2 2:0||t="coref sign or symptom"||c="the pain" 3:0 3:1\n'
+        'c="the pain" 3:0 3:1||t="coref sign or symptom"||c="it" 4:0 4:0\n'
+    )
+    small_document(tmp_path, text, concepts.replace('c="the pain" 3:0', 'c="the ache" 3:0'), chain, pairs)
+    document = read_i2b2_document(tmp_path, "note")
+    assert [(Path(p.path).parent.name, p.line) for p in document.problems] == [
+        ("concepts", 2),
+        ("chains", 1),
+        ("pairs", 1),
+        ("pairs", 2),
+    ]
+    assert "'the ache'" in document.problems[0].message and "'The pain'" in document.problems[0].message
+    assert [c.text for c in document.concepts] == ["chest\npain", "It"]
+    # The pairs no longer join "chest pain" and "It": the chain is split and nothing is left of it.
+    assert document.chains == ()
+    assert document.pairs == ()
+    (tmp_path / "pairs" / "note.txt.pairs").unlink()
+    without_pairs = read_i2b2_document(tmp_path, "note")
+    assert [[c.text for c in chain.concepts] for chain in without_pairs.chains] == [["chest\npain", "It"]]
 
 
 def test_missing_chains_file(tmp_path: Path) -> None:

@@ -8,20 +8,42 @@ line, tab separated (texts may contain anything but a newline, so no quoting rul
     A1<TAB>StatusTimeVal T2 current                  attribute (``M`` is BRAT's legacy prefix;
                                                      binary attributes have no value)
     R1<TAB>Overlap Arg1:T2 Arg2:T5                   relation
+    N1<TAB>Reference T1 Wikipedia:534366<TAB>Barack Obama   normalisation: a text-bound (or event,
+                                                     relation) linked to entry 534366 of
+                                                     resource Wikipedia; the text is optional
     #1<TAB>AnnotatorNotes T3<TAB>chain=E12           note on any annotation
     *<TAB>Equiv T1 T4                                equivalence (no id of its own)
 
-Offsets are 0-based character offsets into the ``.txt``, end exclusive. The text of a
-discontinuous text-bound is its fragments joined by one space, as BRAT writes it. Every reference
-must resolve inside the same file. Errors name the ``.ann`` file and line.
+Offsets are 0-based character offsets into the ``.txt``, end exclusive; a fragment may be empty
+(``232 232``: brat and the n2c2 scorer accept it, only start > end is an error). The text of a
+discontinuous text-bound is its fragments joined by one space, as BRAT writes it. The BioNLP
+Shared Task 2013 form of a normalisation (``Reference Annotation:T1 Referent:GO:0005634``), which
+brat also reads, is read as ``Reference T1 GO:0005634``. Every reference must resolve inside the
+same file. Errors name the ``.ann`` file and line.
+
+Broken annotations: by default the first one (in line order) raises a SourceError. Given
+``on_broken``, :func:`parse_brat` hands each one to it and leaves it out of the document together
+with what depends on it, so one bad line costs that annotation, not the document:
+
+- a broken text-bound takes with it the events it triggers, the argument slots that use it (the
+  event stays, without that argument), relations on it, and attributes, normalisations and notes
+  on any of these; equivalences lose it as a member (and go when fewer than two members remain);
+- a broken event (trigger missing or of another type) goes the same way; an event argument that
+  names a missing id is left out on its own, the event stays;
+- a broken relation, attribute, normalisation, note or equivalence goes alone (with the notes,
+  attributes and normalisations on it).
+
+Each error names the broken line and ends with the annotations depending on it (``; depending on
+it: E2 argument Amount:T7 (line 16), A1 (line 5)``), which are left out with it.
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from clinical_corpora.core.errors import SourceError
@@ -29,7 +51,7 @@ from clinical_corpora.core.errors import SourceError
 ANN_SUFFIX = ".ann"
 TEXT_SUFFIX = ".txt"
 
-_ID_PATTERN = re.compile(r"[TEAMR#]\w+")
+_ID_PATTERN = re.compile(r"[TEAMNR#]\w+")
 _FRAGMENT_PATTERN = re.compile(r"\s*([0-9]+)\s+([0-9]+)\s*")
 _CONTIGUOUS_TEXTBOUND_LINE = re.compile(r"(T\w+)\t(\S+) ([0-9]+) ([0-9]+)\t(.*)", re.DOTALL)
 _ROLE_TARGET = re.compile(r"(\S+):([^\s:]+)")
@@ -39,6 +61,12 @@ _EVENT_SHAPE = "'E<n>\\t<Type>:<trigger id> [<Role>:<id> ...]'"
 _ATTRIBUTE_SHAPE = "'A<n>\\t<Name> <target id> [<value>]'"
 _RELATION_SHAPE = "'R<n>\\t<Type> Arg1:<id> Arg2:<id>'"
 _NOTE_SHAPE = "'#<n>\\t<Type> <target id>\\t<note text>'"
+_NORMALIZATION_SHAPE = "'N<n>\\t<Type> <target id> <resource>:<entry>[\\t<text>]'"
+_NORMALIZATION_BODY = re.compile(r"(\S+) (\S+) ([^\s:]+):(\S+)\s*")
+_BIONLP_ST_2013_NORMALIZATION = (
+    (re.compile(r"(Reference) Annotation:(\S+) Referent:(\S+)"), r"\1 \2 \3"),
+    (re.compile(r"(Reference) Referent:(\S+) Annotation:(\S+)"), r"\1 \3 \2"),
+)
 _EQUIVALENCE_SHAPE = "'*\\t<Type> <id> <id> [<id> ...]'"
 
 
@@ -107,6 +135,19 @@ class Note:
 
 
 @dataclass(frozen=True, slots=True)
+class Normalization:
+    """An ``N`` line: annotation ``target`` linked to entry ``entry`` of ``resource`` (e.g. Wikipedia
+    534366), ``text`` the entry's name as written after the second tab (may be empty)."""
+
+    id: str
+    type: str
+    target: str
+    resource: str
+    entry: str
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
 class Equivalence:
     """A ``*`` line: text-bounds or events declared equivalent, e.g. coreferent mentions."""
 
@@ -124,15 +165,28 @@ class BratDocument:
     relations: tuple[Relation, ...] = ()
     notes: tuple[Note, ...] = ()
     equivalences: tuple[Equivalence, ...] = ()
+    normalizations: tuple[Normalization, ...] = ()
+    lines: Mapping[str, int] = field(default_factory=dict, compare=False)
+    """Annotation id → its 1-based line in the ``.ann`` (empty for a document not read from one)."""
 
 
-def read_brat(ann_path: str | Path, text: str) -> BratDocument:
+OnBroken = Callable[[SourceError], None]
+"""Receives each broken annotation's error (file, line, what was left out with it)."""
+
+
+def read_brat(ann_path: str | Path, text: str, *, on_broken: OnBroken | None = None) -> BratDocument:
     """Read the ``.ann`` file at ``ann_path``, checking it against the document ``text``."""
-    return parse_brat(read_utf8(ann_path), text, ann_path)
+    return parse_brat(read_utf8(ann_path), text, ann_path, on_broken=on_broken)
 
 
-def parse_brat(ann: str, text: str, path: str | Path = "<string>") -> BratDocument:
-    """Parse ``.ann`` content; ``path`` is only used to name the file in errors."""
+def parse_brat(
+    ann: str, text: str, path: str | Path = "<string>", *, on_broken: OnBroken | None = None
+) -> BratDocument:
+    """Parse ``.ann`` content; ``path`` is only used to name the file in errors.
+
+    Without ``on_broken`` the first broken annotation raises its SourceError; with it, each one is
+    passed to ``on_broken`` and left out of the document with what depends on it (module docstring).
+    """
     parser = _AnnParser(str(path), text)
     line_of, textbounds = parser.line_of, parser.textbounds
     for line_number, line in enumerate(ann.split("\n"), start=1):
@@ -145,14 +199,14 @@ def parse_brat(ann: str, text: str, path: str | Path = "<string>") -> BratDocume
             if (
                 identifier not in line_of
                 and text[start_offset:end_offset] == span_text
-                and (start_offset < end_offset <= len(text))
+                and (start_offset <= end_offset <= len(text))
             ):
                 line_of[identifier] = line_number
                 textbounds[identifier] = TextBound(identifier, type_, ((start_offset, end_offset),), span_text)
                 continue
         if line and not line.isspace():
             parser.add(line, line_number)
-    return parser.finish()
+    return parser.finish(on_broken or _raise)
 
 
 def write_brat(doc: BratDocument) -> str:
@@ -170,6 +224,11 @@ def write_brat(doc: BratDocument) -> str:
     for relation in doc.relations:
         arguments = " ".join(f"{role}:{target}" for role, target in relation.arguments)
         lines.append(f"{relation.id}\t{relation.type} {arguments}")
+    for normalization in doc.normalizations:
+        reference = f"{normalization.resource}:{normalization.entry}"
+        lines.append(
+            f"{normalization.id}\t{normalization.type} {normalization.target} {reference}\t{normalization.text}"
+        )
     for note in doc.notes:
         lines.append(f"{note.id}\t{note.type} {note.target}\t{note.text}")
     for equivalence in doc.equivalences:
@@ -180,11 +239,40 @@ def write_brat(doc: BratDocument) -> str:
     return "".join(f"{line}\n" for line in lines)
 
 
-def brat_document_ids(root: str | Path) -> list[str]:
+class Pruning:
+    """Annotations of a read document to leave out, each for its reason; :meth:`apply` leaves them
+    out with what depends on them (the rules of the module docstring) and reports each reason to
+    ``on_broken``, naming its line."""
+
+    def __init__(self, path: str | Path, doc: BratDocument) -> None:
+        self.path = str(path)
+        self.doc = doc
+        self._parser: _AnnParser | None = None  # made on the first leave_out: most documents need none
+
+    def _pruned(self) -> _AnnParser:
+        if self._parser is None:
+            self._parser = _AnnParser.from_document(self.path, self.doc)
+        return self._parser
+
+    def leave_out(self, identifier: str, reason: str) -> None:
+        """Leave out annotation ``identifier`` (with its dependents) because of ``reason``."""
+        self._pruned().remove(identifier, reason)
+
+    def leave_out_argument(self, event_id: str, role: str, target: str, reason: str) -> None:
+        """Leave out the argument ``role:target`` of event ``event_id`` because of ``reason``."""
+        self._pruned().remove_argument(event_id, role, target, reason)
+
+    def apply(self, on_broken: OnBroken) -> BratDocument:
+        """The document without what was left out; ``doc`` itself when nothing was."""
+        return self.doc if self._parser is None else self._parser.finish(on_broken)
+
+
+def brat_document_ids(root: str | Path, *, text_without_ann: bool = False) -> list[str]:
     """Sorted ids (relative path without suffix, ``/``-separated) of the documents under ``root``.
 
     Every ``.ann`` needs its ``.txt`` and every ``.txt`` its ``.ann``; otherwise a SourceError lists
-    the unpaired files.
+    the unpaired files. With ``text_without_ann`` a ``.txt`` alone is a document with no
+    annotations, as brat shows it (:func:`read_brat_document` reads it so).
     """
     root = Path(root)
     if not root.is_dir():
@@ -197,17 +285,26 @@ def brat_document_ids(root: str | Path) -> list[str]:
             stem, suffix = os.path.splitext(name)
             if suffix in (ANN_SUFFIX, TEXT_SUFFIX):
                 stems.setdefault(prefix + stem, set()).add(suffix)
-    unpaired = sorted(f"{doc_id}{suffix}" for doc_id, found in stems.items() if len(found) == 1 for suffix in found)
+    unpaired = sorted(
+        f"{doc_id}{suffix}"
+        for doc_id, found in stems.items()
+        if len(found) == 1
+        for suffix in found
+        if not (text_without_ann and suffix == TEXT_SUFFIX)
+    )
     if unpaired:
         raise SourceError(root, "each document needs both a .txt and a .ann; unpaired: " + ", ".join(unpaired))
     return sorted(stems)
 
 
-def read_brat_document(root: str | Path, doc_id: str) -> tuple[str, BratDocument]:
-    """Text and annotations of document ``doc_id`` (as listed by ``brat_document_ids``)."""
+def read_brat_document(root: str | Path, doc_id: str, *, on_broken: OnBroken | None = None) -> tuple[str, BratDocument]:
+    """Text and annotations of document ``doc_id`` (as listed by ``brat_document_ids``); a ``.txt``
+    without its ``.ann`` has no annotations."""
     base = os.path.join(root, doc_id)
     text = read_utf8(base + TEXT_SUFFIX)
-    return text, read_brat(base + ANN_SUFFIX, text)
+    if not os.path.exists(base + ANN_SUFFIX) and os.path.exists(base + TEXT_SUFFIX):
+        return text, BratDocument()
+    return text, read_brat(base + ANN_SUFFIX, text, on_broken=on_broken)
 
 
 def iter_brat_folder(root: str | Path) -> Iterator[tuple[str, str, BratDocument]]:
@@ -243,8 +340,25 @@ def _split_pair(field: str) -> tuple[str, str] | None:
     return (name, target) if colon and name and target else None
 
 
+_Where = int | str
+"""Where a problem is: its line, or an annotation id when the document was not read from a file."""
+
+
+def _raise(error: SourceError) -> None:
+    raise error
+
+
+def _problem_order(problem: tuple[_Where, str]) -> tuple[int, str]:
+    where = problem[0]
+    return (where, "") if isinstance(where, int) else (1 << 62, where)
+
+
 class _AnnParser:
-    """Accumulates the annotations of one file, then resolves references in ``finish``."""
+    """Accumulates the annotations of one file, then resolves references in ``finish``.
+
+    A line that cannot be read is a problem kept for ``finish``; its id (when it has one) is
+    *broken*, so that what refers to it is left out with it rather than reported again.
+    """
 
     def __init__(self, path: str, text: str) -> None:
         self.path = path
@@ -254,13 +368,18 @@ class _AnnParser:
         self.events: dict[str, Event] = {}
         self.attributes: list[Attribute] = []
         self.relations: dict[str, Relation] = {}
+        self.normalizations: list[Normalization] = []
         self.notes: list[Note] = []
         self.equivalences: list[tuple[Equivalence, int]] = []
+        self.problems: list[tuple[_Where, str]] = []
+        self.broken: dict[str, _Where] = {}  # id → where the problem that left it out is
+        self.left_out: dict[_Where, list[str]] = {}  # problem → what was left out with it
         self._parsers: dict[str, Callable[[str, str, int], None]] = {
             "T": self._textbound,
             "E": self._event,
             "A": self._attribute,
             "M": self._attribute,
+            "N": self._normalization,
             "R": self._relation,
             "#": self._note,
         }
@@ -268,24 +387,78 @@ class _AnnParser:
     def error(self, message: str, line: int) -> SourceError:
         return SourceError(self.path, message, line=line)
 
+    def where(self, identifier: str) -> _Where:
+        """The line of ``identifier``, or the id itself for a document not read from a file."""
+        return self.line_of.get(identifier) or identifier
+
+    @classmethod
+    def from_document(cls, path: str, doc: BratDocument) -> _AnnParser:
+        """A parser holding ``doc``'s annotations, to leave some out with ``finish``."""
+        parser = cls(path, "")
+        parser.line_of = dict(doc.lines)
+        parser.textbounds = {textbound.id: textbound for textbound in doc.textbounds}
+        parser.events = {event.id: event for event in doc.events}
+        parser.attributes = list(doc.attributes)
+        parser.relations = {relation.id: relation for relation in doc.relations}
+        parser.normalizations = list(doc.normalizations)
+        parser.notes = list(doc.notes)
+        parser.equivalences = [(equivalence, 0) for equivalence in doc.equivalences]
+        for identifier in parser.textbounds.keys() | parser.events.keys() | parser.relations.keys():
+            parser.line_of.setdefault(identifier, 0)
+        ids = [a.id for a in parser.attributes] + [n.id for n in parser.normalizations] + [n.id for n in parser.notes]
+        for identifier in ids:
+            parser.line_of.setdefault(identifier, 0)
+        return parser
+
+    def remove(self, identifier: str, message: str) -> None:
+        """Leave out annotation ``identifier`` (and what depends on it) for the reason ``message``."""
+        where = self.where(identifier)
+        self.problems.append((where, message))
+        self.broken[identifier] = where
+        self.textbounds.pop(identifier, None)
+        self.events.pop(identifier, None)
+        self.relations.pop(identifier, None)
+        self.attributes = [a for a in self.attributes if a.id != identifier]
+        self.normalizations = [n for n in self.normalizations if n.id != identifier]
+        self.notes = [n for n in self.notes if n.id != identifier]
+
+    def remove_argument(self, event_id: str, role: str, target: str, message: str) -> None:
+        """Leave out one argument of event ``event_id`` for the reason ``message``."""
+        self.problems.append((self.where(event_id), message))
+        event = self.events[event_id]
+        arguments = tuple(pair for pair in event.arguments if pair != (role, target))
+        self.events[event_id] = Event(event.id, event.type, event.trigger, arguments)
+
     def add(self, line: str, line_number: int) -> None:
         identifier, tab, rest = line.partition("\t")
         if tab and identifier == "*":
-            self._equivalence(rest, line_number)
+            self._guarded(self._equivalence, rest, line_number)
             return
         if not tab or not _ID_PATTERN.fullmatch(identifier):
-            raise self.error(
-                "expected an annotation id starting with T, E, A, M, R or #, or *, followed by "
-                f"a tab, got {_shorten(line)!r}",
-                line_number,
+            self.problems.append(
+                (
+                    line_number,
+                    "expected an annotation id starting with T, E, A, M, N, R or #, or *, followed by "
+                    f"a tab, got {_shorten(line)!r}",
+                )
             )
+            return
         if identifier in self.line_of:
-            raise self.error(
-                f"duplicate id {identifier} (first defined on line {self.line_of[identifier]})",
-                line_number,
+            self.problems.append(
+                (line_number, f"duplicate id {identifier} (first defined on line {self.line_of[identifier]})")
             )
+            return
         self.line_of[identifier] = line_number
-        self._parsers[identifier[0]](identifier, rest, line_number)
+        if not self._guarded(functools.partial(self._parsers[identifier[0]], identifier), rest, line_number):
+            self.broken[identifier] = line_number
+
+    def _guarded(self, parse: Callable[[str, int], None], rest: str, line: int) -> bool:
+        try:
+            parse(rest, line)
+        except SourceError as error:
+            self.problems.append((line, error.message))
+            return False
+        return True
 
     def _textbound(self, identifier: str, rest: str, line: int) -> None:
         head, tab, span_text = rest.partition("\t")
@@ -298,8 +471,8 @@ class _AnnParser:
             )
         fragments = tuple((int(m[1]), int(m[2])) for m in matches if m)
         for start, end in fragments:
-            if start >= end:
-                raise self.error(f"{identifier} has fragment {start}-{end}: expected start < end", line)
+            if start > end:
+                raise self.error(f"{identifier} has fragment {start}-{end}: expected start <= end", line)
             if end > len(self.text):
                 raise self.error(
                     f"{identifier} offsets {start}-{end} run past the end of the text (length {len(self.text)})",
@@ -333,6 +506,16 @@ class _AnnParser:
             raise self.error(f"malformed relation: expected {_RELATION_SHAPE}, got {_shorten(rest)!r}", line)
         self.relations[identifier] = Relation(identifier, fields[0], tuple(pair for pair in pairs if pair))
 
+    def _normalization(self, identifier: str, rest: str, line: int) -> None:
+        head, _, entry_text = rest.partition("\t")
+        for pattern, replacement in _BIONLP_ST_2013_NORMALIZATION:
+            head = pattern.sub(replacement, head, count=1)
+        match = _NORMALIZATION_BODY.fullmatch(head)
+        if match is None:
+            raise self.error(f"malformed normalisation: expected {_NORMALIZATION_SHAPE}, got {_shorten(rest)!r}", line)
+        type_, target, resource, entry = match.groups()
+        self.normalizations.append(Normalization(identifier, type_, target, resource, entry, entry_text))
+
     def _note(self, identifier: str, rest: str, line: int) -> None:
         head, _, note_text = rest.partition("\t")
         fields = head.split()
@@ -349,43 +532,104 @@ class _AnnParser:
             )
         self.equivalences.append((Equivalence(fields[0], tuple(fields[1:])), line))
 
-    def _require(self, owner: str, target: str, allowed: Mapping[str, object], what: str, line: int = 0) -> None:
-        if target not in allowed:
-            raise self.error(
-                f"{owner} refers to {target}, which is not {what} in this file",
-                line or self.line_of[owner],
-            )
+    def _resolves(self, owner: str, target: str, allowed: Mapping[str, object], what: str, line: _Where = 0) -> bool:
+        """Whether ``target`` is in ``allowed``; if not, ``owner`` (shown as ``owner``, at ``line`` or
+        its own line) is left out: with the broken annotation ``target`` came from, or as a problem
+        of its own."""
+        if target in allowed:
+            return True
+        line = line or self.where(owner)
+        if target in self.broken:
+            shown = f"{owner} (line {line})" if isinstance(line, int) else owner
+            self.left_out.setdefault(self.broken[target], []).append(shown)
+        else:
+            self.problems.append((line, f"{owner} refers to {target}, which is not {what} in this file"))
+        return False
 
-    def finish(self) -> BratDocument:
-        arguments_allowed = {**self.textbounds, **self.events}
+    def _leave_out(self, identifier: str, line: _Where) -> None:
+        """Mark ``identifier`` as left out with the problem its owner line reported."""
+        self.broken.setdefault(identifier, line)
+
+    def _kept_events(self) -> dict[str, Event]:
+        events: dict[str, Event] = {}
         for event in self.events.values():
-            self._require(event.id, event.trigger, self.textbounds, "a text-bound")
+            line = self.where(event.id)
+            if not self._resolves(event.id, event.trigger, self.textbounds, "a text-bound"):
+                self._leave_out(event.id, self.broken.get(event.trigger, line))
+                continue
             trigger_type = self.textbounds[event.trigger].type
             if trigger_type != event.type:
-                raise self.error(
-                    f"{event.id} has type {event.type} but its trigger {event.trigger} "
-                    f"has type {trigger_type}; expected the same type",
-                    self.line_of[event.id],
+                self.problems.append(
+                    (
+                        line,
+                        f"{event.id} has type {event.type} but its trigger {event.trigger} "
+                        f"has type {trigger_type}; expected the same type",
+                    )
                 )
-            for _, target in event.arguments:
-                self._require(event.id, target, arguments_allowed, "a text-bound or event")
+                self._leave_out(event.id, line)
+                continue
+            events[event.id] = event
+        arguments_allowed = {**self.textbounds, **events}
+        for event in list(events.values()):
+            arguments = tuple(
+                (role, target)
+                for role, target in event.arguments
+                if self._resolves(f"{event.id} argument {role}:{target}", target, arguments_allowed,
+                                  "a text-bound or event", self.where(event.id))
+            )  # fmt: skip
+            if arguments != event.arguments:
+                events[event.id] = Event(event.id, event.type, event.trigger, arguments)
+        return events
+
+    def finish(self, on_broken: OnBroken) -> BratDocument:
+        events = self._kept_events()
+        arguments_allowed = {**self.textbounds, **events}
+        relations: dict[str, Relation] = {}
         for relation in self.relations.values():
-            for _, target in relation.arguments:
-                self._require(relation.id, target, arguments_allowed, "a text-bound or event")
-        annotated = {**arguments_allowed, **self.relations}
-        for attribute in self.attributes:
-            self._require(attribute.id, attribute.target, annotated, "an annotation")
+            if all(
+                [self._resolves(relation.id, target, arguments_allowed, "a text-bound or event")
+                 for _, target in relation.arguments]
+            ):  # fmt: skip
+                relations[relation.id] = relation
+            else:
+                self._leave_out(relation.id, self.where(relation.id))
+        annotated = {**arguments_allowed, **relations}
+        attributes = [a for a in self.attributes if self._kept(a.id, a.target, annotated, "an annotation")]
+        normalizations = [n for n in self.normalizations if self._kept(n.id, n.target, annotated, "an annotation")]
+        equivalences = []
         for equivalence, line in self.equivalences:
-            for member in equivalence.members:
-                self._require("*", member, arguments_allowed, "a text-bound or event", line)
-        every_id = dict.fromkeys(self.line_of)
-        for note in self.notes:
-            self._require(note.id, note.target, every_id, "an annotation")
+            members = tuple(
+                member
+                for member in equivalence.members
+                if self._resolves(f"{equivalence.type} equivalence", member, arguments_allowed,
+                                  "a text-bound or event", line or f"{equivalence.type} equivalence")
+            )  # fmt: skip
+            if len(members) >= 2:
+                equivalences.append(Equivalence(equivalence.type, members))
+        every_id = {identifier: None for identifier in self.line_of if identifier not in self.broken}
+        notes = [note for note in self.notes if self._kept(note.id, note.target, every_id, "an annotation")]
+        for where, message in sorted(self.problems, key=_problem_order):
+            left_out = self.left_out.get(where)
+            suffix = f"; depending on it: {', '.join(left_out)}" if left_out else ""
+            if isinstance(where, int):
+                on_broken(self.error(message + suffix, where))
+            else:
+                on_broken(SourceError(self.path, message + suffix, record=where))
         return BratDocument(
             textbounds=tuple(self.textbounds.values()),
-            events=tuple(self.events.values()),
-            attributes=tuple(self.attributes),
-            relations=tuple(self.relations.values()),
-            notes=tuple(self.notes),
-            equivalences=tuple(equivalence for equivalence, _ in self.equivalences),
+            events=tuple(events.values()),
+            attributes=tuple(attributes),
+            relations=tuple(relations.values()),
+            notes=tuple(notes),
+            equivalences=tuple(equivalences),
+            normalizations=tuple(normalizations),
+            lines={
+                identifier: line for identifier, line in self.line_of.items() if line and identifier not in self.broken
+            },
         )
+
+    def _kept(self, identifier: str, target: str, allowed: Mapping[str, object], what: str) -> bool:
+        if self._resolves(identifier, target, allowed, what):
+            return True
+        self._leave_out(identifier, self.broken.get(target, self.where(identifier)))
+        return False

@@ -11,17 +11,25 @@ A document ``<doc>`` is spread over folders of one root::
 Positions are ``line:token`` with lines 1-based and tokens 0-based on whitespace, the end token
 included. The quoted text is the lower-cased tokens joined by single spaces. The format carries
 identity coreference only: no Bagga class, no linguistic attributes, no set/subset or part/whole.
+
+Real files hold a few concepts whose position does not line up with their quoted text and a
+concept listed twice (Uzuner et al. 2012 release, as a public loader of it reports). A line that
+cannot be read is a problem, not the end of the document: the concept (or chain member, or pair)
+is left out and listed in :attr:`I2b2CorefDocument.problems` with file and line. A concept listed
+twice with the same type is read once. A chain that loses a member keeps the others; when a pairs
+file is given, such a chain is split where the remaining pairs no longer join it.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from clinical_corpora.builders.sources.knowtator import KnowtatorDocument
 from clinical_corpora.core.errors import SourceError
+from clinical_corpora.core.union_find import UnionFind
 
 DOCS_DIR = "docs"
 CONCEPTS_DIR = "concepts"
@@ -82,6 +90,8 @@ class I2b2CorefDocument:
     concepts: tuple[Concept, ...]
     chains: tuple[Chain, ...]
     pairs: tuple[CorefPair, ...] = ()
+    problems: tuple[SourceError, ...] = field(default=(), compare=False)
+    """Lines left out (a concept, chain member or pair that does not line up), in file order."""
 
 
 class TokenGrid:
@@ -150,18 +160,35 @@ def read_i2b2_document(root: Path, doc_id: str) -> I2b2CorefDocument:
     with text_path.open(encoding="utf-8", newline="") as handle:
         text = handle.read()
     grid = TokenGrid(text)
-    concepts = _read_concepts(root / CONCEPTS_DIR / f"{doc_id}.txt.con", grid)
+    problems: list[SourceError] = []
+    concepts = _read_concepts(root / CONCEPTS_DIR / f"{doc_id}.txt.con", grid, problems)
     chains_path = root / CHAINS_DIR / f"{doc_id}.txt.chains"
-    chains = tuple(_chain(line, grid, concepts, chains_path, line_number) for line_number, line in _lines(chains_path))
+    chains = [
+        chain
+        for line_number, line in _lines(chains_path)
+        if (chain := _chain(line, grid, concepts, chains_path, line_number, problems)) is not None
+    ]
     pairs_path = root / PAIRS_DIR / f"{doc_id}.txt.pairs"
-    pairs = _read_pairs(pairs_path, grid, concepts) if pairs_path.exists() else ()
+    pairs = _read_pairs(pairs_path, grid, concepts, problems) if pairs_path.exists() else ()
+    if problems and pairs_path.exists():
+        chains = [part for chain in chains for part in _split_by_pairs(chain, pairs)]
     return I2b2CorefDocument(
         doc_id=doc_id,
         text=text,
         concepts=tuple(sorted(concepts.values(), key=lambda c: (c.start, c.end))),
-        chains=chains,
+        chains=tuple(chains),
         pairs=pairs,
+        problems=tuple(problems),
     )
+
+
+def _split_by_pairs(chain: Chain, pairs: tuple[CorefPair, ...]) -> list[Chain]:
+    """The parts of a chain that the pairs still join (two members or more each)."""
+    members = UnionFind(chain.concepts)
+    for pair in pairs:
+        if pair.anaphor in chain.concepts and pair.antecedent in chain.concepts:
+            members.union(pair.anaphor, pair.antecedent)
+    return [Chain(chain.type, tuple(part)) for part in members.groups() if len(part) > 1]
 
 
 def write_i2b2_document(root: Path, document: I2b2CorefDocument) -> None:
@@ -237,32 +264,51 @@ def from_knowtator(document: KnowtatorDocument) -> I2b2CorefDocument:
     )
 
 
-def _read_concepts(path: Path, grid: TokenGrid) -> dict[tuple[int, int], Concept]:
-    """The concepts file, indexed by character offsets; a concept listed twice is an error."""
+def _read_concepts(path: Path, grid: TokenGrid, problems: list[SourceError]) -> dict[tuple[int, int], Concept]:
+    """The concepts file, indexed by character offsets; a concept listed twice with the same type
+    is read once, with another type it is a problem (the first is read)."""
     concepts: dict[tuple[int, int], Concept] = {}
     for line_number, line in _lines(path):
-        match = _full_match(_CONCEPT_LINE, line, path, line_number, 'c="text" L:T L:T||t="type"')
-        start, end = _locate(match, grid, path, line_number)
-        if (start, end) in concepts:
-            raise SourceError(path, f"concept {grid.text[start:end]!r} is listed twice", line=line_number)
-        concepts[start, end] = Concept(start, end, match["type"], grid.text[start:end])
+        try:
+            match = _full_match(_CONCEPT_LINE, line, path, line_number, 'c="text" L:T L:T||t="type"')
+            start, end = _locate(match, grid, path, line_number)
+        except SourceError as problem:
+            problems.append(problem)
+            continue
+        known = concepts.get((start, end))
+        if known is not None and known.type != match["type"]:
+            problems.append(
+                SourceError(
+                    path,
+                    f"concept {grid.text[start:end]!r} is listed twice, as {known.type!r} and as "
+                    f"{match['type']!r}; the first is read",
+                    line=line_number,
+                )
+            )
+        concepts.setdefault((start, end), Concept(start, end, match["type"], grid.text[start:end]))
     return concepts
 
 
-def _read_pairs(path: Path, grid: TokenGrid, concepts: dict[tuple[int, int], Concept]) -> tuple[CorefPair, ...]:
+def _read_pairs(
+    path: Path, grid: TokenGrid, concepts: dict[tuple[int, int], Concept], problems: list[SourceError]
+) -> tuple[CorefPair, ...]:
     pairs = []
     for line_number, line in _lines(path):
-        match = _full_match(
-            _PAIR_LINE,
-            line,
-            path,
-            line_number,
-            'c="antecedent" L:T L:T||t="coref type"||c="anaphor" L:T L:T',
-        )
-        antecedent, anaphor = (
-            _known(_locate(match, grid, path, line_number, role), concepts, path, line_number)
-            for role in ("antecedent_", "anaphor_")
-        )
+        try:
+            match = _full_match(
+                _PAIR_LINE,
+                line,
+                path,
+                line_number,
+                'c="antecedent" L:T L:T||t="coref type"||c="anaphor" L:T L:T',
+            )
+            antecedent, anaphor = (
+                _known(_locate(match, grid, path, line_number, role), concepts, path, line_number)
+                for role in ("antecedent_", "anaphor_")
+            )
+        except SourceError as problem:
+            problems.append(problem)
+            continue
         pairs.append(CorefPair(antecedent=antecedent, anaphor=anaphor, type=match["type"]))
     return tuple(pairs)
 
@@ -327,17 +373,31 @@ def _chain(
     concepts: dict[tuple[int, int], Concept],
     path: Path,
     line_number: int,
-) -> Chain:
+    problems: list[SourceError],
+) -> Chain | None:
+    """One chains line; a member that does not line up is a problem and left out, and a chain left
+    with fewer than two members is not a chain."""
     members: list[Concept] = []
-    cursor = 0
+    cursor = written = 0
     while (item := _CHAIN_ITEM.match(line, cursor)) is not None:
-        members.append(_known(_locate(item, grid, path, line_number), concepts, path, line_number))
+        written += 1
         cursor = item.end()
+        try:
+            member = _known(_locate(item, grid, path, line_number), concepts, path, line_number)
+        except SourceError as problem:
+            problems.append(problem)
+            continue
+        if member not in members:
+            members.append(member)
     chain_type = _COREF_TYPE.fullmatch(line, cursor)
-    if chain_type is None or len(members) < 2:
-        raise SourceError(
-            path,
-            f'cannot parse {line!r}; expected two or more c="text" L:T L:T joined by || and ending in ||t="coref type"',
-            line=line_number,
+    if chain_type is None or written < 2:
+        problems.append(
+            SourceError(
+                path,
+                f'cannot parse {line!r}; expected two or more c="text" L:T L:T joined by || and ending in '
+                '||t="coref type"',
+                line=line_number,
+            )
         )
-    return Chain(type=chain_type["type"], concepts=tuple(members))
+        return None
+    return Chain(type=chain_type["type"], concepts=tuple(members)) if len(members) > 1 else None

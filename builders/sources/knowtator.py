@@ -23,17 +23,29 @@ Class ``Markable`` carries string slots ``grammatical_category``, ``sentence_fun
 ``semantic_class``; class ``Pair`` carries complex slots ``anaphor`` and ``antecedent`` and
 string slots ``bagga_class`` and ``relation_type``. Offsets are character offsets into the text,
 end exclusive; a discontinuous span is several ``<span>`` elements whose texts Knowtator joins
-with `` ... `` in ``<spannedText>``. Every inconsistency raises :class:`SourceError` naming the
-file and line.
+with `` ... `` in ``<spannedText>``.
+
+Files written by eHOST (South et al. 2012) are read the way eHOST reads them: its
+``<eHOST_Adjudication_Status>`` settings and ``suggestion`` slots carry no annotation and are
+skipped; fragments may come in any order (eHOST keeps the order they were drawn in) and a repeated
+one counts once; ``spannedText`` is compared with the text whitespace aside (eHOST writes line
+breaks as spaces); offsets that count CR LF as one character (eHOST's text pane) are detected per
+file and mapped back to offsets into the text as read. Two annotations on one span are legal, as
+in Knowtator, and both are read.
+
+A whole file that cannot be read (not well-formed XML, a DOCTYPE, the wrong root, a missing text)
+raises :class:`SourceError`. A broken annotation does not: it is left out, with the pairs that need
+it, and listed in :attr:`KnowtatorDocument.problems` as a :class:`SourceError` naming file and line.
 """
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterator, Mapping
-from dataclasses import dataclass
-from itertools import pairwise
+import re
+from bisect import bisect_left
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import get_args
+from typing import TypeVar, get_args
 
 from lxml import etree
 
@@ -51,6 +63,11 @@ MARKABLE_CLASS = "Markable"
 PAIR_CLASS = "Pair"
 FRAGMENT_SEPARATOR = " ... "
 """How Knowtator joins the texts of a discontinuous span in ``<spannedText>``."""
+IGNORED_ELEMENTS = {
+    "eHOST_Adjudication_Status": "eHOST's adjudication settings (annotators and classes to compare)",
+}
+"""Top-level elements that carry no annotation, and what they hold."""
+IGNORED_STRING_SLOTS = {"suggestion": "eHOST's verifier suggestions, which eHOST itself skips when reading"}
 
 MARKABLE_STRING_SLOTS: Mapping[str, tuple[str, ...]] = {
     "grammatical_category": get_args(GrammaticalCategory),
@@ -113,6 +130,10 @@ class KnowtatorDocument:
     annotators: tuple[str, ...]
     markables: tuple[Markable, ...]
     pairs: tuple[Pair, ...]
+    crlf_as_one: bool = False
+    """The file's offsets counted CR LF as one character (eHOST); they were mapped back."""
+    problems: tuple[SourceError, ...] = field(default=(), compare=False)
+    """Broken annotations left out of this document (with the pairs that need them), by line."""
 
     def markable(self, markable_id: str) -> Markable:
         """The markable with this Knowtator mention id."""
@@ -130,21 +151,47 @@ class KnowtatorDocument:
         return tuple(tuple(ids) for ids in chains.groups() if len(ids) > 1)
 
     def semantic_classes_by_key(self) -> dict[Hashable, str]:
-        """Each markable's semantic class, keyed by its fragments (a :data:`MarkableKey`)."""
-        return {m.fragments: m.semantic_class for m in self.markables}
+        """Each markable's semantic class, keyed by its fragments (a :data:`MarkableKey`).
+
+        Markables on the same span are one key; it takes the class of the first in text order.
+        """
+        classes: dict[Hashable, str] = {}
+        for markable in self.markables:
+            classes.setdefault(markable.fragments, markable.semantic_class)
+        return classes
 
     def pair_keys(self) -> frozenset[tuple[MarkableKey, MarkableKey, str]]:
-        """``(anaphor, antecedent, relation)`` with markables keyed by fragments."""
+        """``(anaphor, antecedent, relation)`` with markables keyed by fragments.
+
+        A pair between two markables on the same span has no key (it would link a span to itself).
+        """
         fragments = {m.id: m.fragments for m in self.markables}
-        return frozenset((fragments[p.anaphor_id], fragments[p.antecedent_id], p.relation) for p in self.pairs)
+        keys = ((fragments[p.anaphor_id], fragments[p.antecedent_id], p.relation) for p in self.pairs)
+        return frozenset(key for key in keys if key[0] != key[1])
+
+    def identity_chain_keys(self) -> list[list[MarkableKey]]:
+        """Identity chains with markables keyed by fragments; chains sharing a span are joined."""
+        chains: UnionFind[MarkableKey] = UnionFind()
+        fragments = {m.id: m.fragments for m in self.markables}
+        for chain in self.identity_chains():
+            chains.find(fragments[chain[0]])
+            for markable_id in chain[1:]:
+                chains.union(fragments[chain[0]], fragments[markable_id])
+        return [keys for keys in chains.groups() if len(keys) > 1]
 
 
 @dataclass(frozen=True)
 class _Annotation:
-    fragments: tuple[Fragment, ...]
+    written: tuple[tuple[int, int, int], ...]
+    """``(start, end, line)`` of each ``<span>``, as written."""
     spanned_text: str
     annotator: str | None
     line: int
+    spanned_line: int
+    broken: SourceError | None = None
+
+
+_Built = TypeVar("_Built", "Markable", "Pair")
 
 
 @dataclass(frozen=True)
@@ -170,7 +217,11 @@ def iter_knowtator_dir(annotation_dir: Path, text_dir: Path) -> Iterator[Knowtat
 
 
 def read_knowtator_file(xml_path: Path, text_dir: Path) -> KnowtatorDocument:
-    """Read one Knowtator file; its text is ``text_dir / textSource``."""
+    """Read one Knowtator file; its text is ``text_dir / textSource``.
+
+    Raises :class:`SourceError` when the file cannot be read at all; its broken annotations are
+    left out and listed in the document's ``problems`` instead.
+    """
     root = parse_xml_safely(xml_path)
     text_source = root.get("textSource")
     if root.tag != "annotations" or not text_source:
@@ -209,7 +260,11 @@ def parse_xml_safely(path: Path) -> etree._Element:
 
 
 class _KnowtatorFile:
-    """Cross-references the elements of one file and checks them against its text."""
+    """Cross-references the elements of one file and checks them against its text.
+
+    A broken annotation becomes a problem (a :class:`SourceError` naming its line) and is left out
+    with everything that needs it; the rest of the file is read.
+    """
 
     def __init__(self, path: Path, text: str) -> None:
         self.path = path
@@ -217,10 +272,20 @@ class _KnowtatorFile:
         self.annotations: dict[str, _Annotation] = {}
         self.class_mentions: dict[str, _ClassMention] = {}
         self.slot_mentions: dict[str, _SlotMention] = {}
+        self.problems: list[SourceError] = []
+        self.left_out: dict[str, SourceError] = {}
+        self.offsets = _Offsets(text)
 
     def error(self, message: str, where: etree._Element | int) -> SourceError:
         line = where if isinstance(where, int) else where.sourceline
         return SourceError(self.path, message, line=line)
+
+    def problem(self, message: str, where: etree._Element | int, mention_id: str | None = None) -> None:
+        """Record a broken annotation; ``mention_id`` (if any) is left out of the document."""
+        error = self.error(message, where)
+        self.problems.append(error)
+        if mention_id:
+            self.left_out.setdefault(mention_id, error)
 
     def read(self, root: etree._Element, doc_id: str) -> KnowtatorDocument:
         readers = {
@@ -230,16 +295,30 @@ class _KnowtatorFile:
             "complexSlotMention": self._read_slot_mention,
         }
         for element in root.iterchildren(etree.Element):
-            reader = readers.get(element.tag)
-            if reader is None:
+            if element.tag in IGNORED_ELEMENTS:
+                continue
+            if element.tag == "adjudicating":
                 raise self.error(
-                    f"unsupported element <{element.tag}>; expected one of {sorted(readers)}",
+                    "<adjudicating> is eHOST's working copy of an unfinished adjudication (its saved/ "
+                    "folder); give the files eHOST writes to its adjudication/ folder instead",
                     element,
                 )
+            reader = readers.get(element.tag)
+            if reader is None:
+                self.problem(
+                    f"unsupported element <{element.tag}>; expected one of {sorted(readers)} "
+                    f"(or {sorted(IGNORED_ELEMENTS)}, which carry no annotations)",
+                    element,
+                )
+                continue
             reader(element)
+        self.offsets = _Offsets.matching(self.text, self.annotations.values())
         self._check_references()
-        markables = self._markables()
-        pairs = self._pairs({m.id: _position(m) for m in markables})
+        markables = self._build(self._mentions_of(MARKABLE_CLASS), self._markable)
+        markables.sort(key=_position)
+        pairs = self._build(self._mentions_of(PAIR_CLASS), self._pair)
+        position_of = {m.id: _position(m) for m in markables}
+        pairs.sort(key=lambda p: (position_of[p.anaphor_id], position_of[p.antecedent_id], p.id))
         annotators = {a.annotator for a in self.annotations.values() if a.annotator}
         return KnowtatorDocument(
             doc_id=doc_id,
@@ -247,86 +326,81 @@ class _KnowtatorFile:
             annotators=tuple(sorted(annotators)),
             markables=tuple(markables),
             pairs=tuple(pairs),
+            crlf_as_one=self.offsets.crlf_as_one,
+            problems=tuple(sorted(self.problems, key=lambda p: p.line or 0)),
         )
 
-    def _markables(self) -> list[Markable]:
-        """Markables in text order; two markables on the same span are an error."""
-        markables = sorted(map(self._markable, self._mentions_of(MARKABLE_CLASS)), key=_position)
-        seen: dict[MarkableKey, str] = {}
-        for markable in markables:
-            if markable.fragments in seen:
-                raise self.error(
-                    f"markables {seen[markable.fragments]!r} and {markable.id!r} cover the same "
-                    f"span {markable.fragments}; other annotators' pairs could not tell them apart",
-                    self.class_mentions[markable.id].line,
-                )
-            seen[markable.fragments] = markable.id
-        return markables
-
-    def _pairs(self, position_of: Mapping[str, tuple[int, int, str]]) -> list[Pair]:
-        """Pairs ordered by anaphor then antecedent position; a repeated pair is an error."""
-        pairs = sorted(
-            map(self._pair, self._mentions_of(PAIR_CLASS)),
-            key=lambda p: (position_of[p.anaphor_id], position_of[p.antecedent_id], p.id),
-        )
-        seen: dict[tuple[str, str, str], str] = {}
-        for pair in pairs:
-            triple = (pair.anaphor_id, pair.antecedent_id, pair.relation)
-            if triple in seen:
-                raise self.error(
-                    f"Pair {pair.id!r} repeats Pair {seen[triple]!r} "
-                    f"({pair.relation} from {pair.anaphor_id!r} to {pair.antecedent_id!r})",
-                    self.class_mentions[pair.id].line,
-                )
-            seen[triple] = pair.id
-        return pairs
+    def _build(self, mentions: list[_ClassMention], build: Callable[[_ClassMention], _Built]) -> list[_Built]:
+        """Build every mention not already left out; one that fails is recorded and left out."""
+        built = []
+        for mention in mentions:
+            if mention.id in self.left_out:
+                continue
+            try:
+                built.append(build(mention))
+            except SourceError as error:
+                self.problems.append(error)
+                self.left_out[mention.id] = error
+        return built
 
     def _register(self, table: dict, key: str | None, value: object, element: etree._Element) -> None:
         if not key:
-            raise self.error(f"<{element.tag}> without an id", element)
-        if key in table:
-            raise self.error(f"duplicate <{element.tag}> id {key!r}", element)
-        table[key] = value
+            self.problem(f"<{element.tag}> without an id", element)
+        elif key in table:
+            self.problem(f"duplicate <{element.tag}> id {key!r}; the first one is read", element)
+        else:
+            table[key] = value
 
     def _read_annotation(self, element: etree._Element) -> None:
         mention = element.find("mention")
         if mention is None:
-            raise self.error("<annotation> without <mention id>", element)
-        fragments = tuple(self._fragment(span) for span in element.findall("span"))
+            self.problem("<annotation> without <mention id>", element)
+            return
         spanned = element.find("spannedText")
-        spanned_text = (spanned.text or "") if spanned is not None else ""
-        if fragments:
-            if spanned is None:
-                raise self.error("<annotation> with <span> but no <spannedText>", element)
-            self._check_spanned_text(fragments, spanned_text, spanned)
-        annotator = (element.findtext("annotator") or "").strip() or None
-        annotation = _Annotation(fragments, spanned_text, annotator, element.sourceline)
+        fragments: list[tuple[int, int, int]] = []
+        broken = None
+        for span in element.findall("span"):
+            try:
+                fragments.append((int(span.get("start", "")), int(span.get("end", "")), span.sourceline))
+            except ValueError:
+                broken = self.error(f"<span> needs integer start and end, got {dict(span.attrib)}", span)
+        if fragments and spanned is None:
+            broken = self.error("<annotation> with <span> but no <spannedText>", element)
+        annotation = _Annotation(
+            written=tuple(fragments),
+            spanned_text=(spanned.text or "") if spanned is not None else "",
+            annotator=(element.findtext("annotator") or "").strip() or None,
+            line=element.sourceline,
+            spanned_line=spanned.sourceline if spanned is not None else element.sourceline,
+            broken=broken,
+        )
         self._register(self.annotations, mention.get("id"), annotation, mention)
 
-    def _fragment(self, span: etree._Element) -> Fragment:
-        try:
-            start, end = int(span.get("start", "")), int(span.get("end", ""))
-        except ValueError:
-            raise self.error(f"<span> needs integer start and end, got {dict(span.attrib)}", span) from None
-        if not 0 <= start < end <= len(self.text):
-            raise self.error(f"span {start}-{end} lies outside the text (0-{len(self.text)}) or is empty", span)
-        return start, end
-
-    def _check_spanned_text(self, fragments: tuple[Fragment, ...], spanned_text: str, element: etree._Element) -> None:
-        if any(a[1] > b[0] for a, b in pairwise(fragments)):
-            raise self.error(f"spans {fragments} overlap or are out of order", element)
-        # XML parsing turns CR LF into LF, so compare the document text the same way.
-        expected = FRAGMENT_SEPARATOR.join(self.text[s:e] for s, e in fragments).replace("\r\n", "\n")
-        if spanned_text != expected:
+    def _fragments(self, mention: _ClassMention) -> tuple[Fragment, ...]:
+        """The annotation's fragments as offsets into the released text: sorted, repeats dropped,
+        overlapping ones joined; its spans and spannedText checked against the text."""
+        annotation = self.annotations[mention.id]
+        if annotation.broken is not None:
+            raise annotation.broken
+        text = self.offsets.text
+        for start, end, line in annotation.written:
+            if not 0 <= start < end <= len(text):
+                raise self.error(f"span {start}-{end} lies outside the text (0-{len(text)}) or is empty", line)
+        written = [(start, end) for start, end, _ in annotation.written]
+        if written and not _spanned_text_matches(annotation.spanned_text, written, text):
+            expected = FRAGMENT_SEPARATOR.join(text[s:e] for s, e in sorted(written))
             raise self.error(
-                f"spannedText {spanned_text!r} does not match the text at {fragments}: {expected!r}",
-                element,
+                f"spannedText {annotation.spanned_text!r} does not match the text at {sorted(set(written))}: "
+                f"{expected!r} (whitespace aside)",
+                annotation.spanned_line,
             )
+        return tuple((self.offsets.released(s), self.offsets.released(e)) for s, e in _joined(written))
 
     def _read_class_mention(self, element: etree._Element) -> None:
         mention_class = element.find("mentionClass")
         if mention_class is None or not mention_class.get("id"):
-            raise self.error("<classMention> without <mentionClass id>", element)
+            self.problem("<classMention> without <mentionClass id>", element, element.get("id"))
+            return
         slot_ids = tuple((slot.get("id", ""), slot.sourceline) for slot in element.findall("hasSlotMention"))
         class_mention = _ClassMention(element.get("id", ""), mention_class.get("id", ""), slot_ids, element.sourceline)
         self._register(self.class_mentions, element.get("id"), class_mention, element)
@@ -335,38 +409,50 @@ class _KnowtatorFile:
         is_complex = element.tag == "complexSlotMention"
         slot = element.find("mentionSlot")
         if slot is None or not slot.get("id"):
-            raise self.error(f"<{element.tag}> without <mentionSlot id>", element)
+            self.problem(f"<{element.tag}> without <mentionSlot id>", element, element.get("id"))
+            return
         value_tag = "complexSlotMentionValue" if is_complex else "stringSlotMentionValue"
         values = tuple((v.get("value", ""), v.sourceline) for v in element.findall(value_tag))
         if len(values) != 1:
-            raise self.error(
+            self.problem(
                 f"slot {slot.get('id')!r} needs exactly one <{value_tag}>, found {len(values)}",
                 element,
+                element.get("id"),
             )
+            return
         mention = _SlotMention(slot.get("id", ""), values, is_complex, element.sourceline)
         self._register(self.slot_mentions, element.get("id"), mention, element)
 
     def _check_references(self) -> None:
         for mention_id, annotation in self.annotations.items():
-            if mention_id not in self.class_mentions:
-                raise self.error(f"annotation mention {mention_id!r} has no <classMention>", annotation.line)
+            if mention_id not in self.class_mentions and mention_id not in self.left_out:
+                self.problem(f"annotation mention {mention_id!r} has no <classMention>", annotation.line)
         used: set[str] = set()
         for mention in self.class_mentions.values():
             if mention.id not in self.annotations:
-                raise self.error(f"classMention {mention.id!r} has no <annotation>", mention.line)
-            if mention.mention_class not in REQUIRED_SLOTS:
-                raise self.error(
+                self.problem(f"classMention {mention.id!r} has no <annotation>", mention.line, mention.id)
+            elif mention.mention_class not in REQUIRED_SLOTS:
+                self.problem(
                     f"unsupported mentionClass {mention.mention_class!r}; "
                     f"expected {MARKABLE_CLASS!r} or {PAIR_CLASS!r}",
                     mention.line,
+                    mention.id,
                 )
             for slot_id, line in mention.slot_ids:
-                if slot_id not in self.slot_mentions:
-                    raise self.error(f"hasSlotMention names missing slot mention {slot_id!r}", line)
                 used.add(slot_id)
+                if slot_id not in self.slot_mentions and slot_id not in self.left_out:
+                    self.problem(f"hasSlotMention names missing slot mention {slot_id!r}", line, mention.id)
+                elif slot_id in self.left_out:
+                    cause = self.left_out[slot_id]
+                    self.problem(
+                        f"{mention.mention_class} {mention.id!r} names slot mention {slot_id!r}, which is "
+                        f"left out (line {cause.line}: {cause.message})",
+                        line,
+                        mention.id,
+                    )
         for slot_id, slot in self.slot_mentions.items():
             if slot_id not in used:
-                raise self.error(f"slot mention {slot_id!r} belongs to no classMention", slot.line)
+                self.problem(f"slot mention {slot_id!r} belongs to no classMention", slot.line)
 
     def _mentions_of(self, mention_class: str) -> list[_ClassMention]:
         return [m for m in self.class_mentions.values() if m.mention_class == mention_class]
@@ -381,6 +467,8 @@ class _KnowtatorFile:
         found: dict[str, tuple[str, int]] = {}
         for slot_id, _ in mention.slot_ids:
             slot = self.slot_mentions[slot_id]
+            if not slot.is_complex and slot.slot in IGNORED_STRING_SLOTS:
+                continue
             allowed_here = complex_slots if slot.is_complex else tuple(string_slots)
             if slot.slot not in allowed_here:
                 kind = "complex" if slot.is_complex else "string"
@@ -407,26 +495,34 @@ class _KnowtatorFile:
         return found
 
     def _markable(self, mention: _ClassMention) -> Markable:
-        annotation = self.annotations[mention.id]
-        if not annotation.fragments:
+        if not self.annotations[mention.id].written and self.annotations[mention.id].broken is None:
             raise self.error(f"Markable {mention.id!r} has no <span>", mention.line)
+        fragments = self._fragments(mention)
         slots = self._slots(mention, MARKABLE_STRING_SLOTS)
         value = {name: slots[name][0] if name in slots else None for name in MARKABLE_STRING_SLOTS}
         return Markable(
             id=mention.id,
-            fragments=annotation.fragments,
-            text=annotation.spanned_text,
+            fragments=fragments,
+            text=FRAGMENT_SEPARATOR.join(self.text[start:end] for start, end in fragments),
             semantic_class=value["semantic_class"],  # type: ignore[arg-type]
             grammatical_category=value["grammatical_category"],  # type: ignore[arg-type]
             sentence_function=value["sentence_function"],  # type: ignore[arg-type]
         )
 
     def _pair(self, mention: _ClassMention) -> Pair:
+        self._fragments(mention)  # a Pair's spans are checked, not used
         slots = self._slots(mention, PAIR_STRING_SLOTS, PAIR_COMPLEX_SLOTS)
         ends = {}
         for role in PAIR_COMPLEX_SLOTS:
             target, line = slots[role]
             referenced = self.class_mentions.get(target)
+            if target in self.left_out:
+                cause = self.left_out[target]
+                raise self.error(
+                    f"Pair {mention.id!r} names {role} {target!r}, which is left out "
+                    f"(line {cause.line}: {cause.message})",
+                    line,
+                )
             if referenced is None or referenced.mention_class != MARKABLE_CLASS:
                 raise self.error(
                     f"Pair {mention.id!r} names {role} {target!r}, which is not a Markable in this file",
@@ -443,6 +539,67 @@ class _KnowtatorFile:
             relation=slots["relation_type"][0],  # type: ignore[arg-type]
             bagga_class=bagga[0] if bagga else None,  # type: ignore[arg-type]
         )
+
+
+class _Offsets:
+    """How a file's offsets count: characters of the text as read, or eHOST's CR LF as one character.
+
+    eHOST shows a note in a Java text pane, which turns every CR LF into one LF, and writes offsets
+    into that; they are mapped back to offsets into the text as read (the released text).
+    """
+
+    def __init__(self, text: str, crlf_as_one: bool = False) -> None:
+        self.crlf_as_one = crlf_as_one
+        self.text = text.replace("\r\n", "\n") if crlf_as_one else text
+        # Where each CR LF's LF stands in the LF-only text: the k-th sits k characters before its CR.
+        self._newlines = [m.start() - k for k, m in enumerate(re.finditer("\r\n", text))] if crlf_as_one else []
+
+    @classmethod
+    def matching(cls, text: str, annotations: Iterable[_Annotation]) -> _Offsets:
+        """CR LF as one character when more annotations line up with the text that way."""
+        as_read = cls(text)
+        if "\r\n" not in text:
+            return as_read
+        crlf_as_one = cls(text, crlf_as_one=True)
+        spanned = [a for a in annotations if a.written and a.broken is None]
+        if sum(map(crlf_as_one.lines_up, spanned)) > sum(map(as_read.lines_up, spanned)):
+            return crlf_as_one
+        return as_read
+
+    def lines_up(self, annotation: _Annotation) -> bool:
+        written = [(start, end) for start, end, _ in annotation.written]
+        if not all(0 <= start < end <= len(self.text) for start, end in written):
+            return False
+        return _spanned_text_matches(annotation.spanned_text, written, self.text)
+
+    def released(self, offset: int) -> int:
+        """The offset into the text as read."""
+        return offset + bisect_left(self._newlines, offset)
+
+
+def _squeeze(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _spanned_text_matches(spanned_text: str, fragments: list[Fragment], text: str) -> bool:
+    """spannedText equals the fragments' texts joined by `` ... `` (in the order written, or in text
+    order), whitespace aside: eHOST writes line breaks as spaces, XML parsing turns CR LF into LF."""
+    expected = _squeeze(spanned_text)
+    return any(
+        expected == _squeeze(FRAGMENT_SEPARATOR.join(text[start:end] for start, end in order))
+        for order in (fragments, sorted(fragments), sorted(set(fragments)))
+    )
+
+
+def _joined(fragments: list[Fragment]) -> list[Fragment]:
+    """Fragments in text order, a repeated one once, overlapping ones joined into one."""
+    joined: list[Fragment] = []
+    for start, end in sorted(set(fragments)):
+        if joined and start < joined[-1][1]:
+            joined[-1] = (joined[-1][0], max(end, joined[-1][1]))
+        else:
+            joined.append((start, end))
+    return joined
 
 
 def _position(markable: Markable) -> tuple[int, int, str]:

@@ -10,7 +10,11 @@ the same rules:
   is ``<Type>Val`` on a text-bound of a ``Type`` the scheme gives a value set, and its value is in
   that set; without one (the scorer, as the official one), any event type and attribute is read.
 
-Errors name the ``.ann`` file and the offending annotation id.
+Errors name the ``.ann`` file and the offending annotation's line. Without ``on_broken`` the first
+one raises; with it each is passed to ``on_broken`` and only the broken annotation is left out of
+the document (with what depends on it, by the rules of ``builders.sources.brat``): an event of a
+type outside the scheme, an attribute outside the scheme or giving a second value, or the one
+argument of an event that is an event.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from clinical_corpora.builders.sources.brat import Attribute, BratDocument, Event, TextBound
+from clinical_corpora.builders.sources.brat import Attribute, BratDocument, Event, OnBroken, Pruning, TextBound
 from clinical_corpora.core.errors import SourceError
 
 VALUE_SUFFIX = "Val"
@@ -49,67 +53,71 @@ class ShacAnnotations:
     events: tuple[Event, ...]
     textbounds: Mapping[str, ValuedTextBound]
     unused_textbounds: tuple[ValuedTextBound, ...]
+    document: BratDocument
+    """The document read, without the annotations left out as broken."""
 
 
-def shac_annotations(doc: BratDocument, source: str | Path, scheme: ShacScheme | None = None) -> ShacAnnotations:
+def shac_annotations(
+    doc: BratDocument, source: str | Path, scheme: ShacScheme | None = None, *, on_broken: OnBroken | None = None
+) -> ShacAnnotations:
     """The SHAC events of ``doc``; ``source`` (the ``.ann`` path) names it in errors."""
+    doc = _checked(doc, source, scheme, on_broken or _raise)
     textbounds = {textbound.id: textbound for textbound in doc.textbounds}
-    subtypes = _subtypes(doc, textbounds, source, scheme)
+    subtypes = {attribute.target: attribute.value for attribute in doc.attributes}
     spans = {key: ValuedTextBound(textbound, subtypes.get(key)) for key, textbound in textbounds.items()}
     used: set[str] = set()
     for event in doc.events:
-        if scheme is not None and event.type not in scheme.event_types:
-            raise SourceError(
-                source,
-                f"{event.id} has event type {event.type}; expected a SHAC event type, "
-                f"one of {', '.join(scheme.event_types)}",
-                record=event.id,
-            )
-        for role, target in event.arguments:
-            if target not in spans:
-                raise SourceError(
-                    source, f"{event.id} argument {role}:{target} is an event; expected a text-bound", record=event.id
-                )
         used.update((event.trigger, *(target for _, target in event.arguments)))
     unused = tuple(span for key, span in spans.items() if key not in used)
-    return ShacAnnotations(doc.events, spans, unused)
+    return ShacAnnotations(doc.events, spans, unused, doc)
 
 
-def _subtypes(
-    doc: BratDocument, textbounds: dict[str, TextBound], source: str | Path, scheme: ShacScheme | None
-) -> dict[str, str | None]:
-    """Annotation id → the value of its attribute, checked against ``scheme`` when given."""
+def _raise(error: SourceError) -> None:
+    raise error
+
+
+def _checked(doc: BratDocument, source: str | Path, scheme: ShacScheme | None, on_broken: OnBroken) -> BratDocument:
+    """``doc`` without the annotations that break the rules, each reported to ``on_broken``."""
+    pruning = Pruning(source, doc)
+    textbounds = {textbound.id: textbound for textbound in doc.textbounds}
+    for event in doc.events:
+        if scheme is not None and event.type not in scheme.event_types:
+            pruning.leave_out(
+                event.id,
+                f"{event.id} has event type {event.type}; expected a SHAC event type, "
+                f"one of {', '.join(scheme.event_types)}",
+            )
+            continue
+        for role, target in event.arguments:
+            if target not in textbounds:
+                pruning.leave_out_argument(
+                    event.id, role, target, f"{event.id} argument {role}:{target} is an event; expected a text-bound"
+                )
     first: dict[str, Attribute] = {}
     for attribute in doc.attributes:
-        if scheme is not None:
-            _check_value(attribute, textbounds.get(attribute.target), source, scheme)
-        previous = first.setdefault(attribute.target, attribute)
-        if (previous.name, previous.value) != (attribute.name, attribute.value):
-            raise SourceError(
-                source,
+        problem = _value_problem(attribute, textbounds.get(attribute.target), scheme) if scheme else None
+        previous = first.setdefault(attribute.target, attribute) if problem is None else attribute
+        if problem is None and (previous.name, previous.value) != (attribute.name, attribute.value):
+            problem = (
                 f"{attribute.id} gives {attribute.target} a second value {attribute.value!r} "
                 f"({attribute.name}); {previous.id} gave it {previous.value!r} "
-                f"({previous.name}); expected one value per text-bound",
-                record=attribute.id,
+                f"({previous.name}); expected one value per text-bound"
             )
-    return {target: attribute.value for target, attribute in first.items()}
+        if problem is not None:
+            pruning.leave_out(attribute.id, problem)
+    return pruning.apply(on_broken)
 
 
-def _check_value(attribute: Attribute, textbound: TextBound | None, source: str | Path, scheme: ShacScheme) -> None:
+def _value_problem(attribute: Attribute, textbound: TextBound | None, scheme: ShacScheme) -> str | None:
     argument_type = attribute.name.removesuffix(VALUE_SUFFIX)
     allowed = scheme.values.get(argument_type)
     if allowed is None or textbound is None or textbound.type != argument_type:
         found = f"a {textbound.type} text-bound" if textbound else "an event or relation"
         names = ", ".join(f"{name}{VALUE_SUFFIX}" for name in scheme.values)
-        raise SourceError(
-            source,
+        return (
             f"{attribute.id} puts {attribute.name} on {attribute.target}, {found}; expected "
-            f"one of {names} on a text-bound of the type it names",
-            record=attribute.id,
+            f"one of {names} on a text-bound of the type it names"
         )
     if attribute.value not in allowed:
-        raise SourceError(
-            source,
-            f"{attribute.id} {attribute.name} has value {attribute.value!r}; expected one of {', '.join(allowed)}",
-            record=attribute.id,
-        )
+        return f"{attribute.id} {attribute.name} has value {attribute.value!r}; expected one of {', '.join(allowed)}"
+    return None

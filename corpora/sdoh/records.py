@@ -17,7 +17,7 @@ from clinical_corpora.schemas.spans import Span, TextRecord, unique_ids
 Split = Literal["train", "dev", "test"]
 NoteSource = Literal["mimic", "uw"]
 EventType = Literal[
-    # the five challenge types (seed 003, Table 1)
+    # the five challenge types (Lybarger et al. 2022, Table 1)
     "Alcohol", "Drug", "Tobacco", "Employment", "LivingStatus",
     # the other SHAC types, carried but outside the challenge
     "Insurance", "Country", "Race", "SexualOrient", "GenderID", "PhysActivity", "EnviroExposure",
@@ -45,7 +45,7 @@ REQUIRED_ARGUMENTS: dict[str, tuple[str, ...]] = {
     "Employment": ("StatusEmploy",),
     "LivingStatus": ("StatusTime", "TypeLiving"),
 }
-"""The starred (required) arguments of seed 003's Table 1, by event type."""
+"""The starred (required) arguments of Lybarger et al. 2022, Table 1, by event type."""
 
 CHALLENGE_EVENT_TYPES: tuple[str, ...] = tuple(REQUIRED_ARGUMENTS)
 
@@ -134,8 +134,24 @@ class Equivalence(BaseModel):
     members: list[str]
 
 
+class Normalization(BaseModel):
+    """An ``N`` line (kept, not scored): ``target`` linked to entry ``entry`` of ``resource``."""
+
+    model_config = ConfigDict(extra="forbid")
+    id: str
+    type: str
+    target: str
+    resource: str
+    entry: str
+    text: str
+
+
 class SdohNote(TextRecord):
-    """One social-history note (config ``sdoh``); ``id`` is ``<split>/<source>/<file stem>``."""
+    """One social-history note (config ``sdoh``); ``id`` is ``<split>/<source>/<file stem>``.
+
+    ``has_ann_file`` is False for a ``.txt`` that came without its ``.ann`` (released, as brat shows
+    it, with no annotations).
+    """
 
     id: str
     split: Split
@@ -146,13 +162,16 @@ class SdohNote(TextRecord):
     relations: list[Relation]
     notes: list[AnnotatorNote]
     equivalences: list[Equivalence]
+    normalizations: list[Normalization]
+    has_ann_file: bool
 
     @model_validator(mode="after")
     def _ids_are_unique_and_references_resolve(self) -> SdohNote:
         unique_ids(self.events, what="event")
         unique_ids(self.relations, what="relation")
         unique_ids(self.notes, what="note")
-        if self.relations or self.equivalences:
+        unique_ids(self.normalizations, what="normalisation")
+        if self.relations or self.equivalences or self.normalizations:
             known = {event.id for event in self.events} | {bound.id for bound in self.unused_textbounds}
             known |= {span.id for event in self.events for span in (event.trigger, *event.arguments)}
             references = [
@@ -162,6 +181,12 @@ class SdohNote(TextRecord):
                 (f"{equivalence.type} equivalence", member)
                 for equivalence in self.equivalences
                 for member in equivalence.members
+            ]
+            relations = {relation.id for relation in self.relations}
+            references += [
+                (normalization.id, normalization.target)
+                for normalization in self.normalizations
+                if normalization.target not in relations
             ]
             for owner, target in references:
                 if target not in known:

@@ -1,8 +1,10 @@
 """n2c2 2022 Track 2 (SDOH) event scorer, reimplementing Lybarger's official ``brat_scoring``.
 
-Rules (seed 003 and the official ``score_brat_sdoh``), matched by default, quirks included:
+Rules (Lybarger et al. 2022, the challenge's evaluation criteria, and the official ``score_brat_sdoh``),
+matched by default, quirks included:
 
-- documents are paired by relative path; a document in one folder only is an error;
+- documents are paired by relative path; a document in one folder only is an error; a ``.txt``
+  without its ``.ann`` is a document with no events (as brat shows it);
 - every event in the files is scored, the five challenge types and any other SHAC type alike;
 - triggers are aligned one-to-one per document, only within the same event (trigger) type:
   ``exact`` (same span) and ``overlap`` (at least one shared character) greedily in gold order,
@@ -239,10 +241,10 @@ def score_folders(
     Raises SourceError when the gold folder is empty or lists documents found in one folder only.
     """
     criteria = ScoringCriteria(score_trig, score_span, score_labeled, frozenset(labeled_arguments))
-    doc_ids = brat_document_ids(gold_dir)
+    doc_ids = brat_document_ids(gold_dir, text_without_ann=True)
     if not doc_ids:
         raise SourceError(gold_dir, "no BRAT documents (.txt + .ann) found in the gold folder")
-    problem = _unpaired_documents(doc_ids, brat_document_ids(pred_dir))
+    problem = _unpaired_documents(doc_ids, brat_document_ids(pred_dir, text_without_ann=True))
     if problem:
         raise SourceError(pred_dir, f"{problem} (gold folder: {gold_dir})")
     chunks = [doc_ids[i : i + _CHUNK_SIZE] for i in range(0, len(doc_ids), _CHUNK_SIZE)]
