@@ -147,10 +147,18 @@ class Builder:
 
     VERSION: ClassVar[str]
     CONFIGS: ClassVar[dict[str, type[BaseModel]]]
+    DOCUMENTS: ClassVar[dict[str, str]] = {}
+    """Per source, the files its documents are (e.g. ``{"bmj_html": "<case id>.html"}``), named in the
+    error a build that reads no document gets."""
 
     def generate(self, ctx: BuildContext) -> Iterator[Row]:
         """Yield every record of every config, reading sources from ``ctx``."""
         raise NotImplementedError
+
+    def count(self, ctx: BuildContext) -> int | None:
+        """How many raw records (``ctx.record`` calls) :meth:`generate` will read, when that is cheap to
+        know (a file listing, a small annotation file); None otherwise. The progress bar's total."""
+        return None
 
     def agreement(self, ctx: BuildContext, release: ReleaseView) -> AgreementReport | None:
         """Inter-annotator agreement when annotator data is given, else None."""

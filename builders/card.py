@@ -12,7 +12,7 @@ from huggingface_hub import DatasetCardData
 
 from clinical_corpora.builders.base import CardSection, Table
 from clinical_corpora.core.manifest import CorpusManifest
-from clinical_corpora.validation.gates import GateResult
+from clinical_corpora.validation.gates import GateResult, violation_text
 
 
 def render_card(
@@ -22,14 +22,16 @@ def render_card(
     sections: list[CardSection],
     gates: list[GateResult],
     provenance: dict[str, Any],
+    version: str | None = None,
 ) -> str:
-    """The whole README.md."""
-    return f"---\n{_front_matter(manifest, features, row_counts)}\n---\n\n" + "\n".join(
+    """The whole README.md; a sample release's card says first that its data is invented."""
+    version = version or manifest.version
+    return f"---\n{_front_matter(manifest, features, row_counts)}\n---\n\n{_sample_banner(provenance)}" + "\n".join(
         _section_markdown(section)
         for section in [
-            *_intro(manifest, row_counts),
+            *_intro(manifest, row_counts, version),
             *sections,
-            _gates_section(gates),
+            *_gates_sections(gates, provenance),
             _provenance_section(manifest, provenance),
             _citation_section(manifest),
         ]
@@ -63,17 +65,30 @@ def _front_matter(
     return data.to_yaml()
 
 
-def _intro(manifest: CorpusManifest, row_counts: dict[str, dict[str, int]]) -> list[CardSection]:
+def _sample_banner(provenance: dict[str, Any]) -> str:
+    """Empty for a real release; else a first paragraph saying the data is invented, and which inputs."""
+    invented = [name for name, entry in provenance["inputs"].items() if entry["sample"]]
+    if not invented:
+        return ""
+    return (
+        "> **Sample release: the data is invented.** It was built from the embedded samples of "
+        f"{', '.join(invented)}, which the package authors invented to test the pipeline: it is not the "
+        "corpus, and no result should be reported on it. A real release gives every required source with "
+        "`--source NAME=PATH`.\n\n"
+    )
+
+
+def _intro(manifest: CorpusManifest, row_counts: dict[str, dict[str, int]], version: str) -> list[CardSection]:
     first = next(iter(manifest.configs))
     loading = (
         f"```python\nfrom datasets import load_dataset\n\n"
-        f'dataset = load_dataset("path/to/{manifest.name}/{manifest.version}", "{first}")\n```'
+        f'dataset = load_dataset("path/to/{manifest.name}/{version}", "{first}")\n```'
     )
     access = f"Access: {'public' if manifest.access.public else 'restricted'}; {manifest.access.how}"
     rows = [[config, split, count] for config, splits in row_counts.items() for split, count in splits.items()]
     return [
         CardSection(
-            f"{manifest.pretty_name} ({manifest.name} {manifest.version})",
+            f"{manifest.pretty_name} ({manifest.name} {version})",
             f"{manifest.description.strip()}\n\n{access}\n\nHomepage: {manifest.homepage}",
         ),
         CardSection("Configs", "\n".join(f"- `{name}`: {spec.description}" for name, spec in manifest.configs.items())),
@@ -82,24 +97,77 @@ def _intro(manifest: CorpusManifest, row_counts: dict[str, dict[str, int]]) -> l
     ]
 
 
-def _gates_section(gates: list[GateResult]) -> CardSection:
-    rows: list[list[object]] = [[g.gate, "pass" if g.success else "FAIL", g.observed, g.expected] for g in gates]
-    for gate in gates:
-        for detail in gate.details:
-            observed = detail["observed"].get("observed_value", detail["observed"].get("unexpected_count", ""))
-            rows.append(
-                [
-                    f"{detail['table']}: {detail['expectation']} {_kwargs_text(detail['kwargs'])}",
-                    "pass" if detail["success"] else "FAIL",
-                    observed,
-                    "",
-                ]
+def _gates_sections(gates: list[GateResult], provenance: dict[str, Any]) -> list[CardSection]:
+    """The Validation section (failed gates first, then skipped ones, then passed ones; each expectation
+    below) and, when an expectation found offending rows, a Violations section listing them."""
+    order = {"fail": 0, "skipped": 1, "pass": 2}
+    ranked = sorted(gates, key=lambda gate: order[gate.status])
+    rows: list[list[object]] = [[g.gate, _result(g.status), g.observed, g.expected] for g in ranked]
+    details = [detail for gate in ranked for detail in gate.details if "expectation" in detail]
+    for detail in sorted(details, key=lambda detail: bool(detail["success"])):
+        observed = detail["observed"].get("observed_value", detail["observed"].get("unexpected_count", ""))
+        tolerated = detail["success"] and detail.get("violations")
+        rows.append(
+            [
+                f"{detail['table']}: {detail['expectation']} {_kwargs_text(detail['kwargs'])}",
+                "pass (violations tolerated by mostly)"
+                if tolerated
+                else _result("pass" if detail["success"] else "fail"),
+                observed,
+                "",
+            ]
+        )
+    sections = [
+        CardSection(
+            "Validation", _gates_summary(ranked, provenance), Table(["gate", "result", "observed", "expected"], rows)
+        )
+    ]
+    violations = _violations_table(details)
+    if violations.rows:
+        sections.append(
+            CardSection(
+                "Violations",
+                "The rows each expectation found unexpected (at most 20 per expectation; validation.json lists "
+                "the same), including those an expectation's `mostly` tolerates.",
+                violations,
             )
-    return CardSection(
-        "Validation",
-        "Every gate this release passed, with the value it observed.",
-        Table(["gate", "result", "observed", "expected"], rows),
-    )
+        )
+    return sections
+
+
+def _result(status: str) -> str:
+    return {"pass": "pass", "fail": "FAIL", "skipped": "SKIPPED"}[status]
+
+
+def _gates_summary(gates: list[GateResult], provenance: dict[str, Any]) -> str:
+    failed = [gate.gate for gate in gates if gate.status == "fail"]
+    skipped = [f"{gate.gate} ({gate.skipped})" for gate in gates if gate.status == "skipped"]
+    if failed:
+        text = f"This build FAILED {len(failed)} gate(s), listed first: {', '.join(failed)}. It is not a release."
+    elif skipped:
+        text = "Every gate that ran passed, with the value it observed."
+    else:
+        text = "Every gate of this release passed, with the value it observed."
+    if skipped:
+        text += f" Skipped (not run, so neither passed nor failed): {'; '.join(skipped)}."
+    overlay = provenance.get("gate_overlay")
+    if overlay:
+        changes = "; ".join(overlay["changes"]) or "no value changed"
+        text += (
+            f"\n\nThe gates were changed for this release by `{overlay['file']}` (clincorp --gates, sha256 "
+            f"{overlay['sha256']}): {changes}."
+        )
+    return text
+
+
+def _violations_table(details: list[dict[str, Any]]) -> Table:
+    rows: list[list[object]] = []
+    for detail in details:
+        name = f"{detail['table']}: {detail['expectation']}"
+        total = detail["observed"].get("unexpected_count", len(detail.get("violations", [])))
+        for violation in detail.get("violations", []):
+            rows.append([name, "pass (tolerated)" if detail["success"] else "FAIL", total, violation_text(violation)])
+    return Table(["expectation", "result", "unexpected rows", "offending row"], rows)
 
 
 def _kwargs_text(kwargs: dict[str, Any]) -> str:
@@ -107,24 +175,23 @@ def _kwargs_text(kwargs: dict[str, Any]) -> str:
 
 
 def _provenance_section(manifest: CorpusManifest, provenance: dict[str, Any]) -> CardSection:
-    by_source: dict[str, list[dict[str, Any]]] = {}
-    for item in provenance["inputs"]:
-        by_source.setdefault(item["source"], []).append(item)
     rows: list[list[object]] = [
-        [
-            source,
-            items[0]["file"] if len(items) == 1 else f"{len(items)} files",
-            sum(item["bytes"] for item in items),
-            items[0]["sha256"] if len(items) == 1 else "per file in manifest.json",
-        ]
-        for source, items in by_source.items()
+        [source, "invented sample" if entry["sample"] else "real", entry["files"], entry["bytes"], entry["sha256"]]
+        for source, entry in provenance["inputs"].items()
     ]
     text = (
         f"Built by `{manifest.builder}` version {provenance['builder_version']} with clinical-corpora "
         f"{provenance['package_version']}. Records read {provenance['counts']['read']}, written "
-        f"{provenance['counts']['written']}, rejected {provenance['counts']['rejected']}."
+        f"{provenance['counts']['written']}, rejected {provenance['counts']['rejected']}. Each source's "
+        "sha256 is that of its files' `sha256  file` lines, listed one file a line in inputs.jsonl."
     )
-    return CardSection("Provenance", text, Table(["source", "files", "bytes", "sha256"], rows))
+    overridden = provenance.get("overrides", {}).get("max_rejects")
+    if overridden is not None:
+        text += (
+            f" The max_rejects gate was overridden for this run with --max-rejects {overridden} "
+            f"(corpus.yaml: {manifest.gates.max_rejects})."
+        )
+    return CardSection("Provenance", text, Table(["source", "input", "files", "bytes", "sha256"], rows))
 
 
 def _citation_section(manifest: CorpusManifest) -> CardSection:

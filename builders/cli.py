@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import Literal
 
 from clinical_corpora.builders.plugins import all_corpora, find_corpus, load_plugins
 from clinical_corpora.core.errors import ClincorpError
@@ -40,6 +41,27 @@ def _parser() -> argparse.ArgumentParser:
             default=[],
             metavar="NAME=PATH",
             help="read source NAME from PATH instead of the embedded sample",
+        )
+        command.add_argument(
+            "--sample",
+            action="append",
+            default=[],
+            metavar="NAME",
+            help="beside --source inputs, read required source NAME from its invented sample (a sample release)",
+        )
+        command.add_argument(
+            "--max-rejects",
+            type=_count,
+            metavar="N",
+            help="let this run quarantine up to N records (overrides corpus.yaml; recorded in the manifest and card)",
+        )
+        command.add_argument(
+            "--gates",
+            type=Path,
+            metavar="FILE",
+            help="a YAML overlay of corpus.yaml's gates: section (max_rejects, agreement thresholds and required "
+            "flags, expectation arguments such as mostly, matched by table, expectation and column) for this "
+            "run only; recorded in the manifest and card",
         )
         command.add_argument(
             "--on-error",
@@ -119,33 +141,72 @@ def _build(args: argparse.Namespace) -> int:
     return _run(args, "build")
 
 
-def _run(args: argparse.Namespace, mode: str) -> int:
+def _count(text: str) -> int:
+    if not text.isdigit():
+        raise argparse.ArgumentTypeError(f"expected a whole number of records, got {text!r}")
+    return int(text)
+
+
+def _run(args: argparse.Namespace, mode: Literal["release", "build"]) -> int:
+    """Release or build each corpus; with several, try every one and end with a summary table."""
     from clinical_corpora.builders.pipeline import run
 
     corpora = _selected(args)
-    if args.source and len(corpora) > 1:
-        raise ClincorpError("--source applies to one corpus at a time")
+    if (args.source or args.sample) and len(corpora) > 1:
+        raise ClincorpError("--source and --sample apply to one corpus at a time")
+    if args.gates is not None and len(corpora) > 1:
+        raise ClincorpError("--gates applies to one corpus at a time (its expectations name that corpus's tables)")
+    overrides = _overrides(args.source)
+    summary: list[list[str]] = []
     for manifest in corpora:
-        outcome = run(manifest, args.out, _overrides(args.source), args.on_error, mode)  # type: ignore[arg-type]
+        try:
+            outcome = run(manifest, args.out, overrides, args.on_error, mode, args.sample, args.max_rejects, args.gates)
+        except ClincorpError as error:
+            if len(corpora) == 1:
+                raise
+            print(f"error: {manifest.name}: {error}", file=sys.stderr)
+            summary.append([manifest.name, manifest.version, "FAILED", str(error).splitlines()[0]])
+            continue
         counts = outcome.manifest.get("counts", {})
+        version = outcome.manifest.get("version", manifest.version)
         verb = {"released": "released", "unchanged": "unchanged (identical bytes)", "built": "built"}[outcome.status]
         print(
-            f"{manifest.name} {manifest.version}: {verb} at {outcome.folder} "
+            f"{manifest.name} {version}: {verb} at {outcome.folder} "
             f"(read {counts.get('read')}, written {counts.get('written')}, rejected {counts.get('rejected')})"
         )
-    return 0
+        summary.append([manifest.name, version, outcome.status, str(outcome.folder)])
+    if len(corpora) > 1:
+        print(_summary_table(summary))
+    return 1 if any(row[2] == "FAILED" for row in summary) else 0
+
+
+def _summary_table(rows: list[list[str]]) -> str:
+    """corpus, version, status and folder (or first error line), in aligned columns."""
+    rows = [["corpus", "version", "status", "folder or error"], *rows]
+    widths = [max(len(row[column]) for row in rows) for column in range(3)]
+    return "\n".join(
+        "  ".join([*(cell.ljust(width) for cell, width in zip(row[:3], widths, strict=True)), row[3]]) for row in rows
+    )
 
 
 def _validate(args: argparse.Namespace) -> int:
-    from clinical_corpora.builders.release_check import check_release
+    """One line per step as it starts, then its verdict; the hashes, schema and records are judged before
+    great-expectations is loaded."""
+    from clinical_corpora.builders.release_check import release_checks
+    from clinical_corpora.validation.gates import violation_text
 
-    results = check_release(args.release)
-    for result in results:
-        print(result.describe())
+    ok = True
+    for result in release_checks(args.release, on_step=lambda line: print(line, flush=True)):
+        ok = ok and result.success
+        print(result.describe(), flush=True)
         for detail in result.details:
-            if not detail.get("success", False):
-                print(f"  {detail.get('problem') or detail}")
-    return 0 if all(result.success for result in results) else 1
+            if "problem" in detail:
+                print(f"  {detail['problem']}")
+            elif not detail.get("success", False) or detail.get("violations"):
+                verdict = "FAILED" if not detail.get("success", False) else "passed, tolerating"
+                print(f"  {detail['table']}: {detail['expectation']} {verdict}: observed {detail['observed']}")
+                print("".join(f"    {violation_text(v)}\n" for v in detail.get("violations", [])), end="")
+    return 0 if ok else 1
 
 
 def _list(args: argparse.Namespace) -> int:

@@ -3,39 +3,110 @@
 from __future__ import annotations
 
 import hashlib
+import json
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from clinical_corpora.core.errors import ClincorpError, SourceError
-from clinical_corpora.core.manifest import CorpusManifest
+from clinical_corpora.core.manifest import SAMPLE_TAG, CorpusManifest, SourceSpec
 
 CHUNK = 1 << 20
+INPUTS_FILE = "inputs.jsonl"
 
 
-def resolve_sources(manifest: CorpusManifest, overrides: dict[str, Path]) -> dict[str, Path | None]:
+def resolve_sources(
+    manifest: CorpusManifest, overrides: dict[str, Path], samples: Iterable[str] = ()
+) -> dict[str, Path | None]:
     """Each source's path: the embedded sample, or the maintainer's inputs; None for a source not read.
 
-    Without overrides every source with a default reads the sample. With overrides, optional sources
-    not given are not read (a sample annotator or gold file never meets real inputs), required ones not
-    given read the sample, and a given source's ``replaces`` are not read.
+    Without overrides every source with a default reads the (invented) sample: a sample release. Once a
+    source is given, every required source must be given too, or named in ``samples`` to read its
+    embedded sample on purpose; optional sources not given are not read (a sample annotator or gold file
+    never meets real inputs), and a given source's ``replaces`` are not read.
     """
-    unknown = sorted(set(overrides) - set(manifest.sources))
+    named = samples = set(samples)
+    unknown = sorted((set(overrides) | samples) - set(manifest.sources))
     if unknown:
         raise ClincorpError(
             f"{manifest.name} has no source {', '.join(unknown)}; its sources are {', '.join(manifest.sources)}"
         )
-    replaced = {other for name in overrides for other in manifest.sources[name].replaces} - set(overrides)
+    both = sorted(samples & set(overrides))
+    if both:
+        raise ClincorpError(f"{', '.join(both)} given both with --source and as --sample: choose one")
+    for name, path in overrides.items():
+        _check_exists(manifest, name, path)
+    if not overrides:
+        samples = {name for name, spec in manifest.sources.items() if spec.path is not None}
+    replaced = {other for name in overrides for other in manifest.sources[name].replaces} - set(overrides) - samples
+    _check_complete(manifest, overrides, samples, replaced)
     resolved: dict[str, Path | None] = {}
     for name, spec in manifest.sources.items():
-        if name in replaced or (name not in overrides and (spec.path is None or (overrides and not spec.required))):
+        if name in overrides:
+            resolved[name] = overrides[name]
+        elif name in samples and name not in replaced:
+            if spec.path is None:
+                raise ClincorpError(f"source {name!r} of {manifest.name} has no embedded sample to read")
+            path = manifest.folder / spec.path
+            exists = _check_exists(manifest, name, path) if spec.required or name in named else _exists(spec, path)
+            resolved[name] = path if exists else None
+        else:
             resolved[name] = None
-            continue
-        path = overrides[name] if name in overrides else manifest.folder / str(spec.path)
-        exists = path.is_file() if spec.kind == "file" else path.is_dir()
-        if not exists and (spec.required or name in overrides):
-            raise SourceError(path, f"source {name!r} needs a {spec.kind} here. {spec.description}")
-        resolved[name] = path if exists else None
     return resolved
+
+
+def _exists(spec: SourceSpec, path: Path) -> bool:
+    return path.is_file() if spec.kind == "file" else path.is_dir()
+
+
+def _check_exists(manifest: CorpusManifest, name: str, path: Path) -> bool:
+    spec = manifest.sources[name]
+    if not _exists(spec, path):
+        raise SourceError(path, f"source {name!r} needs a {spec.kind} here. {spec.description.strip()}")
+    return True
+
+
+def _check_complete(
+    manifest: CorpusManifest, overrides: dict[str, Path], samples: set[str], replaced: set[str]
+) -> None:
+    """A release mixes no invented sample into real inputs unless asked to: list what is missing and where
+    to get it."""
+    missing = [
+        name
+        for name, spec in manifest.sources.items()
+        if spec.required and name not in overrides and name not in samples and name not in replaced
+    ]
+    if not missing:
+        return
+    lines = [
+        f"{manifest.name}: real inputs given for {', '.join(sorted(overrides))} but not for {', '.join(missing)}; "
+        "give every required source with --source NAME=PATH, or read its invented sample on purpose with "
+        f"--sample NAME (a sample release, versioned {manifest.version}{SAMPLE_TAG})"
+    ]
+    lines += [f"  {name}: {' '.join(manifest.sources[name].description.split())}" for name in missing]
+    raise ClincorpError("\n".join(lines))
+
+
+def invented_sources(
+    manifest: CorpusManifest, sources: dict[str, Path | None], overrides: dict[str, Path]
+) -> list[str]:
+    """The sources read from the embedded, invented sample: not given with --source, or given a path
+    inside the corpus's sample (``--source i2b2=corpora/odie_anaphora/sample/i2b2`` is still invented)."""
+    embedded = [
+        manifest.folder / "sample",
+        *(manifest.folder / spec.path for spec in manifest.sources.values() if spec.path),
+    ]
+    roots = [root.resolve() for root in embedded]
+    return [
+        name
+        for name, path in sources.items()
+        if path is not None and (name not in overrides or any(path.resolve().is_relative_to(root) for root in roots))
+    ]
+
+
+def release_version(manifest: CorpusManifest, invented: list[str]) -> str:
+    """The corpus version, with the ``+sample`` build tag when any input is an invented sample."""
+    return f"{manifest.version}{SAMPLE_TAG}" if invented else manifest.version
 
 
 def sha256_file(path: Path) -> str:
@@ -67,3 +138,61 @@ def fingerprint_inputs(
                 )
             inputs.append({"source": name, "file": relative, "sha256": digest, "bytes": path.stat().st_size})
     return inputs
+
+
+def summarise_inputs(inputs: list[dict[str, Any]], invented: list[str]) -> dict[str, dict[str, Any]]:
+    """Per source: whether it is the invented sample, its file count, bytes and one aggregate sha256 (of
+    its ``sha256  file`` lines, as sha256sum prints them), so the manifest stays small."""
+    by_source: dict[str, list[dict[str, Any]]] = {}
+    for item in inputs:
+        by_source.setdefault(item["source"], []).append(item)
+    return {
+        source: {
+            "sample": source in invented,
+            "files": len(items),
+            "bytes": sum(item["bytes"] for item in items),
+            "sha256": aggregate_sha256(items),
+        }
+        for source, items in by_source.items()
+    }
+
+
+def aggregate_sha256(items: list[dict[str, Any]]) -> str:
+    lines = "".join(f"{item['sha256']}  {item['file']}\n" for item in sorted(items, key=lambda item: item["file"]))
+    return hashlib.sha256(lines.encode("utf-8")).hexdigest()
+
+
+def write_inputs_file(folder: Path, inputs: list[dict[str, Any]]) -> None:
+    """``inputs.jsonl``: one line per input file (source, file, sha256, bytes)."""
+    (folder / INPUTS_FILE).write_text(
+        "".join(json.dumps(item, ensure_ascii=False) + "\n" for item in inputs), encoding="utf-8"
+    )
+
+
+def inputs_problems(folder: Path, manifest: dict[str, Any]) -> list[str]:
+    """How ``inputs.jsonl`` disagrees with the per-source summary in manifest.json (empty when it agrees)."""
+    summary = manifest.get("inputs")
+    if not isinstance(summary, dict):
+        return []  # a release made before inputs.jsonl: its manifest lists every file itself
+    path = folder / INPUTS_FILE
+    if not path.is_file():
+        return [f"{INPUTS_FILE}: missing"]
+    try:
+        items = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+        listed = summarise_inputs(items, [name for name, entry in summary.items() if entry.get("sample")])
+    except (ValueError, KeyError, TypeError) as error:
+        return [f"{INPUTS_FILE}: not one JSON object with source, file, sha256 and bytes per line ({error})"]
+    problems = []
+    for source in sorted(set(summary) | set(listed)):
+        if source not in listed:
+            problems.append(f"{INPUTS_FILE}: no files of source {source!r}, which manifest.json lists")
+        elif source not in summary:
+            problems.append(f"{INPUTS_FILE}: source {source!r} is not in manifest.json")
+        else:
+            problems += [
+                f"{INPUTS_FILE}: source {source!r} {key} is {listed[source][key]}, "
+                f"manifest.json says {summary[source].get(key)}"
+                for key in ("files", "bytes", "sha256")
+                if listed[source][key] != summary[source].get(key)
+            ]
+    return problems

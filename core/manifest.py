@@ -12,6 +12,8 @@ from clinical_corpora.core.errors import SourceError
 
 SEMVER = r"^\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?$"
 MANIFEST_NAME = "corpus.yaml"
+SAMPLE_TAG = "+sample"
+"""The build tag of a release made from any invented sample input: ``1.0.1+sample``, never ``1.0.1``."""
 
 
 class Strict(BaseModel):
@@ -73,12 +75,24 @@ class Expectation(BaseModel):
             named += [value] if isinstance(value, str) else list(value or [])
         return named
 
+    @property
+    def key(self) -> tuple[str, str, tuple[str, ...]]:
+        """What names an expectation in a gate overlay: its table, expectation and columns."""
+        return (self.table, self.expectation, tuple(self.columns))
+
+    def describe(self) -> str:
+        columns = f" ({', '.join(self.columns)})" if self.columns else ""
+        return f"{self.table}: {self.expectation}{columns}"
+
 
 class Threshold(Strict):
-    """Bounds an agreement measure must stay within."""
+    """Bounds an agreement measure must stay within; a required gate fails when it cannot run."""
 
     min: float | None = None
     max: float | None = None
+    required: bool = Field(
+        default=False, description="fail the release when the gate is skipped (e.g. no annotator data)"
+    )
 
 
 class Gates(Strict):
@@ -105,6 +119,11 @@ class CorpusManifest(Strict):
     tags: list[str] = Field(default_factory=list)
     gates: Gates = Field(default_factory=Gates)
     folder: Path = Field(default=Path("."), exclude=True)
+
+    @property
+    def sample_version(self) -> str:
+        """The version (and release folder) of a release built from the embedded, invented samples."""
+        return f"{self.version}{SAMPLE_TAG}"
 
     @model_validator(mode="after")
     def _sources_are_consistent(self) -> CorpusManifest:
@@ -135,3 +154,83 @@ def load_manifest(path: Path) -> CorpusManifest:
         return CorpusManifest.model_validate({**(raw or {}), "folder": path.parent})
     except ValidationError as error:
         raise SourceError(path, f"not a valid corpus manifest:\n{error}") from error
+
+
+class ThresholdOverlay(Strict):
+    """New values for an agreement gate's bounds or required flag (unset fields stay as they are)."""
+
+    min: float | None = None
+    max: float | None = None
+    required: bool | None = None
+
+
+class GateOverlay(Strict):
+    """A ``--gates FILE``: corpus.yaml's ``gates:`` section changed for one release, without editing it.
+
+    ``max_rejects`` replaces the limit; ``agreement`` entries change the named thresholds; each
+    ``expectations`` entry names an expectation of corpus.yaml by table, expectation and columns, and its
+    other keys (``mostly``, ``min_value``, ``value_set``...) replace or add that expectation's arguments
+    (in every expectation it names, when several share table, expectation and columns).
+    """
+
+    max_rejects: int | None = Field(default=None, ge=0)
+    agreement: dict[str, ThresholdOverlay] = Field(default_factory=dict)
+    expectations: list[Expectation] = Field(default_factory=list)
+
+
+def load_gate_overlay(path: Path) -> GateOverlay:
+    """Read and validate a ``--gates`` file."""
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError) as error:
+        raise SourceError(path, f"cannot read the gate overlay: {error}") from error
+    if isinstance(raw, dict) and set(raw) == {"gates"}:
+        raw = raw["gates"]  # a copy of corpus.yaml's section, key included
+    try:
+        return GateOverlay.model_validate(raw or {})
+    except ValidationError as error:
+        raise SourceError(
+            path, f"not a gate overlay (max_rejects, agreement, expectations as in corpus.yaml's gates:):\n{error}"
+        ) from error
+
+
+def apply_gate_overlay(manifest: CorpusManifest, overlay: GateOverlay, path: Path) -> tuple[CorpusManifest, list[str]]:
+    """The manifest with the overlay's gates, and one line per change (``max_rejects: 0 -> 5``).
+
+    Raises SourceError (naming ``path``) when the overlay names a threshold or expectation corpus.yaml lacks.
+    """
+    gates = manifest.gates.model_copy(deep=True)
+    changes: list[str] = []
+    if overlay.max_rejects is not None and overlay.max_rejects != gates.max_rejects:
+        changes.append(f"max_rejects: {gates.max_rejects} -> {overlay.max_rejects}")
+        gates.max_rejects = overlay.max_rejects
+    for name, change in overlay.agreement.items():
+        if name not in gates.agreement:
+            known = ", ".join(sorted(gates.agreement)) or "none"
+            raise SourceError(
+                path, f"agreement gate {name!r} is not in {manifest.name}'s corpus.yaml (it has: {known})"
+            )
+        threshold = gates.agreement[name]
+        for setting, value in change.model_dump(exclude_unset=True).items():
+            if getattr(threshold, setting) != value:
+                changes.append(f"agreement.{name} {setting}: {getattr(threshold, setting)} -> {value}")
+                setattr(threshold, setting, value)
+    for entry, wanted in enumerate(overlay.expectations, start=1):
+        matches = [index for index, e in enumerate(gates.expectations) if e.key == wanted.key]
+        if not matches:
+            raise SourceError(
+                path,
+                f"expectation {entry} ({wanted.describe()}) matches no expectation of {manifest.name}'s "
+                "corpus.yaml: name it by its table, expectation and column(s)",
+            )
+        for index in matches:
+            current = gates.expectations[index]
+            kwargs = {**current.kwargs, **wanted.kwargs}
+            changed = {key: value for key, value in wanted.kwargs.items() if current.kwargs.get(key) != value}
+            if changed:
+                before = {key: current.kwargs.get(key) for key in changed}
+                changes.append(f"{current.describe()}: {before} -> {changed}")
+            gates.expectations[index] = Expectation.model_validate(
+                {"table": current.table, "expectation": current.expectation, **kwargs}
+            )
+    return manifest.model_copy(update={"gates": gates}), changes

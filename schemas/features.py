@@ -87,12 +87,20 @@ def _converter(feature: Any, to_ids: bool) -> Converter | None:
 
             return to_id
         names = feature.names
-        return lambda value: None if value is None else names[value]
+
+        def to_name(value: Any) -> Any:
+            if value is None:
+                return None
+            if not isinstance(value, int) or not 0 <= value < len(names):
+                raise LabelIdError("", f"label id {value!r} is not one of 0..{len(names) - 1} ({', '.join(names)})")
+            return names[value]
+
+        return to_name
     if isinstance(feature, List):
         inner = _converter(feature.feature, to_ids)
         if inner is None:
             return None
-        return lambda values: None if values is None else [inner(value) for value in values]
+        return lambda values: None if values is None else [_at(f"[{i}]", inner, v) for i, v in enumerate(values)]
     if isinstance(feature, dict):
         fields = {name: _converter(child, to_ids) for name, child in feature.items()}
         active = {name: convert for name, convert in fields.items() if convert is not None}
@@ -102,11 +110,30 @@ def _converter(feature: Any, to_ids: bool) -> Converter | None:
         def convert_struct(value: Any) -> Any:
             if value is not None:
                 for name, convert in active.items():
-                    value[name] = convert(value[name])
+                    value[name] = _at(f".{name}", convert, value[name])
             return value
 
         return convert_struct
     return None
+
+
+class LabelIdError(ValueError):
+    """A stored ClassLabel id outside its label set; ``field`` is where in the row (``spans[3].label``)."""
+
+    def __init__(self, field: str, problem: str) -> None:
+        super().__init__(f"{field.lstrip('.')}: {problem}")
+        self.field = field.lstrip(".")
+        self.problem = problem
+
+
+def _at(step: str, convert: Converter, value: Any) -> Any:
+    """``convert(value)``, a LabelIdError saying which field (``step``) it came from."""
+    try:
+        return convert(value)
+    except LabelIdError as error:
+        raise LabelIdError(
+            step + ("" if error.field.startswith("[") or not error.field else ".") + error.field, error.problem
+        ) from None
 
 
 def row_encoder(features: Features) -> Converter:
@@ -115,5 +142,6 @@ def row_encoder(features: Features) -> Converter:
 
 
 def row_decoder(features: Features) -> Converter:
-    """Map a stored row back to model input (ClassLabel ids → names), in place."""
+    """Map a stored row back to model input (ClassLabel ids → names), in place; a stored id outside its
+    label set (-1, or past the last name) raises LabelIdError naming the field, never wraps around."""
     return _converter(dict(features), to_ids=False) or _identity

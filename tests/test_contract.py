@@ -12,7 +12,7 @@ import copy
 import hashlib
 import json
 import shutil
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +29,7 @@ from clinical_corpora.builders.plugins import all_corpora, find_corpus
 from clinical_corpora.builders.release_check import check_release
 from clinical_corpora.builders.release_view import ReleaseView
 from clinical_corpora.core.manifest import CorpusManifest
-from clinical_corpora.schemas.features import row_decoder
+from clinical_corpora.schemas.features import LabelIdError, row_decoder
 from tests.conftest import SampleRelease
 
 CORPORA = [manifest.name for manifest in all_corpora()]
@@ -61,7 +61,7 @@ def tree(folder: Path) -> dict[str, bytes]:
 def test_sample_releases_with_every_gate_passing(corpus: CorpusManifest, sample_release: SampleRelease) -> None:
     outcome = sample_release(corpus.name)
     assert outcome.status == "released"
-    assert outcome.folder.parts[-2:] == (corpus.name, corpus.version)
+    assert outcome.folder.parts[-2:] == (corpus.name, corpus.sample_version)
     assert [gate.gate for gate in outcome.gates if not gate.success] == []
     assert outcome.manifest["counts"]["rejected"] == 0 and outcome.manifest["counts"]["written"] > 0
     expectations = next(gate for gate in outcome.gates if gate.gate == "expectations")
@@ -152,19 +152,18 @@ def break_first_record(release: Path) -> Path:
             rows = table.to_pylist()
             if not rows:
                 continue
-            edited = next(
-                (row for row in edits_of(rows[0]) if rejects(configs[config], decode(copy.deepcopy(row)))), None
-            )
+            edited = next((row for row in edits_of(rows[0]) if rejects(configs[config], decode, row)), None)
             if edited is not None:
                 pq.write_table(pa.Table.from_pylist([edited, *rows[1:]], schema=table.schema), shard)
                 return shard
     raise AssertionError(f"no single edit of a first row makes a record of {release} invalid")
 
 
-def rejects(model: type[BaseModel], row: dict[str, Any]) -> bool:
+def rejects(model: type[BaseModel], decode: Callable[[Any], Any], row: dict[str, Any]) -> bool:
+    """Whether a stored row is no valid record (an out-of-range label id included)."""
     try:
-        model.model_validate(row)
-    except ValidationError:
+        model.model_validate(decode(copy.deepcopy(row)))
+    except (ValidationError, LabelIdError):
         return True
     return False
 
@@ -185,3 +184,61 @@ def edits_of(value: Any) -> Iterator[Any]:
         yield value + "~"
     elif isinstance(value, int | float) and not isinstance(value, bool):
         yield -1 - value
+
+
+@pytest.mark.parametrize("label_id", [-1, 99])
+def test_validate_names_the_record_and_field_of_an_out_of_range_label(tampered: Path, label_id: int) -> None:
+    """Before: -1 decoded as the last label name (validate passed) and 99 ended in an IndexError."""
+    view = ReleaseView(tampered)
+    for config in view.configs():
+        features = view.features(config)
+        id_field = getattr(
+            load_builder_class(json.loads((tampered / "manifest.json").read_text())["builder"]).CONFIGS[config],
+            "id_field",
+            "id",
+        )
+        for shard in view.shards(config):
+            table = pq.read_table(shard)
+            rows = table.to_pylist()
+            field = next((path for row in rows[:1] for path in label_paths(dict(features), row, "")), None)
+            if field is None:
+                continue
+            path, setter = field
+            setter(label_id)
+            pq.write_table(pa.Table.from_pylist(rows, schema=table.schema), shard)
+            recompute_hash(tampered, shard)
+            failed = failing_gates(tampered)
+            assert "files" not in failed and "schema" not in failed
+            [problem] = failed["records"]
+            assert (
+                f"record {rows[0][id_field]!r}" in problem
+                and f"field {path}: label id {label_id} is not one of" in problem
+            )
+            return
+    pytest.skip("no config of this corpus has a class label")
+
+
+def label_paths(feature: Any, value: Any, path: str) -> Iterator[tuple[str, Callable[[int], None]]]:
+    """(field path, setter) of every non-null ClassLabel value in a stored row."""
+    if isinstance(feature, dict) and isinstance(value, dict):
+        for name, child in feature.items():
+            if isinstance(child, datasets.ClassLabel) and value.get(name) is not None:
+                yield f"{path}.{name}".lstrip("."), lambda new, holder=value, key=name: holder.__setitem__(key, new)
+            else:
+                yield from label_paths(child, value.get(name), f"{path}.{name}")
+    elif isinstance(feature, datasets.List) and isinstance(value, list):
+        for index, item in enumerate(value):
+            inner = feature.feature
+            if isinstance(inner, datasets.ClassLabel) and item is not None:
+                yield f"{path}[{index}]".lstrip("."), lambda new, holder=value, at=index: holder.__setitem__(at, new)
+            else:
+                yield from label_paths(inner, item, f"{path}[{index}]")
+
+
+def recompute_hash(release: Path, shard: Path) -> None:
+    manifest_path = release / "manifest.json"
+    manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+    for output in manifest["outputs"]:
+        if output["file"] == shard.relative_to(release).as_posix():
+            output["sha256"] = hashlib.sha256(shard.read_bytes()).hexdigest()
+    manifest_path.write_text(json.dumps(manifest, indent=2), encoding="utf-8")

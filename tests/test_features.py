@@ -10,7 +10,13 @@ import pytest
 from datasets import ClassLabel, List, Value
 from pydantic import ValidationError
 
-from clinical_corpora.schemas.features import features_for, row_decoder, row_encoder, schema_fingerprint
+from clinical_corpora.schemas.features import (
+    LabelIdError,
+    features_for,
+    row_decoder,
+    row_encoder,
+    schema_fingerprint,
+)
 from clinical_corpora.schemas.spans import Offset, Span, TextRecord
 from clinical_corpora.validation.tables import flatten_config
 
@@ -141,3 +147,22 @@ def test_flattened_tables_for_expectations() -> None:
     arguments = tables["notes.events.arguments"]
     assert arguments["role"].tolist() == ["Type", "Type"]
     assert arguments["_split"].tolist() == ["train", "test"] and arguments["_parent"].tolist() == [0, 1]
+
+
+@pytest.mark.parametrize(
+    ("edit", "field", "value"),
+    [
+        (lambda row: row.update(modality=-1), "modality", -1),  # before: decoded as the last name, CT
+        (lambda row: row.update(modality=2), "modality", 2),  # before: IndexError
+        (lambda row: row["events"][0]["arguments"][0].update(role=99), "events[0].arguments[0].role", 99),
+        (lambda row: row["events"][0].update(type=-2), "events[0].type", -2),
+    ],
+)
+def test_decoding_an_out_of_range_label_id_names_the_field(edit, field: str, value: int) -> None:
+    features = features_for(Note)
+    stored = row_encoder(features)(note().model_dump())
+    edit(stored)
+    with pytest.raises(LabelIdError) as raised:
+        row_decoder(features)(stored)
+    assert raised.value.field == field
+    assert str(raised.value).startswith(f"{field}: label id {value} is not one of 0..")

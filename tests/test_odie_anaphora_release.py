@@ -21,7 +21,7 @@ from clinical_corpora.builders.pipeline import run
 from clinical_corpora.builders.plugins import find_corpus
 from clinical_corpora.builders.release_view import ReleaseView
 from clinical_corpora.builders.sources.knowtator import read_knowtator_file
-from clinical_corpora.core.errors import ClincorpError, SourceError
+from clinical_corpora.core.errors import ClincorpError, GateError, SourceError
 from clinical_corpora.core.manifest import load_manifest
 from clinical_corpora.corpora.odie_anaphora.builder import OdieAnaphoraBuilder, document_kind, knowtator_record
 from clinical_corpora.corpora.odie_anaphora.records import Chain, Markable, OdieDocument, Pair
@@ -184,33 +184,76 @@ def broken_corpus(tmp_path: Path, relative: str, old: str, new: str) -> tuple[Pa
     return corpus, path, line
 
 
-def test_release_fails_naming_file_and_line_of_a_pair_to_a_missing_markable(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+SPLEEN = (
+    "gold/upmc_rad_01.txt.knowtator.xml",
+    "<spannedText>The liver</spannedText>",
+    "<spannedText>The spleen</spannedText>",
+)
+
+
+@pytest.mark.parametrize(
+    ("edit", "phrase"),
+    [
+        (
+            (
+                "gold/upmc_sp_01.txt.knowtator.xml",
+                '<complexSlotMentionValue value="ODIE_Instance_34008"/>',
+                '<complexSlotMentionValue value="ODIE_Instance_34999"/>',
+            ),
+            "ODIE_Instance_34999",
+        ),
+        (SPLEEN, "'The spleen' does not match the text"),
+    ],
+)
+def test_release_fails_by_default_naming_file_and_line_of_a_broken_annotation(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], edit: tuple[str, str, str], phrase: str
 ) -> None:
-    corpus, path, line = broken_corpus(
-        tmp_path,
-        "gold/upmc_sp_01.txt.knowtator.xml",
-        '<complexSlotMentionValue value="ODIE_Instance_34008"/>',
-        '<complexSlotMentionValue value="ODIE_Instance_34999"/>',
-    )
+    corpus, path, line = broken_corpus(tmp_path, *edit)
     assert main(["release", str(corpus), "--out", str(tmp_path / "out")]) == 1
     error = capsys.readouterr().err
-    assert f"{path}:{line}" in error and "ODIE_Instance_34999" in error
-    assert not (tmp_path / "out" / "odie_anaphora" / find_corpus("odie_anaphora").version).exists()
+    assert f"{path}:{line}" in error and phrase in error
+    assert "Traceback" not in error
+    assert not (tmp_path / "out" / "odie_anaphora" / find_corpus("odie_anaphora").sample_version).exists()
 
 
-def test_quarantine_keeps_the_other_notes_and_names_the_bad_one(tmp_path: Path) -> None:
+def test_quarantine_keeps_the_note_and_leaves_out_the_broken_markable_and_its_pairs(tmp_path: Path) -> None:
+    """A span outside the text quarantines its markable alone; the two identity pairs naming it go
+    with it (their chain falls apart: no link is invented across the gap); the note is released."""
     corpus, path, line = broken_corpus(
         tmp_path, "gold/mayo_p_01.txt.knowtator.xml", '<span start="130" end="139"/>', '<span start="130" end="9999"/>'
     )
+    lines = path.read_text(encoding="utf-8").splitlines()
+    naming = [n for n, text in enumerate(lines, start=1) if 'value="ODIE_Instance_31012"' in text]
+    assert len(naming) == 2  # the anaphor of Pair 31053 and the antecedent of Pair 31073
     manifest = load_manifest(corpus)
     ctx = BuildContext(manifest, resolve_sources(manifest, {}), on_error="quarantine")
-    built = [row.record.id for row in OdieAnaphoraBuilder().generate(ctx)]
-    assert built == [doc for doc in DOCUMENTS if doc != "mayo_p_01"]
+    built = {row.record.id: row.record for row in OdieAnaphoraBuilder().generate(ctx)}
+    assert list(built) == DOCUMENTS
     assert ctx.read == 6
-    assert [(reject.where, "outside the text" in reject.reason) for reject in ctx.rejects] == [
-        (f"knowtator/{path.name}:{line}", True)
+    assert [(r.kind, r.where) for r in ctx.rejects] == [
+        ("annotation", f"knowtator/{path.name}:{line}"),
+        *(("annotation", f"knowtator/{path.name}:{number}") for number in naming),
     ]
+    assert "outside the text" in ctx.rejects[0].reason
+    assert all("'ODIE_Instance_31012', which is left out" in r.reason for r in ctx.rejects[1:])
+    pathology = built["mayo_p_01"]
+    assert "ODIE_Instance_31012" not in {m.id for m in pathology.markables}
+    assert (len(pathology.markables), len(pathology.pairs)) == (11, 4)
+    assert [c.markable_ids for c in pathology.chains] == [["ODIE_Instance_31000", "ODIE_Instance_31008"]]
+
+
+def test_quarantined_annotations_are_counted_in_the_manifest_and_listed_in_rejects(tmp_path: Path) -> None:
+    corpus, path, line = broken_corpus(tmp_path, *SPLEEN)
+    outcome = run(load_manifest(corpus), tmp_path / "out", on_error="quarantine", max_rejects=5)
+    counts = json.loads((outcome.folder / "manifest.json").read_text())["counts"]
+    # The markable and the part/whole pair "the right lobe" -> "The liver" that needs it.
+    assert (counts["rejected"], counts["rejected_annotations"]) == (0, 2)
+    markable, pair = [json.loads(text) for text in (outcome.folder / "rejects.jsonl").read_text().splitlines()]
+    assert markable["kind"] == "annotation" and markable["where"] == f"knowtator/{path.name}:{line}"
+    assert "'The spleen' does not match the text" in markable["reason"]
+    assert pair["kind"] == "annotation" and "ODIE_Instance_35053" in pair["reason"]
+    released = rows(outcome.folder)["upmc_rad_01"]
+    assert (len(released["markables"]), len(released["pairs"])) == (11, 6)
 
 
 def test_i2b2_chain_position_that_does_not_match_the_text(tmp_path: Path) -> None:
@@ -276,3 +319,52 @@ def test_schema_checks_references_and_chains() -> None:
             sentence_function=None,
             semantic_class="sign_or_symptom",
         )
+
+
+def test_broken_annotation_of_an_annotator_fails_by_default_or_is_listed_in_the_card(tmp_path: Path) -> None:
+    """Annotators' files are not released: their broken annotations are named on the card and are
+    quarantined like the gold's (rejects.jsonl, counted, so they need a max_rejects allowance)."""
+    corpus, path, line = broken_corpus(tmp_path, "annotator_a/upmc_rad_01.txt.knowtator.xml", *SPLEEN[1:])
+    with pytest.raises(SourceError) as caught:
+        run(load_manifest(corpus), tmp_path / "failed")
+    assert (caught.value.path, caught.value.line) == (str(path), line)
+    with pytest.raises(GateError, match="max_rejects"):
+        run(load_manifest(corpus), tmp_path / "strict", on_error="quarantine")
+    outcome = run(load_manifest(corpus), tmp_path / "out", on_error="quarantine", max_rejects=2)
+    card = (outcome.folder / "README.md").read_text()
+    assert "Annotators' annotations left out of the agreement" in card
+    assert f"annotator_a/{path.name}:{line}: spannedText 'The spleen'" in card
+    assert json.loads((outcome.folder / "manifest.json").read_text())["counts"]["rejected_annotations"] == 2
+    markable, pair = [json.loads(row) for row in (outcome.folder / "rejects.jsonl").read_text().splitlines()]
+    assert markable["kind"] == pair["kind"] == "annotation"
+    assert markable["where"] == f"annotator_a/{path.name}:{line}" and f"line {line}" in pair["reason"]
+
+
+def test_i2b2_concept_off_its_text_is_quarantined_and_the_note_released(tmp_path: Path) -> None:
+    """A concept whose position does not line up with its text (and a concept listed twice, read
+    once): the concept, its chain membership and its pairs are quarantined; the chain is split where
+    the remaining pairs no longer join it."""
+    corpus, path, line = broken_corpus(
+        tmp_path, "i2b2/concepts/upmc_rad_01.txt.con", 'c="cysts" 4:5 4:5', 'c="cyst" 4:5 4:5'
+    )
+    with path.open("a", encoding="utf-8") as concepts:
+        concepts.write('c="the kidneys" 6:0 6:1||t="anatomical site"\n')
+    manifest = load_manifest(corpus)
+    sources = resolve_sources(manifest, {"i2b2": corpus / "sample" / "i2b2"})
+    ctx = BuildContext(manifest, sources, on_error="quarantine")
+    built = {row.record.id: row.record for row in OdieAnaphoraBuilder().generate(ctx)}
+    assert list(built) == DOCUMENTS
+    assert [(r.kind, r.where.split("/")[-1]) for r in ctx.rejects] == [
+        ("annotation", f"upmc_rad_01.txt.con:{line}"),
+        ("annotation", "upmc_rad_01.txt.chains:1"),
+        ("annotation", "upmc_rad_01.txt.pairs:2"),
+        ("annotation", "upmc_rad_01.txt.pairs:4"),
+    ]
+    rad = built["upmc_rad_01"]
+    assert len(rad.markables) == 11
+    text_of = {m.id: m.text for m in rad.markables}
+    assert [[text_of[i] for i in c.markable_ids] for c in rad.chains] == [
+        ["three hypodense lesions", "These lesions"],
+        ["the right lobe", "The right lobe"],
+    ]
+    assert len(rad.pairs) == 2

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -31,12 +32,13 @@ def edit_yaml(corpus: Path, change) -> None:
 
 def test_release_layout_and_typed_loading(tiny_corpus: Path, tmp_path: Path) -> None:
     outcome = run(load_manifest(tiny_corpus), tmp_path / "out")
-    release = tmp_path / "out" / "tiny" / "1.0.0"
+    release = tmp_path / "out" / "tiny" / "1.0.0+sample"
     assert outcome.status == "released" and outcome.folder == release
     assert sorted(tree(release)) == [
         "README.md",
         "data/notes/test-00000-of-00001.parquet",
         "data/notes/train-00000-of-00001.parquet",
+        "inputs.jsonl",
         "manifest.json",
         "validation.json",
     ]
@@ -52,14 +54,17 @@ def test_release_layout_and_typed_loading(tiny_corpus: Path, tmp_path: Path) -> 
 
 def test_manifest_counts_inputs_and_no_absolute_paths(tiny_corpus: Path, tmp_path: Path) -> None:
     run(load_manifest(tiny_corpus), tmp_path / "out")
-    release = tmp_path / "out" / "tiny" / "1.0.0"
+    release = tmp_path / "out" / "tiny" / "1.0.0+sample"
     manifest = json.loads((release / "manifest.json").read_text())
     assert manifest["counts"] == {"read": 3, "written": 3, "rejected": 0, "rejected_annotations": 0}
-    assert {(i["source"], i["file"]) for i in manifest["inputs"]} == {
+    inputs = [json.loads(line) for line in (release / "inputs.jsonl").read_text().splitlines()]
+    assert {(i["source"], i["file"]) for i in inputs} == {
         ("notes", "notes.tsv"),
         ("spans", "spans.tsv"),
         ("second_annotator", "spans.tsv"),
     }
+    assert sorted(manifest["inputs"]) == ["notes", "second_annotator", "spans"]
+    assert manifest["inputs"]["notes"]["files"] == 1 and manifest["inputs"]["notes"]["sample"] is True
     assert {o["file"]: o.get("rows") for o in manifest["outputs"]}["data/notes/train-00000-of-00001.parquet"] == 2
     for name in ("manifest.json", "validation.json", "README.md"):
         assert str(tmp_path) not in (release / name).read_text()
@@ -71,12 +76,18 @@ def test_manifest_counts_inputs_and_no_absolute_paths(tiny_corpus: Path, tmp_pat
 
 def test_same_version_again_is_noop_and_changed_bytes_need_a_bump(tiny_corpus: Path, tmp_path: Path) -> None:
     out = tmp_path / "out"
-    run(load_manifest(tiny_corpus), out)
-    assert run(load_manifest(tiny_corpus), out).status == "unchanged"
-    notes = tiny_corpus / "sample" / "notes.tsv"
+    real = shutil.copytree(tiny_corpus / "sample", tmp_path / "real")  # real inputs: outside the corpus's sample
+    given = {
+        "notes": real / "notes.tsv",
+        "spans": real / "spans.tsv",
+        "second_annotator": real / "annotator_b/spans.tsv",
+    }
+    run(load_manifest(tiny_corpus), out, given)
+    assert run(load_manifest(tiny_corpus), out, given).status == "unchanged"
+    notes = real / "notes.tsv"
     notes.write_text(notes.read_text().replace("No complaints.", "No complaints today."))
     with pytest.raises(ReleaseError, match="bump the corpus version"):
-        run(load_manifest(tiny_corpus), out)
+        run(load_manifest(tiny_corpus), out, given)
     assert "today" not in (load_dataset(str(out / "tiny" / "1.0.0"), "notes")["test"][0]["text"])
 
 
@@ -86,7 +97,7 @@ def test_failed_agreement_gate_leaves_no_release(tiny_corpus: Path, tmp_path: Pa
     )
     with pytest.raises(GateError, match=r"agreement.span_f1 FAILED: observed 0.285714, expected >= 0.8"):
         run(load_manifest(tiny_corpus), tmp_path / "out")
-    assert list((tmp_path / "out" / "tiny").iterdir()) == []
+    assert not (tmp_path / "out").exists()  # no empty <out>/<corpus>/ folder either
 
 
 def test_failed_expectation_names_observed_value(tiny_corpus: Path, tmp_path: Path) -> None:
@@ -105,7 +116,7 @@ def test_failed_expectation_names_observed_value(tiny_corpus: Path, tmp_path: Pa
         run(load_manifest(tiny_corpus), tmp_path / "out")
     assert "expectations FAILED: observed 3/4 passed" in str(failure.value)
     assert "'unexpected_count': 1" in str(failure.value)
-    assert not (tmp_path / "out" / "tiny" / "1.0.0").exists()
+    assert not (tmp_path / "out" / "tiny" / "1.0.0+sample").exists()
 
 
 def bad_span(corpus: Path) -> None:
@@ -125,7 +136,7 @@ def test_quarantine_respects_max_rejects(tiny_corpus: Path, tmp_path: Path) -> N
     bad_span(tiny_corpus)
     with pytest.raises(GateError, match="max_rejects FAILED: observed 1, expected <= 0"):
         run(load_manifest(tiny_corpus), tmp_path / "out", on_error="quarantine")
-    kept = tmp_path / "out" / "tiny" / "1.0.0.rejects.jsonl"
+    kept = tmp_path / "out" / "tiny" / "1.0.0+sample.rejects.jsonl"
     assert json.loads(kept.read_text())["where"] == "notes/notes.tsv:4"
     edit_yaml(tiny_corpus, lambda d: d["gates"].update(max_rejects=1))
     outcome = run(load_manifest(tiny_corpus), tmp_path / "out", on_error="quarantine")
@@ -161,10 +172,10 @@ def test_source_override_and_missing_source(tiny_corpus: Path, tmp_path: Path) -
 
 def test_cli_release_and_list(tiny_corpus: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["release", str(tiny_corpus), "--out", str(tmp_path / "out")]) == 0
-    assert "tiny 1.0.0: released" in capsys.readouterr().out
+    assert "tiny 1.0.0+sample: released" in capsys.readouterr().out
     assert main(["release", str(tiny_corpus), "--out", str(tmp_path / "out"), "--source", "nope=x"]) == 1
     assert "has no source nope" in capsys.readouterr().err
-    assert main(["validate", str(tmp_path / "out" / "tiny" / "1.0.0")]) == 0
+    assert main(["validate", str(tmp_path / "out" / "tiny" / "1.0.0+sample")]) == 0
 
 
 def test_sources_without_default_and_replaced_sources_are_not_read(tiny_corpus: Path, tmp_path: Path) -> None:
@@ -176,19 +187,21 @@ def test_sources_without_default_and_replaced_sources_are_not_read(tiny_corpus: 
     )
     manifest = load_manifest(tiny_corpus)
     assert resolve_sources(manifest, {})["extra"] is None
-    given = resolve_sources(manifest, {"extra": tiny_corpus / "sample" / "spans.tsv"})
+    given = resolve_sources(manifest, {"extra": tiny_corpus / "sample" / "spans.tsv"}, samples=["notes", "spans"])
     assert given["extra"] == tiny_corpus / "sample" / "spans.tsv" and given["second_annotator"] is None
-    outcome = run(manifest, tmp_path / "out", {"extra": tiny_corpus / "sample" / "spans.tsv"})
+    outcome = run(
+        manifest, tmp_path / "out", {"extra": tiny_corpus / "sample" / "spans.tsv"}, samples=["notes", "spans"]
+    )
     assert [g.observed for g in outcome.gates if g.gate == "agreement.span_f1"] == [
         "not run: no annotator data in this build"
     ]
-    assert "second_annotator" not in {i["source"] for i in outcome.manifest["inputs"]}
+    assert "second_annotator" not in outcome.manifest["inputs"]
 
 
 def test_optional_sample_sources_are_not_mixed_with_given_inputs(tiny_corpus: Path) -> None:
     manifest = load_manifest(tiny_corpus)
     assert resolve_sources(manifest, {})["second_annotator"] is not None
-    given = resolve_sources(manifest, {"notes": tiny_corpus / "sample" / "notes.tsv"})
+    given = resolve_sources(manifest, {"notes": tiny_corpus / "sample" / "notes.tsv"}, samples=["spans"])
     assert given["second_annotator"] is None and given["spans"] == tiny_corpus / "sample" / "spans.tsv"
 
 
@@ -198,7 +211,7 @@ def test_build_overwrites_and_keeps_a_failing_build_for_inspection(tiny_corpus: 
     (tiny_corpus / "sample" / "annotator_b" / "spans.tsv").write_text("note_id\tstart\tend\tlabel\n")
     with pytest.raises(GateError, match="agreement.span_f1 FAILED: observed 0.0"):
         run(load_manifest(tiny_corpus), tmp_path / "scratch", mode="build")
-    validation = json.loads((tmp_path / "scratch" / "tiny" / "1.0.0" / "validation.json").read_text())
+    validation = json.loads((tmp_path / "scratch" / "tiny" / "1.0.0+sample" / "validation.json").read_text())
     assert validation["agreement"] == {"span_f1": 0.0}
 
 

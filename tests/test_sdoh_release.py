@@ -206,7 +206,10 @@ def test_failed_gates_leave_no_release_and_keep_the_rejects(tmp_path: Path) -> N
     ann.write_text(
         ann.read_text(encoding="utf-8")
         .replace("E3\tTobacco:T7 Status:T8 ", "E3\tTobacco:T7 ")  # Tobacco without its Status
-        .replace("A5\tStatusTimeVal T13 current", "A5\tStatusTimeVal T13 future"),  # Alcohol: no future
+        # three values outside Table 1, more than the 1% the suite tolerates in the sample's slots
+        .replace("A5\tStatusTimeVal T13 current", "A5\tStatusTimeVal T13 future")  # Alcohol: no future
+        .replace("A6\tStatusTimeVal T18 none", "A6\tStatusTimeVal T18 future")  # Drug: no future
+        .replace("A1\tStatusTimeVal T2 current", "A1\tStatusTimeVal T2 none"),  # LivingStatus: no none
         encoding="utf-8",
     )
     (shac / "dev" / "uw" / "0402.ann").write_text("T1\tTobacco 0 3\tnot the text\n", encoding="utf-8")
@@ -222,11 +225,13 @@ def test_failed_gates_leave_no_release_and_keep_the_rejects(tmp_path: Path) -> N
     assert "gate expectations FAILED: observed 4/6 passed" in message
     assert "train/mimic/0101 E3: StatusTime" in message
     assert "Alcohol/StatusTime/future" in message
-    assert not (tmp_path / "out" / "sdoh" / find_corpus("sdoh").version).exists()
+    assert not (tmp_path / "out" / "sdoh" / find_corpus("sdoh").sample_version).exists()
     [reject] = [
-        json.loads(line) for line in (tmp_path / "out" / "sdoh" / f"{find_corpus('sdoh').version}.rejects.jsonl").open()
+        json.loads(line)
+        for line in (tmp_path / "out" / "sdoh" / f"{find_corpus('sdoh').sample_version}.rejects.jsonl").open()
     ]
     assert reject["where"] == "shac/dev/uw/0402.ann:1"  # source-relative: no machine paths
+    assert reject["kind"] == "annotation"  # the note is kept without its broken text-bound
     assert "differs from the .txt" in reject["reason"]
 
 
@@ -246,19 +251,19 @@ BAD = {
     "A on a missing T": (GOOD.replace("A1\tStatusTimeVal T2", "A1\tStatusTimeVal T8"), "5", "T8"),
     "unknown subtype value": (
         GOOD.replace("current", "sometimes"),
-        "[A1]",
+        "5",
         "value 'sometimes'; expected one of none, current, past, future",
     ),
     "value of another argument type": (
         GOOD.replace("StatusTimeVal T2 current", "StatusEmployVal T2 employed"),
-        "[A1]",
+        "5",
         "StatusEmployVal on T2, a StatusTime text-bound",
     ),
-    "two values on one span": (GOOD + "A2\tStatusTimeVal T2 past\n", "[A2]", "second value 'past'"),
-    "unknown event type": ("T1\tHobby 16 22\tSmokes\nE1\tHobby:T1\n", "[E1]", "expected a SHAC event type"),
+    "two values on one span": (GOOD + "A2\tStatusTimeVal T2 past\n", "6", "second value 'past'"),
+    "unknown event type": ("T1\tHobby 16 22\tSmokes\nE1\tHobby:T1\n", "2", "expected a SHAC event type"),
     "event as an argument": (
         GOOD + "T4\tAlcohol 30 35\tLives\nE2\tAlcohol:T4 Other:E1\n",
-        "[E2]",
+        "7",
         "Other:E1 is an event; expected a text-bound",
     ),
 }
@@ -300,7 +305,17 @@ def test_quarantine_keeps_good_notes_and_counts_the_bad_one(tmp_path: Path) -> N
     _write(tmp_path, "train/mimic/0001", GOOD)
     _write(tmp_path, "train/mimic/0002", BAD["unknown subtype value"][0])
     _write(tmp_path, "test/uw/0003", GOOD)
+    (tmp_path / "test/uw/0004.txt").write_text(TEXT, encoding="utf-8")
+    (tmp_path / "test/uw/0004.ann").write_text("T1\tTobacco 16 22\tSmokes\n", encoding="utf-8")
+    split_layout = tmp_path / "validation/mimic/0005.ann"
+    split_layout.parent.mkdir(parents=True)
+    split_layout.with_suffix(".txt").write_text(TEXT, encoding="utf-8")
+    split_layout.write_text("", encoding="utf-8")
     ids, ctx = _generate(tmp_path, "quarantine")
-    assert ids == ["test/uw/0003", "train/mimic/0001"]
-    assert ctx.read == 3
-    assert [(r.where, "sometimes" in r.reason) for r in ctx.rejects] == [("shac/train/mimic/0002.ann [A1]", True)]
+    # 0002 loses only its bad value (the annotation); 0005 is outside the layout (the record)
+    assert ids == ["test/uw/0003", "test/uw/0004", "train/mimic/0001", "train/mimic/0002"]
+    assert ctx.read == 5
+    assert [(r.where, r.kind, "sometimes" in r.reason) for r in ctx.rejects] == [
+        ("shac/train/mimic/0002.ann:5", "annotation", True),
+        ("shac/validation/mimic/0005.ann", "record", False),
+    ]

@@ -16,7 +16,7 @@ from clinical_corpora.builders.base import BuildContext, Row
 from clinical_corpora.builders.inputs import resolve_sources
 from clinical_corpora.builders.release_view import ReleaseView
 from clinical_corpora.core.errors import ClincorpError, SourceError
-from clinical_corpora.core.manifest import load_manifest
+from clinical_corpora.core.manifest import CorpusManifest, load_manifest
 from clinical_corpora.corpora.snomed_el.builder import SnomedElBuilder, TrimmingSnomedElBuilder
 from clinical_corpora.validation.metrics.concept_difficulty import Mention, concept_difficulty
 from tests.conftest import SampleRelease
@@ -48,8 +48,14 @@ def generate(
     overrides: dict[str, Path] | None = None,
 ) -> tuple[list[Row], BuildContext]:
     manifest = load_manifest(folder)
-    ctx = BuildContext(manifest, resolve_sources(manifest, overrides or {}), on_error)  # type: ignore[arg-type]
+    sources = resolve_sources(manifest, overrides or {}, samples=sample_for(manifest, overrides or {}))
+    ctx = BuildContext(manifest, sources, on_error)  # type: ignore[arg-type]
     return list((builder or SnomedElBuilder()).generate(ctx)), ctx
+
+
+def sample_for(manifest: CorpusManifest, overrides: dict[str, Path]) -> list[str]:
+    """The required sources not given: read from the invented sample on purpose (a sample build)."""
+    return [name for name, spec in manifest.sources.items() if spec.required and name not in overrides]
 
 
 def append_annotation(folder: Path, line: str) -> None:
@@ -131,7 +137,8 @@ def test_card_reports_statistics_agreement_and_gates(release: Path) -> None:
 def test_given_annotators_sharing_no_note_are_an_error(release: Path, tmp_path: Path) -> None:
     (tmp_path / "annotator_c.csv").write_text("note_id,start,end,concept_id\n19999999-DS-1,0,4,99900028001\n")
     manifest = load_manifest(CORPUS)
-    ctx = BuildContext(manifest, resolve_sources(manifest, {"annotators": tmp_path}))
+    given = {"annotators": tmp_path}
+    ctx = BuildContext(manifest, resolve_sources(manifest, given, samples=sample_for(manifest, given)))
     with pytest.raises(ClincorpError, match="no two annotators share a note"):
         SnomedElBuilder().agreement(ctx, ReleaseView(release))
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import logging
 import math
 import os
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 import pandas as pd
@@ -20,6 +21,8 @@ _OBSERVED_KEYS = (
     "missing_count",
     "partial_unexpected_list",
 )
+MAX_LISTED = 20  # offending rows listed per expectation
+RecordIds = dict[str, list[str]]  # config → the id of each record, by its position (``_row``)
 
 
 @dataclass
@@ -31,14 +34,18 @@ class ExpectationOutcome:
     kwargs: dict[str, Any]
     success: bool
     observed: dict[str, Any]
+    violations: list[dict[str, Any]] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
+        """JSON-ready; ``violations`` lists the offending rows (the first MAX_LISTED), also when the
+        expectation passed because its ``mostly`` tolerates them."""
         return {
             "table": self.table,
             "expectation": self.expectation,
             "kwargs": self.kwargs,
             "success": self.success,
             "observed": self.observed,
+            "violations": self.violations,
         }
 
 
@@ -54,20 +61,67 @@ def _import_great_expectations() -> Any:
     return gx
 
 
-def run_suite(expectations: list[Expectation], tables: dict[str, pd.DataFrame]) -> list[ExpectationOutcome]:
-    """Validate every expectation against its table; a missing table is a failed expectation."""
+def run_suite(
+    expectations: list[Expectation],
+    tables: dict[str, pd.DataFrame],
+    record_ids: RecordIds | Callable[[], RecordIds] | None = None,
+) -> list[ExpectationOutcome]:
+    """Validate every expectation against its table; a missing table is a failed expectation.
+
+    Each outcome lists the rows an expectation found unexpected: their split and record id (through the
+    ``_row`` column and ``record_ids``, or a function giving them, called only when a row is listed) where
+    the table has them, and the values of the checked columns.
+    """
     if not expectations:
         return []
-    return _run_suite(expectations, _columns_in_use(expectations, tables))
+    outcomes = _run_suite(expectations, _columns_in_use(expectations, tables))
+    if callable(record_ids):
+        listed = any(outcome.observed.get("unexpected_index_list") for outcome in outcomes)
+        record_ids = record_ids() if listed else {}
+    for outcome, expectation in zip(outcomes, expectations_in_run_order(expectations), strict=True):
+        if outcome.table in tables:
+            outcome.violations = _violations(outcome, expectation, tables[outcome.table], record_ids or {})
+    return outcomes
+
+
+def expectations_in_run_order(expectations: list[Expectation]) -> list[Expectation]:
+    """The order ``_run_suite`` checks expectations in: table by table, in first-mention order."""
+    return [e for table in dict.fromkeys(e.table for e in expectations) for e in expectations if e.table == table]
+
+
+def _violations(
+    outcome: ExpectationOutcome, expectation: Expectation, table: pd.DataFrame, record_ids: RecordIds
+) -> list[dict[str, Any]]:
+    """The offending rows GX named (first MAX_LISTED): where they are and the checked columns' values."""
+    indices = outcome.observed.pop("unexpected_index_list", None) or []
+    config = outcome.table.split(".")[0]
+    ids = record_ids.get(config)
+    listed = []
+    for index in indices[:MAX_LISTED]:
+        row = table.iloc[int(index)]
+        violation: dict[str, Any] = {}
+        if "_split" in table.columns:
+            violation["split"] = _plain(row["_split"])
+        if "_row" in table.columns:
+            position = int(row["_row"])
+            violation["record"] = ids[position] if ids is not None and 0 <= position < len(ids) else position
+        else:
+            violation["row"] = int(index)
+        violation["values"] = {column: _plain(row[column]) for column in expectation.columns if column in table.columns}
+        listed.append(violation)
+    return listed
 
 
 def _columns_in_use(expectations: list[Expectation], tables: dict[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
-    """Each checked table cut down to the columns its expectations name (row order and count kept)."""
+    """Each checked table cut down to the columns its expectations name (row order and count kept, the index
+    made positional so GX's unexpected indices are row positions)."""
     used: dict[str, set[str]] = {}
     for expectation in expectations:
         used.setdefault(expectation.table, set()).update(expectation.columns)
     return {
-        name: tables[name][[column for column in tables[name].columns if column in used[name]] or ["_row"]]
+        name: tables[name][[column for column in tables[name].columns if column in used[name]] or ["_row"]].reset_index(
+            drop=True
+        )
         for name in used
         if name in tables
     }
@@ -104,7 +158,10 @@ def _run_suite(expectations: list[Expectation], tables: dict[str, pd.DataFrame])
 def _validate(gx: Any, batch: Any, expectation: Expectation) -> ExpectationOutcome:
     try:
         expectation_class = getattr(gx.expectations, _camel(expectation.expectation))
-        result = batch.validate(expectation_class(**expectation.kwargs))
+        result = batch.validate(
+            expectation_class(**expectation.kwargs),
+            result_format={"result_format": "SUMMARY", "partial_unexpected_count": MAX_LISTED},
+        )
     except (AttributeError, TypeError, ValueError) as error:
         return ExpectationOutcome(
             expectation.table,
@@ -115,6 +172,8 @@ def _validate(gx: Any, batch: Any, expectation: Expectation) -> ExpectationOutco
         )
     details = result.result or {}
     observed = {key: _plain(details[key]) for key in _OBSERVED_KEYS if key in details}
+    if details.get("partial_unexpected_index_list"):  # the first MAX_LISTED offending rows, for _violations
+        observed["unexpected_index_list"] = list(details["partial_unexpected_index_list"])
     if result.exception_info and result.exception_info.get("raised_exception"):
         observed["error"] = result.exception_info.get("exception_message")
     return ExpectationOutcome(
@@ -124,7 +183,11 @@ def _validate(gx: Any, batch: Any, expectation: Expectation) -> ExpectationOutco
 
 def _plain(value: Any) -> Any:
     """JSON-friendly copy of an observed value (numpy scalars → Python)."""
-    if hasattr(value, "item"):
+    if hasattr(value, "tolist") and getattr(value, "ndim", None):
+        value = value.tolist()
+    elif value is pd.NA or value is pd.NaT:
+        return None
+    elif hasattr(value, "item"):
         value = value.item()
     if isinstance(value, float) and math.isnan(value):
         return None

@@ -1,36 +1,67 @@
-"""Release gates: rejects, expectations and agreement, each with the value it observed."""
+"""Release gates: rejects, expectations and agreement, each passed, failed or skipped (with why)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from clinical_corpora.core.manifest import Threshold
 from clinical_corpora.validation.expectations import ExpectationOutcome
 
+Status = Literal["pass", "fail", "skipped"]
+
 
 @dataclass
 class GateResult:
-    """One gate's verdict."""
+    """One gate's verdict: ``skipped`` holds the reason a gate did not run (it then neither passes nor
+    fails; a required gate that did not run is a failure, not a skip)."""
 
     gate: str
     success: bool
     observed: Any
     expected: str
     details: list[dict[str, Any]] = field(default_factory=list)
+    skipped: str | None = None
+
+    @property
+    def status(self) -> Status:
+        if not self.success:
+            return "fail"
+        return "skipped" if self.skipped is not None else "pass"
 
     def as_dict(self) -> dict[str, Any]:
-        return {
+        entry: dict[str, Any] = {
             "gate": self.gate,
-            "success": self.success,
+            "status": self.status,
+            "success": None if self.status == "skipped" else self.success,
             "observed": self.observed,
             "expected": self.expected,
-            "details": self.details,
         }
+        if self.skipped is not None:
+            entry["reason"] = self.skipped
+        entry["details"] = self.details
+        return entry
 
     def describe(self) -> str:
+        if self.status == "skipped":
+            return f"gate {self.gate} skipped: {self.skipped}"
         verdict = "passed" if self.success else "FAILED"
         return f"gate {self.gate} {verdict}: observed {self.observed}, expected {self.expected}"
+
+
+def violation_text(violation: dict[str, Any]) -> str:
+    """One offending row of an expectation: ``train record 'n1': text=''``."""
+    where = " ".join(
+        part
+        for part in (
+            str(violation["split"]) if "split" in violation else "",
+            f"record {violation['record']!r}" if "record" in violation else "",
+            f"row {violation['row']}" if "row" in violation else "",
+        )
+        if part
+    )
+    values = ", ".join(f"{column}={value!r}" for column, value in violation.get("values", {}).items())
+    return f"{where}: {values}" if values else where
 
 
 def rejects_gate(rejected: int, max_rejects: int) -> GateResult:
@@ -48,8 +79,12 @@ def expectations_gate(outcomes: list[ExpectationOutcome]) -> GateResult:
     )
 
 
-def agreement_gates(measures: dict[str, float] | None, thresholds: dict[str, Threshold]) -> list[GateResult]:
-    """One gate per threshold; without annotator data the gates are recorded as not run (passing)."""
+def agreement_gates(
+    measures: dict[str, float] | None,
+    thresholds: dict[str, Threshold],
+    why_not_run: str = "no annotator data in this build",
+) -> list[GateResult]:
+    """One gate per threshold. Without annotator data a gate is skipped, or failed when it is required."""
     results = []
     for name, threshold in sorted(thresholds.items()):
         expected = (
@@ -63,13 +98,17 @@ def agreement_gates(measures: dict[str, float] | None, thresholds: dict[str, Thr
             )
             or "any"
         )
+        gate = f"agreement.{name}"
         if measures is None:
-            results.append(GateResult(f"agreement.{name}", True, "not run: no annotator data in this build", expected))
+            if threshold.required:
+                results.append(GateResult(gate, False, f"not run ({why_not_run}), but the gate is required", expected))
+            else:
+                results.append(GateResult(gate, True, f"not run: {why_not_run}", expected, skipped=why_not_run))
             continue
         if name not in measures:
-            results.append(GateResult(f"agreement.{name}", False, "not reported by the builder", expected))
+            results.append(GateResult(gate, False, "not reported by the builder", expected))
             continue
         value = measures[name]
         ok = (threshold.min is None or value >= threshold.min) and (threshold.max is None or value <= threshold.max)
-        results.append(GateResult(f"agreement.{name}", ok, round(value, 6), expected))
+        results.append(GateResult(gate, ok, round(value, 6), expected))
     return results

@@ -3,14 +3,14 @@
 Per case (``bmj_html`` page, read by :mod:`clinical_corpora.builders.sources.bmj_html`): the passage is the case
 without its Learning points; the UMLS dictionary matcher (:mod:`clinical_corpora.corpora.clicr.entity_matcher`) marks
 the entities of the passage and of every learning point. Each entity of a learning point gives a
-query (seed §3.1): the learning point with that entity replaced by ``@placeholder``, left out when
+query (Šuster & Daelemans 2018, §3.1): the learning point with that entity replaced by ``@placeholder``, left out when
 the longer side of the blank (by characters, stripped) occurs verbatim in the passage (counted per
 case). Its answers (§3.2) are the entity (origin ``dataset``) then its concept's UMLS synonyms
 (origin ``UMLS``). Cases are split train/dev/test by a seeded shuffle of the sorted case ids
-(:data:`SPLIT_PROPORTIONS`, the seed's 87/6/7).
+(:data:`SPLIT_PROPORTIONS`, Šuster & Daelemans 2018's 87/6/7).
 
 With the optional ``entities`` source (BRAT standoff from another recogniser, see
-:func:`standoff_entities`) its entities replace the matcher's; the seed's boundary refinements
+:func:`standoff_entities`) its entities replace the matcher's; Šuster & Daelemans 2018's boundary refinements
 are applied to them too. The matcher index is cached outside the release: ``$CLINCORP_CACHE``, else
 ``~/.cache/clinical-corpora``. Agreement: the recogniser against the hand-marked ``entity_gold``
 cases (BRAT), precision/recall/F1 with exact and overlapping boundaries.
@@ -95,7 +95,8 @@ def token_key(text: str) -> str:
 
 
 def blank_repeats_passage(learning_point: str, entity: Entity, passage: str) -> bool:
-    """Seed §3.1: the longer side of the blank (by characters, stripped) occurs verbatim in the passage."""
+    """Šuster & Daelemans 2018, §3.1: the longer side of the blank (by characters, stripped) occurs
+    verbatim in the passage."""
     left, right = learning_point[: entity.start].strip(), learning_point[entity.end :].strip()
     return (left if len(left) >= len(right) else right) in passage
 
@@ -240,6 +241,11 @@ def standoff_entities(folder: Path, case: CaseReport, index: UmlsIndex) -> CaseE
     )
 
 
+def _pages(folder: Path) -> list[Path]:
+    """The case pages of a bmj_html folder: every file but hidden ones."""
+    return sorted(path for path in folder.iterdir() if path.is_file() and not path.name.startswith("."))
+
+
 def _span_order(entity: Entity) -> tuple[int, int]:
     return entity.start, entity.end
 
@@ -247,14 +253,16 @@ def _span_order(entity: Entity) -> tuple[int, int]:
 class ClicrBuilder(Builder):
     VERSION = "1.0.1"
     CONFIGS = {"clicr": ClicrQuery, "clicr_documents": ClicrDocument}
+    DOCUMENTS = {"bmj_html": "one BMJ Case Reports page per case, <case id>.html (e.g. bcr-2014-204357.html)"}
+
+    def count(self, ctx: BuildContext) -> int:
+        return len(_pages(ctx.source("bmj_html")))
 
     def generate(self, ctx: BuildContext) -> Iterator[Row]:
         index = load_index(ctx.source("umls"))
         matcher = EntityMatcher(index)
         standoff = ctx.source("entities") if ctx.has_source("entities") else None
-        pages = sorted(
-            path for path in ctx.source("bmj_html").iterdir() if path.is_file() and not path.name.startswith(".")
-        )
+        pages = _pages(ctx.source("bmj_html"))
         splits = assign_splits([path.stem for path in pages])
         for page in pages:
             rows: list[Row] = []
@@ -441,7 +449,7 @@ class DocumentTally:
 
 
 def _data_statistics(documents: DocumentTally, queries: Sequence[QueryRow]) -> CardSection:
-    """The seed's Table 2, on the lower-cased dataset."""
+    """Šuster & Daelemans 2018, Table 2, on the lower-cased dataset."""
     per_split = Counter(split for split, _ in queries)
     answers = [answer for _, query in queries for answer in query["answers"]]
     verbatim = sum(query["answer_in_passage"] for _, query in queries)
@@ -458,7 +466,7 @@ def _data_statistics(documents: DocumentTally, queries: Sequence[QueryRow]) -> C
         ["% answers verbatim in passage", round(100 * verbatim / len(queries), 1) if queries else 0.0],
     ]
     text = (
-        "As the seed's Table 2, counted on the lower-cased dataset (each passage once). Tokens are "
+        "As Šuster & Daelemans 2018, Table 2, counted on the lower-cased dataset (each passage once). Tokens are "
         "`clinical_corpora.builders.text_units` tokens; an answer is verbatim in the passage when one of its forms "
         "(original or UMLS synonym) occurs there as whole tokens, in any case."
     )
@@ -466,7 +474,7 @@ def _data_statistics(documents: DocumentTally, queries: Sequence[QueryRow]) -> C
 
 
 def _answer_categories(queries: Sequence[QueryRow]) -> CardSection:
-    """The seed's Table 3: the original answers' i2b2 categories."""
+    """Šuster & Daelemans 2018, Table 3: the original answers' i2b2 categories."""
     categories = Counter(query["answers"][0]["category"] for _, query in queries)
     total = sum(categories.values()) or 1
     rows = [[category, categories[category], round(100 * categories[category] / total, 1)] for category in CATEGORIES]
@@ -474,7 +482,7 @@ def _answer_categories(queries: Sequence[QueryRow]) -> CardSection:
 
 
 def _baselines(entities: Mapping[str, list[str]], queries: Sequence[QueryRow]) -> CardSection:
-    """rand-entity and maxfreq-entity (seed §5.1) per split, scored as the original evaluation."""
+    """rand-entity and maxfreq-entity (Šuster & Daelemans 2018, §5.1) per split, scored as the original evaluation."""
     rows = []
     for split, _ in SPLIT_PROPORTIONS:
         in_split = [query for query_split, query in queries if query_split == split]

@@ -6,7 +6,7 @@ documented in ``corpora/clicr/README.md``). A key is a string's tokens (:mod:`cl
 lower-cased and joined by one space. Matching runs sentence by sentence, left to right, taking the
 longest key that starts at a token and ends at a token (case-insensitive), then resumes after it.
 
-The seed's refinements (:func:`refine_span`, also usable on entities from another tool): leading
+Šuster & Daelemans 2018's refinements (:func:`refine_span`, also usable on entities from another tool): leading
 determiners and pronouns are moved out of an entity (a match never starts on one), and a trailing
 parenthetical is dropped (``heart failure (HF)`` → ``heart failure``).
 

@@ -4,13 +4,17 @@ Input, either:
 
 - Knowtator XML: source ``knowtator`` (the adjudicated gold, ``<doc>.txt.knowtator.xml``) with
   source ``text`` (``<doc>.txt``); optional sources ``annotator_a`` and ``annotator_b`` (one
-  folder per annotator) give the seed's pair-wise agreement and the chain scores;
+  folder per annotator) give Savova et al. 2011's pair-wise agreement and the chain scores;
 - the i2b2/VA 2011 coreference layout: source ``i2b2`` (``docs/``, ``concepts/``, ``chains/``,
   optional ``pairs/``). When it is given it is used instead of the Knowtator gold. The format
   has no markable attributes and no Bagga classes (released as null) and only identity
   relations; without a pairs file each chain member is paired with the member before it.
 
 Document names are ``<institution>_<note_type>_<nn>`` (``upmc_rad_01``).
+
+A broken annotation of a note (see the README's "Real inputs") fails the build naming file and
+line, or with ``--on-error quarantine`` goes alone to rejects.jsonl while the note is released
+without it and without the pairs that need it; chains are rebuilt from the released pairs.
 """
 
 from __future__ import annotations
@@ -31,7 +35,6 @@ from clinical_corpora.builders.sources.annotators import annotator_folders
 from clinical_corpora.builders.sources.i2b2_coref import DOCS_DIR, I2b2CorefDocument, TokenGrid, read_i2b2_document
 from clinical_corpora.builders.sources.knowtator import (
     KnowtatorDocument,
-    MarkableKey,
     RelationType,
     SemanticClass,
     read_knowtator_file,
@@ -204,21 +207,35 @@ class _Comparison:
 class OdieAnaphoraBuilder(Builder):
     VERSION = "1.0.1"
     CONFIGS = {CONFIG: OdieDocument}
+    DOCUMENTS = {
+        "knowtator": f"one Knowtator file per note, <institution>_<note_type>_<nn>{KNOWTATOR_SUFFIX}",
+        "i2b2": f"one text file per note, {DOCS_DIR}/<institution>_<note_type>_<nn>.txt",
+    }
+
+    def count(self, ctx: BuildContext) -> int:
+        if ctx.has_source("i2b2"):
+            return sum(1 for _ in (ctx.source("i2b2") / DOCS_DIR).glob("*.txt"))
+        return sum(1 for _ in ctx.source("knowtator").glob(f"*{KNOWTATOR_SUFFIX}"))
 
     def generate(self, ctx: BuildContext) -> Iterator[Row]:
         if ctx.has_source("i2b2"):
             root = ctx.source("i2b2")
             for text_path in sorted((root / DOCS_DIR).glob("*.txt")):
                 with ctx.record(f"{text_path} [{text_path.stem}]"):
-                    yield Row(CONFIG, SPLIT, i2b2_record(read_i2b2_document(root, text_path.stem), text_path))
+                    i2b2_document = read_i2b2_document(root, text_path.stem)
+                    _quarantine(ctx, i2b2_document.problems)
+                    yield Row(CONFIG, SPLIT, i2b2_record(i2b2_document, text_path))
             return
         gold, text_dir = ctx.source("knowtator"), ctx.source("text")
         for xml_path in sorted(gold.glob(f"*{KNOWTATOR_SUFFIX}")):
             with ctx.record(f"{xml_path} [{xml_path.name.removesuffix(KNOWTATOR_SUFFIX)}]"):
-                yield Row(CONFIG, SPLIT, knowtator_record(read_knowtator_file(xml_path, text_dir), xml_path))
+                document = read_knowtator_file(xml_path, text_dir)
+                _quarantine(ctx, document.problems)
+                yield Row(CONFIG, SPLIT, knowtator_record(document, xml_path))
 
     def agreement(self, ctx: BuildContext, release: ReleaseView) -> AgreementReport | None:
-        """The seed's pair-wise F and kappa, and chain scores, of the two annotators of the Knowtator input."""
+        """Savova et al. 2011's pair-wise F and kappa, and chain scores, of the two annotators of the
+        Knowtator input."""
         given = [name for name in ANNOTATOR_SOURCES if ctx.has_source(name)]
         if ctx.has_source("i2b2") or not given:
             return None
@@ -234,6 +251,8 @@ class OdieAnaphoraBuilder(Builder):
         }
         folders = annotator_folders({name: ctx.source(name) for name in ANNOTATOR_SOURCES}, KNOWTATOR_SUFFIX)
         first, second = (_read_annotator(folder, text_dir) for folder in folders.values())
+        broken = [p for annotator in (first, second) for d in annotator.values() for p in d.problems]
+        _quarantine(ctx, broken)
         comparisons = [
             _compare(BETWEEN_ANNOTATORS, first, second, _by_note_type),
             _compare("annotator_a vs gold", first, gold, _by_annotator(first)),
@@ -251,10 +270,20 @@ class OdieAnaphoraBuilder(Builder):
             *(f"{doc_id} (not in the released gold)" for doc_id in sorted({*first, *second} - set(gold))),
             *(f"{doc_id} (annotated by one annotator only)" for doc_id in sorted(set(first) ^ set(second))),
         ]
-        return AgreementReport(measures, _agreement_sections(comparisons, left_out))
+        sections = _agreement_sections(comparisons, left_out)
+        if broken:
+            sections.append(
+                CardSection(
+                    "Annotators' annotations left out of the agreement",
+                    "Broken annotations of the annotators' files (quarantined with --on-error quarantine; "
+                    "the pairs that need them are left out too): "
+                    + "; ".join(f"{ctx.relative(p.location)}: {p.message}" for p in broken),
+                )
+            )
+        return AgreementReport(measures, sections)
 
     def statistics(self, release: ReleaseView) -> list[CardSection]:
-        """The seed's corpus characteristics, from the released rows."""
+        """Savova et al. 2011's corpus characteristics, from the released rows."""
         rows = [row for _, row in release.rows(CONFIG)]
         markables = [m for row in rows for m in row["markables"]]
         pairs = [(row["note_type"], p) for row in rows for p in row["pairs"]]
@@ -328,6 +357,14 @@ class OdieAnaphoraBuilder(Builder):
         }
 
 
+def _quarantine(ctx: BuildContext, problems: Iterable[SourceError]) -> None:
+    """Each broken annotation of a note fails the build, or with --on-error quarantine goes to
+    rejects.jsonl alone while the note is released without it."""
+    for problem in problems:
+        with ctx.annotation(problem.location):
+            raise problem
+
+
 def _read_annotator(folder: Path, text_dir: Path) -> dict[str, KnowtatorDocument]:
     documents = {}
     for xml_path in sorted(folder.glob(f"*{KNOWTATOR_SUFFIX}")):
@@ -348,11 +385,6 @@ def _by_annotator(documents: dict[str, KnowtatorDocument]) -> Grouping:
     return lambda doc_id: "+".join(documents[doc_id].annotators) or "unnamed annotator"
 
 
-def _chain_keys(document: KnowtatorDocument) -> list[list[MarkableKey]]:
-    fragments = {m.id: m.fragments for m in document.markables}
-    return [[fragments[markable_id] for markable_id in chain] for chain in document.identity_chains()]
-
-
 def _annotated(document: KnowtatorDocument) -> AnnotatedPairs:
     return AnnotatedPairs(document.semantic_classes_by_key(), document.pair_keys())
 
@@ -367,7 +399,9 @@ def _compare(
         for doc_id in shared
     )
     chains = score_documents_all(
-        {d: _chain_keys(reference[d]) for d in shared}, {d: _chain_keys(response[d]) for d in shared}, CHAIN_METRICS
+        {d: reference[d].identity_chain_keys() for d in shared},
+        {d: response[d].identity_chain_keys() for d in shared},
+        CHAIN_METRICS,
     )
     return _Comparison(label, groups, chains)
 
@@ -385,7 +419,7 @@ MEASURE_ROWS = {
 
 
 def _measure_table(columns: dict[str, AgreementTable]) -> Table:
-    """The seed's layout: one row per measure, one column per group."""
+    """Savova et al. 2011's layout: one row per measure, one column per group."""
     values = {name: table.as_dict() for name, table in columns.items()}
     return Table(
         ["", *columns], [[label, *(values[name][key] for name in columns)] for key, label in MEASURE_ROWS.items()]

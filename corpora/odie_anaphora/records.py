@@ -26,7 +26,7 @@ from clinical_corpora.schemas.spans import Span, TextRecord, unique_ids
 
 Institution = Literal["mayo", "upmc"]
 NoteType = Literal["cc", "p", "er", "ds", "sp", "rad"]
-"""The seed's note types: clinical notes, pathology (Mayo); ER, discharge summaries, surgical
+"""Savova et al. 2011's note types: clinical notes, pathology (Mayo); ER, discharge summaries, surgical
 pathology and radiology notes (UPMC)."""
 
 

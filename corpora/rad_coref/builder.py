@@ -1,4 +1,4 @@
-"""``rad_coref``: findings and devices tracked across a patient's radiology reports (seed 000).
+"""``rad_coref``: findings and devices tracked across a patient's radiology reports (Datta et al. 2022).
 
 Sources: MIMIC-III ``NOTEEVENTS`` (streamed; only the annotated ROW_IDs are kept) and an
 ``annotations`` folder holding ``gold/`` and one folder per annotator, each laid out as
@@ -7,7 +7,7 @@ types are ``Finding`` and ``Device``; each mention's chain is an AnnotatorNotes 
 ``#1<TAB>AnnotatorNotes T3<TAB>chain=E12`` (format: ``corpora/rad_coref/README.md``).
 
 Configs: ``rad_coref`` (one row per patient) and ``mention_pairs`` (every within-patient mention
-pair with its sentences and a coreferent label, seed §5.2).
+pair with its sentences and a coreferent label, Datta et al. 2022, §5.2).
 """
 
 from __future__ import annotations
@@ -138,6 +138,7 @@ def read_mentions(report: AnnotatedReport, text: str) -> list[AnnotatedMention]:
         ("relation", document.relations),
         ("attribute", document.attributes),
         ("equivalence", document.equivalences),
+        ("normalisation", document.normalizations),
     ):
         if found:
             raise SourceError(
@@ -154,6 +155,8 @@ def read_mentions(report: AnnotatedReport, text: str) -> list[AnnotatedMention]:
             )
         if len(textbound.fragments) != 1:
             raise SourceError(report.ann, f"{textbound.id} is discontinuous; expected one contiguous span", line=line)
+        if textbound.start == textbound.end:
+            raise SourceError(report.ann, f"{textbound.id} is empty; expected a mention's text", line=line)
         if textbound.id not in chains:
             raise SourceError(
                 report.ann,
@@ -320,6 +323,11 @@ class RadCorefBuilder(Builder):
 
     VERSION = "1.0.1"
     CONFIGS = {CONFIG: Patient, PAIRS_CONFIG: MentionPair}
+    DOCUMENTS = {"annotations": f"one BRAT file per report, {GOLD_FOLDER}/<SUBJECT_ID>/<ROW_ID>.ann"}
+
+    def count(self, ctx: BuildContext) -> int:
+        """Patients, the records read (a listing of the gold folder)."""
+        return len(list_annotation_folder(ctx.source("annotations") / GOLD_FOLDER))
 
     def generate(self, ctx: BuildContext) -> Iterator[Row]:
         noteevents, annotations = ctx.source("noteevents"), ctx.source("annotations")
@@ -376,7 +384,7 @@ class RadCorefBuilder(Builder):
         return {f"{PAIRS_CONFIG}.per_patient": pd.DataFrame(rows)}
 
 
-# ---- agreement (seed §4.4) ---------------------------------------------------------------------
+# ---- agreement (Datta et al. 2022, §4.4) ---------------------------------------------------------------
 
 Span = tuple[int, int, int]
 """(ROW_ID, start, end) of a mention: how annotators' mentions are matched (exact span)."""
@@ -471,7 +479,7 @@ def annotator_agreement(annotated: dict[str, dict[str, dict[int, list[AnnotatedM
         rows,
     )
     text = (
-        "Seed §4.4. Mention span F1 with exact span match (2 × matches / mentions marked by the two), "
+        "Datta et al. 2022, §4.4. Mention span F1 with exact span match (2 × matches / mentions marked by the two), "
         "then MUC and CoNLL F1 (mean of MUC, B³, CEAF-e) between the annotators' chains restricted to "
         "the mentions both marked, one document per patient, counts summed over patients. "
         f"Overall: span F1 {measures['span_f1']:.4f}, MUC F1 {measures['muc_f1']:.4f}, "
@@ -480,7 +488,7 @@ def annotator_agreement(annotated: dict[str, dict[str, dict[int, list[AnnotatedM
     return AgreementReport(measures, [CardSection("Inter-annotator agreement", text, table)])
 
 
-# ---- card statistics (seed Tables 3-4, Figures 2-4, §5.1) --------------------------------------
+# ---- card statistics (Datta et al. 2022, Tables 3-4, Figures 2-4, §5.1) --------------------------------
 
 
 def _chain_types(patient: dict[str, Any]) -> dict[str, str]:
@@ -494,7 +502,7 @@ def _mean(values: list[int] | list[float]) -> float:
 
 
 def corpus_statistics(patients: list[dict[str, Any]]) -> CardSection:
-    """Seed Table 3."""
+    """Datta et al. 2022, Table 3."""
     reports_per_patient = [len(p["reports"]) for p in patients]
     tokens_per_report = [len(tokenize(r["text"])) for p in patients for r in p["reports"]]
     chains_per_patient = [len(p["chains"]) for p in patients]
@@ -520,14 +528,14 @@ def corpus_statistics(patients: list[dict[str, Any]]) -> CardSection:
     ]
     return CardSection(
         "Corpus statistics",
-        "As the seed's Table 3; tokens are `clinical_corpora.builders.text_units.tokenize` "
-        "tokens (the seed used NLTK).",
+        "As Datta et al. 2022, Table 3; tokens are `clinical_corpora.builders.text_units.tokenize` "
+        "tokens (the paper used NLTK).",
         Table(["item", "count"], rows),
     )
 
 
 def top_mentions(patients: list[dict[str, Any]], top: int = 5) -> CardSection:
-    """Seed Table 4: the most frequent lower-cased mention strings of each type."""
+    """Datta et al. 2022, Table 4: the most frequent lower-cased mention strings of each type."""
     counts: dict[str, Counter[str]] = {kind: Counter() for kind in MENTION_TYPES}
     for patient in patients:
         for mention in patient["mentions"]:
@@ -538,13 +546,13 @@ def top_mentions(patients: list[dict[str, Any]], top: int = 5) -> CardSection:
         rows.append([cell for column in ranked for cell in (column[rank] if rank < len(column) else ("", ""))])
     return CardSection(
         "Most frequent mentions",
-        f"Top {top} lower-cased mention strings by type (seed Table 4).",
+        f"Top {top} lower-cased mention strings by type (Datta et al. 2022, Table 4).",
         Table(["Finding", "count", "Device", "count"], rows),
     )
 
 
 def chain_coverage(patients: list[dict[str, Any]]) -> CardSection:
-    """Seed Figure 2: chains by the number of reports they cover and their length."""
+    """Datta et al. 2022, Figure 2: chains by the number of reports they cover and their length."""
     counts: Counter[tuple[int, int]] = Counter()
     for patient in patients:
         report_of = {m["id"]: m["report_index"] for m in patient["mentions"]}
@@ -554,13 +562,13 @@ def chain_coverage(patients: list[dict[str, Any]]) -> CardSection:
     return CardSection(
         "Chains by reports covered",
         "Number of chains by the number of distinct reports their "
-        "mentions are in, and by chain length (seed Figure 2).",
+        "mentions are in, and by chain length (Datta et al. 2022, Figure 2).",
         Table(["reports covered", "chain length", "chains"], rows),
     )
 
 
 def modality_combinations(patients: list[dict[str, Any]]) -> CardSection:
-    """Seed Figure 4: the set of imaging modalities of each chain's reports."""
+    """Datta et al. 2022, Figure 4: the set of imaging modalities of each chain's reports."""
     order = {name: rank for rank, name in enumerate(("XR", "CT", "CTA", "MR", "US", "OTHER"))}
     counts: Counter[tuple[str, ...]] = Counter()
     for patient in patients:
@@ -572,13 +580,13 @@ def modality_combinations(patients: list[dict[str, Any]]) -> CardSection:
     ]
     return CardSection(
         "Modality combinations within chains",
-        "Chains by the set of modalities of the reports their mentions are in (seed Figure 4).",
+        "Chains by the set of modalities of the reports their mentions are in (Datta et al. 2022, Figure 4).",
         Table(["modalities", "modalities in set", "chains"], rows),
     )
 
 
 def time_gaps(patients: list[dict[str, Any]]) -> CardSection:
-    """Seed Figure 3: time between consecutive reports of a chain, in two-week bins, by chain type."""
+    """Datta et al. 2022, Figure 3: time between consecutive reports of a chain, in two-week bins, by chain type."""
     bins: Counter[tuple[int, str]] = Counter()
     longest = 0.0
     for patient in patients:
@@ -598,13 +606,13 @@ def time_gaps(patients: list[dict[str, Any]]) -> CardSection:
     return CardSection(
         "Time between coreferent mentions",
         "Pairs of consecutive reports (by CHARTTIME) within a chain, by the time between them in "
-        f"two-week bins and by chain type (seed Figure 3). Longest gap: {longest:.1f} days.",
+        f"two-week bins and by chain type (Datta et al. 2022, Figure 3). Longest gap: {longest:.1f} days.",
         Table(["gap", *MENTION_TYPES], rows),
     )
 
 
 def string_match_baseline(patients: list[dict[str, Any]]) -> CardSection:
-    """Seed §5.1 / Table 7: lower-cased string match against the gold chains (gold mentions)."""
+    """Datta et al. 2022, §5.1 and Table 7: lower-cased string match against the gold chains (gold mentions)."""
     key = {p["patient_id"]: [c["mention_ids"] for c in p["chains"]] for p in patients}
     response = {p["patient_id"]: string_match_chains((m["id"], m["text"]) for m in p["mentions"]) for p in patients}
     scores = score_documents_all(key, response, ("muc", "b_cubed", "ceaf_e", "blanc"))
@@ -616,6 +624,6 @@ def string_match_baseline(patients: list[dict[str, Any]]) -> CardSection:
         "String-match baseline",
         "Mentions with equal lower-cased strings are coreferent "
         "(transitive closure), on gold mentions, one document per patient, counts summed "
-        "over patients (seed §5.1, Table 7; `builders/string_match.py`).",
+        "over patients (Datta et al. 2022, §5.1, Table 7; `builders/string_match.py`).",
         Table(["metric", "recall", "precision", "F1"], rows),
     )

@@ -1,5 +1,5 @@
 """Record models of ``rad_coref``: patients with their radiology reports, mentions and chains, and
-the mention pairs pairwise classifiers train on (seed 000, Datta et al. 2022).
+the mention pairs pairwise classifiers train on (Datta et al. 2022).
 
 A mention's offsets are into the text of its report (``reports[report_index].text``); a patient
 checks every mention against its report and every chain against its mentions.

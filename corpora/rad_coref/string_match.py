@@ -1,4 +1,4 @@
-"""The string-match coreference baseline (seed 000, §5.1).
+"""The string-match coreference baseline (Datta et al. 2022, §5.1).
 
 Two mentions of one document (a patient) are coreferent when their lower-cased strings are equal;
 chains are the transitive closure of those links, i.e. the groups of mentions sharing a lower-cased

@@ -7,6 +7,7 @@ with the same relative paths, the first scored as gold against the second for th
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, get_args
@@ -19,6 +20,7 @@ from clinical_corpora.builders.sources.annotators import annotator_folders
 from clinical_corpora.builders.sources.brat import (
     ANN_SUFFIX,
     BratDocument,
+    OnBroken,
     TextBound,
     brat_document_ids,
     read_brat_document,
@@ -46,15 +48,28 @@ SCHEME = ShacScheme(get_args(EventType), SUBTYPES_BY_ARGUMENT)
 class SdohBuilder(Builder):
     VERSION = "1.0.1"
     CONFIGS = {CONFIG: SdohNote}
+    DOCUMENTS = {"shac": "BRAT pairs {train,dev,test}/{mimic,uw}/<doc>.txt and <doc>.ann"}
+
+    def count(self, ctx: BuildContext) -> int:
+        return len(brat_document_ids(ctx.source("shac"), text_without_ann=True))
 
     def generate(self, ctx: BuildContext) -> Iterator[Row]:
+        """One row per note; a broken annotation fails the build or, quarantined, is left out of its
+        note (``builders.sources.brat`` says what goes with it) and the note is released."""
         root = ctx.source("shac")
-        for doc_id in brat_document_ids(root):
+
+        def quarantine(error: SourceError) -> None:
+            ctx.reject(error, "annotation")
+
+        for doc_id in brat_document_ids(root, text_without_ann=True):
             ann_path = root / f"{doc_id}.ann"
             with ctx.record(str(ann_path)):
                 split, source = split_and_source(doc_id, ann_path)
-                text, doc = read_brat_document(root, doc_id)
-                yield Row(CONFIG, split, note_from_brat(doc_id, split, source, text, doc, ann_path))
+                text, doc = read_brat_document(root, doc_id, on_broken=quarantine)
+                note = note_from_brat(
+                    doc_id, split, source, text, doc, ann_path, on_broken=quarantine, has_ann_file=ann_path.exists()
+                )
+                yield Row(CONFIG, split, note)
 
     def agreement(self, ctx: BuildContext, release: ReleaseView) -> AgreementReport | None:
         """Annotator A (as gold) against B with the challenge's criteria (overlap / exact / label)."""
@@ -97,6 +112,7 @@ class SdohBuilder(Builder):
                     "notes": notes.groupby("group").size(),
                     "events": events.groupby("group").size(),
                     "arguments": arguments.groupby("group").size(),
+                    "without .ann": (~notes["has_ann_file"].astype(bool)).groupby(notes["group"]).sum(),
                 }
             )
             .reindex(groups)
@@ -107,7 +123,9 @@ class SdohBuilder(Builder):
         return [
             CardSection(
                 "Notes, events and arguments by split and source",
-                table=Table(["split", "source", "notes", "events", "arguments"], note_rows),
+                "A note whose `.txt` came without a `.ann` is released with no annotations, as brat shows it, "
+                "and counted under `without .ann`.",
+                Table(["split", "source", "notes", "events", "arguments", "without .ann"], note_rows),
             ),
             CardSection("Events by type", table=_crosstab(events, ["type"], groups, ["event type"])),
             CardSection(
@@ -119,12 +137,15 @@ class SdohBuilder(Builder):
     def quality_tables(self, release: ReleaseView) -> dict[str, pd.DataFrame]:
         """Tables for the expectation suite.
 
+        Both tables below carry the note's ``_split`` and ``_row``, so a violation names its note.
+
         - ``sdoh.required_arguments``: one row per challenge event; ``missing`` is
           ``<note> <event>: <starred arguments it lacks>``, empty when it has them all;
         - ``sdoh.value_slots``: one row per argument of a challenge event; ``slot`` is
           ``<event type>/<argument type>/<subtype>``;
-        - ``sdoh.spans``: every trigger, argument, unused text-bound and fragment, with the length
-          of its note's text.
+        - ``sdoh.spans``: every trigger, argument, unused text-bound and non-empty fragment, with
+          the length of its note's text (an empty fragment, ``232 232``, is valid BRAT: brat and the
+          n2c2 scorer accept it, and the real SHAC training split has nine).
         """
         tables = _flattened(release)
         notes, events, arguments = tables[CONFIG], tables[f"{CONFIG}.events"], tables[f"{CONFIG}.events.arguments"]
@@ -136,10 +157,20 @@ class SdohBuilder(Builder):
                 absent = (events["type"] == event_type) & ~events.index.isin(holders)
                 lacking[absent] += ", " + argument_type
         missing = (where + ":" + lacking.str[1:]).where(lacking != "", "")
-        required = pd.DataFrame({"event": where, "type": events["type"], "missing": missing})
+        required = pd.DataFrame(
+            {
+                "_split": events["_split"],
+                "_row": events["_row"],
+                "event": where,
+                "type": events["type"],
+                "missing": missing,
+            }
+        )
         argument_event_types = events["type"].to_numpy()[arguments["_parent"]]
         slots = pd.DataFrame(
             {
+                "_split": arguments["_split"],
+                "_row": arguments["_row"],
                 "event": where.to_numpy()[arguments["_parent"]],
                 "argument": arguments["id"],
                 "slot": argument_event_types + "/" + arguments["type"] + "/" + arguments["subtype"],
@@ -167,6 +198,7 @@ class SdohBuilder(Builder):
             ],
             ignore_index=True,
         )
+        spans = spans[(spans["kind"] != "fragment") | (spans["start"] < spans["end"])].reset_index(drop=True)
         return {
             f"{CONFIG}.required_arguments": required[required["type"].isin(CHALLENGE_EVENT_TYPES)],
             f"{CONFIG}.value_slots": slots[challenge].reset_index(drop=True),
@@ -186,9 +218,21 @@ def split_and_source(doc_id: str, ann_path: Path) -> tuple[str, str]:
     return parts[0], parts[1]
 
 
-def note_from_brat(doc_id: str, split: str, source: str, text: str, doc: BratDocument, ann_path: Path) -> SdohNote:
-    """The release record of one BRAT document (``ann_path`` names it in errors)."""
-    annotations = shac_annotations(doc, ann_path, SCHEME)
+def note_from_brat(
+    doc_id: str,
+    split: str,
+    source: str,
+    text: str,
+    doc: BratDocument,
+    ann_path: Path,
+    *,
+    on_broken: OnBroken | None = None,
+    has_ann_file: bool = True,
+) -> SdohNote:
+    """The release record of one BRAT document (``ann_path`` names it in errors; ``on_broken`` as in
+    ``shac_annotations``; ``has_ann_file`` False for a ``.txt`` read without its ``.ann``)."""
+    annotations = shac_annotations(doc, ann_path, SCHEME, on_broken=on_broken)
+    doc = annotations.document
     spans = annotations.textbounds
     events = [
         {
@@ -221,6 +265,8 @@ def note_from_brat(doc_id: str, split: str, source: str, text: str, doc: BratDoc
             "equivalences": [
                 {"type": equivalence.type, "members": list(equivalence.members)} for equivalence in doc.equivalences
             ],
+            "normalizations": [dataclasses.asdict(normalization) for normalization in doc.normalizations],
+            "has_ann_file": has_ann_file,
         }
     )
 
@@ -244,7 +290,7 @@ def _typed_span(span: ValuedTextBound, text: str) -> dict[str, Any]:
 
 def _flattened(release: ReleaseView) -> dict[str, pd.DataFrame]:
     """The flattened tables the statistics and quality tables use."""
-    return release.tables(CONFIG, ["id", "split", "source", "text", "events", "unused_textbounds"])
+    return release.tables(CONFIG, ["id", "split", "source", "text", "events", "unused_textbounds", "has_ann_file"])
 
 
 def _crosstab(items: pd.DataFrame, keys: list[str], groups: list[str], headers: list[str]) -> Table:

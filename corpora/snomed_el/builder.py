@@ -1,4 +1,5 @@
-"""SNOMED CT Entity Linking Challenge corpus (seed 001): MIMIC-IV-Note discharge notes + span → concept links.
+"""SNOMED CT Entity Linking Challenge corpus (Davidson et al. 2025): MIMIC-IV-Note discharge notes and
+span → concept links.
 
 Sources: ``notes`` (MIMIC-IV-Note ``discharge.csv.gz`` or the challenge's ``note_id,text`` CSV, streamed
 and reduced to the annotated notes), ``annotations`` (``train_annotations.csv``), optional
@@ -7,7 +8,7 @@ Snapshot folder) and optional ``annotators`` (one ``note_id,start,end,concept_id
 named by its file stem, for agreement).
 
 Configs: ``snomed_el`` (one row per note), ``concepts`` (the concepts the annotations use) and
-``concept_stats`` (the seed's concept difficulty features); the last two have one split, ``full``.
+``concept_stats`` (Davidson et al. 2025's concept difficulty features); the last two have one split, ``full``.
 Splits of ``snomed_el``: the challenge's when ``test_annotations`` is given, else a seeded split by
 note (``TEST_FRACTION`` of the notes, shuffled with ``SPLIT_SEED``).
 
@@ -63,10 +64,17 @@ class SnomedElBuilder(Builder):
     VERSION = "1.0.1"
     CONFIGS = {"snomed_el": Note, "concepts": ConceptRecord, "concept_stats": ConceptStats}
     TRIM_WHITESPACE: ClassVar[bool] = False
+    DOCUMENTS: ClassVar[dict[str, str]] = {
+        "annotations": "train_annotations.csv rows note_id,start,end,concept_id naming notes of the notes file"
+    }
 
     def __init__(self) -> None:
         self.padded_spans: list[tuple[str, int, int]] = []
         """(note_id, start, end) of spans read with leading or trailing whitespace (as annotated)."""
+
+    def count(self, ctx: BuildContext) -> int:
+        """The annotated notes (the annotation files are small; the notes file is not read)."""
+        return len(read_annotations(ctx))
 
     def generate(self, ctx: BuildContext) -> Iterator[Row]:
         by_note = read_annotations(ctx)
@@ -140,7 +148,8 @@ class SnomedElBuilder(Builder):
         )
 
     def agreement(self, ctx: BuildContext, release: ReleaseView) -> AgreementReport | None:
-        """Mean pairwise Jaccard (seed 001) of the released annotations and each annotator file; None without."""
+        """Mean pairwise Jaccard (Davidson et al. 2025) of the released annotations and each annotator
+        file; None without."""
         if not ctx.has_source("annotators"):
             return None
         folder = ctx.source("annotators")
@@ -162,7 +171,7 @@ class SnomedElBuilder(Builder):
         text = (
             "Jaccard similarity of the sets of (entity, concept) on the notes two annotators share, ignoring "
             "span boundary variation (an entity matches when spans overlap and the concept is the same), "
-            f"averaged over annotator pairs (seed 001 reports 0.85). `{RELEASED_ANNOTATOR}` is this release."
+            f"averaged over annotator pairs (Davidson et al. 2025 report 0.85). `{RELEASED_ANNOTATOR}` is this release."
         )
         table = Table(["annotator A", "annotator B", "shared notes", "matched", "only A", "only B", "Jaccard"], rows)
         return AgreementReport({"mean_jaccard": report.mean_jaccard}, [CardSection("Agreement", text, table)])
@@ -315,7 +324,7 @@ def difficulty_section(release: ReleaseView) -> CardSection:
     columns = [name for name in ConceptStats.model_fields if name != "concept_id"]
     rows: list[list[object]] = [[name, *_summary(stats[name])] for name in columns]
     text = (
-        "The seed's concept difficulty features over the annotated concepts (config `concept_stats`): mean "
+        "Davidson et al. 2025's concept difficulty features over the annotated concepts (config `concept_stats`): mean "
         "span length in characters, concept entropy (bits, over the concept's case-folded span strings), "
         "annotation entropy (bits, over the concepts linked to those strings), examples in all splits and "
         "in the training split, notes holding the concept, and is-a depth below the root."

@@ -1,4 +1,4 @@
-"""Record models of the SNOMED CT Entity Linking corpus (seed 001): notes, concepts, concept statistics.
+"""Record models of the SNOMED CT Entity Linking corpus (Davidson et al. 2025): notes, concepts, concept statistics.
 
 SNOMED CT concept ids are released as int64: SCTIDs have 6 to 18 digits, more than int32 holds.
 """
@@ -70,7 +70,7 @@ class ConceptRecord(Record):
 
 
 class ConceptStats(Record):
-    """The seed's concept difficulty features (plus example and note counts) of one annotated concept."""
+    """Davidson et al. 2025's concept difficulty features (plus example and note counts) of one annotated concept."""
 
     id_field: ClassVar[str] = "concept_id"
     concept_id: SctId

@@ -1,4 +1,4 @@
-"""Inter-annotator agreement as the SNOMED CT Entity Linking paper measures it (seed 001).
+"""Inter-annotator agreement as the SNOMED CT Entity Linking paper measures it (Davidson et al. 2025).
 
 Each annotator's annotations on the notes both annotated form a set of (entity, concept) items.
 Span boundary variation is ignored: two items are the same entity when they are in the same note,

@@ -7,11 +7,11 @@ the reference). Precision, recall and F follow (eqns 1-3). For Cohen's kappa (eq
 negatives are every candidate triple nobody annotated: with ``n`` markables and ``R`` relation
 types there are ``P(n, 2) * R`` candidates, so ``TN = P(n, 2) * R - (TP + FP + FN)``.
 
-Across documents the seed sums TP, FP, FN and TN and computes every score from the sums (its
+Across documents Savova et al. 2011 sum TP, FP, FN and TN and computes every score from the sums (its
 "All" columns equal the sums of the per-note-type columns). The per-relation table restricts the
 triples to one relation type (``P(n, 2)`` candidates per document); the per-markable-type table
 restricts them to pairs whose anaphor has that semantic class (``n_t * (n - 1) * R`` candidates),
-so both tables partition the document's candidates. The seed leaves these two candidate counts
+so both tables partition the document's candidates. The paper leaves these two candidate counts
 unstated; this is the choice made here.
 """
 
@@ -31,7 +31,7 @@ PairTriple = tuple[Hashable, Hashable, str]
 
 @dataclass(frozen=True)
 class PairCounts:
-    """TP, FP and FN over pair triples, with the seed's precision, recall and F."""
+    """TP, FP and FN over pair triples, with Savova et al. 2011's precision, recall and F."""
 
     tp: int
     fp: int
@@ -73,7 +73,7 @@ class AgreementTable(PairCounts):
         return cohen_kappa(self.tp, self.fp, self.fn, self.tn)[2]
 
     def as_dict(self) -> dict[str, float]:
-        """Rows of the seed's tables, for cards and validation reports."""
+        """Rows of Savova et al. 2011's tables, for cards and validation reports."""
         return {
             "true_positive": self.tp,
             "false_positive": self.fp,
@@ -99,7 +99,7 @@ class AnnotatedPairs:
 
 @dataclass(frozen=True)
 class AgreementReport:
-    """The seed's tables for one document or a sum of documents."""
+    """Savova et al. 2011's tables for one document or a sum of documents."""
 
     overall: AgreementTable = EMPTY_TABLE
     by_relation: Mapping[str, AgreementTable] = field(default_factory=dict)

@@ -1,4 +1,4 @@
-"""CliCR scorer: the original evaluation's metrics, and the seed's simple baselines.
+"""CliCR scorer: the original evaluation's metrics, and Šuster & Daelemans 2018's simple baselines.
 
 Reimplements ``dataset-code/evaluate.py`` of the CliCR release (Šuster & Daelemans 2018):
 
@@ -18,7 +18,7 @@ Reimplements ``dataset-code/evaluate.py`` of the CliCR release (Šuster & Daelem
   "first_row"``); ``oov="skip"`` leaves it out instead. A missing prediction scores 0, and so
   does a zero vector (where the reference would produce NaN).
 
-Baselines (seed §5.1): ``rand-entity`` picks a random passage entity per query (seeded; the
+Baselines (Šuster & Daelemans 2018, §5.1): ``rand-entity`` picks a random passage entity per query (seeded; the
 reference uses seed 1234) and ``maxfreq-entity`` the most frequent one, first seen on a tie.
 """
 

@@ -1,4 +1,4 @@
-"""Concept difficulty features of the SNOMED CT Entity Linking paper (seed 001), per linked concept.
+"""Concept difficulty features of the SNOMED CT Entity Linking paper (Davidson et al. 2025), per linked concept.
 
 - ``mean_span_length``: mean length in characters of the spans linked to the concept;
 - ``concept_entropy``: entropy of the bag of span strings linked to the concept;
