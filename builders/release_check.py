@@ -1,10 +1,14 @@
-"""Re-check an existing release folder: file hashes, schema, record models, expectations."""
+"""Re-check an existing release folder: file hashes, manifest.json against the data and the installed
+corpus, schema, record models, expectations.
+
+Nothing a release names is imported: the builder and the expectation suite come from the installed corpus
+(its corpus.yaml), and manifest.json is a claim checked against the parquet files it describes."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 import pyarrow.parquet as pq
@@ -13,9 +17,10 @@ from pydantic import BaseModel, ValidationError
 from clinical_corpora.builders.base import Builder, load_builder_class
 from clinical_corpora.builders.inputs import inputs_problems, sha256_file
 from clinical_corpora.builders.pipeline import quality_tables, record_ids
-from clinical_corpora.builders.release_view import ReleaseView
+from clinical_corpora.builders.plugins import find_corpus
+from clinical_corpora.builders.release_view import SHARD_PATTERN, ReleaseView
 from clinical_corpora.core.errors import ClincorpError
-from clinical_corpora.core.manifest import Expectation
+from clinical_corpora.core.manifest import SAMPLE_TAG, CorpusManifest, Expectation
 from clinical_corpora.schemas.features import LabelIdError, features_for, row_decoder, schema_fingerprint
 from clinical_corpora.validation.expectations import run_suite
 from clinical_corpora.validation.gates import GateResult, expectations_gate
@@ -24,22 +29,24 @@ MAX_LISTED = 20
 
 
 Step = Callable[[str], None]
-STEPS = 4
+STEPS = 5
 
 
-def check_release(folder: Path, on_step: Step | None = None) -> list[GateResult]:
+def check_release(folder: Path, on_step: Step | None = None, corpus: str | Path | None = None) -> list[GateResult]:
     """Every check of a release (see :func:`release_checks`), as a list."""
-    return list(release_checks(folder, on_step))
+    return list(release_checks(folder, on_step, corpus))
 
 
-def release_checks(folder: Path, on_step: Step | None = None) -> Iterator[GateResult]:
-    """Every check of a release, each verdict as soon as it is known: files, schema, records, then the
-    expectation suite (the only step that loads great-expectations). ``on_step`` hears one line per step
-    before it runs.
+def release_checks(folder: Path, on_step: Step | None = None, corpus: str | Path | None = None) -> Iterator[GateResult]:
+    """Every check of a release, each verdict as soon as it is known: files, manifest, schema, records, then
+    the expectation suite (the only step that loads great-expectations). ``on_step`` hears one line per step
+    before it runs. ``corpus`` is the installed corpus's name or the folder of its corpus.yaml; by default
+    the corpus manifest.json names, looked up among the installed corpora (never imported from the release).
 
-    Stops at the file check when files differ from the manifest, and before the suite when the schema or
-    a record is invalid (the builder's derived tables assume valid records). A problem in the release's
-    data is a failed gate naming the record and field, never an exception.
+    Stops at the file check when files differ from the manifest, at the manifest check when the corpus is
+    not installed, and before the suite when the schema or a record is invalid (the builder's derived
+    tables assume valid records). A problem in the release's data is a failed gate naming the record and
+    field, never an exception.
     """
     announce = on_step or (lambda line: None)
     manifest = _release_manifest(folder)
@@ -48,22 +55,37 @@ def release_checks(folder: Path, on_step: Step | None = None) -> Iterator[GateRe
     yield files
     if not files.success:
         return
-    builder = load_builder_class(manifest["builder"])()
+    announce(f"step 2/{STEPS}: manifest.json against the data and the installed corpus")
+    installed: list[CorpusManifest] = []
+    consistent = _guarded(
+        "manifest",
+        MANIFEST_EXPECTED,
+        lambda: _manifest_gate(folder, manifest, corpus, installed),
+    )
+    yield consistent
+    if not installed:
+        return
+    builder = load_builder_class(installed[0].builder)()
     view = ReleaseView(folder)
-    announce(f"step 2/{STEPS}: schema of every parquet file against the record models")
+    announce(f"step 3/{STEPS}: schema of every parquet file against the record models")
     schema = _guarded(
         "schema",
         "features as the record models",
         lambda: _schema_gate(view, builder.CONFIGS, manifest.get("schema_fingerprint", "")),
     )
     yield schema
-    announce(f"step 3/{STEPS}: every record against its record model")
+    announce(f"step 4/{STEPS}: every record against its record model")
     records = _guarded("records", "every record valid under its model", lambda: _records_gate(view, builder.CONFIGS))
     yield records
     if not (schema.success and records.success):
         return
-    announce(f"step 4/{STEPS}: the expectation suite of validation.json (loading great-expectations)")
-    yield _guarded("expectations", "all pass", lambda: _expectations_gate(folder, builder, view))
+    announce(f"step 5/{STEPS}: the installed corpus's expectation suite (loading great-expectations)")
+    yield _guarded(
+        "expectations", "all pass", lambda: _expectations_gate(folder, manifest, installed[0], builder, view)
+    )
+
+
+MANIFEST_EXPECTED = "manifest.json consistent with the data and the installed corpus"
 
 
 def _release_manifest(folder: Path) -> dict[str, Any]:
@@ -74,7 +96,7 @@ def _release_manifest(folder: Path) -> dict[str, Any]:
         manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
         raise ClincorpError(f"{manifest_path}: not readable JSON ({error})") from error
-    missing = [key for key in ("builder", "outputs") if not isinstance(manifest, dict) or key not in manifest]
+    missing = [key for key in ("corpus", "outputs") if not isinstance(manifest, dict) or key not in manifest]
     if missing:
         raise ClincorpError(f"{manifest_path}: not a release manifest, it lacks {', '.join(missing)}")
     return manifest
@@ -91,27 +113,90 @@ def _guarded(gate: str, expected: str, check: Callable[[], GateResult]) -> GateR
         return GateResult(gate, False, f"could not check: {type(error).__name__}: {error}", expected)
 
 
-def _expectations_gate(folder: Path, builder: Builder, view: ReleaseView) -> GateResult:
+def _expectations_gate(
+    folder: Path, manifest: dict[str, Any], corpus: CorpusManifest, builder: Builder, view: ReleaseView
+) -> GateResult:
+    """Run the installed corpus's suite, with the thresholds a recorded ``--gates`` overlay changed (the
+    release's copy in validation.json may differ from corpus.yaml only as the overlay's changes say)."""
+    suite, problems = _suite(folder, manifest, corpus)
+    if problems:
+        return GateResult(
+            "expectations",
+            False,
+            f"{len(problems)} problems with validation.json's expectation_suite",
+            "the installed corpus's suite",
+            [{"problem": p} for p in problems[:MAX_LISTED]],
+        )
+    return expectations_gate(run_suite(suite, quality_tables(builder, view, suite), lambda: record_ids(builder, view)))
+
+
+def _suite(folder: Path, manifest: dict[str, Any], corpus: CorpusManifest) -> tuple[list[Expectation], list[str]]:
+    """The suite to run and how the release's copy differs from the installed one beyond its overlay."""
+    installed = list(corpus.gates.expectations)
     try:
-        suite = json.loads((folder / "validation.json").read_text(encoding="utf-8"))["expectation_suite"]
-        expectations = [Expectation.model_validate(e) for e in suite]
+        stored = json.loads((folder / "validation.json").read_text(encoding="utf-8"))["expectation_suite"]
+        released = [Expectation.model_validate(e) for e in stored]
     except (OSError, UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError, ValidationError) as error:
         raise ClincorpError(f"validation.json holds no readable expectation_suite ({error})") from error
-    return expectations_gate(
-        run_suite(expectations, quality_tables(builder, view, expectations), lambda: record_ids(builder, view))
-    )
+    overlay = manifest.get("gate_overlay")
+    changes = overlay.get("changes", []) if isinstance(overlay, dict) else []
+    changes = changes if isinstance(changes, list) else []
+    if len(released) != len(installed):
+        return installed, [
+            f"validation.json's expectation_suite has {len(released)} expectations, "
+            f"{corpus.name}'s corpus.yaml has {len(installed)}"
+        ]
+    problems = []
+    for number, (ours, theirs) in enumerate(zip(installed, released, strict=True), start=1):
+        if ours == theirs:
+            continue
+        where = f"validation.json expectation {number} ({theirs.describe()})"
+        removed = sorted(set(ours.kwargs) - set(theirs.kwargs))
+        changed = {key: value for key, value in theirs.kwargs.items() if ours.kwargs.get(key) != value}
+        before = {key: ours.kwargs.get(key) for key in changed}
+        if ours.key != theirs.key or removed:
+            problems.append(f"{where}: differs from {corpus.name}'s corpus.yaml ({ours.describe()})")
+        elif f"{ours.describe()}: {before} -> {changed}" not in changes:
+            problems.append(
+                f"{where}: {before} -> {changed} differs from {corpus.name}'s corpus.yaml "
+                "and no --gates overlay in manifest.json records that change"
+            )
+    return released, problems
 
 
 def _files_gate(folder: Path, manifest: dict) -> GateResult:
-    problems = []
-    listed = {output["file"]: output["sha256"] for output in manifest["outputs"]}
+    problems: list[str] = []
+    listed: dict[str, str] = {}
+    refused: set[str] = set()
+    outputs = manifest["outputs"]
+    for number, output in enumerate(outputs if isinstance(outputs, list) else [None], start=1):
+        if not (
+            isinstance(output, dict) and isinstance(output.get("file"), str) and isinstance(output.get("sha256"), str)
+        ):
+            problems.append(f"manifest.json outputs entry {number}: expected an object with file and sha256")
+            continue
+        name = output["file"]
+        outside = _outside(folder, name)
+        if outside:
+            problems.append(f"{name}: {outside} (outputs must stay inside the release folder)")
+            refused.add(name)
+        else:
+            listed[name] = output["sha256"]
     for name, expected in listed.items():
         path = folder / name
         if not path.is_file():
             problems.append(f"{name}: missing")
         elif sha256_file(path) != expected:
             problems.append(f"{name}: sha256 differs from manifest.json")
-    present = {p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()}
+    root = folder.resolve()
+    present = set()
+    for path in sorted(folder.rglob("*")):
+        name = path.relative_to(folder).as_posix()
+        if path.is_symlink() and not path.resolve().is_relative_to(root):
+            if name not in refused:
+                problems.append(f"{name}: a symbolic link leaving the release folder")
+        elif path.is_file():
+            present.add(name)
     problems += [f"{name}: not listed in manifest.json" for name in sorted(present - set(listed) - {"manifest.json"})]
     problems += inputs_problems(folder, manifest)
     return GateResult(
@@ -121,6 +206,158 @@ def _files_gate(folder: Path, manifest: dict) -> GateResult:
         "hashes as in manifest.json",
         [{"problem": p} for p in problems[:MAX_LISTED]],
     )
+
+
+def _outside(folder: Path, name: str) -> str | None:
+    """Why an outputs path may leave the release folder (absolute, ``..``, a link out), or None."""
+    posix = PurePosixPath(name)
+    if not name or posix.is_absolute() or Path(name).is_absolute() or "\\" in name:
+        return "an absolute or non-POSIX path"
+    if ".." in posix.parts:
+        return "a path through '..'"
+    if not (folder / name).resolve().is_relative_to(folder.resolve()):
+        return "a symbolic link leaving the release folder"
+    return None
+
+
+def _manifest_gate(
+    folder: Path, manifest: dict[str, Any], name_or_path: str | Path | None, installed: list[CorpusManifest]
+) -> GateResult:
+    """manifest.json's claims against the installed corpus, the parquet files and validation.json; appends
+    the installed corpus to ``installed`` when it is found."""
+    name = manifest.get("corpus")
+    try:
+        corpus = find_corpus(str(name_or_path if name_or_path is not None else name))
+    except ClincorpError as error:
+        return GateResult(
+            "manifest",
+            False,
+            f"corpus {name!r} is not installed",
+            MANIFEST_EXPECTED,
+            [{"problem": f"manifest.json names corpus {name!r}, which cannot be checked: {error}"}],
+        )
+    installed.append(corpus)
+    problems = _identity_problems(folder, manifest, corpus)
+    problems += _rows_problems(folder, manifest, corpus)
+    problems += _gates_problems(folder, manifest)
+    return GateResult(
+        "manifest",
+        not problems,
+        f"{len(problems)} problems",
+        MANIFEST_EXPECTED,
+        [{"problem": p} for p in problems[:MAX_LISTED]],
+    )
+
+
+def _identity_problems(folder: Path, manifest: dict[str, Any], corpus: CorpusManifest) -> list[str]:
+    problems = []
+    version, sample = manifest.get("version"), manifest.get("sample")
+    if manifest.get("corpus") != corpus.name:
+        problems.append(f"manifest.json corpus is {manifest.get('corpus')!r}, the installed corpus is {corpus.name!r}")
+    if folder.resolve().parent.name != corpus.name:
+        problems.append(f"the release folder's parent is {folder.resolve().parent.name!r}, not {corpus.name!r}")
+    if version != folder.resolve().name:
+        problems.append(f"manifest.json version is {version!r}, the release folder is {folder.resolve().name!r}")
+    expected = corpus.sample_version if sample else corpus.version
+    if not isinstance(sample, bool):
+        problems.append(f"manifest.json sample is {sample!r}, expected true or false")
+    elif version != expected:
+        kind = "a sample release" if sample else "a release of real inputs"
+        problems.append(f"manifest.json version is {version!r}; {kind} of the installed {corpus.name} is {expected!r}")
+    inputs = manifest.get("inputs")
+    if isinstance(inputs, dict) and isinstance(sample, bool):
+        invented = any(isinstance(entry, dict) and entry.get("sample") for entry in inputs.values())
+        if invented != sample:
+            problems.append(
+                f"manifest.json sample is {sample}, but its inputs {'' if invented else 'do not '}include samples"
+            )
+    if isinstance(version, str) and isinstance(sample, bool) and version.endswith(SAMPLE_TAG) != sample:
+        problems.append(f"manifest.json version {version!r} and sample {sample} disagree")
+    if manifest.get("builder") != corpus.builder:
+        problems.append(
+            f"manifest.json names builder {manifest.get('builder')!r}, the installed corpus uses {corpus.builder!r}"
+        )
+    return problems
+
+
+def _rows_problems(folder: Path, manifest: dict[str, Any], corpus: CorpusManifest) -> list[str]:
+    """Per-shard rows against the parquet, the declared configs and splits, and counts.written."""
+    problems: list[str] = []
+    splits: dict[str, set[str]] = {config: set() for config in corpus.configs}
+    total = 0
+    listed = {o["file"]: o for o in manifest["outputs"]}
+    for name, output in sorted(listed.items()):
+        parts = PurePosixPath(name).parts
+        if parts[0] != "data":
+            if "rows" in output:
+                problems.append(f"{name}: manifest.json gives rows for a file that is not a parquet shard")
+            continue
+        match = SHARD_PATTERN.match(parts[-1])
+        if len(parts) != 3 or match is None or parts[1] not in corpus.configs:
+            problems.append(
+                f"{name}: not a shard data/<config>/<split>-NNNNN-of-NNNNN.parquet of a config of {corpus.name}"
+            )
+            continue
+        splits[parts[1]].add(match["split"])
+        actual = ReleaseView.rows_in(folder / name)
+        total += actual
+        if output.get("rows") != actual:
+            problems.append(f"{name}: manifest.json says {output.get('rows')!r} rows, the parquet holds {actual}")
+    for config, spec in corpus.configs.items():
+        if splits[config] != set(spec.splits):
+            problems.append(
+                f"config {config}: splits {sorted(splits[config])} in the release, "
+                f"{corpus.name}'s corpus.yaml declares {sorted(spec.splits)}"
+            )
+    counts = manifest.get("counts")
+    if not isinstance(counts, dict):
+        return [*problems, "manifest.json counts: expected an object with read, written and rejected"]
+    if counts.get("written") != total:
+        problems.append(
+            f"manifest.json counts.written is {counts.get('written')!r}, the parquet files hold {total} rows"
+        )
+    for key in ("read", "rejected", "rejected_annotations"):
+        if not (isinstance(counts.get(key), int) and counts[key] >= 0):
+            problems.append(f"manifest.json counts.{key} is {counts.get(key)!r}, expected a count")
+    problems += _rejects_problems(folder, counts, set(listed))
+    return problems
+
+
+def _rejects_problems(folder: Path, counts: dict[str, Any], listed: set[str]) -> list[str]:
+    """counts.rejected and rejected_annotations against the lines of rejects.jsonl."""
+    found = {"record": 0, "annotation": 0}
+    if "rejects.jsonl" in listed:
+        try:
+            for line in (folder / "rejects.jsonl").read_text(encoding="utf-8").splitlines():
+                if line.strip():
+                    kind = json.loads(line).get("kind", "record")
+                    found[kind] = found.get(kind, 0) + 1
+        except (OSError, UnicodeDecodeError, ValueError, AttributeError) as error:
+            return [f"rejects.jsonl: not one JSON object per line ({error})"]
+    return [
+        f"manifest.json counts.{key} is {counts.get(key)!r}, rejects.jsonl holds {found[kind]}"
+        for key, kind in (("rejected", "record"), ("rejected_annotations", "annotation"))
+        if counts.get(key) != found[kind]
+    ]
+
+
+def _gates_problems(folder: Path, manifest: dict[str, Any]) -> list[str]:
+    """The gates of manifest.json against validation.json's, and no gate that failed."""
+    try:
+        validation = json.loads((folder / "validation.json").read_text(encoding="utf-8"))
+        recorded = [{"gate": g["gate"], "status": g["status"], "observed": g["observed"]} for g in validation["gates"]]
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError) as error:
+        return [f"validation.json: no readable gates ({error})"]
+    problems = []
+    if manifest.get("gates") != recorded:
+        problems.append("manifest.json gates differ from validation.json's")
+    if (validation.get("corpus"), validation.get("version")) != (manifest.get("corpus"), manifest.get("version")):
+        problems.append(
+            f"validation.json is for {validation.get('corpus')} {validation.get('version')}, "
+            f"manifest.json for {manifest.get('corpus')} {manifest.get('version')}"
+        )
+    problems += [f"gate {g['gate']}: recorded as failed in a release" for g in recorded if g["status"] == "fail"]
+    return problems
 
 
 def _schema_gate(view: ReleaseView, configs: dict, fingerprint: str) -> GateResult:

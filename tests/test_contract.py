@@ -242,3 +242,50 @@ def recompute_hash(release: Path, shard: Path) -> None:
         if output["file"] == shard.relative_to(release).as_posix():
             output["sha256"] = hashlib.sha256(shard.read_bytes()).hexdigest()
     manifest_path.write_text(json.dumps(manifest, indent=2), encoding="utf-8")
+
+
+@pytest.fixture
+def forged(corpus: CorpusManifest, release: Path, tmp_path: Path) -> Path:
+    """A copy of the release under the same corpus and version folder names, for forging manifest.json."""
+    return Path(shutil.copytree(release, tmp_path / corpus.name / release.name))
+
+
+def test_validate_rejects_a_split_deleted_with_its_manifest_entry(corpus: CorpusManifest, forged: Path) -> None:
+    """The forger removes a split's shards, their outputs entries and their rows from counts.written (other
+    gates may fail too: a corpus's expectations may need the split, a config its only split)."""
+    config, spec = max(corpus.configs.items(), key=lambda item: len(item[1].splits))
+    split = spec.splits[-1]
+    gone = [shard.relative_to(forged).as_posix() for shard in ReleaseView(forged).shards(config, split)]
+    manifest_path = forged / "manifest.json"
+    manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+    removed = sum(output["rows"] for output in manifest["outputs"] if output["file"] in gone)
+    manifest["outputs"] = [output for output in manifest["outputs"] if output["file"] not in gone]
+    manifest["counts"]["written"] -= removed
+    manifest_path.write_text(json.dumps(manifest, indent=2), encoding="utf-8")
+    for name in gone:
+        (forged / name).unlink()
+    kept = sorted(set(spec.splits) - {split})
+    assert failing_gates(forged)["manifest"] == [
+        f"config {config}: splits {kept} in the release, {corpus.name}'s corpus.yaml declares {sorted(spec.splits)}"
+    ]
+
+
+def test_validate_rejects_edited_rows_and_an_emptied_suite(corpus: CorpusManifest, forged: Path) -> None:
+    manifest_path = forged / "manifest.json"
+    manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+    shard = next(output for output in manifest["outputs"] if "rows" in output)
+    actual, shard["rows"] = shard["rows"], shard["rows"] + 1
+    validation = json.loads((forged / "validation.json").read_text(encoding="utf-8"))
+    validation["expectation_suite"] = []
+    (forged / "validation.json").write_text(json.dumps(validation), encoding="utf-8")
+    for output in manifest["outputs"]:
+        if output["file"] == "validation.json":
+            output["sha256"] = hashlib.sha256((forged / "validation.json").read_bytes()).hexdigest()
+    manifest_path.write_text(json.dumps(manifest, indent=2), encoding="utf-8")
+    expected = len(corpus.gates.expectations)
+    assert failing_gates(forged) == {
+        "manifest": [f"{shard['file']}: manifest.json says {actual + 1} rows, the parquet holds {actual}"],
+        "expectations": [
+            f"validation.json's expectation_suite has 0 expectations, {corpus.name}'s corpus.yaml has {expected}"
+        ],
+    }

@@ -163,7 +163,7 @@ def test_gates_overlay_changes_thresholds_for_one_release(
     assert "max_rejects: 0 -> 2; agreement.span_f1 min: 0.8 -> 0.5" in card
     # corpus.yaml is untouched, and validate re-runs the recorded (overlaid) suite
     assert "mostly" not in (tiny_corpus / "corpus.yaml").read_text()
-    assert main(["validate", str(release)]) == 0
+    assert main(["validate", str(release), "--corpus", str(tiny_corpus)]) == 0
 
 
 def test_gates_overlay_naming_nothing_is_an_error(

@@ -43,7 +43,7 @@ def validate(folder: Path) -> tuple[int, str]:
     """``clincorp validate`` in process: exit status and everything it printed."""
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        status = main(["validate", str(folder)])
+        status = main(["validate", str(folder), "--corpus", str(TINY)])
     return status, out.getvalue() + err.getvalue()
 
 
@@ -142,13 +142,15 @@ def test_validate_names_each_step_before_it_runs(release: Path) -> None:
     status, printed = validate(release)
     assert status == 0
     assert [line.split(":")[0] for line in printed.splitlines()] == [
-        "step 1/4",
+        "step 1/5",
         "gate files passed",
-        "step 2/4",
+        "step 2/5",
+        "gate manifest passed",
+        "step 3/5",
         "gate schema passed",
-        "step 3/4",
+        "step 4/5",
         "gate records passed",
-        "step 4/4",
+        "step 5/5",
         "gate expectations passed",
     ]
 
@@ -158,8 +160,8 @@ def test_hashes_schema_and_records_are_judged_before_great_expectations_loads(re
 import json, sys
 from pathlib import Path
 from clinical_corpora.builders.release_check import release_checks
-checks = release_checks(Path({str(release)!r}))
-first = [next(checks).gate for _ in range(3)]
+checks = release_checks(Path({str(release)!r}), corpus={str(TINY)!r})
+first = [next(checks).gate for _ in range(4)]
 loaded_early = "great_expectations" in sys.modules
 last = [check.gate for check in checks]
 print(json.dumps([first, loaded_early, last, "great_expectations" in sys.modules]))
@@ -168,7 +170,7 @@ print(json.dumps([first, loaded_early, last, "great_expectations" in sys.modules
         [sys.executable, "-c", script], cwd=REPO, capture_output=True, text=True, check=True, timeout=300
     )
     first, loaded_early, last, loaded_late = json.loads(result.stdout.splitlines()[-1])
-    assert first == ["files", "schema", "records"] and last == ["expectations"]
+    assert first == ["files", "manifest", "schema", "records"] and last == ["expectations"]
     assert (loaded_early, loaded_late) == (False, True)
 
 
