@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Literal
@@ -21,6 +22,9 @@ def main(argv: list[str] | None = None) -> int:
         return int(args.handler(args))
     except ClincorpError as error:
         print(f"error: {error}", file=sys.stderr)
+        return 1
+    except BrokenPipeError:  # the reader of our output went away (``clincorp validate … | head``)
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
 
 
@@ -72,6 +76,12 @@ def _parser() -> argparse.ArgumentParser:
         command.set_defaults(handler=handler)
     validate = commands.add_parser("validate", help="re-check an existing release folder")
     validate.add_argument("release", type=Path)
+    validate.add_argument(
+        "--corpus",
+        metavar="NAME_OR_PATH",
+        help="check against this installed corpus or corpus.yaml folder (default: the installed corpus the "
+        "release's manifest.json names; nothing is imported from the release)",
+    )
     validate.set_defaults(handler=_validate)
     commands.add_parser("list", help="corpora, versions, access and sources").set_defaults(handler=_list)
     score = commands.add_parser("score", help="score predictions against gold (clincorp score NAME -h)")
@@ -196,7 +206,7 @@ def _validate(args: argparse.Namespace) -> int:
     from clinical_corpora.validation.gates import violation_text
 
     ok = True
-    for result in release_checks(args.release, on_step=lambda line: print(line, flush=True)):
+    for result in release_checks(args.release, on_step=lambda line: print(line, flush=True), corpus=args.corpus):
         ok = ok and result.success
         print(result.describe(), flush=True)
         for detail in result.details:

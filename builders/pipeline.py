@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import os
+import re
 import shutil
+import socket
 import sys
 import tempfile
 from collections.abc import Iterable
@@ -16,7 +19,7 @@ from typing import Any, Literal
 from datasets import Features
 from tqdm import tqdm
 
-from clinical_corpora.builders.base import BuildContext, Builder, OnError, load_builder_class
+from clinical_corpora.builders.base import BuildContext, Builder, OnError, Reject, load_builder_class
 from clinical_corpora.builders.card import render_card
 from clinical_corpora.builders.inputs import (
     INPUTS_FILE,
@@ -86,33 +89,130 @@ def run(
     sources = resolve_sources(manifest, overrides, samples)
     invented = invented_sources(manifest, sources, overrides)
     version = release_version(manifest, invented)
+    corpus_dir = out / manifest.name
+    _check_out(out, corpus_dir)
+    if mode == "build":
+        _check_build_target(corpus_dir / version)
     builder = load_builder_class(manifest.builder)()
     features = _features(builder, manifest)
     ctx = BuildContext(manifest, sources, on_error)
     total = _count_documents(builder, manifest, ctx)
     _stage(manifest, "hashing the input files")
     inputs = fingerprint_inputs(manifest, sources, set(overrides))
-    corpus_dir = out / manifest.name
     created = [folder for folder in (out, corpus_dir) if not folder.exists()]
-    corpus_dir.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{version}.", dir=corpus_dir))
-    staging.chmod(0o777 & ~_umask())  # mkdtemp makes 0700 folders; a release gets what the umask gives
+    _make_folder(corpus_dir)
+    _remove_stale_staging(corpus_dir)
+    staging = _make_staging(corpus_dir, version)
     try:
         row_counts = _write_rows(builder, manifest, features, ctx, staging, total)
-        release = _Release(version, invented, inputs, max_rejects, overlay[1] if overlay else None)
+        _refuse_when_all_rejected(manifest, ctx, row_counts, corpus_dir / f"{version}.rejects.jsonl")
+        release = _Release(version, invented, inputs, max_rejects, overlay[1] if overlay else None, mode == "release")
         gates = _write_release_files(builder, manifest, features, ctx, staging, row_counts, release)
         target = corpus_dir / version
         if mode == "release":
             return _publish(staging, target, gates, corpus_dir)
-        shutil.rmtree(target, ignore_errors=True)
-        staging.rename(target)  # kept for inspection even when a gate fails
+        _replace_build(staging, target)  # kept for inspection even when a gate fails
         _raise_on_failed_gates(gates, None, kept=target)
         return Outcome(target, "built", gates, _read_json(target / "manifest.json"))
     finally:
         shutil.rmtree(staging, ignore_errors=True)
         for folder in reversed(created):  # a failed release leaves no empty folder behind
-            if folder.is_dir() and not any(folder.iterdir()):
-                folder.rmdir()
+            try:
+                if folder.is_dir() and not any(folder.iterdir()):
+                    folder.rmdir()
+            except OSError:  # another run started writing into it meanwhile: it is theirs now
+                pass
+
+
+STAGING_TAG = ".staging-"
+"""A run stages its release in ``<out>/<corpus>/.<version>.staging-<pid>@<host>.<random>``: the pid tells a
+later run on the same host whether the folder's owner still runs (a shared --out may serve several hosts)."""
+
+_STAGING_NAME = re.compile(r"\..+" + re.escape(STAGING_TAG) + r"(\d+)@([A-Za-z0-9-]*)\.[^.]+")
+
+
+def _host() -> str:
+    return re.sub(r"[^A-Za-z0-9-]", "-", socket.gethostname())
+
+
+def _make_staging(corpus_dir: Path, version: str) -> Path:
+    """The run's own hidden staging folder, named after its process and host."""
+    try:
+        staging = Path(tempfile.mkdtemp(prefix=f".{version}{STAGING_TAG}{os.getpid()}@{_host()}.", dir=corpus_dir))
+    except OSError as error:
+        raise ReleaseError(f"cannot write into {corpus_dir}: {error.strerror or error}") from None
+    staging.chmod(0o777 & ~_umask())  # mkdtemp makes 0700 folders; a release gets what the umask gives
+    return staging
+
+
+def _check_out(out: Path, corpus_dir: Path) -> None:
+    """Refuse an ``--out`` that lies under a file (or is one) before any work is done."""
+    for folder in (corpus_dir, out, *out.parents):
+        if folder.exists():
+            if not folder.is_dir():
+                raise ReleaseError(f"--out {out}: {folder} is a file, not a folder; give --out a folder")
+            return
+
+
+def _make_folder(folder: Path) -> None:
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise ReleaseError(f"cannot create the output folder {folder}: {error.strerror or error}") from None
+
+
+def _remove_stale_staging(corpus_dir: Path) -> None:
+    """Remove the staging folders left by runs that were killed (their owner process is gone)."""
+    for folder in corpus_dir.iterdir():
+        match = _STAGING_NAME.fullmatch(folder.name)
+        if match and match[2] == _host() and folder.is_dir() and not _running(int(match[1])):
+            _stage_line(corpus_dir.name, f"removing {folder.name}, left by a run that was killed")
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def _running(pid: int) -> bool:
+    """Whether process ``pid`` exists on this machine (a process of another user counts)."""
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    except OSError:  # e.g. a pid beyond the system's range
+        return False
+    return True
+
+
+BUILD_FLAG = "release"
+"""manifest.json's flag: ``true`` in a release, ``false`` in a ``clincorp build`` folder (the only kind of
+folder ``build`` replaces)."""
+
+
+def _check_build_target(target: Path) -> None:
+    """Refuse to build into a version folder that holds a release or anything ``build`` did not write."""
+    if not target.exists() and not target.is_symlink():
+        return
+    manifest = target / "manifest.json"
+    try:
+        flag = _read_json(manifest).get(BUILD_FLAG) if manifest.is_file() else None
+    except (OSError, ValueError, AttributeError):
+        flag = None
+    if flag is False:
+        return
+    what = "holds a release" if flag is not None or manifest.is_file() else "was not written by clincorp build"
+    raise ReleaseError(f"{target} {what}: build never replaces it; give build another --out (releases are immutable)")
+
+
+def _replace_build(staging: Path, target: Path) -> None:
+    """Put a build in place of the previous build of this version (never of a release)."""
+    _check_build_target(target)
+    try:
+        shutil.rmtree(target, ignore_errors=True)
+        staging.rename(target)
+    except OSError as error:
+        raise ReleaseError(f"cannot write the build to {target}: {error.strerror or error} (another run?)") from None
 
 
 @dataclass(frozen=True)
@@ -124,6 +224,7 @@ class _Release:
     inputs: list[dict[str, Any]]
     max_rejects: int | None
     gate_overlay: dict[str, Any] | None = None
+    immutable: bool = True
 
 
 def _gate_overlay(manifest: CorpusManifest, path: Path | None) -> tuple[CorpusManifest, dict[str, Any]] | None:
@@ -142,7 +243,11 @@ def _umask() -> int:
 
 def _stage(manifest: CorpusManifest, what: str) -> None:
     """One line on stderr per stage without a progress bar, so a long run never goes quiet."""
-    print(f"{manifest.name}: {what}", file=sys.stderr, flush=True)
+    _stage_line(manifest.name, what)
+
+
+def _stage_line(corpus: str, what: str) -> None:
+    print(f"{corpus}: {what}", file=sys.stderr, flush=True)
 
 
 def _count_documents(builder: Builder, manifest: CorpusManifest, ctx: BuildContext) -> int | None:
@@ -222,6 +327,26 @@ def _write_rows(
     return counts
 
 
+def _refuse_when_all_rejected(
+    manifest: CorpusManifest, ctx: BuildContext, row_counts: dict[str, dict[str, int]], keep_rejects: Path
+) -> None:
+    """A run whose every record was quarantined has nothing to check or release: say so, not a gate's crash."""
+    if any(rows for splits in row_counts.values() for rows in splits.values()) or not ctx.rejected("record"):
+        return
+    _write_rejects(keep_rejects, ctx.rejects)
+    raise GateError(
+        f"{manifest.name}: all {ctx.read} records read were rejected, so nothing is left to release; "
+        f"rejected records and reasons: {keep_rejects}"
+    )
+
+
+def _write_rejects(path: Path, rejects: list[Reject]) -> None:
+    path.write_text(
+        "".join(json.dumps({"where": r.where, "kind": r.kind, "reason": r.reason}) + "\n" for r in rejects),
+        encoding="utf-8",
+    )
+
+
 def quality_tables(builder: Builder, view: ReleaseView, expectations: list[Expectation]) -> dict[str, Any]:
     """The flattened configs (the fields the suite reaches) plus the builder's derived tables."""
     tables: dict[str, Any] = {}
@@ -262,10 +387,7 @@ def _write_release_files(
     _stage(manifest, "measuring agreement")
     agreement = builder.agreement(ctx, view)
     if ctx.rejects:  # after agreement: an annotator's quarantined annotations are rejects too
-        (staging / "rejects.jsonl").write_text(
-            "".join(json.dumps({"where": r.where, "kind": r.kind, "reason": r.reason}) + "\n" for r in ctx.rejects),
-            encoding="utf-8",
-        )
+        _write_rejects(staging / "rejects.jsonl", ctx.rejects)
     max_rejects = manifest.gates.max_rejects if release.max_rejects is None else release.max_rejects
     gates = [
         rejects_gate(len(ctx.rejects), max_rejects),
@@ -308,6 +430,7 @@ def _write_release_files(
         {
             "corpus": manifest.name,
             "version": release.version,
+            BUILD_FLAG: release.immutable,
             "builder": manifest.builder,
             **provenance,
             "schema_fingerprint": schema_fingerprint(features),
@@ -335,23 +458,38 @@ def _outputs(staging: Path, row_counts: dict[str, dict[str, int]]) -> list[dict[
 
 def _publish(staging: Path, target: Path, gates: list[GateResult], corpus_dir: Path) -> Outcome:
     """Rename the staging folder to the version folder, unless a gate failed or the version exists."""
-    _raise_on_failed_gates(gates, staging / "rejects.jsonl", corpus_dir / f"{target.name}.rejects.jsonl")
-    if target.exists():
-        differs = _tree_digest(target) != _tree_digest(staging)
-        if differs and target.name.endswith(SAMPLE_TAG):
-            raise ReleaseError(
-                f"{target} already exists with different bytes: it is a sample release of invented data, "
-                "so remove it (or release into another --out) to rebuild it"
-            )
-        if differs:
-            raise ReleaseError(
-                f"{target} already exists with different bytes: releases are immutable; "
-                "bump the corpus version in corpus.yaml (and the builder VERSION if its "
-                "code changed)"
-            )
-        return Outcome(target, "unchanged", gates, _read_json(target / "manifest.json"))
-    staging.rename(target)
-    return Outcome(target, "released", gates, _read_json(target / "manifest.json"))
+    stale_rejects = corpus_dir / f"{target.name}.rejects.jsonl"
+    _raise_on_failed_gates(gates, staging / "rejects.jsonl", stale_rejects)
+    try:
+        staging.rename(target)
+        outcome = Outcome(target, "released", gates, _read_json(target / "manifest.json"))
+    except OSError as error:
+        if error.errno not in (errno.EEXIST, errno.ENOTEMPTY, errno.EISDIR, errno.ENOTDIR):
+            raise ReleaseError(f"cannot write the release to {target}: {error.strerror or error}") from None
+        outcome = _existing(staging, target, gates)  # there already, or another run released it first
+    stale_rejects.unlink(missing_ok=True)  # a failed run's rejects do not describe this release
+    return outcome
+
+
+def _existing(staging: Path, target: Path, gates: list[GateResult]) -> Outcome:
+    """The outcome of a release whose version folder exists: unchanged when its bytes are these."""
+    if not (target / "manifest.json").is_file():
+        raise ReleaseError(f"{target} already exists and is not a release (no manifest.json): move it away")
+    if _read_json(target / "manifest.json").get(BUILD_FLAG) is False:
+        raise ReleaseError(f"{target} holds a clincorp build, not a release: release into another --out")
+    differs = _tree_digest(target) != _tree_digest(staging)
+    if differs and target.name.endswith(SAMPLE_TAG):
+        raise ReleaseError(
+            f"{target} already exists with different bytes: it is a sample release of invented data, "
+            "so remove it (or release into another --out) to rebuild it"
+        )
+    if differs:
+        raise ReleaseError(
+            f"{target} already exists with different bytes: releases are immutable; "
+            "bump the corpus version in corpus.yaml (and the builder VERSION if its "
+            "code changed)"
+        )
+    return Outcome(target, "unchanged", gates, _read_json(target / "manifest.json"))
 
 
 def _raise_on_failed_gates(
@@ -369,6 +507,8 @@ def _raise_on_failed_gates(
     if rejects is not None and keep_rejects is not None and rejects.exists():
         shutil.copyfile(rejects, keep_rejects)
         lines.append(f"rejected records and reasons: {keep_rejects}")
+    elif keep_rejects is not None:
+        keep_rejects.unlink(missing_ok=True)  # an earlier run's rejects would be taken for this run's
     if kept is not None:
         lines.append(f"the failed build is kept for inspection at {kept}")
     raise GateError("\n".join(lines))

@@ -61,3 +61,15 @@ class GateError(ClincorpError):
 
 class ReleaseError(ClincorpError):
     """A release cannot be written (e.g. the version exists with different bytes)."""
+
+
+EXCERPT_LIMIT = 20
+
+
+def excerpt(text: str, limit: int = EXCERPT_LIMIT) -> str:
+    """``text`` quoted for an error or a reject reason, cut to ``limit`` characters with an ellipsis.
+
+    Reasons land in logs and rejects.jsonl, which anyone may read: they cite offsets and at most a short
+    excerpt of licensed note text.
+    """
+    return repr(text) if len(text) <= limit else repr(text[: limit - 1]) + "…"

@@ -11,6 +11,8 @@ from typing import Annotated, Any, ClassVar, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from clinical_corpora.core.errors import excerpt
+
 
 class Int32:
     """Marker in ``Annotated[int, Int32]``: the field is stored as ``int32`` in the release."""
@@ -48,7 +50,7 @@ def span_mismatch(text: str, start: int, end: int, span_text: str) -> str | None
     if end > len(text):
         return f"span {start}-{end} ends past the end of the text ({len(text)} characters)"
     if text[start:end] != span_text:
-        return f"span {start}-{end} has text {span_text!r} but the text there is {text[start:end]!r}"
+        return f"span {start}-{end} has text {excerpt(span_text)} but the text there is {excerpt(text[start:end])}"
     return None
 
 

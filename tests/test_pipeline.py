@@ -146,11 +146,11 @@ def test_quarantine_respects_max_rejects(tiny_corpus: Path, tmp_path: Path) -> N
 
 def test_validate_catches_tampering(tiny_corpus: Path, tmp_path: Path) -> None:
     release = run(load_manifest(tiny_corpus), tmp_path / "out").folder
-    assert all(result.success for result in check_release(release))
+    assert all(result.success for result in check_release(release, corpus=tiny_corpus))
     shard = release / "data" / "notes" / "test-00000-of-00001.parquet"
     shard.write_bytes(shard.read_bytes()[:-10])
     (release / "stray.txt").write_text("x")
-    (files,) = check_release(release)
+    (files,) = check_release(release, corpus=tiny_corpus)
     assert not files.success
     assert [d["problem"] for d in files.details] == [
         "data/notes/test-00000-of-00001.parquet: sha256 differs from manifest.json",
@@ -175,7 +175,7 @@ def test_cli_release_and_list(tiny_corpus: Path, tmp_path: Path, capsys: pytest.
     assert "tiny 1.0.0+sample: released" in capsys.readouterr().out
     assert main(["release", str(tiny_corpus), "--out", str(tmp_path / "out"), "--source", "nope=x"]) == 1
     assert "has no source nope" in capsys.readouterr().err
-    assert main(["validate", str(tmp_path / "out" / "tiny" / "1.0.0+sample")]) == 0
+    assert main(["validate", str(tmp_path / "out" / "tiny" / "1.0.0+sample"), "--corpus", str(tiny_corpus)]) == 0
 
 
 def test_sources_without_default_and_replaced_sources_are_not_read(tiny_corpus: Path, tmp_path: Path) -> None:

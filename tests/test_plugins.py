@@ -102,3 +102,13 @@ def test_help_and_list_import_no_heavy_library() -> None:
     imported = set(eval(loaded.splitlines()[-1]))
     assert imported & HEAVY == set()
     assert "clinical_corpora" in imported
+
+
+def test_a_reader_that_goes_away_ends_the_output_without_a_traceback(tmp_path: Path) -> None:
+    script = "from clinical_corpora.builders.cli import main\nraise SystemExit(main(['list']))"
+    reader = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert reader.stdout is not None and reader.stderr is not None
+    reader.stdout.close()  # as `clincorp list | head -0` would
+    stderr = reader.stderr.read().decode()
+    assert reader.wait() == 1
+    assert "Traceback" not in stderr

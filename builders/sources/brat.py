@@ -46,7 +46,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from clinical_corpora.core.errors import SourceError
+from clinical_corpora.core.errors import SourceError, excerpt
 
 ANN_SUFFIX = ".ann"
 TEXT_SUFFIX = ".txt"
@@ -439,7 +439,7 @@ class _AnnParser:
                 (
                     line_number,
                     "expected an annotation id starting with T, E, A, M, N, R or #, or *, followed by "
-                    f"a tab, got {_shorten(line)!r}",
+                    f"a tab, got {excerpt(line)}",
                 )
             )
             return
@@ -466,7 +466,7 @@ class _AnnParser:
         matches = [_FRAGMENT_PATTERN.fullmatch(piece) for piece in offsets.split(";")]
         if not tab or not type_ or not all(matches):
             raise self.error(
-                f"malformed text-bound: expected {_TEXTBOUND_SHAPE}, got {_shorten(identifier + chr(9) + rest)!r}",
+                f"malformed text-bound: expected {_TEXTBOUND_SHAPE}, got {excerpt(identifier + chr(9) + rest)}",
                 line,
             )
         fragments = tuple((int(m[1]), int(m[2])) for m in matches if m)
@@ -481,7 +481,7 @@ class _AnnParser:
         expected = _fragments_text(self.text, fragments)
         if span_text != expected:
             raise self.error(
-                f"{identifier} text {span_text!r} differs from the .txt at its offsets: {_shorten(expected)!r}",
+                f"{identifier} text {excerpt(span_text)} differs from the .txt at its offsets: {excerpt(expected)}",
                 line,
             )
         self.textbounds[identifier] = TextBound(identifier, type_, fragments, span_text)
@@ -512,7 +512,7 @@ class _AnnParser:
             head = pattern.sub(replacement, head, count=1)
         match = _NORMALIZATION_BODY.fullmatch(head)
         if match is None:
-            raise self.error(f"malformed normalisation: expected {_NORMALIZATION_SHAPE}, got {_shorten(rest)!r}", line)
+            raise self.error(f"malformed normalisation: expected {_NORMALIZATION_SHAPE}, got {excerpt(rest)}", line)
         type_, target, resource, entry = match.groups()
         self.normalizations.append(Normalization(identifier, type_, target, resource, entry, entry_text))
 
@@ -520,7 +520,7 @@ class _AnnParser:
         head, _, note_text = rest.partition("\t")
         fields = head.split()
         if len(fields) != 2:
-            raise self.error(f"malformed note: expected {_NOTE_SHAPE}, got {_shorten(rest)!r}", line)
+            raise self.error(f"malformed note: expected {_NOTE_SHAPE}, got {excerpt(rest)}", line)
         self.notes.append(Note(identifier, fields[0], fields[1], note_text))
 
     def _equivalence(self, rest: str, line: int) -> None:

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from clinical_corpora.builders.sources.knowtator import KnowtatorDocument
-from clinical_corpora.core.errors import SourceError
+from clinical_corpora.core.errors import SourceError, excerpt
 from clinical_corpora.core.union_find import UnionFind
 
 DOCS_DIR = "docs"
@@ -128,7 +128,7 @@ class TokenGrid:
         """The ``line:token`` position of a character span that starts and ends on token edges."""
         if start not in self._by_start or end not in self._by_end:
             raise ValueError(
-                f"span {start}-{end} ({self.text[start:end]!r}) does not start and end on "
+                f"span {start}-{end} ({excerpt(self.text[start:end])}) does not start and end on "
                 "whitespace token boundaries, which the i2b2/VA format cannot express"
             )
         return (*self._by_start[start], *self._by_end[end])
@@ -231,7 +231,7 @@ def from_knowtator(document: KnowtatorDocument) -> I2b2CorefDocument:
     for markable in document.markables:
         if len(markable.fragments) > 1:
             raise ValueError(
-                f"{document.doc_id}: markable {markable.id} ({markable.text!r}) is discontinuous; "
+                f"{document.doc_id}: markable {markable.id} ({excerpt(markable.text)}) is discontinuous; "
                 "the i2b2/VA format has no discontinuous concepts"
             )
         concepts[markable.id] = Concept(
@@ -280,7 +280,7 @@ def _read_concepts(path: Path, grid: TokenGrid, problems: list[SourceError]) -> 
             problems.append(
                 SourceError(
                     path,
-                    f"concept {grid.text[start:end]!r} is listed twice, as {known.type!r} and as "
+                    f"concept {excerpt(grid.text[start:end])} is listed twice, as {known.type!r} and as "
                     f"{match['type']!r}; the first is read",
                     line=line_number,
                 )
@@ -342,13 +342,13 @@ def _locate(match: re.Match[str], grid: TokenGrid, path: Path, line_number: int,
     try:
         start, end = grid.offsets(position)
     except ValueError as error:
-        raise SourceError(path, f"concept {quoted!r}: {error}", line=line_number) from None
+        raise SourceError(path, f"concept {excerpt(quoted)}: {error}", line=line_number) from None
     covered = " ".join(grid.covered_tokens(start, end))
     if covered.lower() != quoted.lower():
         raise SourceError(
             path,
-            f"concept text {quoted!r} does not match the tokens at {{}}:{{}} {{}}:{{}}: {{!r}}".format(
-                *position, covered
+            f"concept text {excerpt(quoted)} does not match the tokens at {{}}:{{}} {{}}:{{}}: {{}}".format(
+                *position, excerpt(covered)
             ),
             line=line_number,
         )

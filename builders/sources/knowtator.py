@@ -49,7 +49,7 @@ from typing import TypeVar, get_args
 
 from lxml import etree
 
-from clinical_corpora.core.errors import SourceError
+from clinical_corpora.core.errors import SourceError, excerpt
 from clinical_corpora.core.labels import (
     BaggaClass,
     GrammaticalCategory,
@@ -390,8 +390,8 @@ class _KnowtatorFile:
         if written and not _spanned_text_matches(annotation.spanned_text, written, text):
             expected = FRAGMENT_SEPARATOR.join(text[s:e] for s, e in sorted(written))
             raise self.error(
-                f"spannedText {annotation.spanned_text!r} does not match the text at {sorted(set(written))}: "
-                f"{expected!r} (whitespace aside)",
+                f"spannedText {excerpt(annotation.spanned_text)} does not match the text at {sorted(set(written))}: "
+                f"{excerpt(expected)} (whitespace aside)",
                 annotation.spanned_line,
             )
         return tuple((self.offsets.released(s), self.offsets.released(e)) for s, e in _joined(written))

@@ -37,7 +37,7 @@ from clinical_corpora.builders.sources.brat import ANN_SUFFIX, TEXT_SUFFIX, iter
 from clinical_corpora.builders.sources.umls import MRCONSO_FILENAME, MRSTY_FILENAME
 from clinical_corpora.builders.text_units import split_sentences, token_strings
 from clinical_corpora.core.counts import PRFCounts, f_measure, ratio
-from clinical_corpora.core.errors import SourceError
+from clinical_corpora.core.errors import SourceError, excerpt
 from clinical_corpora.core.splits import seeded_split
 from clinical_corpora.corpora.clicr.entity_matcher import (
     CATEGORIES,
@@ -213,7 +213,7 @@ def standoff_entities(folder: Path, case: CaseReport, index: UmlsIndex) -> CaseE
             )
         refined = refine_span(text, bound.start, bound.end)
         if refined is None:
-            raise SourceError(ann_path, f"{where}: {bound.text!r} holds only determiners and pronouns")
+            raise SourceError(ann_path, f"{where}: {excerpt(bound.text)} holds only determiners and pronouns")
         category = CATEGORIES[CATEGORIES.index(bound.type)]
         mapped = index.semantic_type(cui)
         sem_type = mapped[0] if mapped else ""

@@ -39,7 +39,7 @@ from clinical_corpora.builders.sources.knowtator import (
     SemanticClass,
     read_knowtator_file,
 )
-from clinical_corpora.core.errors import ClincorpError, SourceError
+from clinical_corpora.core.errors import ClincorpError, SourceError, excerpt
 from clinical_corpora.corpora.odie_anaphora.records import (
     Chain,
     Fragment,
@@ -142,7 +142,7 @@ def i2b2_record(document: I2b2CorefDocument, where: Path) -> OdieDocument:
         if semantic_class is None:
             raise SourceError(
                 where,
-                f"concept {concept.text!r} has type {concept.type!r}; expected one of "
+                f"concept {excerpt(concept.text)} has type {concept.type!r}; expected one of "
                 f"{[name.replace('_', ' ') for name in SEMANTIC_CLASSES]}",
                 record=document.doc_id,
             )

@@ -39,7 +39,7 @@ from clinical_corpora.builders.sources.brat import ANN_SUFFIX, parse_brat, read_
 from clinical_corpora.builders.sources.mimic_notes import NoteEvent, iter_noteevents
 from clinical_corpora.builders.text_units import Sentence, split_sentences, tokenize
 from clinical_corpora.core.counts import NO_COUNTS, PRFCounts
-from clinical_corpora.core.errors import SourceError
+from clinical_corpora.core.errors import SourceError, excerpt
 from clinical_corpora.corpora.rad_coref.records import (
     MENTION_TYPES,
     Chain,
@@ -123,7 +123,7 @@ def read_mentions(report: AnnotatedReport, text: str) -> list[AnnotatedMention]:
             raise SourceError(
                 report.ann,
                 f"expected an AnnotatorNotes line '#<n>\\tAnnotatorNotes T<n>\\tchain=<id>', "
-                f"got {note.type} {note.target} {note.text!r}",
+                f"got {note.type} {note.target} {excerpt(note.text)}",
                 line=line_of[note.id],
             )
         if note.target in chains:
@@ -381,7 +381,8 @@ class RadCorefBuilder(Builder):
                     "coreferent_pairs": written[(pid, True)],
                 }
             )
-        return {f"{PAIRS_CONFIG}.per_patient": pd.DataFrame(rows)}
+        columns = ["patient_id", "expected_pairs", "pairs", "expected_coreferent_pairs", "coreferent_pairs"]
+        return {f"{PAIRS_CONFIG}.per_patient": pd.DataFrame(rows, columns=columns)}  # columns even with no patient
 
 
 # ---- agreement (Datta et al. 2022, §4.4) ---------------------------------------------------------------
