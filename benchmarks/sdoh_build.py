@@ -7,7 +7,7 @@ Generates ``--notes`` synthetic social-history notes (gold) and perturbed predic
   (build, parquet, expectation suite, statistics, agreement on the embedded double sample);
 - ``naive_build``: the same records held in memory, written with ``Dataset.from_list().to_parquet``
   (no gates);
-- ``score``: ``clinical_corpora.validation.metrics.sdoh.score_folders`` gold against predictions, 1 and 2 workers.
+- ``score``: ``clinical_corpora.corpora.sdoh.scoring.score_folders`` gold against predictions, 1 and 2 workers.
 
 Rates are given per wall second and per CPU second (the machine may be shared). Targets:
 >= 2,000 notes/s built, >= 5,000 note pairs/s scored, peak RSS <= 1 GB.
@@ -75,7 +75,7 @@ def naive_build(shac: str, out: str) -> dict[str, float]:
 
 def score(gold: str, predicted: str, workers: int) -> dict[str, float]:
     started = cpu_seconds()
-    from clinical_corpora.validation.metrics.sdoh import score_folders
+    from clinical_corpora.corpora.sdoh.scoring import score_folders
 
     score_folders(gold, predicted, workers=workers)
     return usage_since(started)

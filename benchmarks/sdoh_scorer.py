@@ -4,7 +4,7 @@ Generates ``--notes`` synthetic social-history notes (gold) and perturbed predic
 temporary folder, then measures, each phase in a fresh process so peak RSS is its own:
 
 - ``read``: ``iter_brat_folder`` over the gold folder (notes/s; the reading half of a build);
-- ``score``: ``clinical_corpora.validation.metrics.sdoh.score_folders`` (note pairs/s, streaming), in one
+- ``score``: ``clinical_corpora.corpora.sdoh.scoring.score_folders`` (note pairs/s, streaming), in one
   process and with ``workers=2`` (the machine's two cores);
 - ``naive``: the baseline — load both corpora into memory, then align with all-pairs loops,
   character-set overlaps and pop-the-closest min_dist, as a literal reading of the rules would.
@@ -38,14 +38,13 @@ from clinical_corpora.builders.sources.brat import (
     iter_brat_folder,
     write_brat,
 )
+from clinical_corpora.corpora.sdoh.scoring import events_from_brat, score_folders
 from clinical_corpora.validation.metrics.sdoh import (
     LABELED_ARGUMENTS,
     NOT_APPLICABLE,
     TRIGGER,
     Counts,
     SdohEvent,
-    events_from_brat,
-    score_folders,
 )
 
 # Sentence templates: (event type, [(text, annotations)]); "trigger" marks the trigger span,

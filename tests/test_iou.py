@@ -10,12 +10,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from clinical_corpora.builders.sources.mimic_notes import SpanAnnotation
+from clinical_corpora.core.annotations import SpanAnnotation
+from clinical_corpora.corpora.snomed_el.scoring import score_files
 from clinical_corpora.validation.metrics.iou import (
     macro_char_iou,
     per_concept_char_iou,
     score,
-    score_files,
     support_weighted_char_iou,
 )
 

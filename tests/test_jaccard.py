@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from clinical_corpora.builders.sources.mimic_notes import SpanAnnotation, read_span_annotations
+from clinical_corpora.builders.sources.mimic_notes import read_span_annotations
+from clinical_corpora.core.annotations import SpanAnnotation
 from clinical_corpora.validation.agreement.jaccard import mean_pairwise_jaccard, pair_agreement
 
 SAMPLE = Path(__file__).resolve().parents[1] / "corpora" / "snomed_el" / "sample"

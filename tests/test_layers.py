@@ -103,3 +103,35 @@ def test_an_upward_import_is_caught(tmp_path: Path, monkeypatch: pytest.MonkeyPa
         "clinical_corpora.builders.sources.reader (readers and metrics) imports "
         "clinical_corpora.builders.pipeline (pipeline and CLI)"
     ]
+
+
+def metric_imports_of_builders() -> list[str]:
+    """Imports of ``clinical_corpora.builders`` (readers included) by modules under validation/.
+
+    Metrics are pure functions over core types: reading files is the corpora's business.
+    """
+    found = []
+    for path in sorted((ROOT / "validation").rglob("*.py")):
+        importer = module_name(path)
+        for imported in sorted(imported_modules(path)):
+            if imported == f"{PACKAGE}.builders" or imported.startswith(f"{PACKAGE}.builders."):
+                if _is_module(imported):
+                    found.append(f"{importer} imports {imported}")
+    return found
+
+
+def test_metrics_do_not_import_builders() -> None:
+    assert metric_imports_of_builders() == []
+
+
+def test_a_metric_importing_a_reader_is_caught(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    metric = tmp_path / "validation" / "metrics" / "metric.py"
+    metric.parent.mkdir(parents=True)
+    metric.write_text("from clinical_corpora.builders.sources.reader import read\n")
+    (tmp_path / "builders" / "sources").mkdir(parents=True)
+    (tmp_path / "builders" / "sources" / "reader.py").write_text("")
+    monkeypatch.setattr(sys.modules[__name__], "ROOT", tmp_path)
+    assert upward_imports() == []
+    assert metric_imports_of_builders() == [
+        "clinical_corpora.validation.metrics.metric imports clinical_corpora.builders.sources.reader"
+    ]

@@ -14,6 +14,7 @@ import pytest
 
 from clinical_corpora.builders.sources.brat import BratDocument, Event, TextBound, iter_brat_folder, parse_brat
 from clinical_corpora.core.errors import ClincorpError, SourceError
+from clinical_corpora.corpora.sdoh.scoring import events_from_brat, score_folders, score_folders_to_csv
 from clinical_corpora.validation.metrics.sdoh import (
     CSV_COLUMNS,
     EventSpan,
@@ -22,10 +23,7 @@ from clinical_corpora.validation.metrics.sdoh import (
     _english_tokenizer,
     _tokens,
     detailed_csv_path,
-    events_from_brat,
     score_collections,
-    score_folders,
-    score_folders_to_csv,
     write_scores_csv,
 )
 

@@ -40,6 +40,7 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 from isal import igzip, igzip_threaded
 
+from clinical_corpora.core.annotations import SpanAnnotation
 from clinical_corpora.core.errors import SourceError
 
 DEFAULT_BLOCK_SIZE = 8 << 20
@@ -117,20 +118,6 @@ class NoteEvent:
     iserror: bool
     text: str
     line: int
-
-
-@dataclass(frozen=True, slots=True)
-class SpanAnnotation:
-    """One challenge annotation: ``text[start:end]`` of a note is linked to a SNOMED CT concept.
-
-    ``line`` is the CSV line it was read from (0 when made in code, e.g. a model's prediction).
-    """
-
-    note_id: str
-    start: int
-    end: int
-    concept_id: int
-    line: int = 0
 
 
 Record = TypeVar("Record")

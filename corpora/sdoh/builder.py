@@ -37,7 +37,8 @@ from clinical_corpora.corpora.sdoh.records import (
     SdohNote,
     Split,
 )
-from clinical_corpora.validation.metrics.sdoh import NOT_APPLICABLE, TRIGGER, score_folders
+from clinical_corpora.corpora.sdoh.scoring import score_folders
+from clinical_corpora.validation.metrics.sdoh import NOT_APPLICABLE, TRIGGER
 
 CONFIG = "sdoh"
 SPLITS: tuple[str, ...] = get_args(Split)

@@ -10,12 +10,12 @@ import argparse
 from pathlib import Path
 from typing import get_args
 
+from clinical_corpora.corpora.sdoh.scoring import score_folders_to_csv
 from clinical_corpora.validation.metrics.sdoh import (
     LabeledCriterion,
     SpanCriterion,
     TriggerCriterion,
     detailed_csv_path,
-    score_folders_to_csv,
 )
 
 

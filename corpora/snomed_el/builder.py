@@ -32,8 +32,9 @@ import pyarrow.compute as pc
 from clinical_corpora.builders.base import AgreementReport, BuildContext, Builder, CardSection, Row, Table
 from clinical_corpora.builders.release_view import ReleaseView
 from clinical_corpora.builders.sources.annotators import annotator_folders
-from clinical_corpora.builders.sources.mimic_notes import SpanAnnotation, iter_notes, read_span_annotations
+from clinical_corpora.builders.sources.mimic_notes import iter_notes, read_span_annotations
 from clinical_corpora.builders.sources.rf2 import Terminology, load_snapshot
+from clinical_corpora.core.annotations import SpanAnnotation
 from clinical_corpora.core.errors import ClincorpError, SourceError
 from clinical_corpora.core.splits import seeded_split
 from clinical_corpora.corpora.snomed_el.records import ConceptRecord, ConceptStats, LinkedSpan, Note, Split

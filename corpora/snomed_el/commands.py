@@ -11,7 +11,8 @@ import json
 from pathlib import Path
 
 from clinical_corpora.core.errors import ClincorpError
-from clinical_corpora.validation.metrics.iou import DEFAULT_BOOTSTRAP_REPLICATES, DEFAULT_SEED, score_files
+from clinical_corpora.corpora.snomed_el.scoring import score_files
+from clinical_corpora.validation.metrics.iou import DEFAULT_BOOTSTRAP_REPLICATES, DEFAULT_SEED
 
 
 def configure(parser: argparse.ArgumentParser) -> None:

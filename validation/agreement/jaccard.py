@@ -16,7 +16,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import combinations
 
-from clinical_corpora.builders.sources.mimic_notes import SpanAnnotation
+from clinical_corpora.core.annotations import SpanAnnotation
 
 
 @dataclass(frozen=True)

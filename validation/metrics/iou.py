@@ -17,12 +17,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from clinical_corpora.builders.sources.mimic_notes import SpanAnnotation, read_span_annotations
+from clinical_corpora.core.annotations import SpanAnnotation
 
 DEFAULT_BOOTSTRAP_REPLICATES = 1000
 DEFAULT_SEED = 0
@@ -143,17 +142,6 @@ def score(
     }
 
 
-def score_files(
-    gold_csv: str | Path,
-    pred_csv: str | Path,
-    *,
-    replicates: int = DEFAULT_BOOTSTRAP_REPLICATES,
-    seed: int = DEFAULT_SEED,
-) -> dict[str, Any]:
-    """:func:`score` of two ``note_id,start,end,concept_id`` CSV files (gold first)."""
-    return score(read_span_annotations(gold_csv), read_span_annotations(pred_csv), replicates=replicates, seed=seed)
-
-
 def _iou(intersection: np.ndarray, union: np.ndarray) -> np.ndarray:
     return np.divide(intersection, union, out=np.zeros_like(intersection, dtype=float), where=union > 0)
 
@@ -233,6 +221,5 @@ __all__ = [
     "macro_char_iou",
     "per_concept_char_iou",
     "score",
-    "score_files",
     "support_weighted_char_iou",
 ]

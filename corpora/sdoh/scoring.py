@@ -1,0 +1,195 @@
+"""Score BRAT folders of SHAC events with the n2c2 2022 Track 2 (SDOH) scorer.
+
+Reads gold and predicted folders with the BRAT reader, converts each document through
+``builders.sources.shac`` (the release's conversion, without its label scheme) and counts it with
+the pure scorer in :mod:`clinical_corpora.validation.metrics.sdoh`, streaming chunks of documents,
+optionally over worker processes; writes the official scores CSV and the per-document one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import functools
+import os
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TypedDict
+
+from clinical_corpora.builders.sources.brat import BratDocument, brat_document_ids, read_brat_document
+from clinical_corpora.builders.sources.shac import shac_annotations
+from clinical_corpora.core.errors import SourceError
+from clinical_corpora.validation.metrics.sdoh import (
+    DETAILED_CSV_COLUMNS,
+    LABELED_ARGUMENTS,
+    Counts,
+    EventSpan,
+    LabeledCriterion,
+    ScoreRow,
+    ScoringCriteria,
+    SdohEvent,
+    SpanCriterion,
+    TriggerCriterion,
+    count_document,
+    detailed_csv_path,
+    unpaired_documents,
+    write_scores_csv,
+)
+
+
+def events_from_brat(doc: BratDocument, source: str | Path) -> list[SdohEvent]:
+    """The events of a BRAT document, subtypes taken from the value attribute on each text-bound.
+
+    Read by :func:`~clinical_corpora.builders.sources.shac.shac_annotations` without a scheme, so any
+    event type or attribute is scored; ``source`` names the document in errors.
+    """
+    annotations = shac_annotations(doc, source)
+    spans = {
+        key: EventSpan(span.textbound.type, span.textbound.start, span.textbound.end, span.textbound.text, span.subtype)
+        for key, span in annotations.textbounds.items()
+    }
+    return [
+        SdohEvent(spans[event.trigger], tuple([spans[target] for _, target in event.arguments]))
+        for event in annotations.events
+    ]
+
+
+def score_folders(
+    gold_dir: str | Path,
+    pred_dir: str | Path,
+    score_trig: TriggerCriterion = "overlap",
+    score_span: SpanCriterion = "exact",
+    score_labeled: LabeledCriterion = "label",
+    *,
+    labeled_arguments: Iterable[str] = LABELED_ARGUMENTS,
+    on_document: Callable[[str, list[ScoreRow]], None] | None = None,
+    workers: int = 1,
+) -> list[ScoreRow]:
+    """Score two BRAT folders, streaming chunks of documents; OVERALL row first.
+
+    ``on_document(doc_id, rows)`` receives each document's rows in id order (the ``--detailed``
+    output). ``workers`` > 1 scores chunks in that many processes; results are identical.
+    Raises SourceError when the gold folder is empty or lists documents found in one folder only.
+    """
+    criteria = ScoringCriteria(score_trig, score_span, score_labeled, frozenset(labeled_arguments))
+    doc_ids = brat_document_ids(gold_dir, text_without_ann=True)
+    if not doc_ids:
+        raise SourceError(gold_dir, "no BRAT documents (.txt + .ann) found in the gold folder")
+    problem = unpaired_documents(doc_ids, brat_document_ids(pred_dir, text_without_ann=True))
+    if problem:
+        raise SourceError(pred_dir, f"{problem} (gold folder: {gold_dir})")
+    chunks = [doc_ids[i : i + _CHUNK_SIZE] for i in range(0, len(doc_ids), _CHUNK_SIZE)]
+    score_chunk = functools.partial(_score_chunk, str(gold_dir), str(pred_dir), criteria, on_document is not None)
+    total = Counts()
+    with _chunk_mapper(workers) as mapper:
+        for outcome in mapper(score_chunk, chunks):
+            if isinstance(outcome, _FailedChunk):
+                raise SourceError(outcome.path, outcome.message, line=outcome.line,
+                                  record=outcome.record)  # fmt: skip
+            chunk_counts, documents = outcome
+            total.add(chunk_counts)
+            if on_document is not None:
+                for doc_id, rows in documents:
+                    on_document(doc_id, rows)
+    return total.summary()
+
+
+class _FolderOptions(TypedDict):
+    """The :func:`score_folders` options that :func:`score_folders_to_csv` passes on."""
+
+    score_trig: TriggerCriterion
+    score_span: SpanCriterion
+    score_labeled: LabeledCriterion
+    labeled_arguments: Iterable[str]
+    workers: int
+
+
+def score_folders_to_csv(
+    gold_dir: str | Path,
+    pred_dir: str | Path,
+    out: str | Path,
+    score_trig: TriggerCriterion = "overlap",
+    score_span: SpanCriterion = "exact",
+    score_labeled: LabeledCriterion = "label",
+    *,
+    detailed: bool = False,
+    labeled_arguments: Iterable[str] = LABELED_ARGUMENTS,
+    workers: int = 1,
+) -> list[ScoreRow]:
+    """``score_folders`` writing ``out`` and, if ``detailed``, per-document rows to
+    ``detailed_csv_path(out)``; returns the summary rows."""
+    options: _FolderOptions = {
+        "score_trig": score_trig,
+        "score_span": score_span,
+        "score_labeled": score_labeled,
+        "labeled_arguments": labeled_arguments,
+        "workers": workers,
+    }
+    if not detailed:
+        rows = score_folders(gold_dir, pred_dir, **options)
+    else:
+        with open(detailed_csv_path(out), "w", newline="", encoding="utf-8") as handle:
+            writer = csv.writer(handle, lineterminator="\n")
+            writer.writerow(DETAILED_CSV_COLUMNS)
+            rows = score_folders(
+                gold_dir, pred_dir, **options,
+                on_document=lambda doc_id, doc_rows: writer.writerows(
+                    (doc_id, *row.csv_fields()) for row in doc_rows
+                ),
+            )  # fmt: skip
+    write_scores_csv(rows, out)
+    return rows
+
+
+_CHUNK_SIZE = 256
+
+
+@dataclass(frozen=True, slots=True)
+class _FailedChunk:
+    """A SourceError from a worker process (SourceError itself does not survive pickling)."""
+
+    path: str
+    message: str
+    line: int | None
+    record: str | None
+
+
+ChunkOutcome = tuple[Counts, list[tuple[str, list[ScoreRow]]]] | _FailedChunk
+
+
+def _score_chunk(
+    gold_dir: str, pred_dir: str, criteria: ScoringCriteria, keep_rows: bool, doc_ids: list[str]
+) -> ChunkOutcome:
+    """Counts of a chunk of documents, and each document's rows when ``keep_rows``."""
+    total = Counts()
+    documents = []
+    try:
+        for doc_id in doc_ids:
+            counts = count_document(_folder_events(gold_dir, doc_id), _folder_events(pred_dir, doc_id), criteria)
+            total.add(counts)
+            if keep_rows:
+                documents.append((doc_id, counts.rows()))
+    except SourceError as error:
+        return _FailedChunk(error.path, error.message, error.line, error.record)
+    return total, documents
+
+
+@contextlib.contextmanager
+def _chunk_mapper(workers: int) -> Iterator[Callable[..., Iterator[ChunkOutcome]]]:
+    if workers < 1:
+        raise ValueError(f"workers must be at least 1; got {workers}")
+    if workers == 1:
+        yield map
+        return
+    with ProcessPoolExecutor(workers) as pool:
+        yield pool.map
+
+
+def _folder_events(root: str, doc_id: str) -> list[SdohEvent]:
+    _, doc = read_brat_document(root, doc_id)
+    return events_from_brat(doc, os.path.join(root, f"{doc_id}.ann"))
+
+
+__all__ = ["events_from_brat", "score_folders", "score_folders_to_csv"]
