@@ -199,11 +199,16 @@ def _files_gate(folder: Path, manifest: dict) -> GateResult:
             present.add(name)
     problems += [f"{name}: not listed in manifest.json" for name in sorted(present - set(listed) - {"manifest.json"})]
     problems += inputs_problems(folder, manifest)
+    return _problems_gate("files", problems, "hashes as in manifest.json")
+
+
+def _problems_gate(gate: str, problems: list[str], expected: str, observed: str | None = None) -> GateResult:
+    """A gate that passes when ``problems`` is empty, listing the first :data:`MAX_LISTED` of them."""
     return GateResult(
-        "files",
+        gate,
         not problems,
-        f"{len(problems)} problems",
-        "hashes as in manifest.json",
+        observed if observed is not None else f"{len(problems)} problems",
+        expected,
         [{"problem": p} for p in problems[:MAX_LISTED]],
     )
 
@@ -240,13 +245,7 @@ def _manifest_gate(
     problems = _identity_problems(folder, manifest, corpus)
     problems += _rows_problems(folder, manifest, corpus)
     problems += _gates_problems(folder, manifest)
-    return GateResult(
-        "manifest",
-        not problems,
-        f"{len(problems)} problems",
-        MANIFEST_EXPECTED,
-        [{"problem": p} for p in problems[:MAX_LISTED]],
-    )
+    return _problems_gate("manifest", problems, MANIFEST_EXPECTED)
 
 
 def _identity_problems(folder: Path, manifest: dict[str, Any], corpus: CorpusManifest) -> list[str]:
@@ -371,13 +370,7 @@ def _schema_gate(view: ReleaseView, configs: dict, fingerprint: str) -> GateResu
                 problems.append(f"{shard.name}: embedded features differ from the {name} record model")
         if not view.shards(name):
             problems.append(f"config {name}: no parquet files")
-    return GateResult(
-        "schema",
-        not problems,
-        f"{len(problems)} problems",
-        "features as the record models",
-        [{"problem": p} for p in problems],
-    )
+    return _problems_gate("schema", problems, "features as the record models")
 
 
 def _records_gate(view: ReleaseView, configs: dict) -> GateResult:
@@ -400,12 +393,11 @@ def _records_gate(view: ReleaseView, configs: dict) -> GateResult:
                 if record_id in ids:
                     problems.append(f"{name}/{split}: duplicate id {record_id!r}")
                 ids.add(record_id)
-    return GateResult(
+    return _problems_gate(
         "records",
-        not problems,
-        f"{checked} records, {len(problems)} invalid",
+        problems,
         "every record valid under its model",
-        [{"problem": p} for p in problems[:MAX_LISTED]],
+        observed=f"{checked} records, {len(problems)} invalid",
     )
 
 
