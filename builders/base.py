@@ -9,11 +9,11 @@ expectation suite (:meth:`Builder.quality_tables`). The pipeline does everything
 from __future__ import annotations
 
 import importlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ValidationError
 
@@ -171,6 +171,16 @@ class Builder:
     def quality_tables(self, release: ReleaseView) -> dict[str, pd.DataFrame]:
         """Derived tables the expectation suite checks, beside the flattened configs."""
         return {}
+
+    def source_documents(self, ctx: BuildContext, config: str, row: Mapping[str, Any]) -> list[str]:
+        """The locators (``<source>:<key>``, e.g. ``noteevents:12345``) of the documents a released row's
+        licensed text comes from, for its text-free variant; ``row`` is as stored (ClassLabel ids)."""
+        raise ClincorpError(f"{type(self).__name__} names no source documents: it has no text-free variant")
+
+    def read_documents(self, ctx: BuildContext, locators: Collection[str]) -> Iterator[tuple[str, str]]:
+        """Stream (locator, text) for the wanted locators from the sources in ``ctx``, reading each source
+        once and keeping only those; a locator the sources lack is not yielded (the caller names it)."""
+        raise ClincorpError(f"{type(self).__name__} names no source documents: it has no text-free variant")
 
 
 def load_builder_class(reference: str) -> type[Builder]:

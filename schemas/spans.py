@@ -12,6 +12,7 @@ from typing import Annotated, Any, ClassVar, get_args
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from clinical_corpora.core.errors import excerpt
+from clinical_corpora.schemas.licensed import LicensedText
 
 
 class Int32:
@@ -40,7 +41,7 @@ class Span(BaseModel):
     model_config = ConfigDict(extra="forbid")
     start: Offset
     end: Offset
-    text: str
+    text: LicensedText
 
 
 def span_mismatch(text: str, start: int, end: int, span_text: str) -> str | None:

@@ -21,10 +21,10 @@ from __future__ import annotations
 import os
 import re
 from collections import Counter
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import pandas as pd
 import pyarrow.parquet as pq
@@ -34,6 +34,7 @@ from clinical_corpora.builders.base import AgreementReport, BuildContext, Builde
 from clinical_corpora.builders.release_view import ReleaseView
 from clinical_corpora.builders.sources.bmj_html import PASSAGE_SEPARATOR, CaseReport, read_case_report
 from clinical_corpora.builders.sources.brat import ANN_SUFFIX, TEXT_SUFFIX, iter_brat_folder, read_brat, read_utf8
+from clinical_corpora.builders.sources.documents import keys_of, locator
 from clinical_corpora.builders.sources.umls import MRCONSO_FILENAME, MRSTY_FILENAME
 from clinical_corpora.builders.text_units import split_sentences, token_strings
 from clinical_corpora.core.counts import PRFCounts, f_measure, ratio
@@ -48,6 +49,7 @@ from clinical_corpora.corpora.clicr.entity_matcher import (
     refine_span,
 )
 from clinical_corpora.corpora.clicr.records import (
+    CUI_PATTERN,
     PLACEHOLDER,
     Answer,
     AnswerOrigin,
@@ -181,6 +183,11 @@ def case_text(case: CaseReport) -> tuple[str, list[int]]:
     return PASSAGE_SEPARATOR.join(blocks), offsets
 
 
+def case_document(case: CaseReport) -> str:
+    """A case's source document for its text-free variant: the title, then :func:`case_text`."""
+    return PASSAGE_SEPARATOR.join((case.title, case_text(case)[0]))
+
+
 def standoff_entities(folder: Path, case: CaseReport, index: UmlsIndex) -> CaseEntities:
     """A case's entities from BRAT standoff: ``<case id>.txt`` (:func:`case_text`) and ``.ann``.
 
@@ -257,6 +264,30 @@ class ClicrBuilder(Builder):
 
     def count(self, ctx: BuildContext) -> int:
         return len(_pages(ctx.source("bmj_html")))
+
+    def source_documents(self, ctx: BuildContext, config: str, row: Mapping[str, Any]) -> list[str]:
+        """The case (``bmj_html:<case id>``, :func:`case_document`) and, for a query, the UMLS names of
+        its answers' concept (``umls:<CUI>``)."""
+        if config == "clicr_documents":
+            return [locator("bmj_html", row["id"])]
+        cuis = dict.fromkeys(answer["cui"] for answer in row["answers"])
+        return [locator("bmj_html", row["document_id"]), *(locator("umls", cui) for cui in cuis)]
+
+    def read_documents(self, ctx: BuildContext, locators: Collection[str]) -> Iterator[tuple[str, str]]:
+        """Each wanted page read as a build reads it; a concept's document is its English non-suppressed
+        MRCONSO names, one a line, in file order (what answer expansion draws from)."""
+        cases = set(keys_of("bmj_html", locators))
+        if cases:
+            for page in _pages(ctx.source("bmj_html")):
+                if page.stem in cases:
+                    yield locator("bmj_html", page.stem), case_document(read_case_report(page))
+        cuis = keys_of("umls", locators)
+        if cuis:
+            index = load_index(ctx.source("umls"))
+            for cui in cuis:
+                names = index.synonym_table.get(int(cui[1:])) if re.fullmatch(CUI_PATTERN, cui) else None
+                if names is not None:
+                    yield locator("umls", cui), "\n".join(names)
 
     def generate(self, ctx: BuildContext) -> Iterator[Row]:
         index = load_index(ctx.source("umls"))

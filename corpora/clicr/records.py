@@ -13,6 +13,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from clinical_corpora.core.labels import Category
+from clinical_corpora.schemas.licensed import LicensedText
 from clinical_corpora.schemas.spans import Record, Span, TextRecord
 
 PLACEHOLDER = "@placeholder"
@@ -26,7 +27,7 @@ class Answer(BaseModel):
     """One accepted answer: the original entity (``dataset``) or one of its UMLS synonyms (``UMLS``)."""
 
     model_config = ConfigDict(extra="forbid")
-    text: str = Field(min_length=1)
+    text: LicensedText = Field(min_length=1)
     origin: AnswerOrigin
     cui: str = Field(pattern=CUI_PATTERN)
     sem_type: str = Field(description="UMLS semantic type name, e.g. 'Disease or Syndrome'")
@@ -38,9 +39,9 @@ class ClicrQuery(Record):
 
     id: str = Field(description="<case id>.<n>, n counting the case's queries from 1")
     document_id: str
-    title: str
-    context: str = Field(description="the passage: the case report without its Learning points")
-    query: str
+    title: LicensedText
+    context: LicensedText = Field(description="the passage: the case report without its Learning points")
+    query: LicensedText
     answers: list[Answer] = Field(min_length=1)
     answer_in_passage: bool = Field(description="some answer occurs in the passage (whole tokens, any case)")
 
@@ -59,7 +60,7 @@ class ClicrQuery(Record):
 class SectionSpan(Span):
     """A passage section: heading and paragraphs, from the heading's start to the last paragraph's end."""
 
-    heading: str
+    heading: LicensedText
     level: int = Field(ge=0, le=6, description="2 for an h2 heading … 6; 0 for text before any heading")
 
 
@@ -85,10 +86,10 @@ class ClicrDocument(TextRecord):
 
     text_field = "passage"
     id: str = Field(description="the case id, the page's file stem")
-    title: str
-    passage: str
+    title: LicensedText
+    passage: LicensedText
     sections: list[SectionSpan]
-    learning_points: list[str]
+    learning_points: list[LicensedText]
     entities: list[EntitySpan]
     metadata: CaseMetadata
     repeated_queries_removed: int = Field(

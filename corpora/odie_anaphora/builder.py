@@ -21,17 +21,18 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from itertools import pairwise
 from pathlib import Path
-from typing import get_args
+from typing import Any, get_args
 
 import pandas as pd
 
 from clinical_corpora.builders.base import AgreementReport, BuildContext, Builder, CardSection, Row, Table
 from clinical_corpora.builders.release_view import ReleaseView
 from clinical_corpora.builders.sources.annotators import annotator_folders
+from clinical_corpora.builders.sources.documents import keys_of, locator, read_text_files
 from clinical_corpora.builders.sources.i2b2_coref import DOCS_DIR, I2b2CorefDocument, TokenGrid, read_i2b2_document
 from clinical_corpora.builders.sources.knowtator import (
     KnowtatorDocument,
@@ -216,6 +217,17 @@ class OdieAnaphoraBuilder(Builder):
         if ctx.has_source("i2b2"):
             return sum(1 for _ in (ctx.source("i2b2") / DOCS_DIR).glob("*.txt"))
         return sum(1 for _ in ctx.source("knowtator").glob(f"*{KNOWTATOR_SUFFIX}"))
+
+    def source_documents(self, ctx: BuildContext, config: str, row: Mapping[str, Any]) -> list[str]:
+        """The note's text file: ``i2b2:docs/<id>.txt`` for the i2b2 input, else ``text:<id>.txt``."""
+        if ctx.has_source("i2b2"):
+            return [locator("i2b2", f"{DOCS_DIR}/{row['id']}.txt")]
+        return [locator("text", f"{row['id']}.txt")]
+
+    def read_documents(self, ctx: BuildContext, locators: Collection[str]) -> Iterator[tuple[str, str]]:
+        for source in ("text", "i2b2"):
+            if keys_of(source, locators):
+                yield from read_text_files(source, ctx.source(source), locators)
 
     def generate(self, ctx: BuildContext) -> Iterator[Row]:
         if ctx.has_source("i2b2"):

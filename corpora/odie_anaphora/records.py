@@ -22,6 +22,7 @@ from clinical_corpora.core.labels import (
     SentenceFunction,
 )
 from clinical_corpora.core.union_find import UnionFind
+from clinical_corpora.schemas.licensed import LicensedText
 from clinical_corpora.schemas.spans import Span, TextRecord, unique_ids
 
 Institution = Literal["mayo", "upmc"]
@@ -83,7 +84,7 @@ class OdieDocument(TextRecord):
     id: str
     institution: Institution
     note_type: NoteType
-    text: str
+    text: LicensedText
     markables: list[Markable]
     pairs: list[Pair]
     chains: list[Chain]

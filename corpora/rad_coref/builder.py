@@ -17,7 +17,7 @@ import math
 import re
 from bisect import bisect_right
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -36,6 +36,7 @@ from clinical_corpora.builders.base import (
 from clinical_corpora.builders.release_view import ReleaseView
 from clinical_corpora.builders.sources.annotators import annotator_folders
 from clinical_corpora.builders.sources.brat import ANN_SUFFIX, parse_brat, read_utf8
+from clinical_corpora.builders.sources.documents import keys_of, locator
 from clinical_corpora.builders.sources.mimic_notes import NoteEvent, iter_noteevents
 from clinical_corpora.builders.text_units import Sentence, split_sentences, tokenize
 from clinical_corpora.core.counts import NO_COUNTS, PRFCounts
@@ -57,6 +58,7 @@ from clinical_corpora.validation.metrics.coref import score_documents_all
 CONFIG = "rad_coref"
 PAIRS_CONFIG = "mention_pairs"
 GOLD_FOLDER = "gold"
+NOTEEVENTS = "noteevents"
 RADIOLOGY = "Radiology"
 _CHAIN_NOTE = re.compile(r"chain=(\S+)")
 _MODALITY_RULES: tuple[tuple[Modality, re.Pattern[str]], ...] = (
@@ -328,6 +330,31 @@ class RadCorefBuilder(Builder):
     def count(self, ctx: BuildContext) -> int:
         """Patients, the records read (a listing of the gold folder)."""
         return len(list_annotation_folder(ctx.source("annotations") / GOLD_FOLDER))
+
+    def source_documents(self, ctx: BuildContext, config: str, row: Mapping[str, Any]) -> list[str]:
+        """Each report's NOTEEVENTS TEXT (``noteevents:<ROW_ID>``) and the DESCRIPTION and CHARTTIME it
+        shows (``noteevents:<ROW_ID>/DESCRIPTION``, ``/CHARTTIME``)."""
+        if config == CONFIG:
+            row_ids, columns = [report["row_id"] for report in row["reports"]], ("", "/DESCRIPTION", "/CHARTTIME")
+        else:
+            row_ids, columns = (
+                list(dict.fromkeys((row["first"]["row_id"], row["second"]["row_id"]))),
+                ("", "/CHARTTIME"),
+            )
+        return [locator(NOTEEVENTS, f"{row_id}{column}") for row_id in row_ids for column in columns]
+
+    def read_documents(self, ctx: BuildContext, locators: Collection[str]) -> Iterator[tuple[str, str]]:
+        """One pass over NOTEEVENTS keeping the wanted ROW_IDs (reading stops once all were seen)."""
+        row_ids = {
+            int(key.partition("/")[0]) for key in keys_of(NOTEEVENTS, locators) if key.partition("/")[0].isdigit()
+        }
+        if not row_ids:
+            return
+        for note in iter_noteevents(ctx.source(NOTEEVENTS), row_ids):
+            yield locator(NOTEEVENTS, str(note.row_id)), note.text
+            yield locator(NOTEEVENTS, f"{note.row_id}/DESCRIPTION"), note.description
+            if note.charttime is not None:
+                yield locator(NOTEEVENTS, f"{note.row_id}/CHARTTIME"), note.charttime.isoformat(sep=" ")
 
     def generate(self, ctx: BuildContext) -> Iterator[Row]:
         noteevents, annotations = ctx.source("noteevents"), ctx.source("annotations")

@@ -11,6 +11,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from clinical_corpora.schemas.licensed import LicensedText
 from clinical_corpora.schemas.spans import Offset, Record, Span, span_mismatch, unique_ids
 
 Modality = Literal["XR", "CT", "CTA", "MR", "US", "OTHER"]
@@ -23,10 +24,10 @@ class Report(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     row_id: int
-    charttime: str = Field(pattern=r"^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$")
-    description: str
+    charttime: LicensedText = Field(pattern=r"^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$")
+    description: LicensedText
     modality: Modality
-    text: str
+    text: LicensedText
 
 
 class Mention(Span):
@@ -85,13 +86,13 @@ class PairMention(BaseModel):
     id: str
     report_index: Offset
     row_id: int
-    charttime: str
+    charttime: LicensedText
     modality: Modality
     type: MentionType
     start: Offset
     end: Offset
-    text: str
-    sentence: str
+    text: LicensedText
+    sentence: LicensedText
     sentence_start: Offset
 
     @model_validator(mode="after")

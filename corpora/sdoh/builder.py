@@ -8,7 +8,7 @@ with the same relative paths, the first scored as gold against the second for th
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator, Mapping
 from pathlib import Path
 from typing import Any, get_args
 
@@ -19,12 +19,14 @@ from clinical_corpora.builders.release_view import ReleaseView
 from clinical_corpora.builders.sources.annotators import annotator_folders
 from clinical_corpora.builders.sources.brat import (
     ANN_SUFFIX,
+    TEXT_SUFFIX,
     BratDocument,
     OnBroken,
     TextBound,
     brat_document_ids,
     read_brat_document,
 )
+from clinical_corpora.builders.sources.documents import locator, read_text_files
 from clinical_corpora.builders.sources.shac import ShacScheme, ValuedTextBound, shac_annotations
 from clinical_corpora.core.counts import NO_COUNTS
 from clinical_corpora.core.errors import SourceError
@@ -53,6 +55,17 @@ class SdohBuilder(Builder):
 
     def count(self, ctx: BuildContext) -> int:
         return len(brat_document_ids(ctx.source("shac"), text_without_ann=True))
+
+    def source_documents(self, ctx: BuildContext, config: str, row: Mapping[str, Any]) -> list[str]:
+        """The note's ``.txt`` in source shac, and its ``.ann`` when annotator notes or normalisations
+        quote text."""
+        documents = [locator("shac", f"{row['id']}{TEXT_SUFFIX}")]
+        if row["notes"] or row["normalizations"]:
+            documents.append(locator("shac", f"{row['id']}{ANN_SUFFIX}"))
+        return documents
+
+    def read_documents(self, ctx: BuildContext, locators: Collection[str]) -> Iterator[tuple[str, str]]:
+        return read_text_files("shac", ctx.source("shac"), locators)
 
     def generate(self, ctx: BuildContext) -> Iterator[Row]:
         """One row per note; a broken annotation fails the build or, quarantined, is left out of its

@@ -12,6 +12,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
+from clinical_corpora.schemas.licensed import LicensedText
 from clinical_corpora.schemas.spans import Span, TextRecord, unique_ids
 
 Split = Literal["train", "dev", "test"]
@@ -123,7 +124,7 @@ class AnnotatorNote(BaseModel):
     id: str
     type: str
     target: str
-    text: str
+    text: LicensedText
 
 
 class Equivalence(BaseModel):
@@ -143,7 +144,7 @@ class Normalization(BaseModel):
     target: str
     resource: str
     entry: str
-    text: str
+    text: LicensedText
 
 
 class SdohNote(TextRecord):
@@ -156,7 +157,7 @@ class SdohNote(TextRecord):
     id: str
     split: Split
     source: NoteSource
-    text: str
+    text: LicensedText
     events: list[Event]
     unused_textbounds: list[LooseTextBound]
     relations: list[Relation]

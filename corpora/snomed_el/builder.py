@@ -20,10 +20,10 @@ leading or trailing whitespace are reported in the card; :class:`TrimmingSnomedE
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator, Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import pandas as pd
 import pyarrow as pa
@@ -32,6 +32,7 @@ import pyarrow.compute as pc
 from clinical_corpora.builders.base import AgreementReport, BuildContext, Builder, CardSection, Row, Table
 from clinical_corpora.builders.release_view import ReleaseView
 from clinical_corpora.builders.sources.annotators import annotator_folders
+from clinical_corpora.builders.sources.documents import keys_of, locator
 from clinical_corpora.builders.sources.mimic_notes import iter_notes, read_span_annotations
 from clinical_corpora.builders.sources.rf2 import Terminology, load_snapshot
 from clinical_corpora.core.annotations import SpanAnnotation
@@ -200,6 +201,30 @@ class SnomedElBuilder(Builder):
 
     def quality_tables(self, release: ReleaseView) -> dict[str, pd.DataFrame]:
         return {"snomed_el.concept_links": concept_links(release)}
+
+    def source_documents(self, ctx: BuildContext, config: str, row: Mapping[str, Any]) -> list[str]:
+        """The note (``notes:<note_id>``) and each linked concept's terms (``terminology:<concept id>``)."""
+        if config == "snomed_el":
+            concepts = sorted({span["concept_id"] for span in row["annotations"]})
+            return [locator("notes", row["note_id"]), *(locator("terminology", str(c)) for c in concepts)]
+        if config == "concepts":
+            return [locator("terminology", str(row["concept_id"]))]
+        return []
+
+    def read_documents(self, ctx: BuildContext, locators: Collection[str]) -> Iterator[tuple[str, str]]:
+        """The wanted notes in one pass over the notes file; a concept's document is its FSN then its
+        synonyms, one a line, as the RF2 snapshot gives them."""
+        note_ids = keys_of("notes", locators)
+        if note_ids:
+            for note in iter_notes(ctx.source("notes"), note_ids):
+                yield locator("notes", note.note_id), note.text
+        concept_ids = [int(key) for key in keys_of("terminology", locators) if key.isdigit()]
+        if concept_ids:
+            terminology = load_snapshot(ctx.source("terminology"))
+            for concept_id in concept_ids:
+                if concept_id in terminology.active:
+                    concept = terminology.concept(concept_id)
+                    yield locator("terminology", str(concept_id)), "\n".join((concept.fsn, *concept.synonyms))
 
 
 class TrimmingSnomedElBuilder(SnomedElBuilder):

@@ -10,6 +10,7 @@ from typing import Annotated, ClassVar, Literal
 from pydantic import Field, model_validator
 
 from clinical_corpora.core.labels import Hierarchy
+from clinical_corpora.schemas.licensed import LicensedText
 from clinical_corpora.schemas.spans import Int32, Record, Span, TextRecord
 
 SctId = Annotated[int, Field(ge=100_000, le=999_999_999_999_999_999)]
@@ -23,8 +24,8 @@ class LinkedSpan(Span):
     """A span of the note linked to one active SNOMED CT concept of the three challenge hierarchies."""
 
     concept_id: SctId
-    fsn: str
-    semantic_tag: str
+    fsn: LicensedText
+    semantic_tag: LicensedText
     hierarchy: Hierarchy
 
 
@@ -33,7 +34,7 @@ class Note(TextRecord):
 
     id_field: ClassVar[str] = "note_id"
     note_id: str = Field(min_length=1)
-    text: str
+    text: LicensedText
     split: Split
     annotations: list[LinkedSpan]
 
@@ -62,9 +63,9 @@ class ConceptRecord(Record):
 
     id_field: ClassVar[str] = "concept_id"
     concept_id: SctId
-    fsn: str
-    semantic_tag: str
-    synonyms: list[str]
+    fsn: LicensedText
+    semantic_tag: LicensedText
+    synonyms: list[LicensedText]
     hierarchy: Hierarchy
     depth: Annotated[int, Field(ge=1), Int32]
 

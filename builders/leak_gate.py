@@ -1,0 +1,91 @@
+"""The leak gate of a text-free release: no file of it holds a run of more than :data:`LEAK_LIMIT`
+characters of a source document.
+
+Every file is read for what a reader of it would see: a parquet file's string values and its schema
+metadata, any other file's text. Thirty characters: a clinical sentence is longer (a leaked sentence, or
+half of one, fails), while what a text-free release legitimately holds stays shorter: ids and locators,
+label names (excluded anyway), the short literals of recipes, and the full card's statistics tables of
+frequent terms ("left pleural effusion", 21 characters). Runs of no letter (dates, numbers) are not counted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from clinical_corpora.core.errors import ClincorpError
+from clinical_corpora.validation.gates import GateResult
+from clinical_corpora.validation.leak import SEED, ReleaseText, longest_shared_run
+
+LEAK_LIMIT = 30
+
+
+def leak_gate(folder: Path, documents: Iterable[tuple[str, str]], ignored: Collection[str] = ()) -> GateResult:
+    """The gate over every file of ``folder``: passes when the longest shared run is at most LEAK_LIMIT."""
+    files = {path.relative_to(folder).as_posix(): sorted(set(file_strings(path))) for path in _files(folder)}
+    release = ReleaseText(text for strings in files.values() for text in strings)
+    found = longest_shared_run(documents, release, ignored)
+    length = found.length if found else 0
+    observed = {"longest_shared_run": length, "measured_from": SEED, "limit": LEAK_LIMIT}
+    if found is not None:
+        observed |= {"document": found.locator, "offset": found.offset}
+    gate = GateResult(
+        gate="leak",
+        success=length <= LEAK_LIMIT,
+        observed=observed,
+        expected=f"no run of more than {LEAK_LIMIT} characters of a source document in any file "
+        "(runs without a letter and label names aside; runs shorter than "
+        f"{SEED} are not measured and count as 0)",
+    )
+    if not gate.success and found is not None:
+        gate.details.append(
+            {
+                "problem": f"{length} characters of document {found.locator} from offset {found.offset} "
+                f"appear in the release (in {', '.join(_holding(files, found, documents)) or 'its files'})"
+            }
+        )
+    return gate
+
+
+def _holding(files: dict[str, list[str]], found: Any, documents: Iterable[tuple[str, str]]) -> list[str]:
+    """The files holding the leaked run."""
+    text = next((text for locator, text in documents if locator == found.locator), None)
+    if text is None:
+        return []
+    run = text[found.offset : found.offset + found.length]
+    return [name for name, strings in files.items() if any(run in string for string in strings)]
+
+
+def _files(folder: Path) -> list[Path]:
+    return sorted(path for path in folder.rglob("*") if path.is_file())
+
+
+def file_strings(path: Path) -> Iterator[str]:
+    """What a reader of the file sees: a parquet file's string values and metadata, else its text."""
+    if path.suffix == ".parquet":
+        parquet = pq.ParquetFile(path)
+        metadata = parquet.schema_arrow.metadata or {}
+        yield from (value.decode("utf-8", "replace") for value in metadata.values())
+        for batch in parquet.iter_batches(batch_size=4096):
+            for column in batch.columns:
+                yield from _strings(column)
+        return
+    try:
+        yield path.read_bytes().decode("utf-8", "replace")
+    except OSError as error:
+        raise ClincorpError(f"cannot read {path}: {error.strerror or error}") from None
+
+
+def _strings(array: pa.Array) -> Iterator[str]:
+    kind = array.type
+    if pa.types.is_string(kind) or pa.types.is_large_string(kind):
+        yield from (value for value in array.to_pylist() if value is not None)
+    elif pa.types.is_list(kind) or pa.types.is_large_list(kind):
+        yield from _strings(array.flatten())
+    elif pa.types.is_struct(kind):
+        for index in range(kind.num_fields):
+            yield from _strings(array.field(index))

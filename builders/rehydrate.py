@@ -1,0 +1,225 @@
+"""``clincorp rehydrate``: rebuild the full release from a text-free one and the user's own sources.
+
+Streaming in two passes over the text-free release and one over each source: the wanted locators (and the
+sha256 recorded for each) are read from the ``source_documents`` columns, the corpus's builder streams its
+sources keeping only those documents, and each row's recipes are restored and written through the same
+writer the pipeline uses. Memory holds the corpus's documents, never a whole source (4 GB of NOTEEVENTS
+for 638 reports). Every file is then checked against the sha256 the full release's manifest recorded.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from clinical_corpora.builders.base import BuildContext, Builder, OnError, load_builder_class
+from clinical_corpora.builders.inputs import sha256_file
+from clinical_corpora.builders.plugins import find_corpus
+from clinical_corpora.builders.release_view import ReleaseView
+from clinical_corpora.builders.sources.documents import split_locator, text_sha256
+from clinical_corpora.builders.text_free import (
+    FULL_FOLDER,
+    VARIANT,
+    make_staging,
+    publish,
+    read_json,
+    read_wanted,
+    restore,
+    stored_rows,
+)
+from clinical_corpora.builders.writer import SplitWriter
+from clinical_corpora.core.errors import ClincorpError
+from clinical_corpora.core.manifest import CorpusManifest
+from clinical_corpora.schemas.features import features_for, schema_fingerprint
+from clinical_corpora.schemas.licensed import SOURCE_DOCUMENTS, licensed_tree, map_licensed
+
+REJECTS_FILE = "rehydrate-rejects.jsonl"
+SHOWN = 10
+
+
+class RehydrateError(ClincorpError):
+    """A text-free release cannot be restored (bad documents, a damaged release, different bytes)."""
+
+
+@dataclass
+class RehydrateOutcome:
+    folder: Path
+    status: Literal["released", "unchanged", "partial"]
+    documents: int
+    quarantined: list[dict[str, Any]] = field(default_factory=list)
+
+
+def rehydrate(
+    text_free: Path,
+    overrides: dict[str, Path],
+    out: Path,
+    on_error: OnError = "fail",
+    on_stage: Callable[[str], None] | None = None,
+) -> RehydrateOutcome:
+    """Restore ``text_free`` into ``<out>/<corpus>/<version>``; byte-identical or a RehydrateError, unless
+    ``on_error`` is quarantine: then rows whose documents differ are left out, listed in the folder's
+    rehydrate-rejects.jsonl, and the outcome is ``partial``."""
+    stage = on_stage or (lambda line: None)
+    manifest = _text_free_manifest(text_free)
+    corpus = find_corpus(manifest["corpus"])
+    builder = load_builder_class(corpus.builder)()
+    full_manifest = read_json(text_free / FULL_FOLDER / "manifest.json")
+    view = ReleaseView(text_free)
+    features = {config: features_for(builder.CONFIGS[config]) for config in view.configs()}
+    if schema_fingerprint(features) != full_manifest.get("schema_fingerprint"):
+        raise RehydrateError(
+            f"the installed {corpus.name} record models differ from those that built {text_free.name} "
+            f"(schema fingerprint); install clinical-corpora {manifest.get('package_version')}"
+        )
+    ctx = BuildContext(corpus, _sources(corpus, overrides), on_error)
+    stage("collecting the documents the release names")
+    wanted, users = _wanted(builder, view)
+    stage(f"reading {len(wanted)} documents from the sources")
+    documents = read_wanted(builder, ctx, wanted)
+    bad = _bad_documents(wanted, documents, ctx)
+    if bad and on_error == "fail":
+        raise RehydrateError(_bad_report(bad, users) + "\n(--on-error quarantine leaves their records out)")
+    target = out / corpus.name / full_manifest["version"]
+    staging = make_staging(target.parent, target.name)
+    try:
+        stage("restoring the rows")
+        quarantined = _write_rows(builder, view, features, documents, bad, staging)
+        for path in (text_free / FULL_FOLDER).iterdir():
+            shutil.copyfile(path, staging / path.name)
+        if quarantined:
+            (staging / REJECTS_FILE).write_text("".join(json.dumps(q) + "\n" for q in quarantined), encoding="utf-8")
+            shutil.rmtree(target, ignore_errors=True) if _is_partial(target) else None
+            staging.rename(target)
+            return RehydrateOutcome(target, "partial", len(documents), quarantined)
+        stage("checking every file against the full release's sha256")
+        _check_outputs(staging, full_manifest, manifest)
+        return RehydrateOutcome(target, publish(staging, target), len(documents))
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+def _text_free_manifest(folder: Path) -> dict[str, Any]:
+    path = folder / "manifest.json"
+    if not path.is_file():
+        raise RehydrateError(f"{folder} is not a release: it has no manifest.json")
+    manifest = read_json(path)
+    if manifest.get("variant") != VARIANT:
+        raise RehydrateError(f"{folder} is not a text-free release (made by clincorp release --text-free)")
+    for entry in manifest.get("outputs", []):
+        file = folder / entry["file"]
+        if not file.is_file() or sha256_file(file) != entry["sha256"]:
+            raise RehydrateError(f"{file} is missing or differs from the sha256 in {path}: the release is damaged")
+    return manifest
+
+
+def _sources(corpus: CorpusManifest, overrides: dict[str, Path]) -> dict[str, Path | None]:
+    """The given sources; with none given, the embedded samples (a sample release's documents)."""
+    unknown = sorted(set(overrides) - set(corpus.sources))
+    if unknown:
+        raise RehydrateError(
+            f"{corpus.name} has no source {', '.join(unknown)}; its sources are {', '.join(corpus.sources)}"
+        )
+    for name, path in overrides.items():
+        if not path.exists():
+            raise RehydrateError(f"--source {name}={path}: no such file or folder")
+    if overrides:
+        return {name: overrides.get(name) for name in corpus.sources}
+    return {name: corpus.folder / spec.path if spec.path else None for name, spec in corpus.sources.items()}
+
+
+def _wanted(builder: Builder, view: ReleaseView) -> tuple[dict[str, str], dict[str, list[str]]]:
+    """Locator → recorded sha256, and locator → the records (``config/id``) using it."""
+    wanted: dict[str, str] = {}
+    users: dict[str, list[str]] = defaultdict(list)
+    for config in view.configs():
+        id_field = getattr(builder.CONFIGS[config], "id_field", "id")
+        for shard in view.shards(config):
+            for row in stored_rows(shard, [id_field, SOURCE_DOCUMENTS]):
+                for document in row[SOURCE_DOCUMENTS]:
+                    wanted[document["locator"]] = document["sha256"]
+                    users[document["locator"]].append(f"{config}/{row[id_field]}")
+    return wanted, users
+
+
+def _bad_documents(wanted: dict[str, str], documents: dict[str, str], ctx: BuildContext) -> dict[str, str]:
+    """Locator → why it cannot restore the text: missing from its source, or a different text."""
+    bad = {}
+    for locator, sha256 in sorted(wanted.items()):
+        if locator not in documents:
+            source = split_locator(locator)[0]
+            bad[locator] = f"not found in source {source} ({ctx.sources.get(source)})"
+        elif text_sha256(documents[locator]) != sha256:
+            bad[locator] = (
+                f"its text ({len(documents[locator])} characters) differs from the one the release was built from "
+                f"(sha256 {sha256[:12]}…): another version of the source, or an edited file"
+            )
+    return bad
+
+
+def _bad_report(bad: dict[str, str], users: dict[str, list[str]]) -> str:
+    lines = [f"{len(bad)} source document(s) cannot restore the release:"]
+    for locator, reason in list(bad.items())[:SHOWN]:
+        records = users[locator]
+        more = f" and {len(records) - 3} more" if len(records) > 3 else ""
+        lines.append(f"  {locator}: {reason}; used by {', '.join(records[:3])}{more}")
+    if len(bad) > SHOWN:
+        lines.append(f"  … and {len(bad) - SHOWN} more")
+    return "\n".join(lines)
+
+
+def _write_rows(
+    builder: Builder,
+    view: ReleaseView,
+    features: dict[str, Any],
+    documents: dict[str, str],
+    bad: dict[str, str],
+    staging: Path,
+) -> list[dict[str, Any]]:
+    """Every row restored through the pipeline's writer, split by split; returns the rows left out."""
+    quarantined = []
+    for config, config_features in features.items():
+        tree = licensed_tree(builder.CONFIGS[config])
+        id_field = getattr(builder.CONFIGS[config], "id_field", "id")
+        for split in view.splits(config):
+            writer = SplitWriter(staging / "data" / config, split, config_features)
+            for shard in view.shards(config, split):
+                for row in stored_rows(shard):
+                    locators = [document["locator"] for document in row.pop(SOURCE_DOCUMENTS)]
+                    broken = [locator for locator in locators if locator in bad]
+                    if broken:
+                        quarantined.append(
+                            {
+                                "where": f"{config}/{split} [{row[id_field]}]",
+                                "reason": "; ".join(bad[x] for x in broken),
+                                "documents": broken,
+                            }
+                        )
+                        continue
+                    texts = [documents[locator] for locator in locators]
+                    writer.write(map_licensed(row, tree, lambda recipe, texts=texts: restore(recipe, texts)))
+            writer.close()
+    return quarantined
+
+
+def _check_outputs(folder: Path, full_manifest: dict[str, Any], manifest: dict[str, Any]) -> None:
+    """Every file the full release's manifest lists, with the sha256 it records."""
+    differing = [
+        entry["file"]
+        for entry in full_manifest["outputs"]
+        if not (folder / entry["file"]).is_file() or sha256_file(folder / entry["file"]) != entry["sha256"]
+    ]
+    if differing:
+        raise RehydrateError(
+            f"the rehydrated {', '.join(differing)} differ from the maintainer's full release (sha256 in "
+            f"full/manifest.json) although every document matched its hash: this package writes them "
+            f"differently from clinical-corpora {manifest.get('package_version')}, which made the release"
+        )
+
+
+def _is_partial(folder: Path) -> bool:
+    return (folder / REJECTS_FILE).is_file()

@@ -1,0 +1,347 @@
+"""The text-free variant of a release: what anyone may share, and what rehydration restores from.
+
+It is a pure function of the finished full release and the source documents, written beside it as
+``<out>/<corpus>/<version>.text-free/`` by ``clincorp release <corpus> --text-free``. Beside it, not instead
+of it: the maintainer keeps the full release (rehydration is checked against its bytes) and the two are
+made from the same run's sources, so they cannot drift apart; a separate folder, not a config, because the
+Hugging Face Hub hosts a folder and its card, and the card of a text-free folder is a different promise.
+
+- ``data/``: the same configs, splits and rows; every field the record models mark :data:`LicensedText`
+  holds a recipe instead (``schemas/licensed.py``), and each row lists its ``source_documents`` (locator
+  and sha256). A recipe is found greedily: the whole string as one slice of a document when it is one,
+  else the longest slices (:data:`MIN_SLICE` characters or more) with the characters no document holds
+  between them as literals;
+- ``full/``: the full release's manifest.json, validation.json, card, inputs.jsonl and rejects.jsonl as
+  they are (counts, hashes, gate results and statistics; the leak gate checks them like every other file),
+  so rehydration restores every byte and checks it against the recorded sha256;
+- its own manifest.json, validation.json (the leak gate, ``builders/leak_gate.py``) and card.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import tempfile
+from collections import Counter
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from importlib.metadata import version as package_version
+from pathlib import Path
+from typing import Any, Literal
+
+import pyarrow.parquet as pq
+from datasets import Features
+from pydantic import BaseModel
+
+from clinical_corpora.builders.base import BuildContext, Builder, load_builder_class
+from clinical_corpora.builders.inputs import sha256_file
+from clinical_corpora.builders.leak_gate import leak_gate
+from clinical_corpora.builders.release_view import ReleaseView
+from clinical_corpora.builders.sources.documents import split_locator, text_sha256
+from clinical_corpora.builders.text_free_card import render_text_free_card
+from clinical_corpora.builders.writer import SplitWriter
+from clinical_corpora.core.errors import ClincorpError, GateError, ReleaseError
+from clinical_corpora.core.manifest import CorpusManifest
+from clinical_corpora.schemas.features import features_for, schema_fingerprint
+from clinical_corpora.schemas.licensed import (
+    LITERAL,
+    SOURCE_DOCUMENTS,
+    licensed_paths,
+    licensed_tree,
+    map_licensed,
+    text_free_features,
+)
+from clinical_corpora.validation.gates import GateResult
+
+VARIANT = "text-free"
+TEXT_FREE_SUFFIX = ".text-free"
+FULL_FOLDER = "full"
+MIN_SLICE = 4
+"""Shorter matches are stored as literals: a slice costs three integers, and a few letters are no text."""
+BATCH_ROWS = 1024
+
+Segment = dict[str, Any]
+
+
+@dataclass
+class TextFreeOutcome:
+    folder: Path
+    status: Literal["released", "unchanged"]
+    gate: GateResult
+
+
+def recipe(value: str, documents: Sequence[str]) -> list[Segment]:
+    """Segments restoring ``value`` from ``documents``: one slice when a document holds it whole, else the
+    longest slices left to right with literals between them."""
+    for index, text in enumerate(documents):
+        at = text.find(value)
+        if at >= 0 and value:
+            return [_slice(index, at, at + len(value))]
+    segments: list[Segment] = []
+    literal: list[str] = []
+    position = 0
+    while position < len(value):
+        index, at, length = _longest_prefix(value, position, documents)
+        if length < MIN_SLICE:
+            literal.append(value[position])
+            position += 1
+            continue
+        if literal:
+            segments.append(_literal("".join(literal)))
+            literal = []
+        segments.append(_slice(index, at, at + length))
+        position += length
+    if literal:
+        segments.append(_literal("".join(literal)))
+    return segments
+
+
+def _longest_prefix(value: str, position: int, documents: Sequence[str]) -> tuple[int, int, int]:
+    """(document, offset, length) of the longest prefix of ``value[position:]`` a document holds."""
+    best = (LITERAL, 0, 0)
+    if len(value) - position < MIN_SLICE:
+        return best
+    for index, text in enumerate(documents):
+        if value[position : position + MIN_SLICE] not in text:
+            continue
+        low, high = MIN_SLICE, len(value) - position
+        while low < high:
+            middle = (low + high + 1) // 2
+            if value[position : position + middle] in text:
+                low = middle
+            else:
+                high = middle - 1
+        if low > best[2]:
+            best = (index, text.find(value[position : position + low]), low)
+    return best
+
+
+def _slice(document: int, start: int, end: int) -> Segment:
+    return {"document": document, "start": start, "end": end, "literal": None}
+
+
+def _literal(text: str) -> Segment:
+    return {"document": LITERAL, "start": 0, "end": 0, "literal": text}
+
+
+def restore(segments: Sequence[Segment], documents: Sequence[str]) -> str:
+    """The string a recipe stands for."""
+    return "".join(
+        segment["literal"]
+        if segment["document"] == LITERAL
+        else documents[segment["document"]][segment["start"] : segment["end"]]
+        for segment in segments
+    )
+
+
+def stored_rows(shard: Path, columns: list[str] | None = None) -> Iterator[dict[str, Any]]:
+    """The rows of a parquet shard as stored (ClassLabel ids), batch by batch."""
+    for batch in pq.ParquetFile(shard).iter_batches(batch_size=BATCH_ROWS, columns=columns):
+        yield from batch.to_pylist()
+
+
+def read_json(path: Path) -> dict[str, Any]:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise ClincorpError(f"{path}: not readable JSON ({error})") from None
+
+
+def write_json(path: Path, payload: dict[str, Any]) -> None:
+    path.write_text(json.dumps(payload, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+def release_text_free(
+    manifest: CorpusManifest, full: Path, sources: dict[str, Path | None], on_stage: Any = None
+) -> TextFreeOutcome:
+    """Write ``<version>.text-free`` beside the full release ``full`` (built from ``sources``); a GateError
+    when the leak gate fails (nothing is written)."""
+    stage = on_stage or (lambda line: None)
+    full_manifest = read_json(full / "manifest.json")
+    if full_manifest.get("corpus") != manifest.name or full_manifest.get("variant") == VARIANT:
+        raise ClincorpError(f"{full} is not a full release of {manifest.name}")
+    builder = load_builder_class(manifest.builder)()
+    ctx = BuildContext(manifest, sources)
+    view = ReleaseView(full)
+    models = {config: builder.CONFIGS[config] for config in view.configs()}
+    stage("collecting the source documents the release's text comes from")
+    wanted = {
+        locator
+        for config in models
+        for shard in view.shards(config)
+        for row in stored_rows(shard)
+        for locator in builder.source_documents(ctx, config, row)
+    }
+    stage(f"reading {len(wanted)} source documents")
+    documents = read_wanted(builder, ctx, wanted)
+    missing = sorted(wanted - documents.keys())
+    if missing:
+        raise ClincorpError(
+            f"{manifest.name}: the sources hold no document {', '.join(missing[:10])}"
+            + (f" and {len(missing) - 10} more" if len(missing) > 10 else "")
+            + ": give the sources the full release was built from"
+        )
+    target = full.parent / f"{full_manifest['version']}{TEXT_FREE_SUFFIX}"
+    staging = make_staging(full.parent, target.name)
+    try:
+        stage("writing the text-free rows")
+        features = _write_rows(builder, ctx, view, models, documents, staging)
+        _copy_full_files(full, full_manifest, staging / FULL_FOLDER)
+        stage("running the leak gate")
+        ignored = {name for config in features.values() for name in _label_names(config)}
+        gate = leak_gate(staging, documents.items(), ignored)
+        write_json(
+            staging / "validation.json",
+            {
+                "corpus": manifest.name,
+                "version": full_manifest["version"],
+                "variant": VARIANT,
+                "gates": [gate.as_dict()],
+            },
+        )
+        licensed = {config: licensed_paths(model) for config, model in models.items()}
+        by_source = dict(sorted(Counter(split_locator(locator)[0] for locator in documents).items()))
+        rows = {config: _rows(view, config) for config in models}
+        (staging / "README.md").write_text(
+            render_text_free_card(manifest, full_manifest, features, rows, licensed, by_source, gate, target.name),
+            encoding="utf-8",
+        )
+        write_json(
+            staging / "manifest.json",
+            {
+                "corpus": manifest.name,
+                "version": full_manifest["version"],
+                "variant": VARIANT,
+                "release": True,
+                "builder": manifest.builder,
+                "builder_version": builder.VERSION,
+                "package_version": package_version("clinical-corpora"),
+                "sample": full_manifest.get("sample"),
+                "schema_fingerprint": schema_fingerprint(features),
+                "full_schema_fingerprint": full_manifest.get("schema_fingerprint"),
+                "licensed_fields": licensed,
+                "documents": by_source,
+                "outputs": release_outputs(staging),
+                "gates": [{"gate": gate.gate, "status": gate.status, "observed": gate.observed}],
+            },
+        )
+        if not gate.success:
+            raise GateError(f"{manifest.name}: {gate.describe()}; {gate.details[0]['problem']}")
+        return TextFreeOutcome(target, publish(staging, target), gate)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+def read_wanted(builder: Builder, ctx: BuildContext, wanted: Mapping[str, Any] | set[str]) -> dict[str, str]:
+    """The wanted documents' texts, streamed from the sources (anything else read is dropped at once)."""
+    documents: dict[str, str] = {}
+    for locator, text in builder.read_documents(ctx, set(wanted)):
+        if locator in wanted:
+            documents.setdefault(locator, text)
+    return documents
+
+
+def _write_rows(
+    builder: Builder,
+    ctx: BuildContext,
+    view: ReleaseView,
+    models: dict[str, type[BaseModel]],
+    documents: dict[str, str],
+    staging: Path,
+) -> dict[str, Features]:
+    """Each config's rows with recipes in place of licensed text; returns the text-free Features."""
+    hashes = {locator: text_sha256(text) for locator, text in documents.items()}
+    derived = {}
+    for config, model in models.items():
+        tree = licensed_tree(model)
+        derived[config] = features = text_free_features(features_for(model), tree)
+        for split in view.splits(config):
+            writer = SplitWriter(staging / "data" / config, split, features)
+            for shard in view.shards(config, split):
+                for row in stored_rows(shard):
+                    locators = builder.source_documents(ctx, config, row)
+                    texts = [documents[locator] for locator in locators]
+                    row = map_licensed(row, tree, lambda value, texts=texts: recipe(value, texts))
+                    row[SOURCE_DOCUMENTS] = [{"locator": locator, "sha256": hashes[locator]} for locator in locators]
+                    writer.write(row)
+            writer.close()
+    return derived
+
+
+def _copy_full_files(full: Path, full_manifest: dict[str, Any], folder: Path) -> None:
+    """The full release's files other than its data (manifest.json, validation.json, card...)."""
+    folder.mkdir()
+    names = ["manifest.json", *(entry["file"] for entry in full_manifest["outputs"] if "/" not in entry["file"])]
+    for name in names:
+        shutil.copyfile(full / name, folder / name)
+
+
+def _rows(view: ReleaseView, config: str) -> dict[str, int]:
+    return {split: sum(view.rows_in(shard) for shard in view.shards(config, split)) for split in view.splits(config)}
+
+
+def _label_names(feature: Any) -> Iterator[str]:
+    """Every ClassLabel name inside a feature."""
+    names = getattr(feature, "names", None)
+    if isinstance(names, list):
+        yield from names
+    inner = getattr(feature, "feature", None)
+    if inner is not None:
+        yield from _label_names(inner)
+    if isinstance(feature, dict):
+        for child in feature.values():
+            yield from _label_names(child)
+
+
+def release_outputs(folder: Path) -> list[dict[str, Any]]:
+    """Every file of a release folder but its manifest, with sha256 (parquet files with their rows)."""
+    outputs = []
+    for path in sorted(folder.rglob("*")):
+        name = path.relative_to(folder).as_posix()
+        if not path.is_file() or name == "manifest.json":
+            continue
+        entry: dict[str, Any] = {"file": name, "sha256": sha256_file(path)}
+        if path.suffix == ".parquet":
+            entry["rows"] = pq.ParquetFile(path).metadata.num_rows
+        outputs.append(entry)
+    return outputs
+
+
+STAGING_TAG = ".staging-"
+
+
+def make_staging(parent: Path, name: str) -> Path:
+    """A hidden staging folder ``.<name>.staging-<pid>@<host>.<random>`` (the pipeline removes those of
+    killed runs), with the permissions the umask gives."""
+    parent.mkdir(parents=True, exist_ok=True)
+    host = "".join(c if c.isalnum() or c == "-" else "-" for c in socket.gethostname())
+    try:
+        staging = Path(tempfile.mkdtemp(prefix=f".{name}{STAGING_TAG}{os.getpid()}@{host}.", dir=parent))
+    except OSError as error:
+        raise ReleaseError(f"cannot write into {parent}: {error.strerror or error}") from None
+    mask = os.umask(0o022)
+    os.umask(mask)
+    staging.chmod(0o777 & ~mask)
+    return staging
+
+
+def publish(staging: Path, target: Path) -> Literal["released", "unchanged"]:
+    """Rename ``staging`` to ``target``; an existing ``target`` with the same bytes is left as it is."""
+    if target.exists():
+        if _digest(target) == _digest(staging):
+            return "unchanged"
+        raise ReleaseError(
+            f"{target} already exists with different bytes: releases are immutable; remove it (a sample release) "
+            "or bump the corpus version"
+        )
+    try:
+        staging.rename(target)
+    except OSError as error:
+        raise ReleaseError(f"cannot write {target}: {error.strerror or error}") from None
+    return "released"
+
+
+def _digest(folder: Path) -> dict[str, str]:
+    return {p.relative_to(folder).as_posix(): sha256_file(p) for p in sorted(folder.rglob("*")) if p.is_file()}

@@ -1,0 +1,104 @@
+"""The dataset card of a text-free release: what was removed, what restores it, and the exact commands."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from datasets import Features
+from datasets.info import DatasetInfo, DatasetInfosDict
+from datasets.splits import SplitDict, SplitInfo
+from datasets.utils.metadata import MetadataConfigs
+from huggingface_hub import DatasetCardData
+
+from clinical_corpora.builders.base import Table
+from clinical_corpora.builders.card import markdown_table
+from clinical_corpora.core.manifest import CorpusManifest
+from clinical_corpora.schemas.licensed import SOURCE_DOCUMENTS
+from clinical_corpora.validation.gates import GateResult
+
+
+def render_text_free_card(
+    manifest: CorpusManifest,
+    full_manifest: dict[str, Any],
+    features: dict[str, Features],
+    rows: dict[str, dict[str, int]],
+    licensed: dict[str, list[str]],
+    documents: dict[str, int],
+    gate: GateResult,
+    folder_name: str,
+) -> str:
+    """README.md: front matter loading the text-free configs, then what a modeller needs to restore them."""
+    version = full_manifest["version"]
+    first = next(iter(features))
+    removed = Table(
+        ["config", "fields replaced by recipes"],
+        [[config, ", ".join(f"`{path}`" for path in paths) or "none"] for config, paths in licensed.items()],
+    )
+    inputs = Table(
+        ["source", "documents", "what it is and where to get it"],
+        [[name, count, " ".join(manifest.sources[name].description.split())] for name, count in documents.items()],
+    )
+    sources = " ".join(f"--source {name}=PATH" for name in documents)
+    split_rows = Table(
+        ["config", "split", "rows"],
+        [[config, split, count] for config, splits in rows.items() for split, count in splits.items()],
+    )
+    observed = gate.observed
+    body = [
+        f"## {manifest.pretty_name} ({manifest.name} {version}, text-free)\n",
+        "**Text-free release: it holds no licensed text and may be shared.** It has the configs, splits and "
+        "rows of the full release, with ids, offsets, labels and chains as they are; every field holding "
+        "text of a licensed source was removed and replaced by a recipe that restores it from your own "
+        "copy of the sources: a list of segments, each a slice (`document`, `start`, `end`) of one of the "
+        f"row's `{SOURCE_DOCUMENTS}` (its locator `<source>:<key>` and the sha256 of its text) or a short "
+        "`literal` (`document` -1) no source document holds.\n",
+        f"{manifest.description.strip()}\n",
+        f"Access to the sources: {manifest.access.how.strip()}\n",
+        "## What was removed\n",
+        markdown_table(removed),
+        "## What restores it\n",
+        "The documents the text comes from, by source:\n",
+        markdown_table(inputs),
+        "With your copies of those sources:\n",
+        f"```bash\npip install clinical-corpora\nclincorp rehydrate {folder_name} {sources} --out releases\n```\n",
+        f"writes `releases/{manifest.name}/{version}/`, byte for byte the full release the maintainer built "
+        "(every file is checked against the sha256 recorded in `full/manifest.json`); a document whose text "
+        "differs from the recorded hash (another version of the source, an edited file) is reported by "
+        "locator with the records using it, and the command fails unless `--on-error quarantine`. Then:\n",
+        f'```python\nfrom datasets import load_dataset\n\ndataset = load_dataset("releases/{manifest.name}/'
+        f'{version}", "{first}")\n```\n',
+        "## Rows per split\n",
+        markdown_table(split_rows),
+        "## Leak gate\n",
+        f"No file of this release (parquet values and metadata, JSON, cards) shares a run of more than "
+        f"{observed['limit']} characters with a source document, runs without a letter and label names aside. "
+        f"Longest shared run found: {observed['longest_shared_run']} characters (runs shorter than "
+        f"{observed['measured_from']} are not measured). `full/` holds the full release's manifest, "
+        "validation results, card and input list, checked by the same gate.\n",
+        "## Citation\n",
+        f"```bibtex\n{manifest.citation.strip()}\n```\n",
+    ]
+    return f"---\n{_front_matter(manifest, features, rows)}\n---\n\n" + "\n".join(body)
+
+
+def _front_matter(manifest: CorpusManifest, features: dict[str, Features], rows: dict[str, dict[str, int]]) -> str:
+    data = DatasetCardData(
+        pretty_name=f"{manifest.pretty_name} (text-free)",
+        license=manifest.license,
+        task_categories=manifest.task_categories or None,
+        tags=[*(manifest.tags or []), "text-free"],
+    )
+    MetadataConfigs(
+        {
+            config: {"data_files": [{"split": split, "path": f"data/{config}/{split}-*.parquet"} for split in splits]}
+            for config, splits in rows.items()
+        }
+    ).to_dataset_card_data(data)
+    infos = DatasetInfosDict()
+    for config, config_features in features.items():
+        split_dict = SplitDict()
+        for split, count in rows[config].items():
+            split_dict.add(SplitInfo(name=split, num_examples=count))
+        infos[config] = DatasetInfo(features=config_features, splits=split_dict)
+    infos.to_dataset_card_data(data)
+    return data.to_yaml()
