@@ -73,7 +73,33 @@ def _parser() -> argparse.ArgumentParser:
             default="fail",
             help="fail on the first bad record, or quarantine bad records in rejects.jsonl",
         )
+        if name == "release":
+            command.add_argument(
+                "--text-free",
+                action="store_true",
+                help="also write the text-free variant beside the release (<version>.text-free: no licensed text, "
+                "checked by the leak gate; anyone may share it and restore the release with clincorp rehydrate)",
+            )
         command.set_defaults(handler=handler)
+    rehydrate = commands.add_parser(
+        "rehydrate", help="rebuild a full release from a text-free one and your own copies of its sources"
+    )
+    rehydrate.add_argument("release", type=Path, help="a text-free release folder (<version>.text-free)")
+    rehydrate.add_argument(
+        "--source",
+        action="append",
+        default=[],
+        metavar="NAME=PATH",
+        help="your copy of source NAME (clincorp list names them); none given: the embedded samples",
+    )
+    rehydrate.add_argument("--out", type=Path, default=Path("releases"), help="writes <out>/<corpus>/<version>/")
+    rehydrate.add_argument(
+        "--on-error",
+        choices=["fail", "quarantine"],
+        default="fail",
+        help="fail when a document differs from its recorded hash, or leave its records out (a partial release)",
+    )
+    rehydrate.set_defaults(handler=_rehydrate)
     validate = commands.add_parser("validate", help="re-check an existing release folder")
     validate.add_argument("release", type=Path)
     validate.add_argument(
@@ -185,9 +211,59 @@ def _run(args: argparse.Namespace, mode: Literal["release", "build"]) -> int:
             f"(read {counts.get('read')}, written {counts.get('written')}, rejected {counts.get('rejected')})"
         )
         summary.append([manifest.name, version, outcome.status, str(outcome.folder)])
+        if getattr(args, "text_free", False):
+            summary.append(_text_free(manifest, outcome.folder, overrides, args.sample, len(corpora) == 1))
     if len(corpora) > 1:
         print(_summary_table(summary))
     return 1 if any(row[2] == "FAILED" for row in summary) else 0
+
+
+def _text_free(
+    manifest: CorpusManifest, folder: Path, overrides: dict[str, Path], samples: list[str], alone: bool
+) -> list[str]:
+    """Write the text-free variant of a release; its summary row (FAILED with the reason, unless alone)."""
+    from clinical_corpora.builders.inputs import resolve_sources
+    from clinical_corpora.builders.text_free import TEXT_FREE_SUFFIX, release_text_free
+
+    name = folder.name + TEXT_FREE_SUFFIX
+    try:
+        sources = resolve_sources(manifest, overrides, samples)
+        outcome = release_text_free(
+            manifest, folder, sources, lambda line: print(f"{manifest.name}: {line}", file=sys.stderr, flush=True)
+        )
+    except ClincorpError as error:
+        if alone:
+            raise
+        print(f"error: {manifest.name} text-free: {error}", file=sys.stderr)
+        return [manifest.name, name, "FAILED", str(error).splitlines()[0]]
+    verb = "released" if outcome.status == "released" else "unchanged (identical bytes)"
+    print(
+        f"{manifest.name} {name}: {verb} at {outcome.folder} (leak gate: longest shared run "
+        f"{outcome.gate.observed['longest_shared_run']} characters, limit {outcome.gate.observed['limit']})"
+    )
+    return [manifest.name, name, outcome.status, str(outcome.folder)]
+
+
+def _rehydrate(args: argparse.Namespace) -> int:
+    from clinical_corpora.builders.rehydrate import REJECTS_FILE, rehydrate
+
+    load_plugins()
+    outcome = rehydrate(
+        args.release,
+        _overrides(args.source),
+        args.out,
+        args.on_error,
+        lambda line: print(f"rehydrate: {line}", file=sys.stderr, flush=True),
+    )
+    if outcome.status == "partial":
+        print(
+            f"{outcome.folder}: PARTIAL, {len(outcome.quarantined)} record(s) left out because their documents "
+            f"differ (listed in {REJECTS_FILE}); it is not the maintainer's release and clincorp validate rejects it"
+        )
+        return 0
+    verb = "restored" if outcome.status == "released" else "unchanged (identical bytes)"
+    print(f"{outcome.folder}: {verb} from {outcome.documents} documents, byte-identical to the full release")
+    return 0
 
 
 def _summary_table(rows: list[list[str]]) -> str:

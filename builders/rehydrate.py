@@ -164,9 +164,15 @@ def _bad_documents(wanted: dict[str, str], documents: dict[str, str], ctx: Build
 def _bad_report(bad: dict[str, str], users: dict[str, list[str]]) -> str:
     lines = [f"{len(bad)} source document(s) cannot restore the release:"]
     for locator, reason in list(bad.items())[:SHOWN]:
-        records = users[locator]
-        more = f" and {len(records) - 3} more" if len(records) > 3 else ""
-        lines.append(f"  {locator}: {reason}; used by {', '.join(records[:3])}{more}")
+        by_config: dict[str, list[str]] = defaultdict(list)
+        for record in users[locator]:
+            config, _, record_id = record.partition("/")
+            by_config[config].append(record_id)
+        used = "; ".join(
+            f"{config} {', '.join(ids[:3])}" + (f" and {len(ids) - 3} more" if len(ids) > 3 else "")
+            for config, ids in by_config.items()
+        )
+        lines.append(f"  {locator}: {reason}; used by {used}")
     if len(bad) > SHOWN:
         lines.append(f"  … and {len(bad) - SHOWN} more")
     return "\n".join(lines)

@@ -19,6 +19,8 @@ from clinical_corpora.builders.inputs import inputs_problems, sha256_file
 from clinical_corpora.builders.pipeline import quality_tables, record_ids
 from clinical_corpora.builders.plugins import find_corpus
 from clinical_corpora.builders.release_view import SHARD_PATTERN, ReleaseView
+from clinical_corpora.builders.text_free import VARIANT
+from clinical_corpora.builders.text_free_check import text_free_checks
 from clinical_corpora.core.errors import ClincorpError
 from clinical_corpora.core.manifest import SAMPLE_TAG, CorpusManifest, Expectation
 from clinical_corpora.schemas.features import LabelIdError, features_for, row_decoder, schema_fingerprint
@@ -54,6 +56,9 @@ def release_checks(folder: Path, on_step: Step | None = None, corpus: str | Path
     files = _guarded("files", "hashes as in manifest.json", lambda: _files_gate(folder, manifest))
     yield files
     if not files.success:
+        return
+    if manifest.get("variant") == VARIANT:
+        yield from text_free_checks(folder, manifest, announce, corpus)
         return
     announce(f"step 2/{STEPS}: manifest.json against the data and the installed corpus")
     installed: list[CorpusManifest] = []

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import csv
 from collections import Counter, defaultdict
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator, Mapping
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import pyarrow.compute as pc
 
@@ -78,6 +78,16 @@ class TinyBuilder(Builder):
                             }
                         ),
                     )
+
+    def source_documents(self, ctx: BuildContext, config: str, row: Mapping[str, Any]) -> list[str]:
+        return [f"notes:{row['id']}"]
+
+    def read_documents(self, ctx: BuildContext, locators: Collection[str]) -> Iterator[tuple[str, str]]:
+        with ctx.source("notes").open(encoding="utf-8", newline="") as handle:
+            reader = csv.reader(handle, delimiter="\t", quoting=csv.QUOTE_NONE)
+            next(reader)
+            for note_id, _, text in reader:
+                yield f"notes:{note_id}", text.replace("\\n", "\n")
 
     def agreement(self, ctx: BuildContext, release: ReleaseView) -> AgreementReport | None:
         if not ctx.has_source("second_annotator"):

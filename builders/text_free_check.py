@@ -1,0 +1,83 @@
+"""``clincorp validate`` of a text-free release, after its file hashes: the schema derived from the installed
+corpus's record models, the full release it restores, and the leak gate it passed.
+
+The leak gate itself needs the source documents, which a modeller may not hold; it is re-run by
+``clincorp rehydrate`` followed by ``clincorp release --text-free`` from the same sources.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from clinical_corpora.builders.base import load_builder_class
+from clinical_corpora.builders.plugins import find_corpus
+from clinical_corpora.builders.release_view import ReleaseView
+from clinical_corpora.builders.text_free import FULL_FOLDER, TEXT_FREE_SUFFIX, read_json
+from clinical_corpora.core.errors import ClincorpError
+from clinical_corpora.schemas.features import features_for, schema_fingerprint
+from clinical_corpora.schemas.licensed import licensed_tree, text_free_features
+from clinical_corpora.validation.gates import GateResult
+
+
+def text_free_checks(
+    folder: Path, manifest: dict[str, Any], announce: Callable[[str], None], corpus: str | Path | None = None
+) -> Iterator[GateResult]:
+    announce("text-free step 2/3: schema against the installed corpus's record models, and the full release")
+    yield _gate(
+        "text-free schema", "features derived from the record models", _schema_problems(folder, manifest, corpus)
+    )
+    announce("text-free step 3/3: the leak gate recorded in validation.json")
+    yield _gate("leak", "the leak gate passed when the release was written", _leak_problems(folder))
+
+
+def _gate(name: str, expected: str, problems: list[str]) -> GateResult:
+    return GateResult(
+        name, not problems, f"{len(problems)} problems", expected, [{"problem": p} for p in problems[:20]]
+    )
+
+
+def _schema_problems(folder: Path, manifest: dict[str, Any], corpus: str | Path | None) -> list[str]:
+    try:
+        installed = find_corpus(str(corpus if corpus is not None else manifest.get("corpus")))
+    except ClincorpError as error:
+        return [f"manifest.json names corpus {manifest.get('corpus')!r}, which cannot be checked: {error}"]
+    builder = load_builder_class(installed.builder)()
+    view = ReleaseView(folder)
+    problems = []
+    expected = {}
+    for config in view.configs():
+        if config not in builder.CONFIGS:
+            problems.append(f"config {config}: not a config of the installed {installed.name}")
+            continue
+        model = builder.CONFIGS[config]
+        expected[config] = text_free_features(features_for(model), licensed_tree(model))
+        problems += [
+            f"{shard.name}: embedded features differ from the text-free {config} record model"
+            for shard in view.shards(config)
+            if view.shard_features(shard) != expected[config]
+        ]
+    if schema_fingerprint(expected) != manifest.get("schema_fingerprint"):
+        problems.append("the installed record models no longer match the release's schema fingerprint")
+    full = (
+        read_json(folder / FULL_FOLDER / "manifest.json") if (folder / FULL_FOLDER / "manifest.json").is_file() else {}
+    )
+    if (full.get("corpus"), full.get("version")) != (manifest.get("corpus"), manifest.get("version")):
+        problems.append(f"{FULL_FOLDER}/manifest.json does not describe the full release of this corpus and version")
+    if folder.name != f"{manifest.get('version')}{TEXT_FREE_SUFFIX}":
+        problems.append(
+            f"the folder is {folder.name}, manifest.json's version {manifest.get('version')}{TEXT_FREE_SUFFIX}"
+        )
+    return problems
+
+
+def _leak_problems(folder: Path) -> list[str]:
+    validation = read_json(folder / "validation.json") if (folder / "validation.json").is_file() else {}
+    gate = next((g for g in validation.get("gates", []) if g.get("gate") == "leak"), None)
+    if gate is None:
+        return ["validation.json records no leak gate"]
+    observed = gate.get("observed", {})
+    if gate.get("status") != "pass" or observed.get("longest_shared_run", 0) > observed.get("limit", 0):
+        return [f"the leak gate did not pass: {observed}"]
+    return []

@@ -1,0 +1,202 @@
+"""Text-free releases for every registered corpus: full release → text-free → rehydrate from the same inputs
+→ byte-identical; the leak gate passes on each and fails on a planted leak; a changed source document is
+reported by its locator and the records using it."""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import io
+import json
+import shutil
+from pathlib import Path
+
+import datasets
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from clinical_corpora.builders.base import BuildContext, load_builder_class
+from clinical_corpora.builders.cli import main
+from clinical_corpora.builders.inputs import resolve_sources
+from clinical_corpora.builders.leak_gate import LEAK_LIMIT, leak_gate
+from clinical_corpora.builders.plugins import all_corpora, find_corpus
+from clinical_corpora.builders.rehydrate import REJECTS_FILE, RehydrateError, rehydrate
+from clinical_corpora.builders.release_check import check_release
+from clinical_corpora.builders.release_view import ReleaseView
+from clinical_corpora.builders.text_free import FULL_FOLDER, TEXT_FREE_SUFFIX, read_wanted, release_text_free
+from clinical_corpora.core.errors import GateError
+from clinical_corpora.core.manifest import CorpusManifest
+from clinical_corpora.schemas.features import features_for
+from clinical_corpora.schemas.licensed import SOURCE_DOCUMENTS, licensed_paths, licensed_tree, text_free_features
+from tests.conftest import SampleRelease
+
+CORPORA = [manifest.name for manifest in all_corpora()]
+
+
+def tree(folder: Path) -> dict[str, bytes]:
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+@pytest.fixture(params=CORPORA)
+def corpus(request: pytest.FixtureRequest) -> CorpusManifest:
+    return find_corpus(request.param)
+
+
+@pytest.fixture
+def full(corpus: CorpusManifest, sample_release: SampleRelease, tmp_path: Path) -> Path:
+    """A copy of the corpus's sample release (the text-free variant is written beside it)."""
+    folder = sample_release(corpus.name).folder
+    return Path(shutil.copytree(folder, tmp_path / "releases" / corpus.name / folder.name))
+
+
+@pytest.fixture
+def text_free(corpus: CorpusManifest, full: Path) -> Path:
+    outcome = release_text_free(corpus, full, resolve_sources(corpus, {}))
+    assert outcome.status == "released" and outcome.folder == full.parent / f"{full.name}{TEXT_FREE_SUFFIX}"
+    return outcome.folder
+
+
+def documents(corpus: CorpusManifest, text_free: Path) -> dict[str, str]:
+    """The sample's source documents the text-free release names."""
+    builder = load_builder_class(corpus.builder)()
+    view = ReleaseView(text_free)
+    wanted = {
+        document["locator"]
+        for config in view.configs()
+        for document in view.arrow(config, columns=[SOURCE_DOCUMENTS]).column(0).combine_chunks().flatten().to_pylist()
+    }
+    return read_wanted(builder, BuildContext(corpus, resolve_sources(corpus, {})), wanted)
+
+
+def test_rehydration_restores_the_full_release_byte_for_byte(full: Path, text_free: Path, tmp_path: Path) -> None:
+    outcome = rehydrate(text_free, {}, tmp_path / "restored")
+    assert outcome.status == "released" and outcome.documents > 0
+    restored, original = tree(outcome.folder), tree(full)
+    assert sorted(restored) == sorted(original)
+    assert [name for name in original if restored[name] != original[name]] == []
+
+
+def test_text_free_release_holds_no_licensed_text_and_loads(
+    corpus: CorpusManifest, full: Path, text_free: Path
+) -> None:
+    builder = load_builder_class(corpus.builder)()
+    view, full_view = ReleaseView(text_free), ReleaseView(full)
+    manifest = json.loads((text_free / "manifest.json").read_text(encoding="utf-8"))
+    assert manifest["variant"] == "text-free" and manifest["gates"][0]["status"] == "pass"
+    assert (text_free / FULL_FOLDER / "manifest.json").read_bytes() == (full / "manifest.json").read_bytes()
+    for config in full_view.configs():
+        model = builder.CONFIGS[config]
+        assert manifest["licensed_fields"][config] == licensed_paths(model)
+        derived = text_free_features(features_for(model), licensed_tree(model))
+        assert view.features(config) == derived
+        loaded = datasets.load_dataset(str(text_free), config)
+        rows = {split: len(loaded[split]) for split in loaded}
+        assert rows == {split: full_view.arrow(config, split).num_rows for split in full_view.splits(config)}
+    assert [gate.gate for gate in check_release(text_free) if not gate.success] == []
+
+
+def test_leak_gate_passes_and_fails_on_a_planted_sentence(
+    corpus: CorpusManifest, text_free: Path, tmp_path: Path
+) -> None:
+    texts = documents(corpus, text_free)
+    gate = leak_gate(text_free, texts.items())
+    assert gate.success and gate.observed["longest_shared_run"] <= LEAK_LIMIT
+    locator, text = max(texts.items(), key=lambda item: len(item[1]))
+    sentence = text[: LEAK_LIMIT + 10]
+    planted = Path(shutil.copytree(text_free, tmp_path / "planted"))
+    card = planted / FULL_FOLDER / "README.md"
+    card.write_text(card.read_text(encoding="utf-8") + f"\nExample: {sentence}\n", encoding="utf-8")
+    failed = leak_gate(planted, texts.items())
+    assert not failed.success
+    assert failed.observed["longest_shared_run"] >= len(sentence.strip())
+    assert f"{FULL_FOLDER}/README.md" in failed.details[0]["problem"]
+    assert sentence not in failed.details[0]["problem"]  # the gate names the document, never quotes it
+
+
+def test_leak_gate_finds_text_in_parquet_values(corpus: CorpusManifest, text_free: Path, tmp_path: Path) -> None:
+    texts = documents(corpus, text_free)
+    locator, text = max(texts.items(), key=lambda item: len(item[1]))
+    planted = Path(shutil.copytree(text_free, tmp_path / "planted"))
+    shard = ReleaseView(planted).shards(ReleaseView(planted).configs()[0])[0]
+    table = pq.read_table(shard)
+    rows = table.to_pylist()
+    rows[-1][SOURCE_DOCUMENTS].append({"locator": text[:50], "sha256": "0" * 64})
+    pq.write_table(pa.Table.from_pylist(rows, schema=table.schema), shard)
+    gate = leak_gate(planted, texts.items())
+    assert not gate.success and gate.observed["longest_shared_run"] >= 40
+
+
+def test_an_unmarked_licensed_field_fails_the_gate_and_writes_nothing(
+    monkeypatch: pytest.MonkeyPatch, sample_release: SampleRelease, tmp_path: Path
+) -> None:
+    """rad_coref with report text left unmarked: the text-free variant would carry every report."""
+    corpus = find_corpus("rad_coref")
+    release = Path(shutil.copytree(sample_release("rad_coref").folder, tmp_path / "rad_coref" / "1.0.1+sample"))
+    from clinical_corpora.builders import text_free as module
+
+    def without_report_text(model: type) -> dict:
+        tree = licensed_tree(model)
+        if "reports" in tree:
+            del tree["reports"][0]["text"]
+        return tree
+
+    monkeypatch.setattr(module, "licensed_tree", without_report_text)
+    with pytest.raises(GateError, match=r"gate leak FAILED.*noteevents:\d+"):
+        release_text_free(corpus, release, resolve_sources(corpus, {}))
+    assert sorted(path.name for path in release.parent.iterdir()) == ["1.0.1+sample"]
+
+
+@pytest.mark.parametrize("corpus", ["sdoh"], indirect=True)
+def test_a_changed_note_is_reported_by_locator_and_record(
+    corpus: CorpusManifest, text_free: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    shac = Path(shutil.copytree(corpus.folder / "sample" / "shac", tmp_path / "shac"))
+    note = shac / "train" / "mimic" / "0101.txt"
+    note.write_text(note.read_text(encoding="utf-8").replace("a", "o", 1), encoding="utf-8")
+    out = tmp_path / "restored"
+    arguments = ["rehydrate", str(text_free), "--source", f"shac={shac}", "--out", str(out)]
+    assert main(arguments) == 1
+    error = capsys.readouterr().err
+    assert "shac:train/mimic/0101.txt: its text" in error and "used by sdoh train/mimic/0101" in error
+    assert not (out / "sdoh").exists() or not any((out / "sdoh").iterdir())
+    assert main([*arguments, "--on-error", "quarantine"]) == 0
+    assert "PARTIAL, 1 record(s) left out" in capsys.readouterr().out
+    rejects = [json.loads(line) for line in (out / "sdoh" / "1.0.1+sample" / REJECTS_FILE).read_text().splitlines()]
+    assert [reject["documents"] for reject in rejects] == [["shac:train/mimic/0101.txt"]]
+
+
+@pytest.mark.parametrize("corpus", ["rad_coref"], indirect=True)
+def test_another_noteevents_version_is_reported_by_row_id(
+    corpus: CorpusManifest, text_free: Path, tmp_path: Path
+) -> None:
+    """A NOTEEVENTS whose annotated report 1000101 was edited (another MIMIC version, say)."""
+    sample = corpus.folder / "sample" / "NOTEEVENTS.csv.gz"
+    rows = list(csv.reader(io.StringIO(gzip.decompress(sample.read_bytes()).decode("utf-8"))))
+    text_column = rows[0].index("TEXT")
+    for row in rows[1:]:
+        if row[0] == "1000101":
+            row[text_column] = row[text_column].replace(" ", "  ", 1)
+    buffer = io.StringIO()
+    csv.writer(buffer, lineterminator="\n").writerows(rows)
+    changed = tmp_path / "NOTEEVENTS.csv.gz"
+    changed.write_bytes(gzip.compress(buffer.getvalue().encode("utf-8")))
+    with pytest.raises(RehydrateError) as error:
+        rehydrate(text_free, {"noteevents": changed}, tmp_path / "out")
+    assert "noteevents:1000101: its text" in str(
+        error.value
+    ) and "differs from the one the release was built from" in str(error.value)
+    assert "rad_coref 91234;" in str(error.value) or "rad_coref 91234\n" in str(error.value)
+
+
+def test_rehydrate_refuses_a_full_release(full: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["rehydrate", str(full), "--out", str(tmp_path)]) == 1
+    assert "is not a text-free release" in capsys.readouterr().err
+
+
+def test_release_all_text_free_writes_every_variant(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    names = [manifest.name for manifest in all_corpora() if manifest.name != "tiny"]
+    assert main(["release", *names, "--text-free", "--out", str(tmp_path)]) == 0
+    written = sorted(p.parent.parent.name for p in tmp_path.glob(f"*/*{TEXT_FREE_SUFFIX}/manifest.json"))
+    assert written == sorted(names)
+    assert "leak gate: longest shared run" in capsys.readouterr().out
