@@ -30,7 +30,7 @@ def leak_gate(folder: Path, documents: Iterable[tuple[str, str]], ignored: Colle
     release = ReleaseText(text for strings in files.values() for text in strings)
     found = longest_shared_run(documents, release, ignored)
     length = found.length if found else 0
-    observed = {"longest_shared_run": length, "measured_from": SEED, "limit": LEAK_LIMIT}
+    observed: dict[str, Any] = {"longest_shared_run": length, "measured_from": SEED, "limit": LEAK_LIMIT}
     if found is not None:
         observed |= {"document": found.locator, "offset": found.offset}
     gate = GateResult(

@@ -17,10 +17,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+import pyarrow as pa
+import pyarrow.parquet as pq
+from datasets import Features
+
 from clinical_corpora.builders.base import BuildContext, Builder, OnError, load_builder_class
 from clinical_corpora.builders.inputs import sha256_file
 from clinical_corpora.builders.plugins import find_corpus
 from clinical_corpora.builders.release_view import ReleaseView
+from clinical_corpora.builders.restore_arrow import restore_batch
 from clinical_corpora.builders.sources.documents import split_locator, text_sha256
 from clinical_corpora.builders.text_free import (
     FULL_FOLDER,
@@ -29,15 +34,15 @@ from clinical_corpora.builders.text_free import (
     publish,
     read_json,
     read_wanted,
-    restore,
     stored_rows,
 )
 from clinical_corpora.builders.writer import SplitWriter
 from clinical_corpora.core.errors import ClincorpError
 from clinical_corpora.core.manifest import CorpusManifest
 from clinical_corpora.schemas.features import features_for, schema_fingerprint
-from clinical_corpora.schemas.licensed import SOURCE_DOCUMENTS, licensed_tree, map_licensed
+from clinical_corpora.schemas.licensed import SOURCE_DOCUMENTS, licensed_tree
 
+BATCH_ROWS = 10_000
 REJECTS_FILE = "rehydrate-rejects.jsonl"
 SHOWN = 10
 
@@ -181,35 +186,48 @@ def _bad_report(bad: dict[str, str], users: dict[str, list[str]]) -> str:
 def _write_rows(
     builder: Builder,
     view: ReleaseView,
-    features: dict[str, Any],
+    features: dict[str, Features],
     documents: dict[str, str],
     bad: dict[str, str],
     staging: Path,
 ) -> list[dict[str, Any]]:
-    """Every row restored through the pipeline's writer, split by split; returns the rows left out."""
-    quarantined = []
+    """Every row restored (column by column) through the pipeline's writer, split by split; returns the rows
+    left out because a document of theirs is bad."""
+    texts = list(documents.values())
+    index = {locator: number for number, locator in enumerate(documents)}
+    quarantined: list[dict[str, Any]] = []
     for config, config_features in features.items():
-        tree = licensed_tree(builder.CONFIGS[config])
-        id_field = getattr(builder.CONFIGS[config], "id_field", "id")
+        model = builder.CONFIGS[config]
+        tree, id_field, schema = licensed_tree(model), getattr(model, "id_field", "id"), config_features.arrow_schema
         for split in view.splits(config):
             writer = SplitWriter(staging / "data" / config, split, config_features)
             for shard in view.shards(config, split):
-                for row in stored_rows(shard):
-                    locators = [document["locator"] for document in row.pop(SOURCE_DOCUMENTS)]
-                    broken = [locator for locator in locators if locator in bad]
-                    if broken:
-                        quarantined.append(
-                            {
-                                "where": f"{config}/{split} [{row[id_field]}]",
-                                "reason": "; ".join(bad[x] for x in broken),
-                                "documents": broken,
-                            }
-                        )
-                        continue
-                    texts = [documents[locator] for locator in locators]
-                    writer.write(map_licensed(row, tree, lambda recipe, texts=texts: restore(recipe, texts)))
+                for batch in pq.ParquetFile(shard).iter_batches(batch_size=BATCH_ROWS):
+                    if bad:
+                        batch = _without_bad_rows(batch, bad, f"{config}/{split}", id_field, quarantined)
+                    _write(writer, restore_batch(batch, tree, schema, texts, index))
             writer.close()
     return quarantined
+
+
+def _without_bad_rows(
+    batch: pa.RecordBatch, bad: dict[str, str], where: str, id_field: str, quarantined: list[dict[str, Any]]
+) -> pa.RecordBatch:
+    keep = []
+    for row_id, row_documents in zip(
+        batch.column(id_field).to_pylist(), batch.column(SOURCE_DOCUMENTS).to_pylist(), strict=True
+    ):
+        broken = [document["locator"] for document in row_documents if document["locator"] in bad]
+        keep.append(not broken)
+        if broken:
+            reason = "; ".join(bad[locator] for locator in broken)
+            quarantined.append({"where": f"{where} [{row_id}]", "reason": reason, "documents": broken})
+    return batch.filter(pa.array(keep))
+
+
+def _write(writer: SplitWriter, batch: pa.RecordBatch) -> None:
+    for row in batch.to_pylist():
+        writer.write(row)
 
 
 def _check_outputs(folder: Path, full_manifest: dict[str, Any], manifest: dict[str, Any]) -> None:

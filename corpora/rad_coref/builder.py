@@ -334,9 +334,9 @@ class RadCorefBuilder(Builder):
     def source_documents(self, ctx: BuildContext, config: str, row: Mapping[str, Any]) -> list[str]:
         """Each report's NOTEEVENTS TEXT (``noteevents:<ROW_ID>``) and the DESCRIPTION and CHARTTIME it
         shows (``noteevents:<ROW_ID>/DESCRIPTION``, ``/CHARTTIME``)."""
-        if config == CONFIG:
-            row_ids, columns = [report["row_id"] for report in row["reports"]], ("", "/DESCRIPTION", "/CHARTTIME")
-        else:
+        columns: tuple[str, ...] = ("", "/DESCRIPTION", "/CHARTTIME")
+        row_ids = [report["row_id"] for report in row["reports"]] if config == CONFIG else []
+        if config == PAIRS_CONFIG:
             row_ids, columns = (
                 list(dict.fromkeys((row["first"]["row_id"], row["second"]["row_id"]))),
                 ("", "/CHARTTIME"),
