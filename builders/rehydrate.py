@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import shutil
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -83,12 +83,14 @@ def rehydrate(
         )
     ctx = BuildContext(corpus, _sources(corpus, overrides), on_error)
     stage("collecting the documents the release names")
-    wanted, users = _wanted(builder, view)
+    wanted = _wanted(view)
     stage(f"reading {len(wanted)} documents from the sources")
     documents = read_wanted(builder, ctx, wanted)
     bad = _bad_documents(wanted, documents, ctx)
     if bad and on_error == "fail":
-        raise RehydrateError(_bad_report(bad, users) + "\n(--on-error quarantine leaves their records out)")
+        raise RehydrateError(
+            _bad_report(bad, _users(builder, view, bad)) + "\n(--on-error quarantine leaves their records out)"
+        )
     target = out / corpus.name / full_manifest["version"]
     staging = make_staging(target.parent, target.name)
     try:
@@ -137,18 +139,28 @@ def _sources(corpus: CorpusManifest, overrides: dict[str, Path]) -> dict[str, Pa
     return {name: corpus.folder / spec.path if spec.path else None for name, spec in corpus.sources.items()}
 
 
-def _wanted(builder: Builder, view: ReleaseView) -> tuple[dict[str, str], dict[str, list[str]]]:
-    """Locator → recorded sha256, and locator → the records (``config/id``) using it."""
+def _wanted(view: ReleaseView) -> dict[str, str]:
+    """Locator → the sha256 recorded for it, read column-wise."""
     wanted: dict[str, str] = {}
+    for config in view.configs():
+        for shard in view.shards(config):
+            for batch in pq.ParquetFile(shard).iter_batches(batch_size=BATCH_ROWS, columns=[SOURCE_DOCUMENTS]):
+                locators, hashes = batch.column(0).flatten().flatten()
+                wanted.update(zip(locators.to_pylist(), hashes.to_pylist(), strict=True))
+    return wanted
+
+
+def _users(builder: Builder, view: ReleaseView, locators: Collection[str]) -> dict[str, list[str]]:
+    """Locator → the records (``config/id``) using it, for the locators named."""
     users: dict[str, list[str]] = defaultdict(list)
     for config in view.configs():
         id_field = getattr(builder.CONFIGS[config], "id_field", "id")
         for shard in view.shards(config):
             for row in stored_rows(shard, [id_field, SOURCE_DOCUMENTS]):
                 for document in row[SOURCE_DOCUMENTS]:
-                    wanted[document["locator"]] = document["sha256"]
-                    users[document["locator"]].append(f"{config}/{row[id_field]}")
-    return wanted, users
+                    if document["locator"] in locators:
+                        users[document["locator"]].append(f"{config}/{row[id_field]}")
+    return users
 
 
 def _bad_documents(wanted: dict[str, str], documents: dict[str, str], ctx: BuildContext) -> dict[str, str]:
