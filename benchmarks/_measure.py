@@ -6,6 +6,7 @@ import multiprocessing
 import resource
 import time
 from collections.abc import Callable
+from pathlib import Path
 from queue import Empty
 from typing import Any
 
@@ -19,10 +20,20 @@ def _child(function: Callable[..., Any], args: tuple[Any, ...], queue: multiproc
         {
             "seconds": round(elapsed, 3),
             "cpu_seconds": round(own.ru_utime + own.ru_stime, 3),
-            "peak_rss_mb": round(own.ru_maxrss / 1024, 1),
+            "peak_rss_mb": round(_peak_rss_kb(own.ru_maxrss) / 1024, 1),
             "result": result,
         }
     )
+
+
+def _peak_rss_kb(maxrss_kb: int) -> int:
+    """The process's own peak RSS: Linux's VmHWM (ru_maxrss keeps the parent's peak across fork and exec,
+    so a child of a large benchmark process would report the parent's), else ru_maxrss."""
+    try:
+        status = Path("/proc/self/status").read_text()
+    except OSError:
+        return maxrss_kb
+    return next((int(line.split()[1]) for line in status.splitlines() if line.startswith("VmHWM:")), maxrss_kb)
 
 
 def measure(function: Callable[..., Any], *args: Any) -> dict[str, Any]:
