@@ -94,6 +94,7 @@ def test_text_free_release_holds_no_licensed_text_and_loads(
         rows = {split: len(loaded[split]) for split in loaded}
         assert rows == {split: full_view.arrow(config, split).num_rows for split in full_view.splits(config)}
     assert [gate.gate for gate in check_release(text_free) if not gate.success] == []
+    assert release_text_free(corpus, full, resolve_sources(corpus, {})).status == "unchanged"
 
 
 def test_leak_gate_passes_and_fails_on_a_planted_sentence(
