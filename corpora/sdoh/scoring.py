@@ -3,7 +3,8 @@
 Reads gold and predicted folders with the BRAT reader, converts each document through
 ``builders.sources.shac`` (the release's conversion, without its label scheme) and counts it with
 the pure scorer in :mod:`clinical_corpora.validation.metrics.sdoh`, streaming chunks of documents,
-optionally over worker processes; writes the official scores CSV and the per-document one.
+optionally over worker processes; writes the official scores CSV and the per-document one. The gold may
+also be an sdoh release (or its ``data/sdoh`` config): :func:`gold_folder` writes it as SHAC BRAT first.
 """
 
 from __future__ import annotations
@@ -12,15 +13,18 @@ import contextlib
 import csv
 import functools
 import os
+import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TypedDict
 
+from clinical_corpora.builders.release_view import ReleaseView, release_corpus, release_location
 from clinical_corpora.builders.sources.brat import BratDocument, brat_document_ids, read_brat_document
 from clinical_corpora.builders.sources.shac import shac_annotations
-from clinical_corpora.core.errors import SourceError
+from clinical_corpora.core.errors import ClincorpError, SourceError
+from clinical_corpora.corpora.sdoh.exports import CONFIG, write_shac
 from clinical_corpora.validation.metrics.sdoh import (
     DETAILED_CSV_COLUMNS,
     LABELED_ARGUMENTS,
@@ -143,6 +147,29 @@ def score_folders_to_csv(
     return rows
 
 
+@contextlib.contextmanager
+def gold_folder(gold: Path, split: str | None = None) -> Iterator[Path]:
+    """The BRAT folder to score against: ``gold`` itself, or, for an sdoh release (or its ``data/sdoh``
+    config), the release written as SHAC BRAT in a temporary folder: ``{split}/{source}/<doc>``, or with
+    ``split`` that split's ``{source}/<doc>`` (to score predictions of one split)."""
+    location = release_location(gold)
+    if location is None:
+        if split is not None:
+            raise ClincorpError(f"--split applies to a release as gold; {gold} is not a release")
+        yield gold
+        return
+    release, config = location
+    if release_corpus(release) != CONFIG or config not in (None, CONFIG):
+        raise ClincorpError(f"{gold} is not an sdoh release or its data/{CONFIG} config")
+    view = ReleaseView(release)
+    splits = view.splits(CONFIG)
+    if split is not None and split not in splits:
+        raise ClincorpError(f"{release} has no split {split!r}; its splits are {', '.join(splits)}")
+    with tempfile.TemporaryDirectory(prefix="clincorp-sdoh-gold-") as folder:
+        list(write_shac(view, Path(folder), [split] if split else splits))
+        yield Path(folder) / split if split else Path(folder)
+
+
 _CHUNK_SIZE = 256
 
 
@@ -192,4 +219,4 @@ def _folder_events(root: str, doc_id: str) -> list[SdohEvent]:
     return events_from_brat(doc, os.path.join(root, f"{doc_id}.ann"))
 
 
-__all__ = ["events_from_brat", "score_folders", "score_folders_to_csv"]
+__all__ = ["events_from_brat", "gold_folder", "score_folders", "score_folders_to_csv"]
