@@ -46,6 +46,10 @@ class Exporter(ABC):
     lost: tuple[str, ...] = ()
     """What the format cannot hold, one item a line: shown by ``--help`` and listed in the corpus README."""
 
+    exact: bool = True
+    """Whether releasing the export again (with the inputs :meth:`reread` names) gives byte-identical data:
+    true when nothing is lost, or when what is lost comes back from those inputs (a terminology)."""
+
     def configure(self, parser: argparse.ArgumentParser) -> None:
         """Show what is lost under ``--help``; subclasses add their own options after calling this."""
         parser.formatter_class = argparse.RawDescriptionHelpFormatter
@@ -84,7 +88,7 @@ class Exporter(ABC):
 def lost_text(lost: tuple[str, ...]) -> str:
     """The ``--help`` paragraph listing what a format cannot hold."""
     if not lost:
-        return "Nothing is lost: releasing the exported files again gives byte-identical data."
+        return "Nothing released is lost: releasing the exported files again gives byte-identical data."
     return "What this format cannot hold (lost in the export):\n" + "\n".join(f"  - {item}" for item in lost)
 
 
