@@ -11,6 +11,7 @@ the format's reader, when none does), and compares what :attr:`Exporter.lost` do
 from __future__ import annotations
 
 import argparse
+import textwrap
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -89,7 +90,8 @@ def lost_text(lost: tuple[str, ...]) -> str:
     """The ``--help`` paragraph listing what a format cannot hold."""
     if not lost:
         return "Nothing released is lost: releasing the exported files again gives byte-identical data."
-    return "What this format cannot hold (lost in the export):\n" + "\n".join(f"  - {item}" for item in lost)
+    items = (textwrap.fill(item, width=100, initial_indent="  - ", subsequent_indent="    ") for item in lost)
+    return "What this format cannot hold (lost in the export):\n" + "\n".join(items)
 
 
 def write_text(path: Path, text: str) -> None:

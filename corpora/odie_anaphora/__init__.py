@@ -2,6 +2,10 @@
 
 from pathlib import Path
 
-from clinical_corpora.core.registry import corpora
+from clinical_corpora.core.registry import Command, corpora, exporters
 
 corpora.register("odie_anaphora", Path(__file__).parent)
+exporters.register(
+    ("conll2012", "odie_anaphora"),
+    Command("clinical_corpora.corpora.odie_anaphora.exports:conll2012", "identity chains, one document per note"),
+)
