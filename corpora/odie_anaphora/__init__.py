@@ -9,3 +9,10 @@ exporters.register(
     ("conll2012", "odie_anaphora"),
     Command("clinical_corpora.corpora.odie_anaphora.exports:conll2012", "identity chains, one document per note"),
 )
+exporters.register(
+    ("i2b2", "odie_anaphora"),
+    Command(
+        "clinical_corpora.corpora.odie_anaphora.exports:i2b2",
+        "the i2b2/VA 2011 coreference layout: docs/, concepts/, chains/ and pairs/",
+    ),
+)
