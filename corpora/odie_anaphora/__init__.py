@@ -16,3 +16,10 @@ exporters.register(
         "the i2b2/VA 2011 coreference layout: docs/, concepts/, chains/ and pairs/",
     ),
 )
+exporters.register(
+    ("knowtator", "odie_anaphora"),
+    Command(
+        "clinical_corpora.corpora.odie_anaphora.exports:knowtator",
+        "Knowtator XML (Markable and Pair classes) beside the note texts",
+    ),
+)

@@ -1,5 +1,6 @@
-"""odie_anaphora's exports: identity chains as CoNLL-2012 (one document per note), and ``i2b2``: the i2b2/VA 2011
-coreference layout (``docs/``, ``concepts/``, ``chains/``, ``pairs/``) the corpus also reads."""
+"""odie_anaphora's exports: identity chains as CoNLL-2012 (one document per note); ``i2b2``, the i2b2/VA 2011
+coreference layout (``docs/``, ``concepts/``, ``chains/``, ``pairs/``) the corpus also reads; and ``knowtator``,
+the annotators' Knowtator XML beside the note texts."""
 
 from __future__ import annotations
 
@@ -9,8 +10,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from clinical_corpora.builders.exporters.base import Exporter, Record, ReleaseInputs
+from clinical_corpora.builders.exporters.base import Exporter, Record, ReleaseInputs, write_text
 from clinical_corpora.builders.exporters.conll2012 import ChainLayout, Conll2012Export
+from clinical_corpora.builders.exporters.knowtator import write_knowtator_file
 from clinical_corpora.builders.release_view import ReleaseView
 from clinical_corpora.builders.sources.i2b2_coref import (
     Chain,
@@ -20,6 +22,7 @@ from clinical_corpora.builders.sources.i2b2_coref import (
     TokenGrid,
     write_i2b2_document,
 )
+from clinical_corpora.builders.sources.knowtator import KnowtatorDocument, Markable, Pair
 from clinical_corpora.core.errors import ClincorpError, excerpt
 
 CONFIG = "odie_anaphora"
@@ -53,8 +56,9 @@ def note_document(note: Record) -> I2b2CorefDocument:
         first = owner.setdefault((start, end), markable["id"])
         if first != markable["id"] and concepts[first].type != concept_type:
             raise ClincorpError(
-                f"{note['id']}: markables {first} and {markable['id']} both cover the tokens {excerpt(text[start:end])} "
-                "with different semantic classes; the i2b2/VA format has one concept per position"
+                f"{note['id']}: markables {first} and {markable['id']} both cover the tokens "
+                f"{excerpt(text[start:end])} with different semantic classes; the i2b2/VA format has one concept "
+                "per position"
             )
         concepts[markable["id"]] = Concept(start, end, concept_type, text[start:end])
     chain_type = {}
@@ -117,3 +121,56 @@ class I2b2Export(Exporter):
 
 
 i2b2 = I2b2Export()
+
+GOLD_FOLDER = "gold"
+TEXT_FOLDER = "text"
+ANNOTATOR = "gold"
+
+
+def note_knowtator(note: Record) -> KnowtatorDocument:
+    """A released note as one Knowtator document (markable and pair ids as released)."""
+    return KnowtatorDocument(
+        doc_id=note["id"],
+        text=note["text"],
+        annotators=(ANNOTATOR,),
+        markables=tuple(
+            Markable(
+                id=m["id"],
+                fragments=tuple((f["start"], f["end"]) for f in m["fragments"]),
+                text=m["text"],
+                semantic_class=m["semantic_class"],
+                grammatical_category=m["grammatical_category"],
+                sentence_function=m["sentence_function"],
+            )
+            for m in note["markables"]
+        ),
+        pairs=tuple(
+            Pair(p["id"], p["anaphor_id"], p["antecedent_id"], p["relation"], p["bagga_class"]) for p in note["pairs"]
+        ),
+    )
+
+
+class KnowtatorExport(Exporter):
+    """Write an odie_anaphora release as Knowtator XML: ``gold/<note>.txt.knowtator.xml`` (Markable and Pair class
+    mentions with their slots, as in Savova et al. 2011's annotation schema) and ``text/<note>.txt``;
+    ``clincorp release odie_anaphora --source knowtator=DIR/gold --source text=DIR/text`` releases it again."""
+
+    configs = (CONFIG,)
+    lost = (
+        "annotator names and creation dates (every annotation is written as annotator 'gold'), and the "
+        "annotators' own files (the agreement gate's inputs are not in a release)",
+    )
+
+    def write(self, view: ReleaseView, out: Path, options: argparse.Namespace | None = None) -> Iterator[str]:
+        count = 0
+        for _, note in view.rows(CONFIG):
+            write_knowtator_file(out / GOLD_FOLDER, note_knowtator(note), ANNOTATOR)
+            write_text(out / TEXT_FOLDER / f"{note['id']}.txt", note["text"])
+            count += 1
+        yield f"{CONFIG}: {count} notes written under {out / GOLD_FOLDER} and {out / TEXT_FOLDER}"
+
+    def reread(self, out: Path) -> ReleaseInputs:
+        return ReleaseInputs({"knowtator": out / GOLD_FOLDER, "text": out / TEXT_FOLDER})
+
+
+knowtator = KnowtatorExport()

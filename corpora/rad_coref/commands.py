@@ -95,7 +95,9 @@ def release_chains(path: Path, split: str | None, *, normalise_names: bool = Fal
         raise ClincorpError(f"{release} has no split {split!r}; its splits are {', '.join(splits)}")
     with tempfile.TemporaryDirectory(prefix="clincorp-coref-key-") as folder:
         key = Path(folder) / "key.conll"
-        documents = (d for name in ([split] if split else splits) for d in iter_documents(view, export.layout, name, True))
+        documents = (
+            d for name in ([split] if split else splits) for d in iter_documents(view, export.layout, name, True)
+        )
         write_conll2012(documents, key)
         return read_chains(key, normalise_names=normalise_names)
 
