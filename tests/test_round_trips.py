@@ -174,3 +174,24 @@ def test_round_trip_on_ten_times_the_sample(
         large = _release_again(exporter, corpus, raw, tmp_path / "large-release")
         assert _kept_rows(exporter, large) == _kept_rows(exporter, tmp_path / "large")
     _assert_round_trip(format_name, corpus, large, tmp_path / "round-trip")
+
+
+def _words(text: str) -> str:
+    return " ".join(text.split())
+
+
+@pytest.mark.parametrize(("format_name", "corpus"), PAIRS, ids=[f"{c}-{f}" for f, c in PAIRS])
+def test_what_is_lost_is_in_the_help_and_the_readme(
+    format_name: str, corpus: str, sample_release: SampleRelease, capsys: pytest.CaptureFixture[str]
+) -> None:
+    exporter = _exporter(format_name, corpus)
+    with pytest.raises(SystemExit):
+        main(["export", format_name, str(sample_release(corpus).folder), "-h"])
+    shown = _words(capsys.readouterr().out)
+    readme = _words((find_corpus(corpus).folder / "README.md").read_text(encoding="utf-8"))
+    assert f"`clincorp export {format_name} <release> --out DIR`" in readme
+    for item in exporter.lost:
+        assert _words(item) in shown
+        assert _words(item) in readme
+    if not exporter.lost:
+        assert "Nothing released is lost" in shown
