@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
+from clinical_corpora.builders.exporters.brat import write_brat_document
 from clinical_corpora.builders.sources.brat import parse_brat, read_brat_document, write_brat
 from clinical_corpora.core.errors import ClincorpError
 from clinical_corpora.corpora.sdoh.builder import note_from_brat
 from clinical_corpora.corpora.sdoh.exports import note_annotations
-from clinical_corpora.builders.exporters.brat import write_brat_document
 
 TEXT = "Lives alone. Smokes 1 ppd; no EtOH.\r\nQuit cocaine 2019. Medicaid.\n"
 ANN = (
@@ -42,7 +42,9 @@ ANN = (
 
 def _note(doc_id: str, text: str, ann: str | None) -> dict:
     doc = parse_brat(ann, text) if ann is not None else parse_brat("", text)
-    return note_from_brat(doc_id, "train", "uw", text, doc, Path(f"{doc_id}.ann"), has_ann_file=ann is not None).model_dump()
+    return note_from_brat(
+        doc_id, "train", "uw", text, doc, Path(f"{doc_id}.ann"), has_ann_file=ann is not None
+    ).model_dump()
 
 
 def test_every_annotation_kind_reads_back_as_the_same_note(tmp_path: Path) -> None:

@@ -195,3 +195,18 @@ def test_what_is_lost_is_in_the_help_and_the_readme(
         assert _words(item) in readme
     if not exporter.lost:
         assert "Nothing released is lost" in shown
+
+
+def test_export_refuses_a_folder_with_files_and_a_release_without_the_config(
+    sample_release: SampleRelease, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    release = sample_release("sdoh").folder
+    (tmp_path / "used").mkdir()
+    (tmp_path / "used" / "stale.ann").write_text("", encoding="utf-8")
+    assert main(["export", "brat", str(release), "--out", str(tmp_path / "used")]) == 1
+    assert "is not an empty folder" in capsys.readouterr().err
+    hollow = tmp_path / "hollow"
+    (hollow / "data").mkdir(parents=True)
+    shutil.copy(release / "manifest.json", hollow / "manifest.json")
+    assert main(["export", "brat", str(hollow), "--out", str(tmp_path / "out")]) == 1
+    assert "has no data/sdoh" in capsys.readouterr().err

@@ -57,6 +57,11 @@ class Exporter(ABC):
         parser.epilog = lost_text(self.lost)
 
     def run(self, args: argparse.Namespace) -> int:
+        if args.out.exists() and (not args.out.is_dir() or any(args.out.iterdir())):
+            raise ClincorpError(
+                f"{args.out} is not an empty folder: export into a new or empty one (files of another export "
+                "there would be read as part of this one)"
+            )
         view = ReleaseView(args.release)
         missing = [config for config in self.configs if config not in view.configs()]
         if missing:

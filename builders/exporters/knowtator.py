@@ -4,6 +4,7 @@ pair (on its anaphor's span), a ``<classMention>`` for each, and its string and 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
 from lxml import etree
@@ -29,16 +30,16 @@ def knowtator_xml(document: KnowtatorDocument, annotator: str) -> bytes:
         _annotation(root, pair.id, markables[pair.anaphor_id], document.text, annotator)
     slots: list[tuple[str, str, str, bool]] = []
     for markable in document.markables:
-        values = {
+        values: dict[str, str | None] = {
             "semantic_class": markable.semantic_class,
             "grammatical_category": markable.grammatical_category,
             "sentence_function": markable.sentence_function,
         }
         slots += _class_mention(root, markable.id, MARKABLE_CLASS, markable.text, values, ())
     for pair in document.pairs:
-        values = {"relation_type": pair.relation, "bagga_class": pair.bagga_class}
+        pair_values: dict[str, str | None] = {"relation_type": pair.relation, "bagga_class": pair.bagga_class}
         references = (("anaphor", pair.anaphor_id), ("antecedent", pair.antecedent_id))
-        slots += _class_mention(root, pair.id, PAIR_CLASS, PAIR_CLASS, values, references)
+        slots += _class_mention(root, pair.id, PAIR_CLASS, PAIR_CLASS, pair_values, references)
     for slot_id, name, value, complex_slot in slots:
         kind = "complexSlotMention" if complex_slot else "stringSlotMention"
         element = etree.SubElement(root, kind, id=slot_id)
@@ -71,7 +72,7 @@ def _class_mention(
     mention_id: str,
     mention_class: str,
     label: str,
-    values: dict[str, str | None],
+    values: Mapping[str, str | None],
     references: tuple[tuple[str, str], ...],
 ) -> list[tuple[str, str, str, bool]]:
     """Add a ``<classMention>``; returns its slot mentions (id, slot, value, complex) to write after it."""
