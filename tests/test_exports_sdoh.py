@@ -3,11 +3,15 @@ the same record back."""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
 
+from clinical_corpora.builders.cli import main
 from clinical_corpora.builders.exporters.brat import write_brat_document
+from clinical_corpora.builders.pipeline import run
+from clinical_corpora.builders.plugins import find_corpus
 from clinical_corpora.builders.sources.brat import parse_brat, read_brat_document, write_brat
 from clinical_corpora.core.errors import ClincorpError
 from clinical_corpora.corpora.sdoh.builder import note_from_brat
@@ -71,3 +75,16 @@ def test_annotations_on_a_note_said_to_have_no_ann_file_are_an_error() -> None:
     note["has_ann_file"] = False
     with pytest.raises(ClincorpError, match="dev/mimic/0003: has annotations but no .ann file"):
         note_annotations(note)
+
+
+def test_empty_ann_pairs_every_text_for_the_official_scorer(tmp_path: Path) -> None:
+    shac = tmp_path / "shac"
+    shutil.copytree(find_corpus("sdoh").folder / "sample" / "shac", shac)
+    (shac / "dev" / "uw" / "0401.ann").unlink()
+    release = run(find_corpus("sdoh"), tmp_path / "release", {"shac": shac}).folder
+    plain, paired = tmp_path / "plain", tmp_path / "paired"
+    assert main(["export", "brat", str(release), "--out", str(plain)]) == 0
+    assert main(["export", "brat", str(release), "--out", str(paired), "--empty-ann"]) == 0
+    assert not (plain / "dev" / "uw" / "0401.ann").exists()
+    assert (paired / "dev" / "uw" / "0401.ann").read_text(encoding="utf-8") == ""
+    assert sorted(p.stem for p in paired.rglob("*.ann")) == sorted(p.stem for p in paired.rglob("*.txt"))

@@ -77,12 +77,18 @@ def note_annotations(note: Record) -> BratDocument | None:
     )
 
 
-def write_shac(view: ReleaseView, out: Path, splits: list[str] | None = None) -> Iterator[tuple[str, int]]:
-    """Write the notes of ``splits`` (all by default) as ``out/<split>/<source>/<doc>``; yields (split, notes)."""
+def write_shac(
+    view: ReleaseView, out: Path, splits: list[str] | None = None, *, empty_ann: bool = False
+) -> Iterator[tuple[str, int]]:
+    """Write the notes of ``splits`` (all by default) as ``out/<split>/<source>/<doc>``; yields (split, notes).
+    ``empty_ann`` writes an empty ``.ann`` beside a note that came without one."""
     for split in splits or view.splits(CONFIG):
         count = 0
         for _, note in view.rows(CONFIG, split):
-            write_brat_document(out, note["id"], note["text"], note_annotations(note))
+            annotations = note_annotations(note)
+            if annotations is None and empty_ann:
+                annotations = BratDocument()
+            write_brat_document(out, note["id"], note["text"], annotations)
             count += 1
         yield split, count
 
@@ -96,8 +102,18 @@ class ShacBrat(Exporter):
 
     configs = (CONFIG,)
 
+    def configure(self, parser: argparse.ArgumentParser) -> None:
+        super().configure(parser)
+        parser.add_argument(
+            "--empty-ann",
+            action="store_true",
+            help="write an empty .ann beside a note that came without one: the official n2c2 scorer needs every "
+            ".txt paired with a .ann (a release from these files then says those notes had a .ann)",
+        )
+
     def write(self, view: ReleaseView, out: Path, options: argparse.Namespace | None = None) -> Iterator[str]:
-        for split, count in write_shac(view, out):
+        empty_ann = options is not None and options.empty_ann
+        for split, count in write_shac(view, out, empty_ann=empty_ann):
             yield f"{CONFIG}/{split}: {count} notes written under {out / split}"
 
     def reread(self, out: Path) -> ReleaseInputs:
