@@ -46,7 +46,7 @@ def _export(format_name: str, release: Path, out: Path) -> Path:
 def _release_again(exporter: Exporter, corpus: str, exported: Path, out: Path) -> Path:
     inputs = exporter.reread(exported)
     assert inputs is not None
-    return run(find_corpus(corpus), out, dict(inputs.sources), "fail", "release", inputs.samples).folder
+    return run(find_corpus(corpus), out, dict(inputs.sources), "fail", "release", inputs.not_carried).folder
 
 
 def _data_bytes(release: Path, configs: list[str]) -> dict[str, bytes]:

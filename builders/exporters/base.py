@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from clinical_corpora.builders.release_view import ReleaseView
+from clinical_corpora.builders.release_view import ReleaseView, release_corpus
 from clinical_corpora.core.errors import ClincorpError
 
 Record = Mapping[str, Any]
@@ -26,16 +26,18 @@ Record = Mapping[str, Any]
 
 @dataclass(frozen=True)
 class ReleaseInputs:
-    """How to release a corpus again from an export: ``--source NAME=PATH`` for each of ``sources``, and
-    ``--sample NAME`` for each of ``samples`` (inputs the format does not carry, such as a terminology)."""
+    """How to release a corpus again from an export: ``--source NAME=PATH`` for each of ``sources``, plus the
+    inputs the format does not carry (``not_carried``, such as a terminology), which the user gives from their own
+    copy (the round-trip test reads the embedded sample's with ``--sample NAME``)."""
 
     sources: Mapping[str, Path]
-    samples: tuple[str, ...] = field(default=())
+    not_carried: tuple[str, ...] = field(default=())
 
-    def arguments(self) -> list[str]:
-        """The ``clincorp release`` options."""
-        options = [f"--source={name}={path}" for name, path in self.sources.items()]
-        return options + [f"--sample={name}" for name in self.samples]
+    def command(self, corpus: str) -> str:
+        """The ``clincorp release`` command line."""
+        options = [f"--source {name}={path}" for name, path in self.sources.items()]
+        options += [f"--source {name}=<your {name}>" for name in self.not_carried]
+        return " ".join(["clincorp release", corpus, *options])
 
 
 class Exporter(ABC):
@@ -68,6 +70,9 @@ class Exporter(ABC):
             raise ClincorpError(f"{args.release} has no data/{missing[0]}: expected a release with {self.configs}")
         for line in self.write(view, args.out, args):
             print(line)
+        inputs = self.reread(args.out)
+        if inputs is not None:
+            print(f"to release these files again: {inputs.command(release_corpus(args.release))}")
         return 0
 
     @abstractmethod

@@ -13,6 +13,7 @@ from clinical_corpora.builders.exporters.conll2012 import ChainLayout, Conll2012
 from clinical_corpora.builders.exporters.mimic_notes import NoteEventRow, write_noteevents
 from clinical_corpora.builders.release_view import ReleaseView
 from clinical_corpora.builders.sources.brat import BratDocument, Note, TextBound
+from clinical_corpora.core.errors import ClincorpError
 
 CONFIG = "rad_coref"
 GOLD_FOLDER = "gold"
@@ -46,9 +47,17 @@ def report_annotations(patient: Record, index: int) -> BratDocument:
     chain_of = {member: chain["id"] for chain in patient["chains"] for member in chain["mention_ids"]}
     text = patient["reports"][index]["text"]
     mentions = [mention for mention in patient["mentions"] if mention["report_index"] == index]
-    textbounds = [
-        TextBound.from_offsets(m["id"].partition("-")[2], m["type"], ((m["start"], m["end"]),), text) for m in mentions
-    ]
+    row_id = str(patient["reports"][index]["row_id"])
+    textbounds = []
+    for mention in mentions:
+        prefix, _, textbound_id = mention["id"].partition("-")
+        if prefix != row_id or not textbound_id:
+            raise ClincorpError(
+                f"patient {patient['patient_id']}: mention id {mention['id']!r} is not <ROW_ID>-<text-bound id> "
+                f"of its report {row_id}"
+            )
+        span = ((mention["start"], mention["end"]),)
+        textbounds.append(TextBound.from_offsets(textbound_id, mention["type"], span, text))
     notes = [
         Note(f"#{number}", "AnnotatorNotes", textbound.id, f"chain={chain_of[mention['id']]}")
         for number, (textbound, mention) in enumerate(zip(textbounds, mentions, strict=True), start=1)

@@ -56,7 +56,7 @@ class ChallengeCsv(Exporter):
         sources = {"notes": out / NOTES_FILE, "annotations": out / ANNOTATION_FILES["train"]}
         if (out / ANNOTATION_FILES["test"]).is_file():
             sources["test_annotations"] = out / ANNOTATION_FILES["test"]
-        return ReleaseInputs(sources, samples=("terminology",))
+        return ReleaseInputs(sources, not_carried=("terminology",))
 
 
 challenge_csv = ChallengeCsv()
