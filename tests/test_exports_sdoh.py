@@ -3,6 +3,7 @@ the same record back."""
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 
@@ -16,6 +17,7 @@ from clinical_corpora.builders.sources.brat import parse_brat, read_brat_documen
 from clinical_corpora.core.errors import ClincorpError
 from clinical_corpora.corpora.sdoh.builder import note_from_brat
 from clinical_corpora.corpora.sdoh.exports import note_annotations
+from tests.conftest import SampleRelease
 
 TEXT = "Lives alone. Smokes 1 ppd; no EtOH.\r\nQuit cocaine 2019. Medicaid.\n"
 ANN = (
@@ -88,3 +90,28 @@ def test_empty_ann_pairs_every_text_for_the_official_scorer(tmp_path: Path) -> N
     assert not (plain / "dev" / "uw" / "0401.ann").exists()
     assert (paired / "dev" / "uw" / "0401.ann").read_text(encoding="utf-8") == ""
     assert sorted(p.stem for p in paired.rglob("*.ann")) == sorted(p.stem for p in paired.rglob("*.txt"))
+
+
+OFFICIAL_LINE_STARTS = re.compile(r"#|T\d+|E\d+\t|R\d+\t|A\d+\t")
+"""The line kinds the official n2c2 2022 scorer (Lybarger's brat_scoring) accepts in an .ann; it stops on others."""
+
+
+def test_export_of_the_sample_keeps_to_the_official_scorers_reading_rules(
+    sample_release: SampleRelease, tmp_path: Path
+) -> None:
+    exported = tmp_path / "brat"
+    assert main(["export", "brat", str(sample_release("sdoh").folder), "--out", str(exported), "--empty-ann"]) == 0
+    anns, texts = sorted(exported.rglob("*.ann")), sorted(exported.rglob("*.txt"))
+    assert [p.with_suffix("") for p in anns] == [p.with_suffix("") for p in texts]  # paired one to one
+    for ann in anns:
+        text = ann.with_suffix(".txt").read_text(encoding="utf-8")
+        for line in ann.read_text(encoding="utf-8").splitlines():
+            assert OFFICIAL_LINE_STARTS.match(line), f"{ann}: {line!r}"
+            if line.startswith("A"):
+                assert len(line.split("\t")[1].split()) == 3  # name, text-bound, value
+            if line.startswith("T"):
+                identifier, offsets, span_text = line.split("\t")
+                fragments = [tuple(map(int, f.split())) for f in offsets.split(" ", 1)[1].split(";")]
+                start = fragments[0][0]
+                assert all(span_text[end - start].isspace() for _, end in fragments[:-1])  # joined by a space
+                assert span_text.replace(" ", "") == "".join(text[s:e] for s, e in fragments).replace(" ", "")
