@@ -9,12 +9,12 @@ import pytest
 from clinical_corpora.builders.exporters.challenge_csv import write_challenge_notes, write_span_annotations
 from clinical_corpora.builders.exporters.knowtator import write_knowtator_file
 from clinical_corpora.builders.exporters.mimic_notes import NoteEventRow, write_noteevents
-from clinical_corpora.builders.sources.i2b2_coref import TokenGrid, read_i2b2_document, write_i2b2_document
+from clinical_corpora.builders.sources.i2b2_coref import read_i2b2_document, write_i2b2_document
 from clinical_corpora.builders.sources.knowtator import KnowtatorDocument, Markable, Pair, read_knowtator_file
 from clinical_corpora.builders.sources.mimic_notes import iter_noteevents, iter_notes, read_span_annotations
 from clinical_corpora.core.annotations import SpanAnnotation
 from clinical_corpora.core.errors import ClincorpError
-from clinical_corpora.corpora.odie_anaphora.exports import note_document, token_span
+from clinical_corpora.corpora.odie_anaphora.exports import TokenEdges, note_document
 
 AWKWARD = 'He said "no", then left,\r\nline two\n\nend '
 
@@ -69,9 +69,10 @@ def test_knowtator_file_reads_back_with_discontinuous_markables_and_missing_attr
 
 
 def test_i2b2_concepts_are_whole_tokens() -> None:
-    grid = TokenGrid("Pain in the pelvis.\nIt is new.")
-    assert token_span(grid, 12, 18) == (12, 19)  # "pelvis" of "pelvis." becomes the whole token
-    assert token_span(grid, 0, 4) == (0, 4)
+    edges = TokenEdges("Pain in the pelvis.\nIt is new.")
+    assert edges.widen(12, 18) == (12, 19)  # "pelvis" of "pelvis." becomes the whole token
+    assert edges.widen(0, 4) == (0, 4)
+    assert edges.widen(3, 6) == (0, 7)  # "n in" touches "Pain" and "in"
 
 
 def _odie_note(markables: list[tuple[str, int, int, str]]) -> dict:

@@ -33,25 +33,33 @@ conll2012 = Conll2012Export(NOTE_CHAINS)
 Offsets = tuple[int, int]
 
 
-def token_span(grid: TokenGrid, start: int, end: int) -> Offsets:
-    """``start``-``end`` widened to the whitespace tokens it touches (the i2b2/VA format counts whole tokens)."""
-    tokens = [span for line in grid.tokens for span in line]
-    first = bisect_right([token_end for _, token_end in tokens], start)
-    last = bisect_right([token_start for token_start, _ in tokens], max(end - 1, start)) - 1
-    if first > last:
-        return start, end
-    return min(tokens[first][0], start), max(tokens[last][1], end)
+class TokenEdges:
+    """Where the whitespace tokens of a text start and end (the i2b2/VA format counts whole tokens)."""
+
+    def __init__(self, text: str) -> None:
+        self.grid = TokenGrid(text)
+        tokens = [span for line in self.grid.tokens for span in line]
+        self.starts = [start for start, _ in tokens]
+        self.ends = [end for _, end in tokens]
+
+    def widen(self, start: int, end: int) -> Offsets:
+        """``start``-``end`` widened to the tokens it touches."""
+        first = bisect_right(self.ends, start)
+        last = bisect_right(self.starts, max(end - 1, start)) - 1
+        if first > last:
+            return start, end
+        return min(self.starts[first], start), max(self.ends[last], end)
 
 
 def note_document(note: Record) -> I2b2CorefDocument:
     """The i2b2/VA view of a released note: markables as concepts on whole tokens (typed by their semantic class,
     spaces for underscores), identity chains typed by their first member, identity pairs."""
     text = note["text"]
-    grid = TokenGrid(text)
+    edges = TokenEdges(text)
     concepts: dict[str, Concept] = {}
     owner: dict[Offsets, str] = {}
     for markable in note["markables"]:
-        start, end = token_span(grid, markable["start"], markable["end"])
+        start, end = edges.widen(markable["start"], markable["end"])
         concept_type = markable["semantic_class"].replace("_", " ")
         first = owner.setdefault((start, end), markable["id"])
         if first != markable["id"] and concepts[first].type != concept_type:
@@ -105,8 +113,8 @@ class I2b2Export(Exporter):
     def kept(self, config: str, row: dict[str, Any]) -> dict[str, Any]:
         """Markables as typed token spans, identity pairs and chains as spans (ids, attributes and other
         relations erased)."""
-        grid = TokenGrid(row["text"])
-        span = {m["id"]: token_span(grid, m["start"], m["end"]) for m in row["markables"]}
+        edges = TokenEdges(row["text"])
+        span = {m["id"]: edges.widen(m["start"], m["end"]) for m in row["markables"]}
         return {
             "id": row["id"],
             "institution": row["institution"],

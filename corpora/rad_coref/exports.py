@@ -65,6 +65,20 @@ def report_annotations(patient: Record, index: int) -> BratDocument:
     return BratDocument(textbounds=tuple(textbounds), notes=tuple(notes))
 
 
+def report_rows(view: ReleaseView) -> Iterator[NoteEventRow]:
+    """The NOTEEVENTS rows of every released report, patient by patient (streamed)."""
+    for _, patient in view.rows(CONFIG):
+        for report in patient["reports"]:
+            yield NoteEventRow(
+                report["row_id"],
+                int(patient["patient_id"]),
+                report["charttime"],
+                RADIOLOGY,
+                report["description"],
+                report["text"],
+            )
+
+
 class RadCorefBrat(Exporter):
     """Write a rad_coref release as the corpus's own inputs: ``annotations/gold/<SUBJECT_ID>/<ROW_ID>.ann`` (Finding
     and Device text-bounds, each with an ``AnnotatorNotes`` line ``chain=<id>``) beside the report's ``.txt``, and
@@ -81,25 +95,14 @@ class RadCorefBrat(Exporter):
 
     def write(self, view: ReleaseView, out: Path, options: argparse.Namespace | None = None) -> Iterator[str]:
         gold = out / ANNOTATIONS_FOLDER / GOLD_FOLDER
-        rows: list[NoteEventRow] = []
         patients = 0
         for _, patient in view.rows(CONFIG):
-            patients += 1
             for index, report in enumerate(patient["reports"]):
                 doc_id = f"{patient['patient_id']}/{report['row_id']}"
                 write_brat_document(gold, doc_id, report["text"], report_annotations(patient, index))
-                rows.append(
-                    NoteEventRow(
-                        report["row_id"],
-                        int(patient["patient_id"]),
-                        report["charttime"],
-                        RADIOLOGY,
-                        report["description"],
-                        report["text"],
-                    )
-                )
+            patients += 1
         yield f"{CONFIG}: {patients} patients' annotations written under {gold}"
-        count = write_noteevents(out / NOTEEVENTS_FILE, rows)
+        count = write_noteevents(out / NOTEEVENTS_FILE, report_rows(view))
         yield f"{CONFIG}: {count} reports written to {out / NOTEEVENTS_FILE}"
 
     def reread(self, out: Path) -> ReleaseInputs:
