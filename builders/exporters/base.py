@@ -11,6 +11,7 @@ the format's reader, when none does), and compares what :attr:`Exporter.lost` do
 from __future__ import annotations
 
 import argparse
+import inspect
 import textwrap
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Mapping
@@ -56,6 +57,7 @@ class Exporter(ABC):
     def configure(self, parser: argparse.ArgumentParser) -> None:
         """Show what is lost under ``--help``; subclasses add their own options after calling this."""
         parser.formatter_class = argparse.RawDescriptionHelpFormatter
+        parser.description = inspect.cleandoc(type(self).__doc__ or "")
         parser.epilog = lost_text(self.lost)
 
     def run(self, args: argparse.Namespace) -> int:
