@@ -34,7 +34,8 @@ from clinical_corpora.builders.base import AgreementReport, BuildContext, Builde
 from clinical_corpora.builders.release_view import ReleaseView
 from clinical_corpora.builders.sources.bmj_html import PASSAGE_SEPARATOR, CaseReport, read_case_report
 from clinical_corpora.builders.sources.brat import ANN_SUFFIX, TEXT_SUFFIX, iter_brat_folder, read_brat, read_utf8
-from clinical_corpora.builders.sources.umls import MRCONSO_FILENAME, MRSTY_FILENAME
+from clinical_corpora.builders.sources.discovery import is_hidden, walk_files, warn_left_out
+from clinical_corpora.builders.sources.umls import locate_rrf_files
 from clinical_corpora.builders.text_units import split_sentences, token_strings
 from clinical_corpora.core.counts import PRFCounts, f_measure, ratio
 from clinical_corpora.core.errors import SourceError, excerpt
@@ -73,10 +74,7 @@ def cache_dir() -> Path:
 
 def load_index(meta: Path) -> UmlsIndex:
     """The matcher index of a UMLS ``META`` folder (cached)."""
-    mrconso, mrsty = meta / MRCONSO_FILENAME, meta / MRSTY_FILENAME
-    for path in (mrconso, mrsty):
-        if not path.is_file():
-            raise SourceError(path, "missing: the umls source is a META folder with MRCONSO.RRF and MRSTY.RRF")
+    mrconso, mrsty = locate_rrf_files(meta)
     return load_or_build_index(mrconso, mrsty, cache_dir())
 
 
@@ -241,9 +239,15 @@ def standoff_entities(folder: Path, case: CaseReport, index: UmlsIndex) -> CaseE
     )
 
 
-def _pages(folder: Path) -> list[Path]:
-    """The case pages of a bmj_html folder: every file but hidden ones."""
-    return sorted(path for path in folder.iterdir() if path.is_file() and not path.name.startswith("."))
+def _pages(folder: Path, *, quiet: bool = False) -> list[Path]:
+    """The case pages of a bmj_html folder: every file under it (linked folders followed) but hidden ones,
+    which are counted in a warning."""
+    pages, hidden = [], []
+    for path in walk_files(folder):
+        (hidden if is_hidden(path.relative_to(folder).as_posix()) else pages).append(path)
+    if hidden and not quiet:
+        warn_left_out(folder, [path.relative_to(folder).as_posix() for path in hidden], "a BMJ Case Reports page")
+    return pages
 
 
 def _span_order(entity: Entity) -> tuple[int, int]:
@@ -256,17 +260,23 @@ class ClicrBuilder(Builder):
     DOCUMENTS = {"bmj_html": "one BMJ Case Reports page per case, <case id>.html (e.g. bcr-2014-204357.html)"}
 
     def count(self, ctx: BuildContext) -> int:
-        return len(_pages(ctx.source("bmj_html")))
+        return len(_pages(ctx.source("bmj_html"), quiet=True))
 
     def generate(self, ctx: BuildContext) -> Iterator[Row]:
         index = load_index(ctx.source("umls"))
         matcher = EntityMatcher(index)
         standoff = ctx.source("entities") if ctx.has_source("entities") else None
         pages = _pages(ctx.source("bmj_html"))
-        splits = assign_splits([path.stem for path in pages])
+        splits = assign_splits(sorted({path.stem for path in pages}))
+        first_page: dict[str, Path] = {}
         for page in pages:
             rows: list[Row] = []
             with ctx.record(f"{page} [{page.stem}]"):
+                first = first_page.setdefault(page.stem, page)
+                if first != page:
+                    raise SourceError(
+                        page, f"case id {page.stem!r} is also the id of {first}: expected one page per case id"
+                    )
                 case = read_case_report(page)
                 entities = (
                     recognised_entities(case, matcher) if standoff is None else standoff_entities(standoff, case, index)
