@@ -270,3 +270,18 @@ def test_find_documents_refuses_a_file_for_a_folder(tmp_path: Path) -> None:
     (tmp_path / "file").write_text("")
     with pytest.raises(SourceError, match="expected a folder of notes"):
         find_documents(tmp_path / "file", [".txt"], what="notes")
+
+
+def test_clicr_concept_without_a_semantic_type_row_is_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A CUI of MRCONSO with no MRSTY row used to vanish from the dictionary (and its queries) silently."""
+    monkeypatch.setenv("CLINCORP_CACHE", str(tmp_path / "cache"))
+    corpus = copied(tmp_path, "clicr")
+    mrsty = corpus / "sample" / "umls" / "META" / "MRSTY.RRF"
+    mrsty.write_text("".join(line for line in mrsty.read_text().splitlines(True) if not line.startswith("C9000002|")))
+    mrconso = corpus / "sample" / "umls" / "META" / "MRCONSO.RRF"
+    first = next(n for n, line in enumerate(mrconso.read_text().splitlines(), 1) if line.startswith("C9000002|"))
+    with pytest.raises(SourceError, match="concept C9000002 has no row in MRSTY.RRF") as raised:
+        generate(corpus, ClicrBuilder())
+    assert (raised.value.path, raised.value.line) == (str(mrconso), first)
+    rows, ctx = generate(corpus, ClicrBuilder(), "quarantine")
+    assert rows and ctx.rejected("annotation") == 1 and "C9000002" in ctx.rejects[0].reason

@@ -80,10 +80,16 @@ def _rows(path: Path, n_columns: int, header: str) -> Iterator[tuple[int, list[s
 
 def read_mrconso(path: str | Path) -> Iterator[MrconsoRow]:
     """Stream the rows of an MRCONSO.RRF file."""
+    for _, row in read_mrconso_lines(path):
+        yield row
+
+
+def read_mrconso_lines(path: str | Path) -> Iterator[tuple[int, MrconsoRow]]:
+    """Stream the rows of an MRCONSO.RRF file with their line numbers."""
     header = "CUI|LAT|TS|LUI|STT|SUI|ISPREF|AUI|SAUI|SCUI|SDUI|SAB|TTY|CODE|STR|SRL|SUPPRESS|CVF"
-    for _, fields in _rows(Path(path), 18, header):
+    for line_number, fields in _rows(Path(path), 18, header):
         fields.pop()
-        yield MrconsoRow._make(fields)
+        yield line_number, MrconsoRow._make(fields)
 
 
 def read_mrsty(path: str | Path) -> Iterator[MrstyRow]:

@@ -263,7 +263,18 @@ class ClicrBuilder(Builder):
         return len(_pages(ctx.source("bmj_html"), quiet=True))
 
     def generate(self, ctx: BuildContext) -> Iterator[Row]:
-        index = load_index(ctx.source("umls"))
+        mrconso, mrsty = locate_rrf_files(ctx.source("umls"))
+        index = load_or_build_index(mrconso, mrsty, cache_dir())
+        for cui, line in sorted(index.untyped.items()):
+            ctx.reject(
+                SourceError(
+                    mrconso,
+                    f"concept {cui} has no row in {mrsty.name}, so no semantic type or category: its names are "
+                    "left out of the dictionary and of the answers (expected the MRSTY.RRF of the same release)",
+                    line=line,
+                ),
+                "annotation",
+            )
         matcher = EntityMatcher(index)
         standoff = ctx.source("entities") if ctx.has_source("entities") else None
         pages = _pages(ctx.source("bmj_html"))
