@@ -33,8 +33,15 @@ from datasets import Features
 from clinical_corpora.builders.base import AgreementReport, BuildContext, Builder, CardSection, Row, Table
 from clinical_corpora.builders.release_view import ReleaseView
 from clinical_corpora.builders.sources.bmj_html import PASSAGE_SEPARATOR, CaseReport, read_case_report
-from clinical_corpora.builders.sources.brat import ANN_SUFFIX, TEXT_SUFFIX, iter_brat_folder, read_brat, read_utf8
-from clinical_corpora.builders.sources.discovery import is_hidden, walk_files, warn_left_out
+from clinical_corpora.builders.sources.brat import (
+    ANN_SUFFIX,
+    TEXT_SUFFIX,
+    brat_documents,
+    iter_brat_folder,
+    read_brat,
+    read_utf8,
+)
+from clinical_corpora.builders.sources.discovery import Document, is_hidden, walk_files, warn_left_out
 from clinical_corpora.builders.sources.umls import locate_rrf_files
 from clinical_corpora.builders.text_units import split_sentences, token_strings
 from clinical_corpora.core.counts import PRFCounts, f_measure, ratio
@@ -179,14 +186,18 @@ def case_text(case: CaseReport) -> tuple[str, list[int]]:
     return PASSAGE_SEPARATOR.join(blocks), offsets
 
 
-def standoff_entities(folder: Path, case: CaseReport, index: UmlsIndex) -> CaseEntities:
-    """A case's entities from BRAT standoff: ``<case id>.txt`` (:func:`case_text`) and ``.ann``.
+def standoff_entities(folder: Path | Document, case: CaseReport, index: UmlsIndex) -> CaseEntities:
+    """A case's entities from BRAT standoff: ``<case id>.txt`` (:func:`case_text`) and ``.ann`` (in
+    ``folder``, or the document as :func:`brat_documents` lists it).
 
     Each text-bound is typed by its i2b2 category and carries its CUI in an ``AnnotatorNotes``
     note (``#1<TAB>AnnotatorNotes T1<TAB>C0035020``); its semantic type comes from UMLS (empty for
     a concept outside the mapped types). Spans are refined as the matcher's are.
     """
-    text_path, ann_path = folder / f"{case.case_id}{TEXT_SUFFIX}", folder / f"{case.case_id}{ANN_SUFFIX}"
+    if isinstance(folder, Document):
+        text_path, ann_path = folder.require(TEXT_SUFFIX), folder.require(ANN_SUFFIX)
+    else:
+        text_path, ann_path = folder / f"{case.case_id}{TEXT_SUFFIX}", folder / f"{case.case_id}{ANN_SUFFIX}"
     if not (text_path.is_file() and ann_path.is_file()):
         raise SourceError(folder, f"expected {text_path.name} and {ann_path.name} for this case", record=case.case_id)
     text, point_starts = case_text(case)
@@ -277,8 +288,17 @@ class ClicrBuilder(Builder):
             )
         matcher = EntityMatcher(index)
         standoff = ctx.source("entities") if ctx.has_source("entities") else None
+        documents = {document.id: document for document in brat_documents(standoff)} if standoff else {}
         pages = _pages(ctx.source("bmj_html"))
         splits = assign_splits(sorted({path.stem for path in pages}))
+        unmatched = sorted(set(documents) - set(splits))
+        if unmatched:
+            raise SourceError(
+                standoff or "entities",
+                f"standoff of no case in bmj_html: {', '.join(unmatched[:10])}"
+                f"{f' and {len(unmatched) - 10} more' if len(unmatched) > 10 else ''} "
+                "(expected <case id>.txt and .ann for cases of these pages)",
+            )
         first_page: dict[str, Path] = {}
         for page in pages:
             rows: list[Row] = []
@@ -290,7 +310,9 @@ class ClicrBuilder(Builder):
                     )
                 case = read_case_report(page)
                 entities = (
-                    recognised_entities(case, matcher) if standoff is None else standoff_entities(standoff, case, index)
+                    recognised_entities(case, matcher)
+                    if standoff is None
+                    else standoff_entities(documents.get(case.case_id, standoff), case, index)
                 )
                 rows = self._case_rows(case, entities, splits[page.stem], index)
             yield from rows
