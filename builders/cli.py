@@ -189,9 +189,8 @@ def _run(args: argparse.Namespace, mode: Literal["release", "build"]) -> int:
         verb = {"released": "released", "unchanged": "unchanged (identical bytes)", "built": "built"}[outcome.status]
         print(
             f"{manifest.name} {version}: {verb} at {outcome.folder} "
-            f"(read {counts.get('read')}, written {counts.get('written')}, rejected {counts.get('rejected')})\n"
-            f"  digest sha256:{release_digest(outcome.folder)} (of manifest.json; pin it with "
-            "clincorp validate --expect-digest)"
+            f"(read {counts.get('read')}, written {counts.get('written')}, rejected {counts.get('rejected')}), "
+            f"digest sha256:{release_digest(outcome.folder)}"
         )
         summary.append([manifest.name, version, outcome.status, str(outcome.folder)])
     if len(corpora) > 1:

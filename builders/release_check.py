@@ -429,8 +429,9 @@ def _verdict_problems(
 ) -> list[str]:
     """The max_rejects and agreement gates as the thresholds of ``corpus`` (overlay applied, and a recorded
     --max-rejects) judge the recorded rejects and measures, against what validation.json says they were."""
-    overrides = manifest.get("overrides") if isinstance(manifest.get("overrides"), dict) else {}
-    limit = overrides.get("max_rejects", corpus.gates.max_rejects)
+    overrides = manifest.get("overrides")
+    limit = overrides.get("max_rejects", corpus.gates.max_rejects) if isinstance(overrides, dict) else None
+    limit = corpus.gates.max_rejects if limit is None else limit
     observed = {gate["gate"]: gate["observed"] for gate in recorded}
     rejected = observed.get("max_rejects")  # checked against rejects.jsonl with the counts
     measures = validation.get("agreement")

@@ -151,7 +151,7 @@ def find_documents(
 
 def warn_left_out(root: Path, names: Sequence[str], what: str) -> None:
     """One warning counting the files under ``root`` a format ignores by design."""
-    logger.warning("%s: %d file(s) left out as not %s by design: %s", root, len(names), what, _listed(names))
+    logger.warning("%s: %d file(s) left out by design (not %s): %s", root, len(names), what, _listed(names))
 
 
 def _listed(names: Iterable[str]) -> str:

@@ -199,7 +199,9 @@ def standoff_entities(folder: Path | Document, case: CaseReport, index: UmlsInde
     else:
         text_path, ann_path = folder / f"{case.case_id}{TEXT_SUFFIX}", folder / f"{case.case_id}{ANN_SUFFIX}"
     if not (text_path.is_file() and ann_path.is_file()):
-        raise SourceError(folder, f"expected {text_path.name} and {ann_path.name} for this case", record=case.case_id)
+        raise SourceError(
+            text_path.parent, f"expected {text_path.name} and {ann_path.name} for this case", record=case.case_id
+        )
     text, point_starts = case_text(case)
     if read_utf8(text_path) != text:
         raise SourceError(
@@ -253,7 +255,8 @@ def standoff_entities(folder: Path | Document, case: CaseReport, index: UmlsInde
 def _pages(folder: Path, *, quiet: bool = False) -> list[Path]:
     """The case pages of a bmj_html folder: every file under it (linked folders followed) but hidden ones,
     which are counted in a warning."""
-    pages, hidden = [], []
+    pages: list[Path] = []
+    hidden: list[Path] = []
     for path in walk_files(folder):
         (hidden if is_hidden(path.relative_to(folder).as_posix()) else pages).append(path)
     if hidden and not quiet:

@@ -238,11 +238,11 @@ class OdieAnaphoraBuilder(Builder):
                     _quarantine(ctx, i2b2_document.problems)
                     yield Row(CONFIG, SPLIT, i2b2_record(i2b2_document, text_path))
             return
-        for doc_id, (xml_path, text_path) in _gold_notes(ctx).items():
-            with ctx.record(f"{xml_path or text_path} [{doc_id}]"):
+        for doc_id, (xml_path, note_path) in _gold_notes(ctx).items():
+            with ctx.record(f"{xml_path or note_path} [{doc_id}]"):
                 if xml_path is None:
                     raise SourceError(
-                        text_path or doc_id,
+                        note_path or doc_id,
                         f"no {doc_id}{KNOWTATOR_SUFFIX} in source knowtator: expected every note's annotations",
                     )
                 document = read_knowtator_file(xml_path, ctx.source("text"))
