@@ -32,7 +32,12 @@ from datasets import Features
 
 from clinical_corpora.builders.base import AgreementReport, BuildContext, Builder, CardSection, Row, Table
 from clinical_corpora.builders.release_view import ReleaseView
-from clinical_corpora.builders.sources.bmj_html import PASSAGE_SEPARATOR, CaseReport, read_case_report
+from clinical_corpora.builders.sources.bmj_html import (
+    MAX_PAGE_BYTES,
+    PASSAGE_SEPARATOR,
+    CaseReport,
+    read_case_report,
+)
 from clinical_corpora.builders.sources.brat import (
     ANN_SUFFIX,
     TEXT_SUFFIX,
@@ -272,6 +277,8 @@ class ClicrBuilder(Builder):
     VERSION = "1.0.1"
     CONFIGS = {"clicr": ClicrQuery, "clicr_documents": ClicrDocument}
     DOCUMENTS = {"bmj_html": "one BMJ Case Reports page per case, <case id>.html (e.g. bcr-2014-204357.html)"}
+    MAX_PAGE_BYTES = MAX_PAGE_BYTES
+    """A page over this size is an error naming it (a real page is about 100 KB)."""
 
     def count(self, ctx: BuildContext) -> int:
         return len(_pages(ctx.source("bmj_html"), quiet=True))
@@ -311,7 +318,7 @@ class ClicrBuilder(Builder):
                     raise SourceError(
                         page, f"case id {page.stem!r} is also the id of {first}: expected one page per case id"
                     )
-                case = read_case_report(page)
+                case = read_case_report(page, max_bytes=self.MAX_PAGE_BYTES)
                 entities = (
                     recognised_entities(case, matcher)
                     if standoff is None
