@@ -69,6 +69,15 @@ def test_a_link_loop_is_an_error_naming_the_link(tmp_path: Path) -> None:
     assert raised.value.path == str(tmp_path / "root" / "train" / "again")
 
 
+def test_a_link_to_a_folder_read_elsewhere_is_an_error_naming_both(tmp_path: Path) -> None:
+    (tmp_path / "shac" / "train").mkdir(parents=True)
+    (tmp_path / "shac" / "train" / "0101.txt").write_text("a")
+    (tmp_path / "shac" / "dev").symlink_to(tmp_path / "shac" / "train", target_is_directory=True)
+    with pytest.raises(SourceError, match=r"is the same folder as .*shac/dev .*read twice") as raised:
+        walk_files(tmp_path / "shac")
+    assert raised.value.path == str(tmp_path / "shac" / "train")
+
+
 def test_a_dangling_link_is_an_error_naming_it(tmp_path: Path) -> None:
     (tmp_path / "gone.ann").symlink_to(tmp_path / "nowhere.ann")
     with pytest.raises(SourceError, match="which does not exist") as raised:

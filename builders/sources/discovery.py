@@ -5,8 +5,9 @@ it by design (brat's ``annotation.conf``, hidden files):
 
 - folders are walked recursively and symbolic links to folders are followed (a ``dev/`` split may be a
   link). A link leading back to a folder being walked (a loop) is an error naming the link: following it
-  never ends, and skipping it would hide whatever the user meant it to hold. A dangling link is an error
-  naming it.
+  never ends, and skipping it would hide whatever the user meant it to hold. A link to a folder already
+  walked (``dev -> train``) is an error too: its documents would be read twice. A dangling link is an
+  error naming it.
 - A suffix is matched case-insensitively (``0101.ANN`` is an ``.ann``); the stem is kept as written, so
   companions pair by stem whatever their suffixes' case. Two files of one stem whose suffixes differ only
   in case (``0101.ann`` and ``0101.ANN``) are an error naming both.
@@ -36,18 +37,26 @@ logger = logging.getLogger(__name__)
 def walk_files(root: Path) -> list[Path]:
     """Every file under ``root`` (hidden ones too), sorted by path relative to it, through linked folders.
 
-    Raises SourceError naming a symbolic link that loops back to a folder being walked, or leads nowhere.
+    Raises SourceError naming a symbolic link that loops back to a folder being walked, leads to a folder
+    already walked (its files would be read twice), or leads nowhere.
     """
-    return sorted(_walk(Path(root), ()), key=lambda path: path.relative_to(root).parts)
+    root = Path(root)
+    return sorted(_walk(root, (), {}), key=lambda path: path.relative_to(root).parts)
 
 
-def _walk(folder: Path, ancestors: tuple[tuple[int, int], ...]) -> Iterator[Path]:
+FolderKey = tuple[int, int]
+"""A folder's device and inode: the same folder whatever the path (or link) it is reached by."""
+
+
+def _walk(folder: Path, ancestors: tuple[FolderKey, ...], seen: dict[FolderKey, Path]) -> Iterator[Path]:
     try:
         info = folder.stat()
         entries = sorted(os.scandir(folder), key=lambda entry: entry.name)
     except OSError as error:
         raise SourceError(folder, f"cannot list the folder: {error.strerror}") from None
-    here = (*ancestors, (info.st_dev, info.st_ino))
+    key = (info.st_dev, info.st_ino)
+    seen.setdefault(key, folder)
+    here = (*ancestors, key)
     for entry in entries:
         path = Path(entry.path)
         try:
@@ -57,15 +66,24 @@ def _walk(folder: Path, ancestors: tuple[tuple[int, int], ...]) -> Iterator[Path
                 raise SourceError(path, f"a symbolic link to {os.readlink(path)!r}, which does not exist") from None
             raise SourceError(path, f"cannot read: {error.strerror}") from None
         if stat.S_ISDIR(target.st_mode):
-            if (target.st_dev, target.st_ino) in here:
+            reached = (target.st_dev, target.st_ino)
+            if reached in here:
                 raise SourceError(
                     path,
                     f"a symbolic link looping back to {os.path.realpath(path)}, a folder it is inside: "
                     "expected a link to a folder outside this one",
                 )
-            yield from _walk(path, here)
+            if reached in seen:
+                raise SourceError(
+                    path,
+                    f"is the same folder as {seen[reached]} (one is a link to the other): its files would be read "
+                    "twice; expected each folder once",
+                )
+            yield from _walk(path, here, seen)
         elif stat.S_ISREG(target.st_mode):
             yield path
+        else:
+            raise SourceError(path, "neither a file nor a folder (a pipe, socket or device): expected a file")
 
 
 def is_hidden(relative: str) -> bool:
