@@ -294,3 +294,25 @@ def test_clicr_concept_without_a_semantic_type_row_is_named(tmp_path: Path, monk
     assert (raised.value.path, raised.value.line) == (str(mrconso), first)
     rows, ctx = generate(corpus, ClicrBuilder(), "quarantine")
     assert rows and ctx.rejected("annotation") == 1 and "C9000002" in ctx.rejects[0].reason
+
+
+# ---- bad bytes: every reader names the file (and line where it has lines), never a traceback ---------
+
+
+@pytest.mark.parametrize(
+    "relative",
+    [
+        "i2b2/docs/mayo_cc_01.txt",
+        "i2b2/concepts/mayo_cc_01.txt.con",
+        "i2b2/chains/mayo_cc_01.txt.chains",
+        "text/mayo_cc_01.txt",
+    ],
+)
+def test_odie_bytes_that_are_not_utf8_are_named(tmp_path: Path, relative: str) -> None:
+    corpus = copied(tmp_path, "odie_anaphora")
+    path = corpus / "sample" / relative
+    path.write_bytes(path.read_bytes() + b"caf\xe9\n")
+    overrides = {"i2b2": corpus / "sample" / "i2b2"} if relative.startswith("i2b2") else {}
+    with pytest.raises(SourceError, match="expected UTF-8") as raised:
+        generate(corpus, OdieAnaphoraBuilder(), overrides=overrides)
+    assert raised.value.path == str(path)
