@@ -13,7 +13,7 @@ from clinical_corpora.builders.cli import main
 from clinical_corpora.builders.exporters.brat import write_brat_document
 from clinical_corpora.builders.pipeline import run
 from clinical_corpora.builders.plugins import find_corpus
-from clinical_corpora.builders.sources.brat import parse_brat, read_brat_document, write_brat
+from clinical_corpora.builders.sources.brat import brat_documents, parse_brat, read_brat_document, write_brat
 from clinical_corpora.core.errors import ClincorpError
 from clinical_corpora.corpora.sdoh.builder import note_from_brat
 from clinical_corpora.corpora.sdoh.exports import note_annotations
@@ -58,7 +58,9 @@ def test_every_annotation_kind_reads_back_as_the_same_note(tmp_path: Path) -> No
     assert note["relations"] and note["normalizations"] and note["notes"] and note["equivalences"]
     assert any(event["trigger"]["fragments"] for event in note["events"]) and note["unused_textbounds"]
     write_brat_document(tmp_path, note["id"], note["text"], note_annotations(note))
-    text, doc = read_brat_document(tmp_path, note["id"])
+    [document] = brat_documents(tmp_path)
+    assert document.id == note["id"]
+    text, doc = read_brat_document(document)
     assert text == TEXT  # CR LF kept: offsets count it
     again = note_from_brat(note["id"], "train", "uw", text, doc, tmp_path / "x.ann").model_dump()
     assert again == note

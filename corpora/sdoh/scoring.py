@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import csv
 import functools
-import os
 import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
@@ -21,7 +20,14 @@ from pathlib import Path
 from typing import TypedDict
 
 from clinical_corpora.builders.release_view import ReleaseView, release_corpus, release_location
-from clinical_corpora.builders.sources.brat import BratDocument, brat_document_ids, read_brat_document
+from clinical_corpora.builders.sources.brat import (
+    ANN_SUFFIX,
+    TEXT_SUFFIX,
+    BratDocument,
+    brat_documents,
+    read_brat_document,
+)
+from clinical_corpora.builders.sources.discovery import Document
 from clinical_corpora.builders.sources.shac import shac_annotations
 from clinical_corpora.core.errors import ClincorpError, SourceError
 from clinical_corpora.corpora.sdoh.exports import CONFIG, write_shac
@@ -78,14 +84,16 @@ def score_folders(
     Raises SourceError when the gold folder is empty or lists documents found in one folder only.
     """
     criteria = ScoringCriteria(score_trig, score_span, score_labeled, frozenset(labeled_arguments))
-    doc_ids = brat_document_ids(gold_dir, text_without_ann=True)
-    if not doc_ids:
+    gold = {document.id: document for document in brat_documents(gold_dir, quiet=True)}
+    if not gold:
         raise SourceError(gold_dir, "no BRAT documents (.txt + .ann) found in the gold folder")
-    problem = unpaired_documents(doc_ids, brat_document_ids(pred_dir, text_without_ann=True))
+    predicted = {document.id: document for document in brat_documents(pred_dir, quiet=True)}
+    problem = unpaired_documents(gold, predicted)
     if problem:
         raise SourceError(pred_dir, f"{problem} (gold folder: {gold_dir})")
-    chunks = [doc_ids[i : i + _CHUNK_SIZE] for i in range(0, len(doc_ids), _CHUNK_SIZE)]
-    score_chunk = functools.partial(_score_chunk, str(gold_dir), str(pred_dir), criteria, on_document is not None)
+    pairs = [(doc_id, gold[doc_id], predicted[doc_id]) for doc_id in sorted(gold)]
+    chunks = [pairs[i : i + _CHUNK_SIZE] for i in range(0, len(pairs), _CHUNK_SIZE)]
+    score_chunk = functools.partial(_score_chunk, criteria, on_document is not None)
     total = Counts()
     with _chunk_mapper(workers) as mapper:
         for outcome in mapper(score_chunk, chunks):
@@ -187,14 +195,14 @@ ChunkOutcome = tuple[Counts, list[tuple[str, list[ScoreRow]]]] | _FailedChunk
 
 
 def _score_chunk(
-    gold_dir: str, pred_dir: str, criteria: ScoringCriteria, keep_rows: bool, doc_ids: list[str]
+    criteria: ScoringCriteria, keep_rows: bool, pairs: list[tuple[str, Document, Document]]
 ) -> ChunkOutcome:
-    """Counts of a chunk of documents, and each document's rows when ``keep_rows``."""
+    """Counts of a chunk of (id, gold, predicted) documents, and each document's rows when ``keep_rows``."""
     total = Counts()
     documents = []
     try:
-        for doc_id in doc_ids:
-            counts = count_document(_folder_events(gold_dir, doc_id), _folder_events(pred_dir, doc_id), criteria)
+        for doc_id, gold, predicted in pairs:
+            counts = count_document(_folder_events(gold), _folder_events(predicted), criteria)
             total.add(counts)
             if keep_rows:
                 documents.append((doc_id, counts.rows()))
@@ -214,9 +222,9 @@ def _chunk_mapper(workers: int) -> Iterator[Callable[..., Iterator[ChunkOutcome]
         yield pool.map
 
 
-def _folder_events(root: str, doc_id: str) -> list[SdohEvent]:
-    _, doc = read_brat_document(root, doc_id)
-    return events_from_brat(doc, os.path.join(root, f"{doc_id}.ann"))
+def _folder_events(document: Document) -> list[SdohEvent]:
+    _, doc = read_brat_document(document, text_without_ann=True)
+    return events_from_brat(doc, document.get(ANN_SUFFIX) or document.require(TEXT_SUFFIX))
 
 
 __all__ = ["events_from_brat", "gold_folder", "score_folders", "score_folders_to_csv"]
