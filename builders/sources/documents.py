@@ -9,10 +9,11 @@ locators with the sha256 of each text; rehydration reads them back through the c
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Collection, Iterator
-from pathlib import Path
+from collections.abc import Collection, Iterable, Iterator
 
-from clinical_corpora.core.errors import ClincorpError, SourceError
+from clinical_corpora.builders.sources.brat import read_utf8
+from clinical_corpora.builders.sources.discovery import Document
+from clinical_corpora.core.errors import ClincorpError
 
 
 def locator(source: str, key: str) -> str:
@@ -37,18 +38,14 @@ def keys_of(source: str, locators: Collection[str]) -> list[str]:
     return sorted(key for name, key in map(split_locator, locators) if name == source)
 
 
-def read_text_files(source: str, root: Path, locators: Collection[str]) -> Iterator[tuple[str, str]]:
-    """(locator, text) of every wanted ``<source>:<path inside root>`` that exists, as UTF-8 with line
-    endings untouched; a path leaving ``root`` is refused."""
-    base = root.resolve()
-    for key in keys_of(source, locators):
-        path = (base / key).resolve()
-        if not path.is_relative_to(base):
-            raise ClincorpError(f"document locator {locator(source, key)!r} points outside source {source!r}")
-        if not path.is_file():
-            continue
-        try:
-            with path.open(encoding="utf-8", newline="") as handle:
-                yield locator(source, key), handle.read()
-        except UnicodeDecodeError as error:
-            raise SourceError(path, f"expected UTF-8 text: {error}") from None
+def read_document_files(
+    source: str, documents: Iterable[Document], locators: Collection[str]
+) -> Iterator[tuple[str, str]]:
+    """(locator, text) of every wanted ``<source>:<document id><suffix>`` among the documents a reader's
+    discovery found (so a locator names a file whatever the case of its suffix on disk), read as UTF-8 with
+    line endings untouched."""
+    wanted = set(keys_of(source, locators))
+    for document in documents:
+        for suffix, path in document.files.items():
+            if f"{document.id}{suffix}" in wanted:
+                yield locator(source, f"{document.id}{suffix}"), read_utf8(path)
