@@ -165,7 +165,7 @@ def release_text_free(
     builder = load_builder_class(manifest.builder)()
     ctx = BuildContext(manifest, sources)
     view = ReleaseView(full)
-    models = {config: builder.CONFIGS[config] for config in view.configs()}
+    models = {config: builder.CONFIGS[config] for config in manifest.configs if config in view.configs()}
     stage("collecting the source documents the release's text comes from")
     wanted = {
         locator

@@ -59,8 +59,8 @@ def render_text_free_card(
         "## What restores it\n",
         "The documents the text comes from, by source:\n",
         markdown_table(inputs),
-        "With your copies of those sources:\n",
-        f"```bash\npip install clinical-corpora\nclincorp rehydrate {folder_name} {sources} --out releases\n```\n",
+        "With your copies of those sources and clinical-corpora installed:\n",
+        f"```bash\nclincorp rehydrate {folder_name} {sources} --out releases\n```\n",
         f"writes `releases/{manifest.name}/{version}/`, byte for byte the full release the maintainer built "
         "(every file is checked against the sha256 recorded in `full/manifest.json`); a document whose text "
         "differs from the recorded hash (another version of the source, an edited file) is reported by "
@@ -90,7 +90,10 @@ def _front_matter(manifest: CorpusManifest, features: dict[str, Features], rows:
     )
     MetadataConfigs(
         {
-            config: {"data_files": [{"split": split, "path": f"data/{config}/{split}-*.parquet"} for split in splits]}
+            config: {
+                "data_files": [{"split": split, "path": f"data/{config}/{split}-*.parquet"} for split in splits],
+                **({"default": True} if config == next(iter(rows)) else {}),
+            }
             for config, splits in rows.items()
         }
     ).to_dataset_card_data(data)
