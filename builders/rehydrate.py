@@ -100,8 +100,13 @@ def rehydrate(
             shutil.copyfile(path, staging / path.name)
         if quarantined:
             (staging / REJECTS_FILE).write_text("".join(json.dumps(q) + "\n" for q in quarantined), encoding="utf-8")
-            shutil.rmtree(target, ignore_errors=True) if _is_partial(target) else None
-            staging.rename(target)
+            if target.exists() and not _is_partial(target):
+                raise RehydrateError(f"{target} exists and is not a partial rehydration: give another --out")
+            shutil.rmtree(target, ignore_errors=True)
+            try:
+                staging.rename(target)
+            except OSError as error:
+                raise RehydrateError(f"cannot write {target}: {error.strerror or error}") from None
             return RehydrateOutcome(target, "partial", len(documents), quarantined)
         stage("checking every file against the full release's sha256")
         _check_outputs(staging, full_manifest, manifest)

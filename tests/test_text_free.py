@@ -165,6 +165,22 @@ def test_a_changed_note_is_reported_by_locator_and_record(
     assert "PARTIAL, 1 record(s) left out" in capsys.readouterr().out
     rejects = [json.loads(line) for line in (out / "sdoh" / "1.0.1+sample" / REJECTS_FILE).read_text().splitlines()]
     assert [reject["documents"] for reject in rejects] == [["shac:train/mimic/0101.txt"]]
+    assert main([*arguments, "--on-error", "quarantine"]) == 0  # a partial folder is replaced
+    complete = tmp_path / "complete"
+    assert main(["rehydrate", str(text_free), "--out", str(complete)]) == 0
+    capsys.readouterr()
+    partial = [
+        "rehydrate",
+        str(text_free),
+        "--source",
+        f"shac={shac}",
+        "--out",
+        str(complete),
+        "--on-error",
+        "quarantine",
+    ]
+    assert main(partial) == 1
+    assert "is not a partial rehydration" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("corpus", ["rad_coref"], indirect=True)
