@@ -175,7 +175,10 @@ class Builder:
     def source_documents(self, ctx: BuildContext, config: str, row: Mapping[str, Any]) -> list[str]:
         """The locators (``<source>:<key>``, e.g. ``noteevents:12345``) of the documents a released row's
         licensed text comes from, for its text-free variant; ``row`` is as stored (ClassLabel ids)."""
-        raise ClincorpError(f"{type(self).__name__} names no source documents: it has no text-free variant")
+        raise ClincorpError(
+            f"{type(self).__name__} names no source documents for config {config!r}, so it has no text-free "
+            "variant: its source_documents hook must name them"
+        )
 
     def read_documents(self, ctx: BuildContext, locators: Collection[str]) -> Iterator[tuple[str, str]]:
         """Stream (locator, text) for the wanted locators from the sources in ``ctx``, reading each source

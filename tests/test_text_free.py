@@ -20,6 +20,7 @@ from clinical_corpora.builders.base import BuildContext, load_builder_class
 from clinical_corpora.builders.cli import main
 from clinical_corpora.builders.inputs import resolve_sources
 from clinical_corpora.builders.leak_gate import LEAK_LIMIT, leak_gate
+from clinical_corpora.builders.pipeline import run
 from clinical_corpora.builders.plugins import all_corpora, find_corpus
 from clinical_corpora.builders.rehydrate import REJECTS_FILE, RehydrateError, rehydrate
 from clinical_corpora.builders.release_check import check_release
@@ -217,3 +218,14 @@ def test_release_all_text_free_writes_every_variant(tmp_path: Path, capsys: pyte
     written = sorted(p.parent.parent.name for p in tmp_path.glob(f"*/*{TEXT_FREE_SUFFIX}/manifest.json"))
     assert written == sorted(names)
     assert "leak gate: longest shared run" in capsys.readouterr().out
+
+
+def test_odie_from_its_i2b2_input_round_trips_through_the_i2b2_documents(tmp_path: Path) -> None:
+    corpus = find_corpus("odie_anaphora")
+    i2b2 = {"i2b2": corpus.folder / "sample" / "i2b2"}
+    full = run(corpus, tmp_path / "releases", i2b2).folder
+    text_free = release_text_free(corpus, full, resolve_sources(corpus, i2b2)).folder
+    documents = ReleaseView(text_free).arrow("odie_anaphora", columns=[SOURCE_DOCUMENTS]).column(0).to_pylist()
+    assert all(document["locator"].startswith("i2b2:docs/") for row in documents for document in row)
+    restored = rehydrate(text_free, i2b2, tmp_path / "restored").folder
+    assert tree(restored) == tree(full)

@@ -295,6 +295,8 @@ class ClicrBuilder(Builder):
         its answers' concept (``umls:<CUI>``)."""
         if config == "clicr_documents":
             return [locator("bmj_html", row["id"])]
+        if config != "clicr":
+            return super().source_documents(ctx, config, row)
         cuis = dict.fromkeys(answer["cui"] for answer in row["answers"])
         return [locator("bmj_html", row["document_id"]), *(locator("umls", cui) for cui in cuis)]
 

@@ -230,6 +230,8 @@ class OdieAnaphoraBuilder(Builder):
 
     def source_documents(self, ctx: BuildContext, config: str, row: Mapping[str, Any]) -> list[str]:
         """The note's text file: ``i2b2:docs/<id>.txt`` for the i2b2 input, else ``text:<id>.txt``."""
+        if config != CONFIG:
+            return super().source_documents(ctx, config, row)
         if ctx.has_source("i2b2"):
             return [locator("i2b2", f"{DOCS_DIR}/{row['id']}{TEXT_SUFFIX}")]
         return [locator("text", f"{row['id']}{TEXT_SUFFIX}")]

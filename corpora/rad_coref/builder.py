@@ -352,6 +352,8 @@ class RadCorefBuilder(Builder):
     def source_documents(self, ctx: BuildContext, config: str, row: Mapping[str, Any]) -> list[str]:
         """Each report's NOTEEVENTS TEXT (``noteevents:<ROW_ID>``) and the DESCRIPTION and CHARTTIME it
         shows (``noteevents:<ROW_ID>/DESCRIPTION``, ``/CHARTTIME``)."""
+        if config not in (CONFIG, PAIRS_CONFIG):
+            return super().source_documents(ctx, config, row)
         columns: tuple[str, ...] = ("", "/DESCRIPTION", "/CHARTTIME")
         row_ids = [report["row_id"] for report in row["reports"]] if config == CONFIG else []
         if config == PAIRS_CONFIG:

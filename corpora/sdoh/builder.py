@@ -59,6 +59,8 @@ class SdohBuilder(Builder):
     def source_documents(self, ctx: BuildContext, config: str, row: Mapping[str, Any]) -> list[str]:
         """The note's ``.txt`` in source shac, and its ``.ann`` when annotator notes or normalisations
         quote text."""
+        if config != CONFIG:
+            return super().source_documents(ctx, config, row)
         documents = [locator("shac", f"{row['id']}{TEXT_SUFFIX}")]
         if row["notes"] or row["normalizations"]:
             documents.append(locator("shac", f"{row['id']}{ANN_SUFFIX}"))

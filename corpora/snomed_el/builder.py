@@ -209,7 +209,9 @@ class SnomedElBuilder(Builder):
             return [locator("notes", row["note_id"]), *(locator("terminology", str(c)) for c in concepts)]
         if config == "concepts":
             return [locator("terminology", str(row["concept_id"]))]
-        return []
+        if config == "concept_stats":
+            return []
+        return super().source_documents(ctx, config, row)
 
     def read_documents(self, ctx: BuildContext, locators: Collection[str]) -> Iterator[tuple[str, str]]:
         """The wanted notes in one pass over the notes file; a concept's document is its FSN then its
