@@ -11,6 +11,7 @@ every coreference, relation and event argument names an entity (or event) of the
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from itertools import pairwise
 from typing import Annotated
 
@@ -136,3 +137,16 @@ class QaRecord(Record):
     choices: list[str]
     context: str
     answer: list[str]
+
+
+def laid_out(passages: Sequence[tuple[str, str, str]]) -> tuple[list[Passage], list[int]]:
+    """Passages from ``(id, type, text)`` triples, placed as BigBio's schema test joins them, and the offset
+    where each begins (add it to a span's offsets into its own passage)."""
+    placed: list[Passage] = []
+    starts: list[int] = []
+    start = 0
+    for passage_id, passage_type, text in passages:
+        placed.append(Passage(id=passage_id, type=passage_type, text=[text], offsets=[[start, start + len(text)]]))
+        starts.append(start)
+        start += len(text) + len(PASSAGE_SEPARATOR)
+    return placed, starts

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from clinical_corpora.corpora.sdoh.records import Argument, LooseTextBound, SdohNote, TextBoundSpan
-from clinical_corpora.schemas.bigbio import KbDocument
+from clinical_corpora.schemas.bigbio import KbDocument, laid_out
 from clinical_corpora.validation.metrics.sdoh import NOT_APPLICABLE
 
 CONFIG = "sdoh_bigbio_kb"
@@ -41,9 +41,7 @@ def kb_document(note: SdohNote) -> KbDocument:
         {
             "id": note.id,
             "document_id": note.id,
-            "passages": [
-                {"id": prefix + "text", "type": "note", "text": [note.text], "offsets": [[0, len(note.text)]]}
-            ],
+            "passages": laid_out([(prefix + "text", "note", note.text)])[0],
             "entities": list(entities.values()),
             "events": [
                 {
