@@ -15,6 +15,7 @@ from typing import Any
 
 from clinical_corpora.corpora.sdoh.records import Argument, LooseTextBound, SdohNote, TextBoundSpan
 from clinical_corpora.schemas.bigbio import KbDocument, laid_out
+from clinical_corpora.schemas.spans import Span
 from clinical_corpora.validation.metrics.sdoh import NOT_APPLICABLE
 
 CONFIG = "sdoh_bigbio_kb"
@@ -84,7 +85,7 @@ def _text_bounds(note: SdohNote) -> Iterator[tuple[TextBoundSpan, str]]:
 
 def _located(bound: TextBoundSpan) -> dict[str, list[Any]]:
     """BigBio's ``text`` and ``offsets``: one entry per fragment."""
-    pieces = bound.fragments or [bound]
+    pieces: list[Span] = [*bound.fragments] or [bound]
     return {"text": [piece.text for piece in pieces], "offsets": [[piece.start, piece.end] for piece in pieces]}
 
 
