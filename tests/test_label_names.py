@@ -3,6 +3,7 @@ string beside it, so duckdb, pandas or polars can filter by name."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -87,3 +88,15 @@ def test_label_names_load_with_datasets_as_plain_strings(sample_release: SampleR
     train = loaded["train"]
     assert train.features["source_name"] == datasets.Value("string")
     assert train["source_name"] == [train.features["source"].int2str(i) for i in train["source"]]
+
+
+@pytest.mark.parametrize("corpus", CORPORA)
+def test_the_cards_duckdb_query_runs_on_the_release(corpus: str, sample_release: SampleRelease) -> None:
+    release = sample_release(corpus).folder
+    card = (release / "README.md").read_text(encoding="utf-8")
+    query = re.search(r"## Label names\n.*?```sql\n(.*?)\n```", card, re.S)
+    assert query is not None
+    sql = query.group(1).replace(f"path/to/{corpus}/{release.name}", str(release))
+    column, label = re.findall(r"(\w+) = '([^']*)'$", sql)[0]
+    names = duckdb.sql(sql).fetchdf()[column]
+    assert len(names) > 0 and set(names) == {label}
