@@ -16,6 +16,8 @@ from pydantic import ValidationError
 from clinical_corpora.builders.base import load_builder_class
 from clinical_corpora.builders.plugins import all_corpora, find_corpus
 from clinical_corpora.builders.release_view import ReleaseView
+from clinical_corpora.corpora.odie_anaphora.bigbio import kb_document as odie_kb_document
+from clinical_corpora.corpora.odie_anaphora.records import OdieDocument
 from clinical_corpora.schemas.bigbio import KbDocument, QaRecord, laid_out
 from clinical_corpora.schemas.features import features_for
 from tests.conftest import SampleRelease
@@ -307,3 +309,54 @@ def test_builders_declare_the_bigbio_models() -> None:
     for corpus, config in BIGBIO_CONFIGS:
         model = load_builder_class(find_corpus(corpus).builder).CONFIGS[config]
         assert model is (QaRecord if config.endswith("_qa") else KbDocument)
+
+
+@pytest.mark.parametrize(("corpus", "config"), BIGBIO_CONFIGS)
+def test_bigbio_config_holds_one_row_per_record_of_the_corpus_config(
+    corpus: str, config: str, sample_release: SampleRelease, loaded: Any
+) -> None:
+    """Same splits, same record ids: the BigBio view of each record of the corpus's main config."""
+    model = load_builder_class(find_corpus(corpus).builder).CONFIGS[corpus]
+    source = {(split, str(row[model.id_field])) for split, row in load_rows(sample_release(corpus).folder, corpus)}
+    bigbio = {(split, example["id"]) for split, rows in loaded(corpus, config).items() for example in rows}
+    assert bigbio == source
+
+
+def test_snomed_el_kb_links_each_span_to_its_concept(sample_release: SampleRelease, loaded: Any) -> None:
+    notes = {row["note_id"]: row for _, row in load_rows(sample_release("snomed_el").folder, "snomed_el")}
+    for split in loaded("snomed_el", "snomed_el_bigbio_kb").values():
+        for example in split:
+            assert [(e["offsets"], e["type"], e["normalized"]) for e in example["entities"]] == [
+                ([[a["start"], a["end"]]], a["hierarchy"], [{"db_name": "SNOMEDCT", "db_id": str(a["concept_id"])}])
+                for a in notes[example["id"]]["annotations"]
+            ]
+
+
+def test_odie_kb_keeps_markables_pairs_and_chains(sample_release: SampleRelease, loaded: Any) -> None:
+    documents = {row["id"]: row for _, row in load_rows(sample_release("odie_anaphora").folder, "odie_anaphora")}
+    [train] = loaded("odie_anaphora", "odie_anaphora_bigbio_kb").values()
+    for example in train:
+        document = documents[example["id"]]
+        for entity, markable in zip(example["entities"], document["markables"], strict=True):
+            assert entity["text"] == [fragment["text"] for fragment in markable["fragments"]]
+            assert entity["type"] == markable["semantic_class"]
+        prefix = f"{document['id']}_"
+        assert [(r["type"], r["arg1_id"], r["arg2_id"]) for r in example["relations"]] == [
+            (p["relation"], prefix + p["anaphor_id"], prefix + p["antecedent_id"]) for p in document["pairs"]
+        ]
+        assert [c["entity_ids"] for c in example["coreferences"]] == [
+            [prefix + m for m in chain["markable_ids"]] for chain in document["chains"]
+        ]
+
+
+def test_odie_kb_gives_a_discontinuous_markable_one_offset_pair_per_fragment() -> None:
+    text = "CT of the abdomen and pelvis"
+    fragments = [{"start": 0, "end": 2, "text": "CT"}, {"start": 22, "end": 28, "text": "pelvis"}]
+    markable = {"id": "M1", "start": 0, "end": 28, "text": text, "fragments": fragments}
+    markable |= {"grammatical_category": None, "sentence_function": None, "semantic_class": "procedure"}
+    document = OdieDocument.model_validate(
+        {"id": "mayo_cc_9", "institution": "mayo", "note_type": "cc", "text": text, "markables": [markable]}
+        | {"pairs": [], "chains": []}
+    )
+    [entity] = odie_kb_document(document).entities
+    assert (entity.text, entity.offsets) == (["CT", "pelvis"], [[0, 2], [22, 28]])
