@@ -3,17 +3,23 @@ string beside it, so duckdb, pandas or polars can filter by name."""
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
+import shutil
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import datasets
 import duckdb
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from datasets import ClassLabel, List
 
 from clinical_corpora.builders.plugins import all_corpora
+from clinical_corpora.builders.release_check import check_release
 from clinical_corpora.builders.release_view import ReleaseView
 from clinical_corpora.schemas.features import LABEL_NAME_SUFFIX
 from tests.conftest import SampleRelease
@@ -100,3 +106,24 @@ def test_the_cards_duckdb_query_runs_on_the_release(corpus: str, sample_release:
     column, label = re.findall(r"(\w+) = '([^']*)'$", sql)[0]
     names = duckdb.sql(sql).fetchdf()[column]
     assert len(names) > 0 and set(names) == {label}
+
+
+def test_validate_names_a_label_name_that_drifted_from_its_id(sample_release: SampleRelease, tmp_path: Any) -> None:
+    sample = sample_release("sdoh").folder
+    release = Path(shutil.copytree(sample, tmp_path / "sdoh" / sample.name))  # the folder names validate checks
+    [shard, *_] = ReleaseView(release).shards("sdoh", "train")
+    table = pq.read_table(shard)
+    rows = table.to_pylist()
+    event = rows[0]["events"][0]
+    wrong = next(name for name in ("Alcohol", "Drug") if name != event["type_name"])
+    event["type_name"] = wrong
+    pq.write_table(pa.Table.from_pylist(rows, schema=table.schema), shard)
+    manifest = json.loads((release / "manifest.json").read_text(encoding="utf-8"))
+    for output in manifest["outputs"]:
+        if output["file"] == shard.relative_to(release).as_posix():
+            output["sha256"] = hashlib.sha256(shard.read_bytes()).hexdigest()
+    (release / "manifest.json").write_text(json.dumps(manifest, indent=2), encoding="utf-8")
+    failed = {gate.gate: gate for gate in check_release(release) if not gate.success}
+    assert sorted(failed) == ["records"]
+    [problem] = [detail["problem"] for detail in failed["records"].details]
+    assert f"record {rows[0]['id']!r}" in problem and f"events[0].type_name: label name {wrong!r}" in problem
