@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from datasets import Features
+from datasets import ClassLabel, Features, List
 from datasets.info import DatasetInfo, DatasetInfosDict
 from datasets.splits import SplitDict, SplitInfo
 from datasets.utils.metadata import MetadataConfigs
@@ -12,6 +12,7 @@ from huggingface_hub import DatasetCardData
 
 from clinical_corpora.builders.base import CardSection, Table
 from clinical_corpora.core.manifest import CorpusManifest
+from clinical_corpora.schemas.features import LABEL_NAME_SUFFIX
 from clinical_corpora.validation.gates import GateResult, violation_text
 
 
@@ -30,6 +31,7 @@ def render_card(
         _section_markdown(section)
         for section in [
             *_intro(manifest, row_counts, version),
+            _label_names_section(manifest, features, version),
             *sections,
             *_gates_sections(gates, provenance),
             _provenance_section(manifest, provenance),
@@ -95,6 +97,34 @@ def _intro(manifest: CorpusManifest, row_counts: dict[str, dict[str, int]], vers
         CardSection("How to load", loading),
         CardSection("Rows per split", table=Table(["config", "split", "rows"], rows)),
     ]
+
+
+def _label_names_section(manifest: CorpusManifest, features: dict[str, Features], version: str) -> CardSection:
+    """How to filter by label name without ``datasets``, with a query on this release's first label field."""
+    text = (
+        "Outside `datasets` (pandas, polars, duckdb) every ClassLabel field `f` has a string field "
+        f"`f{LABEL_NAME_SUFFIX}` beside it holding the label name (written from the same value as the id; "
+        "`clincorp validate` checks that the two agree)."
+    )
+    query = _label_query(features, f"path/to/{manifest.name}/{version}")
+    return CardSection("Label names", text + (f" For example, in duckdb:\n\n```sql\n{query}\n```" if query else ""))
+
+
+def _label_query(features: dict[str, Features], release: str) -> str | None:
+    """A duckdb query filtering a config by the first label of its first top-level or list-item ClassLabel."""
+    for config, config_features in features.items():
+        source = f"read_parquet('{release}/data/{config}/*.parquet')"
+        for name, feature in config_features.items():
+            if isinstance(feature, ClassLabel):
+                return f"SELECT * FROM {source}\nWHERE {name}{LABEL_NAME_SUFFIX} = '{feature.names[0]}'"
+            if isinstance(feature, List) and isinstance(feature.feature, dict):
+                for inner, label in feature.feature.items():
+                    if isinstance(label, ClassLabel):
+                        return (
+                            f"SELECT item.* FROM (SELECT unnest({name}) AS item FROM {source})\n"
+                            f"WHERE item.{inner}{LABEL_NAME_SUFFIX} = '{label.names[0]}'"
+                        )
+    return None
 
 
 def _gates_sections(gates: list[GateResult], provenance: dict[str, Any]) -> list[CardSection]:
