@@ -17,6 +17,7 @@ from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from clinical_corpora.schemas.licensed import LicensedText
 from clinical_corpora.schemas.spans import Offset, Record, span_mismatch, unique_ids
 
 OffsetPair = Annotated[list[Offset], Field(min_length=2, max_length=2)]
@@ -40,20 +41,20 @@ class Normalized(_Strict):
 class Passage(_Strict):
     id: str
     type: str
-    text: list[str] = Field(min_length=1, max_length=1)
+    text: list[LicensedText] = Field(min_length=1, max_length=1)
     offsets: list[OffsetPair] = Field(min_length=1, max_length=1)
 
 
 class Entity(_Strict):
     id: str
     type: str
-    text: list[str]
+    text: list[LicensedText]
     offsets: list[OffsetPair]
     normalized: list[Normalized]
 
 
 class Trigger(_Strict):
-    text: list[str]
+    text: list[LicensedText]
     offsets: list[OffsetPair]
 
 
@@ -132,11 +133,11 @@ class QaRecord(Record):
     id: str
     question_id: str
     document_id: str
-    question: str
+    question: LicensedText
     type: str
-    choices: list[str]
-    context: str
-    answer: list[str]
+    choices: list[LicensedText]
+    context: LicensedText
+    answer: list[LicensedText]
 
 
 def laid_out(passages: Sequence[tuple[str, str, str]]) -> tuple[list[Passage], list[int]]:

@@ -163,9 +163,13 @@ def test_a_changed_note_is_reported_by_locator_and_record(
     assert "shac:train/mimic/0101.txt: its text" in error and "used by sdoh train/mimic/0101" in error
     assert not (out / "sdoh").exists() or not any((out / "sdoh").iterdir())
     assert main([*arguments, "--on-error", "quarantine"]) == 0
-    assert "PARTIAL, 1 record(s) left out" in capsys.readouterr().out
+    assert "PARTIAL, 2 record(s) left out" in capsys.readouterr().out  # the note, in sdoh and sdoh_bigbio_kb
     rejects = [json.loads(line) for line in (out / "sdoh" / "1.0.1+sample" / REJECTS_FILE).read_text().splitlines()]
-    assert [reject["documents"] for reject in rejects] == [["shac:train/mimic/0101.txt"]]
+    assert [reject["documents"] for reject in rejects] == [["shac:train/mimic/0101.txt"]] * 2
+    assert [reject["where"] for reject in rejects] == [
+        "sdoh/train [train/mimic/0101]",
+        "sdoh_bigbio_kb/train [train/mimic/0101]",
+    ]
     assert main([*arguments, "--on-error", "quarantine"]) == 0  # a partial folder is replaced
     complete = tmp_path / "complete"
     assert main(["rehydrate", str(text_free), "--out", str(complete)]) == 0

@@ -51,7 +51,7 @@ from clinical_corpora.builders.sources.documents import keys_of, locator
 from clinical_corpora.builders.sources.umls import locate_rrf_files
 from clinical_corpora.builders.text_units import split_sentences, token_strings
 from clinical_corpora.core.counts import PRFCounts, f_measure, ratio
-from clinical_corpora.core.errors import SourceError, excerpt
+from clinical_corpora.core.errors import ClincorpError, SourceError, excerpt
 from clinical_corpora.core.splits import seeded_split
 from clinical_corpora.corpora.clicr import bigbio
 from clinical_corpora.corpora.clicr.entity_matcher import (
@@ -291,14 +291,25 @@ class ClicrBuilder(Builder):
     def count(self, ctx: BuildContext) -> int:
         return len(_pages(ctx.source("bmj_html"), quiet=True))
 
+    def __init__(self) -> None:
+        self._answer_cuis: dict[str, list[str]] = {}
+
     def source_documents(self, ctx: BuildContext, config: str, row: Mapping[str, Any]) -> list[str]:
         """The case (``bmj_html:<case id>``, :func:`case_document`) and, for a query, the UMLS names of
-        its answers' concept (``umls:<CUI>``)."""
+        its answers' concept (``umls:<CUI>``); a ``clicr_bigbio_qa`` row's CUIs are those its ``clicr`` row
+        named (configs are read in corpus.yaml order)."""
         if config == "clicr_documents":
             return [locator("bmj_html", row["id"])]
-        if config != "clicr":
+        if config == "clicr":
+            cuis = list(dict.fromkeys(answer["cui"] for answer in row["answers"]))
+            self._answer_cuis[row["id"]] = cuis
+        elif config == bigbio.CONFIG:  # its answers carry no CUI: the clicr row of the query (listed first) does
+            known = self._answer_cuis.get(row["id"])
+            if known is None:
+                raise ClincorpError(f"{bigbio.CONFIG} row {row['id']}: no clicr row of that query was seen before it")
+            cuis = known
+        else:
             return super().source_documents(ctx, config, row)
-        cuis = dict.fromkeys(answer["cui"] for answer in row["answers"])
         return [locator("bmj_html", row["document_id"]), *(locator("umls", cui) for cui in cuis)]
 
     def read_documents(self, ctx: BuildContext, locators: Collection[str]) -> Iterator[tuple[str, str]]:

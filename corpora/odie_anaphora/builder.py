@@ -231,7 +231,7 @@ class OdieAnaphoraBuilder(Builder):
 
     def source_documents(self, ctx: BuildContext, config: str, row: Mapping[str, Any]) -> list[str]:
         """The note's text file: ``i2b2:docs/<id>.txt`` for the i2b2 input, else ``text:<id>.txt``."""
-        if config != CONFIG:
+        if config not in (CONFIG, bigbio.CONFIG):
             return super().source_documents(ctx, config, row)
         if ctx.has_source("i2b2"):
             return [locator("i2b2", f"{DOCS_DIR}/{row['id']}{TEXT_SUFFIX}")]

@@ -353,6 +353,8 @@ class RadCorefBuilder(Builder):
     def source_documents(self, ctx: BuildContext, config: str, row: Mapping[str, Any]) -> list[str]:
         """Each report's NOTEEVENTS TEXT (``noteevents:<ROW_ID>``) and the DESCRIPTION and CHARTTIME it
         shows (``noteevents:<ROW_ID>/DESCRIPTION``, ``/CHARTTIME``)."""
+        if config == bigbio.CONFIG:  # passages are "<patient>_report_<ROW_ID>", texts only
+            return [locator(NOTEEVENTS, passage["id"].rpartition("_report_")[2]) for passage in row["passages"]]
         if config not in (CONFIG, PAIRS_CONFIG):
             return super().source_documents(ctx, config, row)
         columns: tuple[str, ...] = ("", "/DESCRIPTION", "/CHARTTIME")

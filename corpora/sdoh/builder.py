@@ -60,6 +60,8 @@ class SdohBuilder(Builder):
     def source_documents(self, ctx: BuildContext, config: str, row: Mapping[str, Any]) -> list[str]:
         """The note's ``.txt`` in source shac, and its ``.ann`` when annotator notes or normalisations
         quote text."""
+        if config == bigbio.CONFIG:
+            return [locator("shac", f"{row['document_id']}{TEXT_SUFFIX}")]
         if config != CONFIG:
             return super().source_documents(ctx, config, row)
         documents = [locator("shac", f"{row['id']}{TEXT_SUFFIX}")]

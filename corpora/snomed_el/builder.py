@@ -218,6 +218,8 @@ class SnomedElBuilder(Builder):
             return [locator("terminology", str(row["concept_id"]))]
         if config == "concept_stats":
             return []
+        if config == bigbio.CONFIG:
+            return [locator("notes", row["document_id"])]
         return super().source_documents(ctx, config, row)
 
     def read_documents(self, ctx: BuildContext, locators: Collection[str]) -> Iterator[tuple[str, str]]:
