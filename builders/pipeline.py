@@ -353,7 +353,7 @@ def quality_tables(builder: Builder, view: ReleaseView, expectations: list[Expec
     for config in view.configs():
         fields = fields_checked(config, expectations, view.features(config))
         if fields:
-            tables.update(view.tables(config, fields))
+            tables.update(view.arrow_tables(config, fields))
     tables.update(builder.quality_tables(view))
     return tables
 

@@ -1,0 +1,149 @@
+"""``clincorp release --all`` on the embedded samples: wall and CPU time with a breakdown, and the cost of
+one expectation when a table's suite runs in one great-expectations validation against the naive way
+(one validation per expectation), on the same tables in the same run. Prints JSON.
+
+Breakdown (seconds, one fresh process): ``imports`` (the CLI, the pipeline and every corpus, before any
+build), ``great_expectations_import``, ``expectations`` (the suites, without that import) and ``build``
+(everything else: reading, records, parquet, agreement, cards, hashing).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from benchmarks._measure import measure  # noqa: E402
+
+TARGET_SECONDS = 3.0
+
+
+def release_all(out: str) -> dict[str, Any]:
+    """Release every corpus from its samples, timing the imports and the expectation suites."""
+    start = time.perf_counter()
+    from clinical_corpora.builders.cli import main
+    from clinical_corpora.builders.plugins import all_corpora
+    from clinical_corpora.validation import expectations
+
+    all_corpora()
+    __import__("clinical_corpora.builders.pipeline")
+    imported = time.perf_counter()
+    spent = {"great_expectations_import": 0.0, "expectations": 0.0}
+    importer, suite_runner = expectations._import_great_expectations, expectations._run_suite
+
+    def timed_import() -> Any:
+        begin = time.perf_counter()
+        try:
+            return importer()
+        finally:
+            spent["great_expectations_import"] += time.perf_counter() - begin
+
+    def timed_suite(*args: Any) -> Any:
+        begin = time.perf_counter()
+        try:
+            return suite_runner(*args)
+        finally:
+            spent["expectations"] += time.perf_counter() - begin
+
+    expectations._import_great_expectations, expectations._run_suite = timed_import, timed_suite
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        status = main(["release", "--all", "--out", out])
+    total = time.perf_counter() - start
+    spent["expectations"] -= spent["great_expectations_import"]
+    return {
+        "exit_status": status,
+        "breakdown_seconds": {
+            "imports": round(imported - start, 3),
+            "great_expectations_import": round(spent["great_expectations_import"], 3),
+            "expectations": round(spent["expectations"], 3),
+            "build": round(total - (imported - start) - sum(spent.values()), 3),
+        },
+    }
+
+
+def per_expectation_cost(releases: str, repeats: int) -> dict[str, Any]:
+    """Seconds per expectation over every corpus's suite: one validation per table (ours) against one
+    validation per expectation (naive), on the same tables, great-expectations already imported."""
+    import pandas as pd
+
+    from clinical_corpora.builders.base import load_builder_class
+    from clinical_corpora.builders.pipeline import quality_tables
+    from clinical_corpora.builders.plugins import all_corpora
+    from clinical_corpora.builders.release_view import ReleaseView
+    from clinical_corpora.validation import expectations
+
+    gx = expectations._import_great_expectations()
+    suites = []
+    for manifest in all_corpora():
+        view = ReleaseView(Path(releases) / manifest.name / manifest.sample_version)
+        suite = manifest.gates.expectations
+        suites.append((suite, quality_tables(load_builder_class(manifest.builder)(), view, suite)))
+    count = sum(len(suite) for suite, _ in suites)
+
+    def ours() -> None:
+        for suite, tables in suites:
+            expectations.run_suite(suite, tables)
+
+    def naive() -> None:
+        from great_expectations.data_context.types.base import ProgressBarsConfig
+
+        context = gx.get_context(mode="ephemeral")
+        context.variables.progress_bars = ProgressBarsConfig(globally=False)
+        source = context.data_sources.add_pandas("naive")
+        for index, (suite, tables) in enumerate(suites):
+            for name in dict.fromkeys(e.table for e in suite):
+                frame = tables[name]
+                frame = frame if isinstance(frame, pd.DataFrame) else frame.to_pandas()
+                asset = source.add_dataframe_asset(name=f"{index}:{name}")
+                batch = asset.add_batch_definition_whole_dataframe("all").get_batch(
+                    batch_parameters={"dataframe": frame}
+                )
+                for e in suite:
+                    if e.table == name:
+                        batch.validate(
+                            getattr(gx.expectations, expectations._camel(e.expectation))(**e.kwargs),
+                            result_format={"result_format": "SUMMARY", "partial_unexpected_count": 20},
+                        )
+
+    timings = {}
+    for label, function in (("one_validation_per_table", ours), ("one_validation_per_expectation", naive)):
+        best = float("inf")
+        for _ in range(repeats):
+            begin = time.perf_counter()
+            function()
+            best = min(best, time.perf_counter() - begin)
+        timings[label] = {"seconds": round(best, 3), "ms_per_expectation": round(1000 * best / count, 2)}
+    return {"expectations": count, **timings}
+
+
+def main() -> None:
+    work = Path(tempfile.mkdtemp(prefix="clincorp-bench-"))
+    try:
+        release = measure(release_all, str(work / "releases"))
+        cost = measure(per_expectation_cost, str(work / "releases"), 3)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    suites = cost["result"]
+    report = {
+        "benchmark": "release_all_samples",
+        "release_all": {key: release[key] for key in ("seconds", "cpu_seconds", "peak_rss_mb")},
+        **release["result"],
+        "per_expectation": suites,
+        "suite_speedup_vs_naive": round(
+            suites["one_validation_per_expectation"]["seconds"] / suites["one_validation_per_table"]["seconds"], 2
+        ),
+        "target_seconds": TARGET_SECONDS,
+    }
+    print(json.dumps(report, indent=2))
+
+
+if __name__ == "__main__":
+    main()
