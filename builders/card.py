@@ -78,13 +78,13 @@ def _front_matter(
     sizes: dict[str, dict[str, SplitSize]],
 ) -> str:
     licence = {"license_name": manifest.license_name, "license_link": manifest.license_link}
+    extra: dict[str, Any] = {key: value for key, value in licence.items() if value} | _gating_metadata(manifest)
     data = DatasetCardData(
         pretty_name=manifest.pretty_name,
         license=manifest.license,
         task_categories=manifest.task_categories or None,
         tags=manifest.tags or None,
-        **{key: value for key, value in licence.items() if value},
-        **_gating_metadata(manifest),
+        **extra,
     )
     MetadataConfigs(
         {

@@ -13,7 +13,7 @@ import math
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeAlias
 
 import pandas as pd
 import pyarrow as pa
@@ -30,8 +30,9 @@ _OBSERVED_KEYS = (
 )
 MAX_LISTED = 20  # offending rows listed per expectation
 RESULT_FORMAT = {"result_format": "SUMMARY", "partial_unexpected_count": MAX_LISTED}
+_POSITION = "clincorp_position"  # the meta key matching a suite's results to its expectations
 RecordIds = dict[str, list[str]]  # config → the id of each record, by its position (``_row``)
-Table = pd.DataFrame | pa.Table  # a checked table: Arrow (converted column by column) or pandas
+Table: TypeAlias = pd.DataFrame | pa.Table  # a checked table: Arrow (converted column by column) or pandas
 
 
 @dataclass
@@ -174,18 +175,20 @@ def _validate_table(gx: Any, batch: Any, table_name: str, wanted: list[Expectati
     outcomes: dict[int, ExpectationOutcome] = {}
     suite = gx.ExpectationSuite(name=table_name)
     for position, expectation in enumerate(wanted):
+        kwargs = expectation.kwargs
+        kwargs["meta"] = {**(kwargs.get("meta") or {}), _POSITION: position}
         try:
-            expectation_class = getattr(gx.expectations, _camel(expectation.expectation))
-            suite.expectations.append(expectation_class(**expectation.kwargs, meta={"position": position}))
+            suite.expectations.append(getattr(gx.expectations, _camel(expectation.expectation))(**kwargs))
         except (AttributeError, TypeError, ValueError) as error:
             outcomes[position] = _outcome(
                 expectation, False, {"error": f"cannot run {expectation.expectation}: {error}"}
             )
     if suite.expectations:
         for result in batch.validate(suite, result_format=RESULT_FORMAT).results:
-            position = result.expectation_config.meta["position"]
+            position = result.expectation_config.meta[_POSITION]
             outcomes[position] = _outcome(wanted[position], bool(result.success), _observed(result))
-    return [outcomes[position] for position in range(len(wanted))]
+    missing = {"error": "great-expectations returned no result for this expectation"}
+    return [outcomes.get(position) or _outcome(wanted[position], False, missing) for position in range(len(wanted))]
 
 
 def _outcome(expectation: Expectation, success: bool, observed: dict[str, Any]) -> ExpectationOutcome:
