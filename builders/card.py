@@ -302,7 +302,7 @@ def _citation_section(manifest: CorpusManifest) -> CardSection:
     text = f"```bibtex\n{manifest.citation.strip()}\n```"
     if manifest.data_citations:
         entries = "\n\n".join(entry.strip() for entry in manifest.data_citations)
-        text += f"\n\nThe licences of the data also require citing:\n\n```bibtex\n{entries}\n```"
+        text += f"\n\nThe data's providers ask to be cited too:\n\n```bibtex\n{entries}\n```"
     return CardSection("Citation", text)
 
 
