@@ -187,10 +187,11 @@ def test_flattened_tables_for_expectations() -> None:
     table = pa.Table.from_pylist([row_encoder(features)(note().model_dump())] * 2, schema=features.arrow_schema)
     tables = flatten_config("notes", table, features, pa.array(["train", "test"]))
     assert sorted(tables) == ["notes", "notes.events", "notes.events.arguments", "notes.tags"]
-    assert tables["notes"]["n_events"].tolist() == [1, 1] and tables["notes"]["modality"].tolist() == ["CT", "CT"]
-    arguments = tables["notes.events.arguments"]
-    assert arguments["role"].tolist() == ["Type", "Type"]
-    assert arguments["_split"].tolist() == ["train", "test"] and arguments["_parent"].tolist() == [0, 1]
+    notes = tables["notes"].to_pydict()
+    assert notes["n_events"] == [1, 1] and notes["modality"] == ["CT", "CT"]
+    arguments = tables["notes.events.arguments"].to_pydict()
+    assert arguments["role"] == ["Type", "Type"]
+    assert arguments["_split"] == ["train", "test"] and arguments["_parent"] == [0, 1]
 
 
 @pytest.mark.parametrize(
