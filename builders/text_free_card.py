@@ -54,6 +54,14 @@ def render_text_free_card(
         "`literal` (`document` -1) no source document holds.\n",
         f"{manifest.description.strip()}\n",
         f"Access to the sources: {manifest.access.how.strip()}\n",
+        *(
+            [
+                "Terms of the full data (the annotations in this release may carry their own; share it only as "
+                f"they allow): {' '.join(manifest.sharing.terms.split())}\n"
+            ]
+            if manifest.sharing is not None
+            else []
+        ),
         "## What was removed\n",
         markdown_table(removed),
         "## What restores it\n",
