@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import csv
 import gzip
+import hashlib
 import io
 import json
 import shutil
@@ -233,3 +234,21 @@ def test_odie_from_its_i2b2_input_round_trips_through_the_i2b2_documents(tmp_pat
     assert all(document["locator"].startswith("i2b2:docs/") for row in documents for document in row)
     restored = rehydrate(text_free, i2b2, tmp_path / "restored").folder
     assert tree(restored) == tree(full)
+
+
+@pytest.mark.parametrize("corpus", ["snomed_el"], indirect=True)
+def test_validate_rejects_a_damaged_text_free_release_and_a_failed_leak_gate(text_free: Path, tmp_path: Path) -> None:
+    damaged = Path(shutil.copytree(text_free, tmp_path / "damaged"))
+    shard = ReleaseView(damaged).shards("snomed_el")[0]
+    shard.write_bytes(shard.read_bytes()[:-1] + b"\0")
+    assert [gate.gate for gate in check_release(damaged) if not gate.success] == ["files"]
+    validation, manifest_path = text_free / "validation.json", text_free / "manifest.json"
+    recorded = json.loads(validation.read_text(encoding="utf-8"))
+    recorded["gates"][0]["status"] = "fail"
+    validation.write_text(json.dumps(recorded), encoding="utf-8")
+    manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+    for output in manifest["outputs"]:
+        if output["file"] == "validation.json":
+            output["sha256"] = hashlib.sha256(validation.read_bytes()).hexdigest()
+    manifest_path.write_text(json.dumps(manifest), encoding="utf-8")
+    assert [gate.gate for gate in check_release(text_free) if not gate.success] == ["leak"]
