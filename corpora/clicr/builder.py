@@ -258,12 +258,21 @@ class ClicrBuilder(Builder):
     def count(self, ctx: BuildContext) -> int:
         return len(_pages(ctx.source("bmj_html")))
 
-    def generate(self, ctx: BuildContext) -> Iterator[Row]:
-        index = load_index(ctx.source("umls"))
-        matcher = EntityMatcher(index)
+    def __init__(self) -> None:
+        self._indexes: dict[Path, tuple[UmlsIndex, EntityMatcher]] = {}
+        """UMLS META folder → its index and matcher, loaded once per process (a worker builds many shards)."""
+
+    def shards(self, ctx: BuildContext) -> dict[str, list[Path]]:
+        return {"pages": _pages(ctx.source("bmj_html"))}
+
+    def generate_shard(self, ctx: BuildContext, pages: Sequence[Path] = ()) -> Iterator[Row]:
+        meta = ctx.source("umls")
+        if meta not in self._indexes:
+            index = load_index(meta)
+            self._indexes[meta] = index, EntityMatcher(index)
+        index, matcher = self._indexes[meta]
         standoff = ctx.source("entities") if ctx.has_source("entities") else None
-        pages = _pages(ctx.source("bmj_html"))
-        splits = assign_splits([path.stem for path in pages])
+        splits = assign_splits([path.stem for path in _pages(ctx.source("bmj_html"))])  # drawn over every case
         for page in pages:
             rows: list[Row] = []
             with ctx.record(f"{page} [{page.stem}]"):

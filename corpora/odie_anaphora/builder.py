@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
 from pathlib import Path
@@ -217,17 +217,23 @@ class OdieAnaphoraBuilder(Builder):
             return sum(1 for _ in (ctx.source("i2b2") / DOCS_DIR).glob("*.txt"))
         return sum(1 for _ in ctx.source("knowtator").glob(f"*{KNOWTATOR_SUFFIX}"))
 
-    def generate(self, ctx: BuildContext) -> Iterator[Row]:
+    def shards(self, ctx: BuildContext) -> dict[str, list[Path]]:
+        """The i2b2 text files, or the Knowtator files: each note builds alone."""
+        if ctx.has_source("i2b2"):
+            return {"files": sorted((ctx.source("i2b2") / DOCS_DIR).glob("*.txt"))}
+        return {"files": sorted(ctx.source("knowtator").glob(f"*{KNOWTATOR_SUFFIX}"))}
+
+    def generate_shard(self, ctx: BuildContext, files: Sequence[Path] = ()) -> Iterator[Row]:
         if ctx.has_source("i2b2"):
             root = ctx.source("i2b2")
-            for text_path in sorted((root / DOCS_DIR).glob("*.txt")):
+            for text_path in files:
                 with ctx.record(f"{text_path} [{text_path.stem}]"):
                     i2b2_document = read_i2b2_document(root, text_path.stem)
                     _quarantine(ctx, i2b2_document.problems)
                     yield Row(CONFIG, SPLIT, i2b2_record(i2b2_document, text_path))
             return
-        gold, text_dir = ctx.source("knowtator"), ctx.source("text")
-        for xml_path in sorted(gold.glob(f"*{KNOWTATOR_SUFFIX}")):
+        text_dir = ctx.source("text")
+        for xml_path in files:
             with ctx.record(f"{xml_path} [{xml_path.name.removesuffix(KNOWTATOR_SUFFIX)}]"):
                 document = read_knowtator_file(xml_path, text_dir)
                 _quarantine(ctx, document.problems)

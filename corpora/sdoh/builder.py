@@ -8,7 +8,7 @@ with the same relative paths, the first scored as gold against the second for th
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, get_args
 
@@ -54,7 +54,10 @@ class SdohBuilder(Builder):
     def count(self, ctx: BuildContext) -> int:
         return len(brat_document_ids(ctx.source("shac"), text_without_ann=True))
 
-    def generate(self, ctx: BuildContext) -> Iterator[Row]:
+    def shards(self, ctx: BuildContext) -> dict[str, list[str]]:
+        return {"doc_ids": brat_document_ids(ctx.source("shac"), text_without_ann=True)}
+
+    def generate_shard(self, ctx: BuildContext, doc_ids: Sequence[str] = ()) -> Iterator[Row]:
         """One row per note; a broken annotation fails the build or, quarantined, is left out of its
         note (``builders.sources.brat`` says what goes with it) and the note is released."""
         root = ctx.source("shac")
@@ -62,7 +65,7 @@ class SdohBuilder(Builder):
         def quarantine(error: SourceError) -> None:
             ctx.reject(error, "annotation")
 
-        for doc_id in brat_document_ids(root, text_without_ann=True):
+        for doc_id in doc_ids:
             ann_path = root / f"{doc_id}.ann"
             with ctx.record(str(ann_path)):
                 split, source = split_and_source(doc_id, ann_path)
