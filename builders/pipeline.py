@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import Any, Literal
 
 import pyarrow as pa
-import pyarrow.compute as pc
 from datasets import Features
 from tqdm import tqdm
 
@@ -329,7 +328,7 @@ def _write_rows(
         raise _no_documents(builder, manifest, ctx)
     for writer in writers.values():
         writer.close()
-    drop_duplicate_ids(builder, manifest, features, ctx, staging)
+    drop_duplicate_ids(builder, manifest, ctx, staging)
     counts: dict[str, dict[str, int]] = {config: {} for config in manifest.configs}
     view = ReleaseView(staging)
     for config, split in writers:
@@ -337,38 +336,20 @@ def _write_rows(
     return counts
 
 
-def drop_duplicate_ids(
-    builder: Builder, manifest: CorpusManifest, features: dict[str, Features], ctx: BuildContext, staging: Path
-) -> None:
-    """Reject every record whose id an earlier record of its config has (splits in corpus.yaml order, then
-    rows in order), reading the written ids column-wise; the splits holding them are rewritten without."""
+def drop_duplicate_ids(builder: Builder, manifest: CorpusManifest, ctx: BuildContext, staging: Path) -> None:
+    """Reject every record whose id an earlier record of its config has (splits in name order, then rows in
+    order), reading the written ids column-wise; the splits holding them are rewritten without them."""
     view = ReleaseView(staging)
-    for config, spec in manifest.configs.items():
+    for config in manifest.configs:
         id_field = getattr(builder.CONFIGS[config], "id_field", "id")
-        if id_field not in features[config]:
+        if id_field not in view.features(config):
             continue
-        columns = [view.column(config, id_field, split) for split in spec.splits]
-        ids = pa.chunked_array([chunk for column in columns for chunk in column.chunks], columns[0].type)
-        if len(pc.unique(ids)) == len(ids):
-            continue
-        repeated = _repeated_positions(ids)
-        offset = 0
-        for split in spec.splits:
-            rows = sum(view.rows_in(path) for path in view.shards(config, split))
-            drop = [position - offset for position in repeated if offset <= position < offset + rows]
-            for position in drop:
-                ctx.reject(SourceError(f"{config}/{split}", f"duplicate id {str(ids[offset + position].as_py())!r}"))
-            if drop:
-                _rewrite_without(view, config, split, features[config], drop)
-            offset += rows
-
-
-def _repeated_positions(ids: pa.ChunkedArray) -> list[int]:
-    """Positions of the ids seen at an earlier position, in order."""
-    table = pa.table({"id": ids, "position": pa.array(range(len(ids)), pa.int64())})
-    first = table.group_by("id", use_threads=False).aggregate([("position", "min")])
-    firsts = pc.is_in(table["position"], value_set=first["position_min"])
-    return pc.indices_nonzero(pc.invert(firsts)).to_pylist()
+        drops: dict[str, list[int]] = {}
+        for split, position, record_id in view.repeated_ids(config, id_field):
+            ctx.reject(SourceError(f"{config}/{split}", f"duplicate id {record_id!r}"))
+            drops.setdefault(split, []).append(position)
+        for split, positions in drops.items():
+            _rewrite_without(view, config, split, view.features(config), positions)
 
 
 def _rewrite_without(view: ReleaseView, config: str, split: str, features: Features, drop: list[int]) -> None:

@@ -9,6 +9,7 @@ from typing import Any
 
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from datasets import Features
 
@@ -78,6 +79,27 @@ class ReleaseView:
         chunks = [pq.read_table(path, columns=[name]).column(0) for path in self.shards(config, split)]
         field_type = self.features(config).arrow_schema.field(name).type
         return pa.chunked_array([chunk for column in chunks for chunk in column.chunks], field_type)
+
+    def repeated_ids(self, config: str, id_field: str) -> list[tuple[str, int, str]]:
+        """(split, row within the split, id) of every row whose id an earlier row has (splits in name order),
+        found column-wise in Arrow: only the id column is read."""
+        ids = self.column(config, id_field)
+        if len(pc.unique(ids)) == len(ids):
+            return []
+        table = pa.table({"id": ids, "position": pa.array(range(len(ids)), pa.int64())})
+        firsts = table.group_by("id", use_threads=False).aggregate([("position", "min")])["position_min"]
+        repeated = pc.indices_nonzero(pc.invert(pc.is_in(table["position"], value_set=firsts))).to_pylist()
+        starts: list[tuple[int, str, int]] = []  # (first row of a shard, its split, first row of the split)
+        row = 0
+        for path in self.shards(config):
+            split = self.split_of(path)
+            starts.append((row, split, next((s[2] for s in starts if s[1] == split), row)))
+            row += self.rows_in(path)
+        found = []
+        for position in repeated:
+            _, split, split_start = max(start for start in starts if start[0] <= position)
+            found.append((split, position - split_start, str(ids[position].as_py())))
+        return found
 
     def batches(
         self, config: str, split: str | None = None, columns: list[str] | None = None, batch_size: int = 10_000
