@@ -300,7 +300,6 @@ def _write_rows(
 ) -> dict[str, dict[str, int]]:
     """Build the documents (in ``workers`` processes when the builder has shards) into per-split parquet
     writers, then quarantine duplicate ids; returns rows per config and split."""
-    gc.freeze()  # the imported modules are never garbage: keep them out of every collection (and fork)
     writers = {
         (config, split): SplitWriter(staging / "data" / config, split, features[config])
         for config, spec in manifest.configs.items()
@@ -310,18 +309,24 @@ def _write_rows(
     def sink(config: str, split: str, batch: pa.RecordBatch) -> None:
         writers[(config, split)].write(batch)
 
-    progress = tqdm(total=total, desc=f"{manifest.name}: building", unit=" documents", disable=not sys.stderr.isatty())
     groups = document_groups(builder.shards(ctx), workers) if workers > 1 else []
-    if len(groups) > 1:
-        for output in build_in_workers(builder, manifest, features, ctx, groups, workers):
-            ctx.read += output.read
-            ctx.rejects += output.rejects
-            for config, split, batch in output.batches:
-                sink(config, split, batch)
-            progress.update(ctx.read - progress.n)
-    else:
-        for _ in build_in_process(builder, manifest, features, ctx, sink):
-            progress.update(ctx.read - progress.n)
+    processes = f"{workers} worker processes" if len(groups) > 1 else "one process"
+    _stage(manifest, f"building the records in {processes}")
+    progress = tqdm(total=total, desc=f"{manifest.name}: building", unit=" documents", disable=not sys.stderr.isatty())
+    gc.freeze()  # what is loaded so far is never garbage: keep it out of every collection (and shared by fork)
+    try:
+        if len(groups) > 1:
+            for output in build_in_workers(builder, manifest, features, ctx, groups, workers):
+                ctx.read += output.read
+                ctx.rejects += output.rejects
+                for config, split, batch in output.batches:
+                    sink(config, split, batch)
+                progress.update(ctx.read - progress.n)
+        else:
+            for _ in build_in_process(builder, manifest, features, ctx, sink):
+                progress.update(ctx.read - progress.n)
+    finally:
+        gc.unfreeze()
     progress.update(ctx.read - progress.n)
     progress.close()
     if ctx.read == 0:
