@@ -251,7 +251,7 @@ def concept_rows(mentions: list[Mention], terminology: Terminology) -> Iterator[
 
 def _annotation_table(release: ReleaseView) -> pa.Table:
     """One row per released annotation: note_id, split, start, end, concept_id, fsn, hierarchy (ClassLabel id)."""
-    notes = release.arrow("snomed_el")
+    notes = release.arrow("snomed_el", columns=["note_id", "annotations"])  # never the note texts
     annotations = notes.column("annotations").combine_chunks()
     parents = pc.list_parent_indices(annotations)
     items = pc.list_flatten(annotations)
@@ -293,7 +293,9 @@ def concept_links(release: ReleaseView) -> pd.DataFrame:
 
 def split_section(release: ReleaseView) -> CardSection:
     frame = _annotation_table(release).to_pandas()
-    notes = Counter(split for split in release.split_labels("snomed_el").to_pylist())
+    notes = {
+        split: sum(map(release.rows_in, release.shards("snomed_el", split))) for split in release.splits("snomed_el")
+    }
     rows: list[list[object]] = [
         [
             split,

@@ -104,7 +104,7 @@ class TinyBuilder(Builder):
 
 def released_spans(release: ReleaseView) -> Iterator[tuple[str, str, int, int, str]]:
     """(note_id, split, start, end, label) of every released span, read column-wise from Arrow."""
-    table = release.arrow("notes")
+    table = release.arrow("notes", columns=["id", "spans"])
     spans = table.column("spans").combine_chunks()
     parents = pc.list_parent_indices(spans)
     items = pc.list_flatten(spans)
