@@ -14,6 +14,7 @@ import multiprocessing
 from collections import deque
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from itertools import islice
 from typing import Any
@@ -158,7 +159,12 @@ def build_in_workers(
         queued = iter(groups)
         running: deque[Future[GroupOutput]] = deque(pool.submit(_build_group, g) for g in islice(queued, workers * 2))
         while running:
-            output = running.popleft().result()
+            try:
+                output = running.popleft().result()
+            except BrokenProcessPool:
+                raise ClincorpError(
+                    f"{manifest.name}: a worker process died while building (out of memory?); try fewer --workers"
+                ) from None
             running.extend(pool.submit(_build_group, group) for group in islice(queued, 1))
             yield output
     finally:
