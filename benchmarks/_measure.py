@@ -22,6 +22,7 @@ def _child(function: Callable[..., Any], args: tuple[Any, ...], queue: multiproc
             "cpu_seconds": round(own.ru_utime + own.ru_stime, 3),
             "worker_cpu_seconds": round(workers.ru_utime + workers.ru_stime, 3),
             "peak_rss_mb": round(own.ru_maxrss / 1024, 1),
+            "worker_peak_rss_mb": round(workers.ru_maxrss / 1024, 1),
             "result": result,
         }
     )

@@ -8,7 +8,9 @@ annotator, statistics, card and manifest. In the same run, for the same records:
 - the naive baseline: every record held in memory, ``datasets.Dataset.from_list(...).to_parquet``.
 
 Each is run at every ``--records`` size; the pipeline with every ``--workers`` count. Fixed and per-record
-cost come from a line through the smallest and largest size. Prints JSON.
+cost come from a line through the smallest and largest size, in wall seconds and in CPU seconds (the
+process and its workers: the steadier figure on a shared machine). Peak RSS is the main process's;
+``worker_peak_rss_mb`` the largest worker's. Prints JSON.
 """
 
 from __future__ import annotations
@@ -110,6 +112,11 @@ def naive_release(inputs: str, out: str) -> int:
     return len(rows)
 
 
+def _cpu(run: dict[str, Any]) -> float:
+    """CPU seconds of the run and its worker processes (steadier than wall time on a shared machine)."""
+    return float(run["cpu_seconds"] + run["worker_cpu_seconds"])
+
+
 def _rate(records: int, run: dict[str, Any]) -> dict[str, Any]:
     return {**run, "records_per_s": round(records / run["seconds"])}
 
@@ -150,6 +157,7 @@ def main() -> None:
             report[name] = {str(size): run for size, run in by_size.items()}
             if len(sizes) > 1:
                 report[name]["cost"] = _line(sizes, [by_size[size]["seconds"] for size in sizes])
+                report[name]["cpu_cost"] = _line(sizes, [_cpu(by_size[size]) for size in sizes])
     report["ratios"] = _ratios(runs, sizes, args.workers)
     report["targets"] = {
         "records_per_s_at_100k_2_workers": 20_000,
@@ -166,7 +174,11 @@ def _ratios(runs: dict[str, dict[int, dict[str, Any]]], sizes: list[int], worker
     for w in workers:
         pipeline = runs[f"pipeline_{w}_workers"]
         for size in sizes:
-            entry = {"vs_floor": round(pipeline[size]["seconds"] / runs["arrow_floor"][size]["seconds"], 2)}
+            floor_run = runs["arrow_floor"][size]
+            entry = {
+                "vs_floor": round(pipeline[size]["seconds"] / floor_run["seconds"], 2),
+                "cpu_vs_floor": round(_cpu(pipeline[size]) / _cpu(floor_run), 2),
+            }
             if size in runs["naive_datasets"]:
                 naive = runs["naive_datasets"][size]["seconds"]
                 entry["speedup_vs_naive"] = round(naive / pipeline[size]["seconds"], 2)
@@ -174,9 +186,10 @@ def _ratios(runs: dict[str, dict[int, dict[str, Any]]], sizes: list[int], worker
         if len(sizes) > 1:
             first, last = pipeline[sizes[0]]["peak_rss_mb"], pipeline[sizes[-1]]["peak_rss_mb"]
             ratios[f"{w}_workers_peak_rss_growth"] = round(last / first - 1, 3)
-            floor = _line(sizes, [runs["arrow_floor"][s]["seconds"] for s in sizes])["per_record_us"]
-            ours = _line(sizes, [pipeline[s]["seconds"] for s in sizes])["per_record_us"]
-            ratios[f"{w}_workers_per_record_vs_floor"] = round(ours / floor, 2) if floor > 0 else None
+            for label, cost in (("", lambda run: run["seconds"]), ("cpu_", _cpu)):
+                floor = _line(sizes, [cost(runs["arrow_floor"][s]) for s in sizes])["per_record_us"]
+                ours = _line(sizes, [cost(pipeline[s]) for s in sizes])["per_record_us"]
+                ratios[f"{w}_workers_{label}per_record_vs_floor"] = round(ours / floor, 2) if floor > 0 else None
     return ratios
 
 

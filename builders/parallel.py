@@ -30,7 +30,7 @@ from clinical_corpora.schemas.features import row_encoder
 ROWS_PER_BATCH = 1_000
 """Encoded rows are held as Python dicts for at most this many rows per config and split, then become Arrow."""
 
-DOCUMENTS_PER_GROUP = 256
+DOCUMENTS_PER_GROUP = 64
 """At most this many documents per worker job, so a job's batches stay small in memory."""
 
 Sink = Callable[[str, str, pa.RecordBatch], None]

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import NamedTuple
 
-CHUNK_BYTES = 1 << 16
+CHUNK_BYTES = 1 << 14
 
 
 class LineChunk(NamedTuple):
