@@ -9,10 +9,12 @@ Shards. A builder whose documents build independently lists them in :meth:`Build
 ``gen_kwargs`` of Hugging Face ``datasets`` (``{"pages": [page, ...]}``; list values are cut together into
 contiguous groups, other values passed unchanged), and builds one group in :meth:`Builder.generate_shard`.
 ``clincorp release --workers N`` builds the groups in N processes; rows come back in document order, so a
-release is byte-identical whatever N. A group must not depend on which other documents share it (state
-needed across documents, such as splits drawn over every case, is computed from the whole input), and
-the later hooks (agreement, statistics) read the written release, not state left on the builder. A
-builder that lists nothing (the default) is one shard, built by :meth:`Builder.generate`.
+release is byte-identical whatever N. A group must not depend on which other documents share it: what
+spans documents (splits drawn over every case, checks across files, rejects made once) is done in
+``shards()``, which runs once per build in the main process, and passed on in the lists or as a shared
+value; the later hooks (agreement, statistics) read the written release, not state left on the builder
+by a worker. A builder that lists nothing (the default) is one shard, built by :meth:`Builder.generate`
+(whose default is ``generate_shard`` over every document).
 
 Beyond one machine the same contract runs on an existing engine, with no cluster code of ours: the
 groups are the input rows of ``ray.data.from_items(groups).map_batches(...)`` (or a Spark
@@ -168,7 +170,10 @@ class Builder:
 
     def generate(self, ctx: BuildContext) -> Iterator[Row]:
         """Yield every record of every config, reading sources from ``ctx``; by default every shard."""
-        return self.generate_shard(ctx, **self.shards(ctx))
+        documents = self.shards(ctx)
+        if not documents:
+            raise NotImplementedError(f"{type(self).__name__} implements neither generate() nor shards()")
+        return self.generate_shard(ctx, **documents)
 
     def shards(self, ctx: BuildContext) -> dict[str, Any]:
         """The documents as ``gen_kwargs`` for :meth:`generate_shard` (equal-length lists are cut into
