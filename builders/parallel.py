@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 import multiprocessing
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
@@ -85,11 +85,11 @@ class RowEncoder:
 
 
 def build_in_process(
-    builder: Builder, manifest: CorpusManifest, features: dict[str, Features], ctx: BuildContext, sink: Sink
+    builder: Builder, manifest: CorpusManifest, features: dict[str, Features], rows: Iterable[Row], sink: Sink
 ) -> Iterator[None]:
-    """Build every document in this process into ``sink``; yields after each row (for progress)."""
+    """Encode ``rows`` (built in this process) into ``sink``; yields after each row (for progress)."""
     encoder = RowEncoder(builder, manifest, features, sink)
-    for row in builder.generate(ctx):
+    for row in rows:
         encoder.add(row)
         yield None
     encoder.finish()

@@ -310,7 +310,8 @@ def _write_rows(
     def sink(config: str, split: str, batch: pa.RecordBatch) -> None:
         writers[(config, split)].write(batch)
 
-    groups = document_groups(builder.shards(ctx), workers) if workers > 1 else []
+    documents = builder.shards(ctx) if workers > 1 else {}  # shards() runs once: it may check or reject
+    groups = document_groups(documents, workers) if documents else []
     processes = f"{workers} worker processes" if len(groups) > 1 else "one process"
     _stage(manifest, f"building the records in {processes}")
     progress = tqdm(total=total, desc=f"{manifest.name}: building", unit=" documents", disable=not sys.stderr.isatty())
@@ -324,7 +325,8 @@ def _write_rows(
                     sink(config, split, batch)
                 progress.update(ctx.read - progress.n)
         else:
-            for _ in build_in_process(builder, manifest, features, ctx, sink):
+            rows = builder.generate_shard(ctx, **documents) if documents else builder.generate(ctx)
+            for _ in build_in_process(builder, manifest, features, rows, sink):
                 progress.update(ctx.read - progress.n)
     finally:
         gc.unfreeze()

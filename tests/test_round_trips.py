@@ -16,6 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
 import pytest
 
 from clinical_corpora.builders.cli import main
@@ -151,8 +152,8 @@ def _replicated(release: Path, configs: tuple[str, ...], renamer: Renamer, out: 
             rows = [row for _, row in view.rows(config, split)]
             writer = SplitWriter(out / "data" / config, split, features)
             for copy in range(COPIES):
-                for row in rows:
-                    writer.write(features.encode_example(row if copy == 0 else renamer(config, row, copy)))
+                encoded = [features.encode_example(row if copy == 0 else renamer(config, row, copy)) for row in rows]
+                writer.write(pa.RecordBatch.from_pylist(encoded, schema=features.arrow_schema))
             writer.close()
     return out
 

@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from datasets import Features, Value
 
+from clinical_corpora.builders.base import BuildContext
 from clinical_corpora.builders.cli import main
 from clinical_corpora.builders.parallel import document_groups
 from clinical_corpora.builders.pipeline import run
@@ -19,6 +21,15 @@ from clinical_corpora.builders.sources.line_chunks import chunk_lines, line_chun
 from clinical_corpora.builders.writer import SplitWriter
 from clinical_corpora.core.errors import ClincorpError, SourceError
 from clinical_corpora.core.manifest import load_manifest
+from tests.tiny_corpus.builder import TinyBuilder
+
+
+class OnceTinyBuilder(TinyBuilder):
+    """The tiny builder recording each shards() call as a reject, as a builder's checks across documents do."""
+
+    def shards(self, ctx: BuildContext) -> dict[str, Any]:
+        ctx.reject(SourceError(ctx.source("notes"), "checked once"), "annotation")
+        return super().shards(ctx)
 
 
 def tree(folder: Path) -> dict[str, bytes]:
@@ -95,6 +106,18 @@ def test_workers_flag(tiny_corpus: Path, tmp_path: Path, capsys: pytest.CaptureF
     with pytest.raises(SystemExit):
         main(["release", str(tiny_corpus), "--workers", "0"])
     assert "expected a number of processes of at least 1, got '0'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("notes", "workers"), [(1, 2), (3, 2), (3, 1)])
+def test_shards_run_once_per_build(tiny_corpus: Path, tmp_path: Path, notes: int, workers: int) -> None:
+    path = tiny_corpus / "sample" / "notes.tsv"
+    path.write_text("".join(path.read_text(encoding="utf-8").splitlines(keepends=True)[: notes + 1]), encoding="utf-8")
+    corpus = tiny_corpus / "corpus.yaml"
+    text = corpus.read_text().replace("tests.tiny_corpus.builder:TinyBuilder", f"{__name__}:OnceTinyBuilder")
+    corpus.write_text(text.replace("min: 0.8", "min: 0.5"))  # one note's spans agree less
+    manifest = load_manifest(tiny_corpus)
+    build = run(manifest, tmp_path / "out", on_error="quarantine", mode="build", max_rejects=1, workers=workers)
+    assert build.manifest["counts"]["rejected_annotations"] == 1 and build.manifest["counts"]["written"] == notes
 
 
 def test_groups_are_contiguous_slices_of_the_shard_lists() -> None:
