@@ -157,10 +157,9 @@ class SnomedElBuilder(Builder):
         files = annotator_folders(folder, ".csv")
         if not files:
             raise SourceError(folder, "expected one note_id,start,end,concept_id CSV per annotator")
-        annotators = {
-            RELEASED_ANNOTATOR: released_annotations(release),
-            **{name: read_span_annotations(path) for name, path in files.items()},
-        }
+        others = {name: read_span_annotations(path) for name, path in files.items()}
+        annotated = {annotation.note_id for annotations in others.values() for annotation in annotations}
+        annotators = {RELEASED_ANNOTATOR: released_annotations(release, annotated), **others}
         try:
             report = mean_pairwise_jaccard(annotators)
         except ValueError as error:
@@ -264,9 +263,12 @@ def _annotation_table(release: ReleaseView) -> pa.Table:
     )
 
 
-def released_annotations(release: ReleaseView) -> list[SpanAnnotation]:
-    """The released annotations, as the reader's records (for agreement)."""
+def released_annotations(release: ReleaseView, notes: set[str] | None = None) -> list[SpanAnnotation]:
+    """The released annotations (of ``notes`` only, when given: pairs of annotators compare the notes both
+    annotated), as the reader's records (for agreement)."""
     table = _annotation_table(release)
+    if notes is not None:
+        table = table.filter(pc.is_in(table.column("note_id"), value_set=pa.array(sorted(notes), pa.string())))
     return [
         SpanAnnotation(note_id, start, end, concept_id)
         for note_id, start, end, concept_id in zip(
