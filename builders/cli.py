@@ -257,6 +257,7 @@ def _list(args: argparse.Namespace) -> int:
     for manifest in all_corpora():
         access = "public" if manifest.access.public else "restricted"
         print(f"{manifest.name} {manifest.version} [{access}: {manifest.access.how.strip()}]")
+        print(f"  {_sharing_line(manifest)}")
         for name, spec in manifest.sources.items():
             optional = "" if spec.required else " (optional)"
             default = f"default {spec.path}" if spec.path else "read only when given"
@@ -266,3 +267,12 @@ def _list(args: argparse.Namespace) -> int:
             print(f"  export formats: {', '.join(formats)}")
     print("scorers: " + ", ".join(f"{name} ({scorers.get(name).help})" for name in sorted(scorers.keys())))
     return 0
+
+
+def _sharing_line(manifest: CorpusManifest) -> str:
+    """Which variant of the corpus's releases may be passed on, under which licence."""
+    licence = f"{manifest.license_name} <{manifest.license_link}>" if manifest.license_name else manifest.license
+    text_free = f"its text-free variant (clincorp release {manifest.name} --text-free)"
+    if manifest.full_release_shareable:
+        return f"licence {licence}: the full release may be shared, and so may {text_free}"
+    return f"licence {licence}: the full release may NOT be redistributed; share {text_free}"

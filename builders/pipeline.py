@@ -22,7 +22,7 @@ from datasets import Features
 from tqdm import tqdm
 
 from clinical_corpora.builders.base import BuildContext, Builder, OnError, Reject, load_builder_class
-from clinical_corpora.builders.card import render_card
+from clinical_corpora.builders.card import render_card, split_sizes
 from clinical_corpora.builders.inputs import (
     INPUTS_FILE,
     fingerprint_inputs,
@@ -405,7 +405,7 @@ def quality_tables(builder: Builder, view: ReleaseView, expectations: list[Expec
     for config in view.configs():
         fields = fields_checked(config, expectations, view.features(config))
         if fields:
-            tables.update(view.tables(config, fields))
+            tables.update(view.arrow_tables(config, fields))
     tables.update(builder.quality_tables(view))
     return tables
 
@@ -474,7 +474,8 @@ def _write_release_files(
     _stage(manifest, "writing the card")
     sections = [*builder.statistics(view), *(agreement.sections if agreement else [])]
     (staging / "README.md").write_text(
-        render_card(manifest, features, row_counts, sections, gates, provenance, release.version), encoding="utf-8"
+        render_card(manifest, features, row_counts, sections, gates, provenance, release.version, split_sizes(staging)),
+        encoding="utf-8",
     )
     _stage(manifest, "hashing the release files")
     _write_json(

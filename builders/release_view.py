@@ -25,9 +25,17 @@ class ReleaseView:
 
     def __init__(self, folder: Path) -> None:
         self.folder = folder
-        self._flattened: dict[tuple[str, tuple[str, ...]], dict[str, pd.DataFrame]] = {}
+        self._flattened: dict[tuple[str, tuple[str, ...]], dict[str, pa.Table]] = {}
+        self._frames: dict[tuple[str, tuple[str, ...]], dict[str, pd.DataFrame]] = {}
 
     def tables(self, config: str, fields: list[str]) -> dict[str, pd.DataFrame]:
+        """The flattened tables (``validation.tables``) of some fields of a config, as pandas, computed once."""
+        key = (config, tuple(fields))
+        if key not in self._frames:
+            self._frames[key] = {name: table.to_pandas() for name, table in self.arrow_tables(config, fields).items()}
+        return self._frames[key]
+
+    def arrow_tables(self, config: str, fields: list[str]) -> dict[str, pa.Table]:
         """The flattened tables (``validation.tables``) of some fields of a config, computed once per view."""
         key = (config, tuple(fields))
         if key not in self._flattened:

@@ -123,7 +123,7 @@ def test_sample_and_real_release_of_one_version_live_side_by_side(tiny_corpus: P
     assert first_lines.startswith("> **Sample release: the data is invented.**")
     assert "notes, spans, second_annotator" in first_lines
     assert "## Tiny span corpus (pipeline test) (tiny 1.0.0+sample)" in card_body(sample.folder)
-    assert 'load_dataset("path/to/tiny/1.0.0+sample", "notes")' in card_body(sample.folder)
+    assert 'load_dataset("path/to/tiny/1.0.0+sample")  # the default config, notes' in card_body(sample.folder)
 
 
 def test_a_changed_sample_release_is_rebuilt_by_removing_it_not_by_a_version_bump(

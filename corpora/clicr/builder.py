@@ -52,6 +52,7 @@ from clinical_corpora.builders.text_units import split_sentences, token_strings
 from clinical_corpora.core.counts import PRFCounts, f_measure, ratio
 from clinical_corpora.core.errors import SourceError, excerpt
 from clinical_corpora.core.splits import seeded_split
+from clinical_corpora.corpora.clicr import bigbio
 from clinical_corpora.corpora.clicr.entity_matcher import (
     CATEGORIES,
     Entity,
@@ -275,7 +276,7 @@ def _span_order(entity: Entity) -> tuple[int, int]:
 
 class ClicrBuilder(Builder):
     VERSION = "1.0.1"
-    CONFIGS = {"clicr": ClicrQuery, "clicr_documents": ClicrDocument}
+    CONFIGS = {"clicr": ClicrQuery, "clicr_documents": ClicrDocument, bigbio.CONFIG: bigbio.QaRecord}
     DOCUMENTS = {"bmj_html": "one BMJ Case Reports page per case, <case id>.html (e.g. bcr-2014-204357.html)"}
     MAX_PAGE_BYTES = MAX_PAGE_BYTES
     """A page over this size is an error naming it (a real page is about 100 KB)."""
@@ -395,7 +396,11 @@ class ClicrBuilder(Builder):
             metadata=metadata,
             repeated_queries_removed=removed,
         )
-        return [Row("clicr_documents", split, document), *(Row("clicr", split, query) for query in queries)]
+        return [
+            Row("clicr_documents", split, document),
+            *(Row("clicr", split, query) for query in queries),
+            *(Row(bigbio.CONFIG, split, bigbio.qa_record(query)) for query in queries),
+        ]
 
     def quality_tables(self, release: ReleaseView) -> dict[str, pd.DataFrame]:
         """``clicr_documents.with_learning_points``: queries per case that has learning points."""

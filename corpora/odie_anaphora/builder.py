@@ -50,6 +50,7 @@ from clinical_corpora.builders.sources.knowtator import (
     read_knowtator_file,
 )
 from clinical_corpora.core.errors import ClincorpError, SourceError, excerpt
+from clinical_corpora.corpora.odie_anaphora import bigbio
 from clinical_corpora.corpora.odie_anaphora.records import (
     Chain,
     Fragment,
@@ -216,7 +217,7 @@ class _Comparison:
 
 class OdieAnaphoraBuilder(Builder):
     VERSION = "1.0.1"
-    CONFIGS = {CONFIG: OdieDocument}
+    CONFIGS = {CONFIG: OdieDocument, bigbio.CONFIG: bigbio.KbDocument}
     DOCUMENTS = {
         "knowtator": f"one Knowtator file per note, <institution>_<note_type>_<nn>{KNOWTATOR_SUFFIX}",
         "i2b2": f"one text file per note, {DOCS_DIR}/<institution>_<note_type>_<nn>.txt",
@@ -242,7 +243,9 @@ class OdieAnaphoraBuilder(Builder):
                 with ctx.record(f"{text_path} [{files.doc_id}]"):
                     i2b2_document = read_i2b2_files(files)
                     _quarantine(ctx, i2b2_document.problems)
-                    yield Row(CONFIG, SPLIT, i2b2_record(i2b2_document, text_path))
+                    record = i2b2_record(i2b2_document, text_path)
+                    yield Row(CONFIG, SPLIT, record)
+                    yield Row(bigbio.CONFIG, SPLIT, bigbio.kb_document(record))
             return
         for doc_id, (xml_path, note_path) in notes:
             with ctx.record(f"{xml_path or note_path} [{doc_id}]"):
@@ -253,7 +256,9 @@ class OdieAnaphoraBuilder(Builder):
                     )
                 document = read_knowtator_file(xml_path, ctx.source("text"))
                 _quarantine(ctx, document.problems)
-                yield Row(CONFIG, SPLIT, knowtator_record(document, xml_path))
+                record = knowtator_record(document, xml_path)
+                yield Row(CONFIG, SPLIT, record)
+                yield Row(bigbio.CONFIG, SPLIT, bigbio.kb_document(record))
 
     def agreement(self, ctx: BuildContext, release: ReleaseView) -> AgreementReport | None:
         """Savova et al. 2011's pair-wise F and kappa, and chain scores, of the two annotators of the

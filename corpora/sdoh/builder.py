@@ -29,6 +29,7 @@ from clinical_corpora.builders.sources.discovery import Document
 from clinical_corpora.builders.sources.shac import ShacScheme, ValuedTextBound, shac_annotations
 from clinical_corpora.core.counts import NO_COUNTS
 from clinical_corpora.core.errors import SourceError
+from clinical_corpora.corpora.sdoh import bigbio
 from clinical_corpora.corpora.sdoh.records import (
     CHALLENGE_EVENT_TYPES,
     REQUIRED_ARGUMENTS,
@@ -49,7 +50,7 @@ SCHEME = ShacScheme(get_args(EventType), SUBTYPES_BY_ARGUMENT)
 
 class SdohBuilder(Builder):
     VERSION = "1.0.1"
-    CONFIGS = {CONFIG: SdohNote}
+    CONFIGS = {CONFIG: SdohNote, bigbio.CONFIG: bigbio.KbDocument}
     DOCUMENTS = {"shac": "BRAT pairs {train,dev,test}/{mimic,uw}/<doc>.txt and <doc>.ann"}
 
     def count(self, ctx: BuildContext) -> int:
@@ -84,6 +85,7 @@ class SdohBuilder(Builder):
                     has_ann_file=ANN_SUFFIX in document.files,
                 )
                 yield Row(CONFIG, split, note)
+                yield Row(bigbio.CONFIG, split, bigbio.kb_document(note))
 
     def agreement(self, ctx: BuildContext, release: ReleaseView) -> AgreementReport | None:
         """Annotator A (as gold) against B with the challenge's criteria (overlap / exact / label)."""

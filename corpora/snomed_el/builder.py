@@ -37,6 +37,7 @@ from clinical_corpora.builders.sources.rf2 import Terminology, load_snapshot
 from clinical_corpora.core.annotations import SpanAnnotation
 from clinical_corpora.core.errors import ClincorpError, SourceError
 from clinical_corpora.core.splits import seeded_split
+from clinical_corpora.corpora.snomed_el import bigbio
 from clinical_corpora.corpora.snomed_el.records import ConceptRecord, ConceptStats, LinkedSpan, Note, Split
 from clinical_corpora.validation.agreement.jaccard import mean_pairwise_jaccard
 from clinical_corpora.validation.metrics.concept_difficulty import Mention, concept_difficulty
@@ -63,7 +64,12 @@ class SnomedElBuilder(Builder):
     """Builds ``snomed_el``, ``concepts`` and ``concept_stats``; keeps span boundaries as annotated."""
 
     VERSION = "1.0.1"
-    CONFIGS = {"snomed_el": Note, "concepts": ConceptRecord, "concept_stats": ConceptStats}
+    CONFIGS = {
+        "snomed_el": Note,
+        "concepts": ConceptRecord,
+        "concept_stats": ConceptStats,
+        bigbio.CONFIG: bigbio.KbDocument,
+    }
     TRIM_WHITESPACE: ClassVar[bool] = False
     DOCUMENTS: ClassVar[dict[str, str]] = {
         "annotations": "train_annotations.csv rows note_id,start,end,concept_id naming notes of the notes file"
@@ -98,6 +104,7 @@ class SnomedElBuilder(Builder):
                 )
                 mentions += [Mention(note.note_id, note.split, span.concept_id, span.text) for span in note.annotations]
                 yield Row("snomed_el", note.split, note)
+                yield Row(bigbio.CONFIG, note.split, bigbio.kb_document(note))
         for note_id in sorted(by_note.keys() - seen):
             annotations = by_note[note_id]
             with ctx.record(f"{annotations.path} [{note_id}]"):
