@@ -222,7 +222,7 @@ def _write_rows(
                 for batch in pq.ParquetFile(shard).iter_batches(batch_size=BATCH_ROWS):
                     if bad:
                         batch = _without_bad_rows(batch, bad, f"{config}/{split}", id_field, quarantined)
-                    _write(writer, restore_batch(batch, tree, schema, texts, index))
+                    writer.write(restore_batch(batch, tree, schema, texts, index))
             writer.close()
     return quarantined
 
@@ -240,11 +240,6 @@ def _without_bad_rows(
             reason = "; ".join(bad[locator] for locator in broken)
             quarantined.append({"where": f"{where} [{row_id}]", "reason": reason, "documents": broken})
     return batch.filter(pa.array(keep))
-
-
-def _write(writer: SplitWriter, batch: pa.RecordBatch) -> None:
-    for row in batch.to_pylist():
-        writer.write(row)
 
 
 def _check_outputs(folder: Path, full_manifest: dict[str, Any], manifest: dict[str, Any]) -> None:

@@ -31,6 +31,7 @@ from importlib.metadata import version as package_version
 from pathlib import Path
 from typing import Any, Literal
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 from datasets import Features
 from pydantic import BaseModel
@@ -260,12 +261,14 @@ def _write_rows(
         for split in view.splits(config):
             writer = SplitWriter(staging / "data" / config, split, features)
             for shard in view.shards(config, split):
-                for row in stored_rows(shard):
-                    locators = builder.source_documents(ctx, config, row)
-                    texts = [documents[locator] for locator in locators]
-                    row = map_licensed(row, tree, lambda value, texts=texts: recipe(value, texts))
-                    row[SOURCE_DOCUMENTS] = [{"locator": locator, "sha256": hashes[locator]} for locator in locators]
-                    writer.write(row)
+                for batch in pq.ParquetFile(shard).iter_batches(batch_size=BATCH_ROWS):
+                    rows = batch.to_pylist()
+                    for row in rows:
+                        locators = builder.source_documents(ctx, config, row)
+                        texts = [documents[locator] for locator in locators]
+                        map_licensed(row, tree, lambda value, texts=texts: recipe(value, texts))
+                        row[SOURCE_DOCUMENTS] = [{"locator": loc, "sha256": hashes[loc]} for loc in locators]
+                    writer.write(pa.RecordBatch.from_pylist(rows, schema=features.arrow_schema))
             writer.close()
     return derived
 

@@ -247,12 +247,13 @@ def test_progress_has_the_documents_counted_first_and_stages_are_announced(
             pass
 
     monkeypatch.setattr(pipeline, "tqdm", Recorder)
-    run(load_manifest(tiny_corpus), tmp_path / "out")
+    run(load_manifest(tiny_corpus), tmp_path / "out", workers=2)
     [bar] = bars
     assert (bar.total, bar.n, bar.unit) == (3, 3, " documents")
     stages = [line for line in capsys.readouterr().err.splitlines() if line.startswith("tiny: ")]
     assert stages == [
         "tiny: hashing the input files",
+        "tiny: building the records in 2 worker processes",
         "tiny: checking 3 expectations",
         "tiny: measuring agreement",
         "tiny: writing the card",

@@ -17,6 +17,7 @@ from copy import deepcopy
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
 import pytest
 
 from clinical_corpora.builders.cli import main
@@ -154,8 +155,8 @@ def _replicated(release: Path, configs: tuple[str, ...], renamer: Renamer, out: 
             rows = [row for _, row in view.rows(config, split)]
             writer = SplitWriter(out / "data" / config, split, features)
             for copy in range(COPIES):
-                for row in rows:
-                    writer.write(encode(deepcopy(row if copy == 0 else renamer(config, row, copy))))
+                encoded = [encode(deepcopy(row if copy == 0 else renamer(config, row, copy))) for row in rows]
+                writer.write(pa.RecordBatch.from_pylist(encoded, schema=features.arrow_schema))
             writer.close()
     return out
 

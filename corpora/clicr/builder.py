@@ -293,6 +293,16 @@ class ClicrBuilder(Builder):
 
     def __init__(self) -> None:
         self._answer_cuis: dict[str, list[str]] = {}
+        self._matchers: dict[Path, tuple[UmlsIndex, EntityMatcher]] = {}
+        """UMLS META folder → its index and matcher, loaded once per process (workers fork after :meth:`shards`
+        loaded it)."""
+
+    def _matcher(self, meta: Path) -> tuple[UmlsIndex, EntityMatcher]:
+        if meta not in self._matchers:
+            mrconso, mrsty = locate_rrf_files(meta)
+            index = load_or_build_index(mrconso, mrsty, cache_dir())
+            self._matchers[meta] = index, EntityMatcher(index)
+        return self._matchers[meta]
 
     def source_documents(self, ctx: BuildContext, config: str, row: Mapping[str, Any]) -> list[str]:
         """The case (``bmj_html:<case id>``, :func:`case_document`) and, for a query, the UMLS names of
@@ -323,15 +333,17 @@ class ClicrBuilder(Builder):
                     yield locator("bmj_html", page.stem), case_document(case)
         cuis = keys_of("umls", locators)
         if cuis:
-            index = load_index(ctx.source("umls"))
+            index, _ = self._matcher(ctx.source("umls"))
             for cui in cuis:
                 names = index.synonym_table.get(int(cui[1:])) if re.fullmatch(CUI_PATTERN, cui) else None
                 if names is not None:
                     yield locator("umls", cui), "\n".join(names)
 
-    def generate(self, ctx: BuildContext) -> Iterator[Row]:
+    def shards(self, ctx: BuildContext) -> dict[str, Any]:
+        """Every page with its split and the first page of its case id, and the standoff documents; the
+        checks across pages (untyped UMLS concepts, standoff of no page) run here, once per build."""
+        index, _ = self._matcher(ctx.source("umls"))
         mrconso, mrsty = locate_rrf_files(ctx.source("umls"))
-        index = load_or_build_index(mrconso, mrsty, cache_dir())
         for cui, line in sorted(index.untyped.items()):
             ctx.reject(
                 SourceError(
@@ -342,7 +354,6 @@ class ClicrBuilder(Builder):
                 ),
                 "annotation",
             )
-        matcher = EntityMatcher(index)
         standoff = ctx.source("entities") if ctx.has_source("entities") else None
         documents = {document.id: document for document in brat_documents(standoff)} if standoff else {}
         pages = _pages(ctx.source("bmj_html"))
@@ -356,10 +367,26 @@ class ClicrBuilder(Builder):
                 "(expected <case id>.txt and .ann for cases of these pages)",
             )
         first_page: dict[str, Path] = {}
-        for page in pages:
+        return {
+            "pages": pages,
+            "splits": [splits[page.stem] for page in pages],
+            "first_pages": [first_page.setdefault(page.stem, page) for page in pages],
+            "documents": documents,
+        }
+
+    def generate_shard(
+        self,
+        ctx: BuildContext,
+        pages: Sequence[Path] = (),
+        splits: Sequence[str] = (),
+        first_pages: Sequence[Path] = (),
+        documents: Mapping[str, Document] | None = None,
+    ) -> Iterator[Row]:
+        index, matcher = self._matcher(ctx.source("umls"))
+        standoff = ctx.source("entities") if ctx.has_source("entities") else None
+        for page, split, first in zip(pages, splits, first_pages, strict=True):
             rows: list[Row] = []
             with ctx.record(f"{page} [{page.stem}]"):
-                first = first_page.setdefault(page.stem, page)
                 if first != page:
                     raise SourceError(
                         page, f"case id {page.stem!r} is also the id of {first}: expected one page per case id"
@@ -368,9 +395,9 @@ class ClicrBuilder(Builder):
                 entities = (
                     recognised_entities(case, matcher)
                     if standoff is None
-                    else standoff_entities(documents.get(case.case_id, standoff), case, index)
+                    else standoff_entities((documents or {}).get(case.case_id, standoff), case, index)
                 )
-                rows = self._case_rows(case, entities, splits[page.stem], index)
+                rows = self._case_rows(case, entities, split, index)
             yield from rows
 
     def _case_rows(self, case: CaseReport, entities: CaseEntities, split: str, index: UmlsIndex) -> list[Row]:

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
 from pathlib import Path
@@ -249,11 +249,17 @@ class OdieAnaphoraBuilder(Builder):
                 if key in wanted and files.has(DOCS_DIR):
                     yield locator("i2b2", key), read_utf8(files.path(DOCS_DIR))
 
-    def generate(self, ctx: BuildContext) -> Iterator[Row]:
+    def shards(self, ctx: BuildContext) -> dict[str, list[Any]]:
+        """The i2b2 documents, or the gold notes (doc id, Knowtator file, text file): each note builds alone."""
+        if ctx.has_source("i2b2"):
+            return {"notes": list(i2b2_documents(ctx.source("i2b2")))}
+        return {"notes": list(_gold_notes(ctx).items())}
+
+    def generate_shard(self, ctx: BuildContext, notes: Sequence[Any] = ()) -> Iterator[Row]:
         """One row per note. A note missing a file (text, concepts or chains; a Knowtator file without its
         text or a text without its Knowtator file) fails the build naming it, or is quarantined."""
         if ctx.has_source("i2b2"):
-            for files in i2b2_documents(ctx.source("i2b2")):
+            for files in notes:
                 text_path = files.path(DOCS_DIR)
                 with ctx.record(f"{text_path} [{files.doc_id}]"):
                     i2b2_document = read_i2b2_files(files)
@@ -262,7 +268,7 @@ class OdieAnaphoraBuilder(Builder):
                     yield Row(CONFIG, SPLIT, record)
                     yield Row(bigbio.CONFIG, SPLIT, bigbio.kb_document(record))
             return
-        for doc_id, (xml_path, note_path) in _gold_notes(ctx).items():
+        for doc_id, (xml_path, note_path) in notes:
             with ctx.record(f"{xml_path or note_path} [{doc_id}]"):
                 if xml_path is None:
                     raise SourceError(

@@ -433,7 +433,7 @@ class RadCorefBuilder(Builder):
     def quality_tables(self, release: ReleaseView) -> dict[str, pd.DataFrame]:
         """``mention_pairs.per_patient``: pairs and coreferent pairs written vs. implied by the chains."""
         written: Counter[tuple[str, bool]] = Counter()
-        for batch in release.arrow(PAIRS_CONFIG).select(["patient_id", "coreferent"]).to_batches():
+        for batch in release.batches(PAIRS_CONFIG, columns=["patient_id", "coreferent"]):
             written.update(zip(batch.column(0).to_pylist(), batch.column(1).to_pylist(), strict=True))
         rows = []
         for _, patient in release.rows(CONFIG):

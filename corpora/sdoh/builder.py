@@ -8,7 +8,7 @@ with the same relative paths, the first scored as gold against the second for th
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Collection, Iterator, Mapping
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, get_args
 
@@ -26,6 +26,7 @@ from clinical_corpora.builders.sources.brat import (
     brat_documents,
     read_brat_document,
 )
+from clinical_corpora.builders.sources.discovery import Document
 from clinical_corpora.builders.sources.documents import locator, read_document_files
 from clinical_corpora.builders.sources.shac import ShacScheme, ValuedTextBound, shac_annotations
 from clinical_corpora.core.counts import NO_COUNTS
@@ -72,7 +73,10 @@ class SdohBuilder(Builder):
     def read_documents(self, ctx: BuildContext, locators: Collection[str]) -> Iterator[tuple[str, str]]:
         return read_document_files("shac", brat_documents(ctx.source("shac"), quiet=True), locators)
 
-    def generate(self, ctx: BuildContext) -> Iterator[Row]:
+    def shards(self, ctx: BuildContext) -> dict[str, list[Document]]:
+        return {"documents": brat_documents(ctx.source("shac"))}
+
+    def generate_shard(self, ctx: BuildContext, documents: Sequence[Document] = ()) -> Iterator[Row]:
         """One row per note; a broken annotation fails the build or, quarantined, is left out of its
         note (``builders.sources.brat`` says what goes with it) and the note is released. A ``.txt``
         without its ``.ann`` is a note without annotations (as brat shows it); an ``.ann`` without its
@@ -82,7 +86,7 @@ class SdohBuilder(Builder):
         def quarantine(error: SourceError) -> None:
             ctx.reject(error, "annotation")
 
-        for document in brat_documents(root):
+        for document in documents:
             ann_path = document.get(ANN_SUFFIX) or root / f"{document.id}{ANN_SUFFIX}"
             with ctx.record(str(ann_path)):
                 split, source = split_and_source(document.id, ann_path)

@@ -165,10 +165,9 @@ class SnomedElBuilder(Builder):
         files = annotator_folders(folder, ".csv")
         if not files:
             raise SourceError(folder, "expected one note_id,start,end,concept_id CSV per annotator")
-        annotators = {
-            RELEASED_ANNOTATOR: released_annotations(release),
-            **{name: read_span_annotations(path) for name, path in files.items()},
-        }
+        others = {name: read_span_annotations(path) for name, path in files.items()}
+        annotated = {annotation.note_id for annotations in others.values() for annotation in annotations}
+        annotators = {RELEASED_ANNOTATOR: released_annotations(release, annotated), **others}
         try:
             report = mean_pairwise_jaccard(annotators)
         except ValueError as error:
@@ -287,7 +286,7 @@ def concept_rows(mentions: list[Mention], terminology: Terminology) -> Iterator[
 
 def _annotation_table(release: ReleaseView) -> pa.Table:
     """One row per released annotation: note_id, split, start, end, concept_id, fsn, hierarchy (ClassLabel id)."""
-    notes = release.arrow("snomed_el")
+    notes = release.arrow("snomed_el", columns=["note_id", "annotations"])  # never the note texts
     annotations = notes.column("annotations").combine_chunks()
     parents = pc.list_parent_indices(annotations)
     items = pc.list_flatten(annotations)
@@ -300,9 +299,12 @@ def _annotation_table(release: ReleaseView) -> pa.Table:
     )
 
 
-def released_annotations(release: ReleaseView) -> list[SpanAnnotation]:
-    """The released annotations, as the reader's records (for agreement)."""
+def released_annotations(release: ReleaseView, notes: set[str] | None = None) -> list[SpanAnnotation]:
+    """The released annotations (of ``notes`` only, when given: pairs of annotators compare the notes both
+    annotated), as the reader's records (for agreement)."""
     table = _annotation_table(release)
+    if notes is not None:
+        table = table.filter(pc.is_in(table.column("note_id"), value_set=pa.array(sorted(notes), pa.string())))
     return [
         SpanAnnotation(note_id, start, end, concept_id)
         for note_id, start, end, concept_id in zip(
@@ -329,7 +331,9 @@ def concept_links(release: ReleaseView) -> pd.DataFrame:
 
 def split_section(release: ReleaseView) -> CardSection:
     frame = _annotation_table(release).to_pandas()
-    notes = Counter(split for split in release.split_labels("snomed_el").to_pylist())
+    notes = {
+        split: sum(map(release.rows_in, release.shards("snomed_el", split))) for split in release.splits("snomed_el")
+    }
     rows: list[list[object]] = [
         [
             split,
