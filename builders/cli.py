@@ -82,6 +82,12 @@ def _parser() -> argparse.ArgumentParser:
         help="check against this installed corpus or corpus.yaml folder (default: the installed corpus the "
         "release's manifest.json names; nothing is imported from the release)",
     )
+    validate.add_argument(
+        "--expect-digest",
+        metavar="HEX",
+        help="fail unless manifest.json has this sha256 (the digest clincorp release printed for the release "
+        "you mean to check; manifest.json hashes every other file)",
+    )
     validate.set_defaults(handler=_validate)
     commands.add_parser("list", help="corpora, versions, access and sources").set_defaults(handler=_list)
     score = commands.add_parser("score", help="score predictions against gold (clincorp score NAME -h)")
@@ -160,6 +166,7 @@ def _count(text: str) -> int:
 def _run(args: argparse.Namespace, mode: Literal["release", "build"]) -> int:
     """Release or build each corpus; with several, try every one and end with a summary table."""
     from clinical_corpora.builders.pipeline import run
+    from clinical_corpora.builders.release_check import release_digest
 
     corpora = _selected(args)
     if (args.source or args.sample) and len(corpora) > 1:
@@ -182,7 +189,8 @@ def _run(args: argparse.Namespace, mode: Literal["release", "build"]) -> int:
         verb = {"released": "released", "unchanged": "unchanged (identical bytes)", "built": "built"}[outcome.status]
         print(
             f"{manifest.name} {version}: {verb} at {outcome.folder} "
-            f"(read {counts.get('read')}, written {counts.get('written')}, rejected {counts.get('rejected')})"
+            f"(read {counts.get('read')}, written {counts.get('written')}, rejected {counts.get('rejected')}), "
+            f"digest sha256:{release_digest(outcome.folder)}"
         )
         summary.append([manifest.name, version, outcome.status, str(outcome.folder)])
     if len(corpora) > 1:
@@ -206,7 +214,10 @@ def _validate(args: argparse.Namespace) -> int:
     from clinical_corpora.validation.gates import violation_text
 
     ok = True
-    for result in release_checks(args.release, on_step=lambda line: print(line, flush=True), corpus=args.corpus):
+    checks = release_checks(
+        args.release, on_step=lambda line: print(line, flush=True), corpus=args.corpus, expect_digest=args.expect_digest
+    )
+    for result in checks:
         ok = ok and result.success
         print(result.describe(), flush=True)
         for detail in result.details:

@@ -8,6 +8,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from clinical_corpora.builders.sources.discovery import walk_files
 from clinical_corpora.core.errors import ClincorpError, SourceError
 from clinical_corpora.core.manifest import SAMPLE_TAG, CorpusManifest, SourceSpec
 
@@ -120,12 +121,13 @@ def sha256_file(path: Path) -> str:
 def fingerprint_inputs(
     manifest: CorpusManifest, sources: dict[str, Path | None], overridden: set[str]
 ) -> list[dict[str, Any]]:
-    """sha256 of every input file, named relative to its source; expected hashes checked for real inputs."""
+    """sha256 of every input file (every file under a folder source, through linked folders), named relative
+    to its source; expected hashes checked for real inputs."""
     inputs = []
     for name, root in sources.items():
         if root is None:
             continue
-        files = [root] if root.is_file() else sorted(p for p in root.rglob("*") if p.is_file())
+        files = [root] if root.is_file() else walk_files(root)
         for path in files:
             relative = path.name if root.is_file() else path.relative_to(root).as_posix()
             digest = sha256_file(path)

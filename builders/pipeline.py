@@ -232,7 +232,8 @@ def _gate_overlay(manifest: CorpusManifest, path: Path | None) -> tuple[CorpusMa
     if path is None:
         return None
     overlaid, changes = apply_gate_overlay(manifest, load_gate_overlay(path), path)
-    return overlaid, {"file": path.name, "sha256": sha256_file(path), "changes": changes}
+    text = path.read_bytes().decode("utf-8")  # recorded byte for byte: validate recomputes the changes
+    return overlaid, {"file": path.name, "sha256": sha256_file(path), "text": text, "changes": changes}
 
 
 def _umask() -> int:

@@ -6,6 +6,7 @@ Nothing a release names is imported: the builder and the expectation suite come 
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Callable, Iterator
 from pathlib import Path, PurePosixPath
@@ -19,11 +20,17 @@ from clinical_corpora.builders.inputs import inputs_problems, sha256_file
 from clinical_corpora.builders.pipeline import quality_tables, record_ids
 from clinical_corpora.builders.plugins import find_corpus
 from clinical_corpora.builders.release_view import SHARD_PATTERN, ReleaseView
-from clinical_corpora.core.errors import ClincorpError
-from clinical_corpora.core.manifest import SAMPLE_TAG, CorpusManifest, Expectation
+from clinical_corpora.core.errors import ClincorpError, SourceError
+from clinical_corpora.core.manifest import (
+    SAMPLE_TAG,
+    CorpusManifest,
+    Expectation,
+    apply_gate_overlay,
+    parse_gate_overlay,
+)
 from clinical_corpora.schemas.features import LabelIdError, features_for, row_decoder, schema_fingerprint
 from clinical_corpora.validation.expectations import run_suite
-from clinical_corpora.validation.gates import GateResult, expectations_gate
+from clinical_corpora.validation.gates import GateResult, agreement_gates, expectations_gate, rejects_gate
 
 MAX_LISTED = 20
 
@@ -32,24 +39,41 @@ Step = Callable[[str], None]
 STEPS = 5
 
 
-def check_release(folder: Path, on_step: Step | None = None, corpus: str | Path | None = None) -> list[GateResult]:
+def release_digest(folder: Path) -> str:
+    """A release's digest: the sha256 of its manifest.json, which holds the sha256 of every other file
+    (``clincorp release`` prints it; ``clincorp validate --expect-digest`` pins a release by it)."""
+    return sha256_file(folder / "manifest.json")
+
+
+def check_release(
+    folder: Path, on_step: Step | None = None, corpus: str | Path | None = None, expect_digest: str | None = None
+) -> list[GateResult]:
     """Every check of a release (see :func:`release_checks`), as a list."""
-    return list(release_checks(folder, on_step, corpus))
+    return list(release_checks(folder, on_step, corpus, expect_digest))
 
 
-def release_checks(folder: Path, on_step: Step | None = None, corpus: str | Path | None = None) -> Iterator[GateResult]:
+def release_checks(
+    folder: Path, on_step: Step | None = None, corpus: str | Path | None = None, expect_digest: str | None = None
+) -> Iterator[GateResult]:
     """Every check of a release, each verdict as soon as it is known: files, manifest, schema, records, then
     the expectation suite (the only step that loads great-expectations). ``on_step`` hears one line per step
     before it runs. ``corpus`` is the installed corpus's name or the folder of its corpus.yaml; by default
     the corpus manifest.json names, looked up among the installed corpora (never imported from the release).
 
-    Stops at the file check when files differ from the manifest, at the manifest check when the corpus is
-    not installed, and before the suite when the schema or a record is invalid (the builder's derived
-    tables assume valid records). A problem in the release's data is a failed gate naming the record and
-    field, never an exception.
+    With ``expect_digest`` (a sha256 the user got from the release's maker), manifest.json must have that
+    digest first: nothing else is checked otherwise. Stops at the file check when files differ from the
+    manifest, at the manifest check when the corpus is not installed, and before the suite when the schema
+    or a record is invalid (the builder's derived tables assume valid records). A problem in the release's
+    data is a failed gate naming the record and field, never an exception.
     """
     announce = on_step or (lambda line: None)
     manifest = _release_manifest(folder)
+    if expect_digest is not None:
+        announce("manifest.json's sha256 against the expected digest")
+        pinned = _digest_gate(folder, expect_digest)
+        yield pinned
+        if not pinned.success:
+            return
     announce(f"step 1/{STEPS}: files against the sha256 hashes in manifest.json")
     files = _guarded("files", "hashes as in manifest.json", lambda: _files_gate(folder, manifest))
     yield files
@@ -86,6 +110,15 @@ def release_checks(folder: Path, on_step: Step | None = None, corpus: str | Path
 
 
 MANIFEST_EXPECTED = "manifest.json consistent with the data and the installed corpus"
+
+
+def _digest_gate(folder: Path, expected: str) -> GateResult:
+    wanted = expected.strip().lower().removeprefix("sha256:")
+    actual = release_digest(folder)
+    problems = (
+        [] if actual == wanted else [f"manifest.json has sha256 {actual}, expected {wanted}: not the pinned release"]
+    )
+    return _problems_gate("digest", problems, f"sha256 {wanted}", observed=f"sha256 {actual}")
 
 
 def _release_manifest(folder: Path) -> dict[str, Any]:
@@ -131,21 +164,24 @@ def _expectations_gate(
 
 
 def _suite(folder: Path, manifest: dict[str, Any], corpus: CorpusManifest) -> tuple[list[Expectation], list[str]]:
-    """The suite to run and how the release's copy differs from the installed one beyond its overlay."""
+    """The suite to run (the installed corpus's, with the recorded overlay applied) and how the release's
+    copy differs from it."""
     installed = list(corpus.gates.expectations)
     try:
         stored = json.loads((folder / "validation.json").read_text(encoding="utf-8"))["expectation_suite"]
         released = [Expectation.model_validate(e) for e in stored]
     except (OSError, UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError, ValidationError) as error:
         raise ClincorpError(f"validation.json holds no readable expectation_suite ({error})") from error
-    overlay = manifest.get("gate_overlay")
-    changes = overlay.get("changes", []) if isinstance(overlay, dict) else []
-    changes = changes if isinstance(changes, list) else []
     if len(released) != len(installed):
         return installed, [
             f"validation.json's expectation_suite has {len(released)} expectations, "
             f"{corpus.name}'s corpus.yaml has {len(installed)}"
         ]
+    overlay = (
+        "the --gates overlay recorded in manifest.json does not make that change"
+        if "gate_overlay" in manifest
+        else "no --gates overlay in manifest.json records that change"
+    )
     problems = []
     for number, (ours, theirs) in enumerate(zip(installed, released, strict=True), start=1):
         if ours == theirs:
@@ -156,12 +192,9 @@ def _suite(folder: Path, manifest: dict[str, Any], corpus: CorpusManifest) -> tu
         before = {key: ours.kwargs.get(key) for key in changed}
         if ours.key != theirs.key or removed:
             problems.append(f"{where}: differs from {corpus.name}'s corpus.yaml ({ours.describe()})")
-        elif f"{ours.describe()}: {before} -> {changed}" not in changes:
-            problems.append(
-                f"{where}: {before} -> {changed} differs from {corpus.name}'s corpus.yaml "
-                "and no --gates overlay in manifest.json records that change"
-            )
-    return released, problems
+        else:
+            problems.append(f"{where}: {before} -> {changed} differs from {corpus.name}'s corpus.yaml and {overlay}")
+    return installed, problems
 
 
 def _files_gate(folder: Path, manifest: dict) -> GateResult:
@@ -241,11 +274,37 @@ def _manifest_gate(
             MANIFEST_EXPECTED,
             [{"problem": f"manifest.json names corpus {name!r}, which cannot be checked: {error}"}],
         )
-    installed.append(corpus)
-    problems = _identity_problems(folder, manifest, corpus)
+    overlaid, problems = _overlaid(manifest, corpus)
+    installed.append(overlaid)
+    problems += _identity_problems(folder, manifest, corpus)
     problems += _rows_problems(folder, manifest, corpus)
-    problems += _gates_problems(folder, manifest)
+    problems += _gates_problems(folder, manifest, overlaid)
     return _problems_gate("manifest", problems, MANIFEST_EXPECTED)
+
+
+def _overlaid(manifest: dict[str, Any], corpus: CorpusManifest) -> tuple[CorpusManifest, list[str]]:
+    """The installed corpus with the ``--gates`` overlay manifest.json records, and what is wrong with that
+    record: the overlay's effect is recomputed from its text, so its listed ``changes`` cannot lie."""
+    if "gate_overlay" not in manifest:
+        return corpus, []
+    overlay = manifest["gate_overlay"]
+    text = overlay.get("text") if isinstance(overlay, dict) else None
+    if not isinstance(text, str):
+        return corpus, ["manifest.json gate_overlay: no text of the --gates file, so its changes cannot be recomputed"]
+    problems = []
+    if hashlib.sha256(text.encode("utf-8")).hexdigest() != overlay.get("sha256"):
+        problems.append("manifest.json gate_overlay: sha256 is not that of its text")
+    name = PurePosixPath(str(overlay.get("file", "gates.yaml"))).name
+    try:
+        overlaid, changes = apply_gate_overlay(corpus, parse_gate_overlay(text, Path(name)), Path(name))
+    except SourceError as error:
+        return corpus, [*problems, f"manifest.json gate_overlay: {error.message.splitlines()[0]}"]
+    if overlay.get("changes") != changes:
+        problems.append(
+            f"manifest.json gate_overlay changes are {overlay.get('changes')!r}; its text makes {changes!r} of "
+            f"{corpus.name}'s corpus.yaml"
+        )
+    return overlaid, problems
 
 
 def _identity_problems(folder: Path, manifest: dict[str, Any], corpus: CorpusManifest) -> list[str]:
@@ -340,14 +399,16 @@ def _rejects_problems(folder: Path, counts: dict[str, Any], listed: set[str]) ->
     ]
 
 
-def _gates_problems(folder: Path, manifest: dict[str, Any]) -> list[str]:
-    """The gates of manifest.json against validation.json's, and no gate that failed."""
+def _gates_problems(folder: Path, manifest: dict[str, Any], corpus: CorpusManifest) -> list[str]:
+    """The gates of manifest.json against validation.json's, no gate that failed, and the rejects and
+    agreement verdicts recomputed from the recorded counts and measures with ``corpus``'s thresholds."""
     try:
         validation = json.loads((folder / "validation.json").read_text(encoding="utf-8"))
         recorded = [{"gate": g["gate"], "status": g["status"], "observed": g["observed"]} for g in validation["gates"]]
+        expected = {g["gate"]: g["expected"] for g in validation["gates"]}
     except (OSError, UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError) as error:
         return [f"validation.json: no readable gates ({error})"]
-    problems = []
+    problems = _verdict_problems(manifest, validation, recorded, expected, corpus)
     if manifest.get("gates") != recorded:
         problems.append("manifest.json gates differ from validation.json's")
     if (validation.get("corpus"), validation.get("version")) != (manifest.get("corpus"), manifest.get("version")):
@@ -356,6 +417,44 @@ def _gates_problems(folder: Path, manifest: dict[str, Any]) -> list[str]:
             f"manifest.json for {manifest.get('corpus')} {manifest.get('version')}"
         )
     problems += [f"gate {g['gate']}: recorded as failed in a release" for g in recorded if g["status"] == "fail"]
+    return problems
+
+
+def _verdict_problems(
+    manifest: dict[str, Any],
+    validation: dict[str, Any],
+    recorded: list[dict[str, Any]],
+    expected: dict[str, Any],
+    corpus: CorpusManifest,
+) -> list[str]:
+    """The max_rejects and agreement gates as the thresholds of ``corpus`` (overlay applied, and a recorded
+    --max-rejects) judge the recorded rejects and measures, against what validation.json says they were."""
+    overrides = manifest.get("overrides")
+    limit = overrides.get("max_rejects", corpus.gates.max_rejects) if isinstance(overrides, dict) else None
+    limit = corpus.gates.max_rejects if limit is None else limit
+    observed = {gate["gate"]: gate["observed"] for gate in recorded}
+    rejected = observed.get("max_rejects")  # checked against rejects.jsonl with the counts
+    measures = validation.get("agreement")
+    try:
+        recomputed = [
+            *([rejects_gate(rejected, limit)] if isinstance(rejected, int) else []),
+            *agreement_gates(measures if isinstance(measures, dict) else None, corpus.gates.agreement),
+        ]
+    except (TypeError, ValueError) as error:
+        return [f"validation.json agreement: not measures by name ({error})"]
+    status = {gate["gate"]: gate["status"] for gate in recorded}
+    problems = []
+    for gate in recomputed:
+        if gate.gate not in status:
+            problems.append(f"gate {gate.gate}: missing from validation.json")
+        elif gate.status == "skipped" and status[gate.gate] == "skipped":
+            continue
+        elif (status[gate.gate], expected[gate.gate]) != (gate.status, gate.expected):
+            problems.append(
+                f"gate {gate.gate}: validation.json says {status[gate.gate]} against {expected[gate.gate]!r}; "
+                f"{corpus.name}'s thresholds make it {gate.status} against {gate.expected!r} "
+                f"(observed {gate.observed!r})"
+            )
     return problems
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -89,3 +90,21 @@ class ReleaseView:
             for batch in pq.ParquetFile(path).iter_batches(batch_size=1024):
                 for row in batch.to_pylist():
                     yield shard_split, decode(row)
+
+
+MANIFEST = "manifest.json"
+
+
+def release_location(path: Path) -> tuple[Path, str | None] | None:
+    """``(release folder, config)`` when ``path`` is a release folder (config None) or one config of it
+    (``<release>/data/<config>``); None for anything else."""
+    if (path / MANIFEST).is_file():
+        return path, None
+    if path.parent.name == "data" and (path.parent.parent / MANIFEST).is_file() and path.is_dir():
+        return path.parent.parent, path.name
+    return None
+
+
+def release_corpus(release: Path) -> str:
+    """The corpus a release's manifest names."""
+    return str(json.loads((release / MANIFEST).read_text(encoding="utf-8")).get("corpus"))

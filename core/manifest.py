@@ -181,8 +181,17 @@ class GateOverlay(Strict):
 def load_gate_overlay(path: Path) -> GateOverlay:
     """Read and validate a ``--gates`` file."""
     try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError) as error:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise SourceError(path, f"cannot read the gate overlay: {error}") from error
+    return parse_gate_overlay(text, path)
+
+
+def parse_gate_overlay(text: str, path: Path) -> GateOverlay:
+    """Validate the text of a ``--gates`` file (``path`` names it in errors)."""
+    try:
+        raw = yaml.safe_load(text)
+    except yaml.YAMLError as error:
         raise SourceError(path, f"cannot read the gate overlay: {error}") from error
     if isinstance(raw, dict) and set(raw) == {"gates"}:
         raw = raw["gates"]  # a copy of corpus.yaml's section, key included

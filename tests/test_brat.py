@@ -322,9 +322,12 @@ def test_text_without_ann_is_a_document_without_annotations_when_asked(tmp_path:
     with pytest.raises(SourceError, match=r"unpaired: 0001\.txt"):
         brat_document_ids(tmp_path)
     assert brat_document_ids(tmp_path, text_without_ann=True) == ["0001", "0002"]
-    from clinical_corpora.builders.sources.brat import read_brat_document
+    from clinical_corpora.builders.sources.brat import brat_documents, read_brat_document
 
-    assert read_brat_document(tmp_path, "0001") == ("Lives alone.\n", BratDocument())
+    alone = brat_documents(tmp_path)[0]
+    assert read_brat_document(alone, text_without_ann=True) == ("Lives alone.\n", BratDocument())
+    with pytest.raises(SourceError, match=r"0001\.txt has no companion 0001\.ann"):
+        read_brat_document(alone)
     (tmp_path / "0003.ann").write_text("", encoding="utf-8")
     with pytest.raises(SourceError, match=r"unpaired: 0003\.ann"):
         brat_document_ids(tmp_path, text_without_ann=True)

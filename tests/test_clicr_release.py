@@ -300,3 +300,22 @@ def test_stale_entities_standoff_is_an_error(tmp_path: Path) -> None:
     (tmp_path / "entities" / "bcr-2019-228101.txt").write_text("another text", encoding="utf-8")
     with pytest.raises(SourceError, match=r"bcr-2019-228101\.txt: differs from the case text"):
         run(find_corpus("clicr"), tmp_path / "out", {"entities": tmp_path / "entities"}, samples=["bmj_html", "umls"])
+
+
+def test_entities_standoff_in_any_suffix_case_and_none_unmatched(tmp_path: Path) -> None:
+    """Issue 16: standoff files were found by exact lower-case name, and a standoff of no page was ignored."""
+    from clinical_corpora.builders.base import BuildContext
+    from clinical_corpora.builders.inputs import resolve_sources
+    from clinical_corpora.corpora.clicr.builder import ClicrBuilder
+
+    _write_standoff(tmp_path / "entities", {})
+    for path in (tmp_path / "entities").glob("bcr-2019-228101.*"):
+        path.rename(path.with_suffix(path.suffix.upper()))
+    manifest = find_corpus("clicr")
+    sources = resolve_sources(manifest, {"entities": tmp_path / "entities"}, ["bmj_html", "umls"])
+    rows = list(ClicrBuilder().generate(BuildContext(manifest, sources)))
+    assert "bcr-2019-228101" in {row.record.id for row in rows if row.config == "clicr_documents"}  # type: ignore[attr-defined]
+    (tmp_path / "entities" / "bcr-2000-000001.txt").write_text("text", encoding="utf-8")
+    (tmp_path / "entities" / "bcr-2000-000001.ann").write_text("", encoding="utf-8")
+    with pytest.raises(SourceError, match="standoff of no case in bmj_html: bcr-2000-000001"):
+        list(ClicrBuilder().generate(BuildContext(manifest, sources)))

@@ -99,5 +99,6 @@ def test_format_the_corpus_does_not_register_is_refused(
     release, _ = exported
     assert main(["export", "clicr-json", str(release), "--out", str(tmp_path)]) == 1
     assert (
-        "no export format 'clicr-json' for the rad_coref corpus: its formats are conll2012" in capsys.readouterr().err
+        "no export format 'clicr-json' for the rad_coref corpus: its formats are brat, conll2012"
+        in capsys.readouterr().err
     )

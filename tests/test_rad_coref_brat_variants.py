@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from clinical_corpora.builders.sources.discovery import Document
 from clinical_corpora.core.errors import SourceError
 from clinical_corpora.corpora.rad_coref.builder import AnnotatedReport, read_mentions
 
@@ -19,7 +20,10 @@ def _read(tmp_path: Path, ann: str) -> list[str]:
     path = tmp_path / "gold" / "10006" / "1234.ann"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(ann, encoding="utf-8")
-    return [mention.text for mention in read_mentions(AnnotatedReport(10006, 1234, path), TEXT)]
+    return [
+        mention.text
+        for mention in read_mentions(AnnotatedReport(10006, 1234, Document("10006/1234", {".ann": path})), TEXT)
+    ]
 
 
 def test_a_plain_mention_with_its_chain_is_read(tmp_path: Path) -> None:

@@ -209,3 +209,19 @@ def test_quarantine_keeps_the_other_patients(corpus: Path) -> None:
     assert len(ctx.rejects) == 1 and ctx.read == 3
     assert ctx.rejects[0].where.endswith("92871/1000201.ann:11")
     assert "expected Finding or Device" in ctx.rejects[0].reason
+
+
+def test_agreement_skips_patients_whose_gold_is_quarantined(corpus: Path, tmp_path: Path) -> None:
+    """Issue 16: a quarantined gold patient used to fail the agreement with "is not a released (gold)
+    report", losing the real reason; now the agreement runs on the surviving patients and names it."""
+    from clinical_corpora.builders.pipeline import run
+
+    path = gold(corpus, 92871, 1000201)
+    path.write_text(path.read_text() + "T9\tAnatomy 0 1\t[\n#9\tAnnotatorNotes T9\tchain=E299\n")
+    outcome = run(load_manifest(corpus), tmp_path / "out", on_error="quarantine", max_rejects=1)
+    rejects = (outcome.folder / "rejects.jsonl").read_text().splitlines()
+    assert len(rejects) == 1 and "expected Finding or Device" in json.loads(rejects[0])["reason"]
+    card = (outcome.folder / "README.md").read_text()
+    assert "Patients left out of the agreement" in card and "patients 92871" in card
+    agreement = [gate for gate in outcome.manifest["gates"] if gate["gate"].startswith("agreement")]
+    assert agreement and all(gate["status"] == "pass" for gate in agreement)

@@ -115,7 +115,13 @@ def test_a_failed_gate_recorded_in_both_files(forged: Path) -> None:
 
     edit_json(forged, "validation.json", lambda v: fail(v["gates"]))
     edit_json(forged, "manifest.json", lambda m: fail(m["gates"]))
-    assert failures(forged) == {"manifest": ["gate agreement.span_f1: recorded as failed in a release"]}
+    assert failures(forged) == {
+        "manifest": [
+            "gate agreement.span_f1: validation.json says fail against '>= 0.8'; tiny's thresholds make it pass "
+            "against '>= 0.8' (observed 0.909091)",
+            "gate agreement.span_f1: recorded as failed in a release",
+        ]
+    }
 
 
 def test_edited_inputs(forged: Path) -> None:
@@ -286,3 +292,85 @@ def test_a_module_the_manifest_names_is_never_imported(forged: Path, booby_trap:
         )
     else:
         assert problems[0].startswith("manifest.json names corpus 'forged_builder', which cannot be checked")
+
+
+# ---- the --gates overlay is recomputed from its recorded text; a release can be pinned by digest -----------
+
+
+@pytest.fixture(scope="module")
+def overlaid_release(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A sample release of the tiny corpus made with a --gates overlay that only raises max_rejects."""
+    corpus = tmp_path_factory.mktemp("tiny-overlay") / "tiny"
+    shutil.copytree(TINY, corpus, ignore=shutil.ignore_patterns("__pycache__", "*.py"))
+    overlay = tmp_path_factory.mktemp("overlay") / "gates.yaml"
+    overlay.write_text("max_rejects: 2\n", encoding="utf-8")
+    return run(load_manifest(corpus), tmp_path_factory.mktemp("out"), gate_overlay=overlay).folder
+
+
+def test_a_release_with_an_overlay_passes_and_records_its_text(overlaid_release: Path) -> None:
+    manifest = json.loads((overlaid_release / "manifest.json").read_text(encoding="utf-8"))
+    assert manifest["gate_overlay"]["text"] == "max_rejects: 2\n"
+    assert manifest["gate_overlay"]["changes"] == ["max_rejects: 0 -> 2"]
+    assert validate(overlaid_release)[0] == 0
+
+
+def test_forged_overlay_changes_cannot_excuse_a_relaxed_expectation(overlaid_release: Path, tmp_path: Path) -> None:
+    forged = Path(shutil.copytree(overlaid_release, tmp_path / "tiny" / overlaid_release.name))
+    excuse = "notes.spans: expect_column_values_to_be_in_set (label): {'mostly': None} -> {'mostly': 0.1}"
+    edit_json(forged, "validation.json", lambda v: v["expectation_suite"][2].update(mostly=0.1))
+    edit_json(forged, "manifest.json", lambda m: m["gate_overlay"]["changes"].append(excuse))
+    found = failures(forged)
+    assert found["manifest"] == [
+        f"manifest.json gate_overlay changes are ['max_rejects: 0 -> 2', {excuse!r}]; its text makes "
+        "['max_rejects: 0 -> 2'] of tiny's corpus.yaml"
+    ]
+    assert found["expectations"] == [
+        "validation.json expectation 3 (notes.spans: expect_column_values_to_be_in_set (label)): "
+        "{'mostly': None} -> {'mostly': 0.1} differs from tiny's corpus.yaml and the --gates overlay recorded "
+        "in manifest.json does not make that change"
+    ]
+
+
+def test_forged_overlay_text_must_match_its_hash(overlaid_release: Path, tmp_path: Path) -> None:
+    forged = Path(shutil.copytree(overlaid_release, tmp_path / "tiny" / overlaid_release.name))
+    edit_json(forged, "manifest.json", lambda m: m["gate_overlay"].update(text="max_rejects: 9\n"))
+    assert "manifest.json gate_overlay: sha256 is not that of its text" in failures(forged)["manifest"]
+
+
+def test_a_relaxed_agreement_threshold_is_judged_again(forged: Path) -> None:
+    def relax(validation: dict[str, Any]) -> None:
+        validation["agreement"]["span_f1"] = 0.5
+        gate = next(g for g in validation["gates"] if g["gate"] == "agreement.span_f1")
+        gate.update(observed=0.5, expected=">= 0.4")
+
+    edit_json(forged, "validation.json", relax)
+    edit_json(
+        forged,
+        "manifest.json",
+        lambda m: next(g for g in m["gates"] if g["gate"] == "agreement.span_f1").update(observed=0.5),
+    )
+    assert failures(forged) == {
+        "manifest": [
+            "gate agreement.span_f1: validation.json says pass against '>= 0.4'; tiny's thresholds make it fail "
+            "against '>= 0.8' (observed 0.5)"
+        ]
+    }
+
+
+def test_release_prints_a_digest_that_validate_pins(tmp_path: Path) -> None:
+    corpus = tmp_path / "tiny"
+    shutil.copytree(TINY, corpus, ignore=shutil.ignore_patterns("__pycache__", "*.py"))
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+        assert main(["release", str(corpus), "--out", str(tmp_path / "out")]) == 0
+    digest = out.getvalue().split("digest sha256:")[1].split()[0]
+    folder = next((tmp_path / "out" / "tiny").iterdir())
+    assert digest == hashlib.sha256((folder / "manifest.json").read_bytes()).hexdigest()
+    for expected, status in ((digest, 0), (f"sha256:{digest.upper()}", 0), ("0" * 64, 1)):
+        printed = io.StringIO()
+        with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(printed):
+            code = main(["validate", str(folder), "--corpus", str(TINY), "--expect-digest", expected])
+        assert code == status, printed.getvalue()
+    assert "not the pinned release" in printed.getvalue() and "step 1/" not in printed.getvalue()
+    edit_json(folder, "manifest.json", lambda m: m.update(note="edited"))
+    assert main(["validate", str(folder), "--corpus", str(TINY), "--expect-digest", digest]) == 1

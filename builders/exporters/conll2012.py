@@ -15,16 +15,24 @@ from __future__ import annotations
 
 import argparse
 from bisect import bisect_left, bisect_right
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
+from clinical_corpora.builders.exporters.base import Exporter, Record
 from clinical_corpora.builders.release_view import ReleaseView
-from clinical_corpora.builders.sources.conll2012 import ConllDocument, TokenSpan, write_conll2012
+from clinical_corpora.builders.sources.conll2012 import (
+    ConllDocument,
+    TokenSpan,
+    conll_doc_id,
+    iter_conll2012,
+    write_conll2012,
+)
 from clinical_corpora.builders.text_units import split_sentences
 from clinical_corpora.core.errors import ClincorpError
 
-Record = Mapping[str, Any]
+CONLL_SUFFIX = ".conll"
 
 
 def _own_text(record: Record) -> list[str]:
@@ -98,28 +106,55 @@ def iter_documents(view: ReleaseView, layout: ChainLayout, split: str, singleton
         yield record_document(record, layout, singletons)
 
 
-class Conll2012Export:
-    """The ``clincorp export conll2012`` command for one corpus's chain layout."""
+class Conll2012Export(Exporter):
+    """The ``clincorp export conll2012`` command for one corpus's chain layout: one ``<split>.conll`` per split,
+    one document per record, its chains as token spans (what the CoNLL-2012 reference scorer and ``clincorp
+    score coref`` read). No builder reads CoNLL-2012 back: the round trip reads the files with the CoNLL-2012
+    reader and compares the chains."""
+
+    lost = (
+        "character offsets and whitespace: texts are written as sentences of tokens and a mention as the "
+        "tokens its characters overlap (a discontinuous mention as its covering span)",
+        "mention, chain and record fields other than the chains themselves (ids, types, attributes, report "
+        "metadata; several texts of one record follow each other in one document)",
+    )
+    exact = False
 
     def __init__(self, layout: ChainLayout) -> None:
         self.layout = layout
+        self.configs = (layout.config,)
 
     def configure(self, parser: argparse.ArgumentParser) -> None:
+        super().configure(parser)
         parser.add_argument(
             "--no-singletons",
             action="store_true",
             help="leave out mentions that are in no chain (by default they are singleton entities)",
         )
 
-    def run(self, args: argparse.Namespace) -> int:
-        view = ReleaseView(args.release)
+    def write(self, view: ReleaseView, out: Path, options: argparse.Namespace | None = None) -> Iterator[str]:
+        singletons = not (options is not None and options.no_singletons)
         config = self.layout.config
-        args.out.mkdir(parents=True, exist_ok=True)
+        out.mkdir(parents=True, exist_ok=True)
         for split in view.splits(config):
-            target = args.out / f"{split}.conll"
+            target = out / f"{split}{CONLL_SUFFIX}"
             try:
-                write_conll2012(iter_documents(view, self.layout, split, not args.no_singletons), target)
+                write_conll2012(iter_documents(view, self.layout, split, singletons), target)
             except ValueError as error:
                 raise ClincorpError(f"cannot write {target}: {error}") from error
-            print(f"{config}/{split}: wrote {target}")
-        return 0
+            yield f"{config}/{split}: wrote {target}"
+
+    def read_back(self, out: Path) -> dict[str, Any]:
+        """``<split>/<document id>`` → (sentences, chains as sets of token spans), as the reader reads them."""
+        return {
+            f"{path.stem}/{document.doc_id}": (document.sentences, set(document.chains))
+            for path in sorted(out.glob(f"*{CONLL_SUFFIX}"))
+            for document in iter_conll2012(path)
+        }
+
+    def expected(self, view: ReleaseView) -> dict[str, Any]:
+        return {
+            f"{split}/{conll_doc_id(document.name, document.part)}": (document.sentences, set(document.chains))
+            for split in view.splits(self.layout.config)
+            for document in iter_documents(view, self.layout, split, True)
+        }

@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping
 from pathlib import Path
 
+from clinical_corpora.builders.sources.discovery import split_suffix, walk_files, warn_left_out
 from clinical_corpora.core.errors import SourceError
 
 
@@ -36,11 +37,11 @@ def annotator_folders(
     """
     entries = dict(root) if isinstance(root, Mapping) else _entries(root, suffix, exclude)
     for name, entry in entries.items():
-        if entry.is_file() and entry.name.endswith(suffix):
+        if entry.is_file() and split_suffix(entry.name, [suffix]):
             continue
         if not entry.is_dir():
             raise SourceError(entry, f"annotator {name}: expected a folder of {suffix} files or a {suffix} file")
-        if next(entry.rglob(f"*{suffix}"), None) is None:
+        if not any(split_suffix(path.name, [suffix]) for path in walk_files(entry)):
             raise SourceError(
                 entry, f"annotator {name}: expected {suffix} files laid out as the gold input, found none"
             )
@@ -53,10 +54,19 @@ def _entries(root: Path, suffix: str, exclude: Collection[str]) -> dict[str, Pat
             root,
             f"expected a folder holding one folder of {suffix} files, or one <annotator>{suffix} file, per annotator",
         )
-    return {
-        entry.name if entry.is_dir() else entry.name.removesuffix(suffix): entry
-        for entry in root.iterdir()
-        if not entry.name.startswith(".")
-        and entry.name not in exclude
-        and (entry.is_dir() or entry.name.endswith(suffix))
-    }
+    entries: dict[str, Path] = {}
+    left_out = []
+    for entry in sorted(root.iterdir()):
+        stem = split_suffix(entry.name, [suffix])
+        if entry.name in exclude:
+            continue
+        if entry.name.startswith(".") or not (entry.is_dir() or stem):
+            left_out.append(entry.name)
+            continue
+        name = entry.name if entry.is_dir() or stem is None else stem[0]
+        if name in entries:
+            raise SourceError(entry, f"annotator {name} is also {entries[name].name}: keep one")
+        entries[name] = entry
+    if left_out:
+        warn_left_out(root, left_out, f"an annotator's folder or {suffix} file")
+    return entries

@@ -24,15 +24,11 @@ from pathlib import Path
 
 import justext
 import lxml.html
-from justext.core import (
-    MAX_LINK_DENSITY_DEFAULT,
-    ParagraphMaker,
-    classify_paragraphs,
-    revise_paragraph_classification,
-)
+from justext.core import MAX_LINK_DENSITY_DEFAULT, ParagraphMaker, classify_paragraphs
 from justext.utils import is_blank
 from lxml import etree
 
+from clinical_corpora.builders.sources.boilerplate import revise_paragraph_classification
 from clinical_corpora.core.errors import SourceError
 
 CASE_REPORT_HEADINGS = frozenset(
@@ -62,6 +58,10 @@ CASE_REPORT_HEADINGS = frozenset(
 LEARNING_POINTS_HEADING = "learning points"
 REFERENCES_HEADINGS = frozenset({"references", "reference"})
 PASSAGE_SEPARATOR = "\n\n"
+MAX_PAGE_BYTES = 5_000_000
+"""Largest page read (a BMJ Case Reports page is about 100 KB; a bigger file is not one case)."""
+MAX_NESTING = 255
+"""Elements libxml2 nests before it stops reading a page (without its unsafe ``huge_tree`` option)."""
 
 _REMOVED_TAGS = ("nav", "header", "footer", "aside", "script", "style", "noscript", "form", "template")
 _REMOVED_XPATH = (
@@ -118,9 +118,15 @@ class CaseReport:
         return PASSAGE_SEPARATOR.join(blocks)
 
 
-def read_case_report(path: str | Path) -> CaseReport:
-    """Parse one BMJ Case Reports page; the file stem is the case id."""
+def read_case_report(path: str | Path, *, max_bytes: int = MAX_PAGE_BYTES) -> CaseReport:
+    """Parse one BMJ Case Reports page; the file stem is the case id. A page over ``max_bytes`` is a
+    SourceError naming it (a real page is well under 1 MB)."""
     path = Path(path)
+    size = path.stat().st_size
+    if size > max_bytes:
+        raise SourceError(
+            path, f"the page is {size:,} bytes, over the {max_bytes:,}-byte limit for one case report page"
+        )
     root = _parse_page(path)
     metadata = _metadata(root)
     for element in root.xpath(_REMOVED_XPATH) + [el for tag in _REMOVED_TAGS for el in root.iter(tag)]:
@@ -143,6 +149,15 @@ def _parse_page(path: Path) -> etree._Element:
         encoding=_utf8_unless_declared(path, raw), no_network=True, remove_comments=True, remove_pis=True
     )
     root = lxml.html.document_fromstring(raw, parser=parser)
+    for error in parser.error_log:
+        if error.type_name == "ERR_RESOURCE_LIMIT":  # libxml2 stops reading the page there
+            raise SourceError(
+                path,
+                f"the page exceeds the HTML parser's limits ({error.message.split(',')[0]}): the rest of the page, "
+                "its Learning points included, would be lost; expected a page nested at most "
+                f"{MAX_NESTING} elements deep",
+                line=error.line,
+            )
     if root.find("body") is None:
         raise SourceError(path, "not an HTML page: no <body> element")
     return root

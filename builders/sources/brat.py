@@ -40,12 +40,12 @@ it: E2 argument Amount:T7 (line 16), A1 (line 5)``), which are left out with it.
 from __future__ import annotations
 
 import functools
-import os
 import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from clinical_corpora.builders.sources.discovery import BRAT_CONFIGURATION, Document, find_documents
 from clinical_corpora.core.errors import SourceError, excerpt
 
 ANN_SUFFIX = ".ann"
@@ -286,6 +286,18 @@ class Pruning:
         return self.doc if self._parser is None else self._parser.finish(on_broken)
 
 
+BRAT_FILES = "BRAT .txt/.ann files"
+
+
+def brat_documents(root: str | Path, *, quiet: bool = False) -> list[Document]:
+    """The documents under ``root`` (:mod:`builders.sources.discovery`: suffixes in any case, linked folders
+    followed, brat's configuration files and hidden files counted in a warning), sorted by id; each
+    may lack its ``.txt`` or ``.ann`` (see :func:`brat_document_ids` for a listing that refuses that)."""
+    return find_documents(
+        Path(root), (ANN_SUFFIX, TEXT_SUFFIX), what=BRAT_FILES, ignored=BRAT_CONFIGURATION, quiet=quiet
+    )
+
+
 def brat_document_ids(root: str | Path, *, text_without_ann: bool = False) -> list[str]:
     """Sorted ids (relative path without suffix, ``/``-separated) of the documents under ``root``.
 
@@ -293,44 +305,36 @@ def brat_document_ids(root: str | Path, *, text_without_ann: bool = False) -> li
     the unpaired files. With ``text_without_ann`` a ``.txt`` alone is a document with no
     annotations, as brat shows it (:func:`read_brat_document` reads it so).
     """
-    root = Path(root)
-    if not root.is_dir():
-        raise SourceError(root, "expected a folder of BRAT .txt/.ann pairs")
-    stems: dict[str, set[str]] = {}
-    for folder, _, files in os.walk(root):
-        relative = Path(folder).relative_to(root).as_posix()
-        prefix = "" if relative == "." else f"{relative}/"
-        for name in files:
-            stem, suffix = os.path.splitext(name)
-            if suffix in (ANN_SUFFIX, TEXT_SUFFIX):
-                stems.setdefault(prefix + stem, set()).add(suffix)
+    documents = brat_documents(root)
     unpaired = sorted(
-        f"{doc_id}{suffix}"
-        for doc_id, found in stems.items()
-        if len(found) == 1
-        for suffix in found
-        if not (text_without_ann and suffix == TEXT_SUFFIX)
+        path.relative_to(root).as_posix()
+        for document in documents
+        if len(document.files) == 1 and not (text_without_ann and TEXT_SUFFIX in document.files)
+        for path in document.files.values()
     )
     if unpaired:
         raise SourceError(root, "each document needs both a .txt and a .ann; unpaired: " + ", ".join(unpaired))
-    return sorted(stems)
+    return [document.id for document in documents]
 
 
-def read_brat_document(root: str | Path, doc_id: str, *, on_broken: OnBroken | None = None) -> tuple[str, BratDocument]:
-    """Text and annotations of document ``doc_id`` (as listed by ``brat_document_ids``); a ``.txt``
-    without its ``.ann`` has no annotations."""
-    base = os.path.join(root, doc_id)
-    text = read_utf8(base + TEXT_SUFFIX)
-    if not os.path.exists(base + ANN_SUFFIX) and os.path.exists(base + TEXT_SUFFIX):
+def read_brat_document(
+    document: Document, *, text_without_ann: bool = False, on_broken: OnBroken | None = None
+) -> tuple[str, BratDocument]:
+    """Text and annotations of a document (as listed by :func:`brat_documents`). A missing companion is a
+    SourceError naming the file found, except a ``.txt`` alone with ``text_without_ann``: no annotations."""
+    text = read_utf8(document.require(TEXT_SUFFIX))
+    ann = document.get(ANN_SUFFIX)
+    if ann is None and text_without_ann:
         return text, BratDocument()
-    return text, read_brat(base + ANN_SUFFIX, text, on_broken=on_broken)
+    return text, read_brat(document.require(ANN_SUFFIX), text, on_broken=on_broken)
 
 
 def iter_brat_folder(root: str | Path) -> Iterator[tuple[str, str, BratDocument]]:
-    """Yield (document id, text, annotations) for every document under ``root``, sorted by id."""
-    for doc_id in brat_document_ids(root):
-        text, doc = read_brat_document(root, doc_id)
-        yield doc_id, text, doc
+    """Yield (document id, text, annotations) for every document under ``root``, sorted by id; a document
+    lacking its ``.txt`` or ``.ann`` is a SourceError naming it."""
+    for document in brat_documents(root):
+        text, doc = read_brat_document(document)
+        yield document.id, text, doc
 
 
 def read_utf8(path: str | Path) -> str:

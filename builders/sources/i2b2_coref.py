@@ -27,7 +27,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from clinical_corpora.builders.sources.brat import read_utf8
+from clinical_corpora.builders.sources.discovery import is_hidden, split_suffix, walk_files, warn_left_out
 from clinical_corpora.builders.sources.knowtator import KnowtatorDocument
+from clinical_corpora.builders.sources.text_lines import utf8_lines
 from clinical_corpora.core.errors import SourceError, excerpt
 from clinical_corpora.core.union_find import UnionFind
 
@@ -60,12 +63,15 @@ Position = tuple[int, int, int, int]
 
 @dataclass(frozen=True)
 class Concept:
-    """A mention: character offsets into the document text (end exclusive) and its type."""
+    """A mention: character offsets into the document text (end exclusive) and its type; where it was read
+    (the concepts file and line, when read from one) does not take part in comparisons."""
 
     start: int
     end: int
     type: str
     text: str
+    source: str | None = field(default=None, compare=False)
+    line: int | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)
@@ -146,34 +152,98 @@ class TokenGrid:
         return self.tokens[line - 1][token]
 
 
+LAYOUT = {DOCS_DIR: ".txt", CONCEPTS_DIR: ".txt.con", CHAINS_DIR: ".txt.chains", PAIRS_DIR: ".txt.pairs"}
+"""Folder → suffix of a document's files in it."""
+I2B2_FILES = "i2b2/VA files docs/<doc>.txt, concepts/<doc>.txt.con, chains/<doc>.txt.chains, pairs/<doc>.txt.pairs"
+
+
+@dataclass(frozen=True)
+class I2b2Files:
+    """Where one document's files are: by folder (``docs``, ``concepts``...), the file found (its suffix in
+    any case) or the path it is expected at."""
+
+    doc_id: str
+    files: dict[str, Path]
+    found: frozenset[str]
+
+    def path(self, folder: str) -> Path:
+        return self.files[folder]
+
+    def has(self, folder: str) -> bool:
+        return folder in self.found
+
+
+def i2b2_files(root: Path, doc_id: str) -> I2b2Files:
+    """The files of ``doc_id`` at their usual (lower-case) paths."""
+    files = {folder: root / folder / f"{doc_id}{suffix}" for folder, suffix in LAYOUT.items()}
+    return I2b2Files(doc_id, files, frozenset(folder for folder, path in files.items() if path.is_file()))
+
+
+def i2b2_documents(root: Path, *, quiet: bool = False) -> list[I2b2Files]:
+    """Every document of ``root``, sorted by id: each file of ``docs/``, ``concepts/``, ``chains/`` and
+    ``pairs/`` (suffixes in any case, linked folders followed), grouped by document. Hidden files are
+    counted in a warning; any other file, or two files of one document differing only in suffix case, is
+    a SourceError naming them."""
+    if not root.is_dir():
+        raise SourceError(root, f"expected a folder of {I2B2_FILES}")
+    found: dict[str, dict[str, Path]] = {}
+    left_out, unexpected = [], []
+    for path in walk_files(root):
+        relative = path.relative_to(root).as_posix()
+        folder, _, name = relative.partition("/")
+        named = split_suffix(name, [LAYOUT[folder]]) if folder in LAYOUT and "/" not in name else None
+        if is_hidden(relative):
+            left_out.append(relative)
+        elif named is None:
+            unexpected.append(relative)
+        elif found.setdefault(named[0], {}).setdefault(folder, path) != path:
+            twin = found[named[0]][folder]
+            raise SourceError(path, f"{twin.name} and {path.name} are both {folder}/ files of {named[0]}: keep one")
+    if unexpected:
+        raise SourceError(root, f"not {I2B2_FILES}: {', '.join(unexpected[:10])}")
+    if left_out and not quiet:
+        warn_left_out(root, left_out, I2B2_FILES)
+    documents = []
+    for doc_id, files in sorted(found.items()):
+        usual = i2b2_files(root, doc_id)
+        documents.append(I2b2Files(doc_id, {**usual.files, **files}, frozenset(files)))
+    return documents
+
+
 def iter_i2b2_documents(root: Path) -> Iterator[I2b2CorefDocument]:
-    """Read every document of ``root/docs``, in file-name order."""
-    for text_path in sorted((root / DOCS_DIR).glob("*.txt")):
-        yield read_i2b2_document(root, text_path.stem)
+    """Read every document of ``root``, in id order."""
+    for files in i2b2_documents(root):
+        yield read_i2b2_files(files)
 
 
 def read_i2b2_document(root: Path, doc_id: str) -> I2b2CorefDocument:
-    """Read the text, concepts, chains and (if present) pairs of one document."""
-    text_path = root / DOCS_DIR / f"{doc_id}.txt"
-    if not text_path.is_file():
-        raise SourceError(text_path, "file not found")
-    with text_path.open(encoding="utf-8", newline="") as handle:
-        text = handle.read()
+    """Read the text, concepts, chains and (if present) pairs of one document at its usual paths."""
+    return read_i2b2_files(i2b2_files(root, doc_id))
+
+
+def read_i2b2_files(files: I2b2Files) -> I2b2CorefDocument:
+    """Read one document's text, concepts, chains and (if present) pairs. A missing text, concepts or
+    chains file is a SourceError naming it (and, for the text, the files that need it)."""
+    text_path = files.path(DOCS_DIR)
+    if not files.has(DOCS_DIR):
+        others = ", ".join(f"{folder}/{files.path(folder).name}" for folder in sorted(files.found))
+        raise SourceError(text_path, f"file not found; {others} need{'s' if len(files.found) == 1 else ''} it")
+    text = read_utf8(text_path)
     grid = TokenGrid(text)
     problems: list[SourceError] = []
-    concepts = _read_concepts(root / CONCEPTS_DIR / f"{doc_id}.txt.con", grid, problems)
-    chains_path = root / CHAINS_DIR / f"{doc_id}.txt.chains"
+    concepts = _read_concepts(files.path(CONCEPTS_DIR), grid, problems)
+    chains_path = files.path(CHAINS_DIR)
     chains = [
         chain
         for line_number, line in _lines(chains_path)
         if (chain := _chain(line, grid, concepts, chains_path, line_number, problems)) is not None
     ]
-    pairs_path = root / PAIRS_DIR / f"{doc_id}.txt.pairs"
-    pairs = _read_pairs(pairs_path, grid, concepts, problems) if pairs_path.exists() else ()
-    if problems and pairs_path.exists():
+    pairs_path = files.path(PAIRS_DIR)
+    pairs = _read_pairs(pairs_path, grid, concepts, problems) if files.has(PAIRS_DIR) else ()
+    if problems and files.has(PAIRS_DIR):
         chains = [part for chain in chains for part in _split_by_pairs(chain, pairs)]
     return I2b2CorefDocument(
-        doc_id=doc_id,
+        doc_id=files.doc_id,
         text=text,
         concepts=tuple(sorted(concepts.values(), key=lambda c: (c.start, c.end))),
         chains=tuple(chains),
@@ -285,7 +355,9 @@ def _read_concepts(path: Path, grid: TokenGrid, problems: list[SourceError]) -> 
                     line=line_number,
                 )
             )
-        concepts.setdefault((start, end), Concept(start, end, match["type"], grid.text[start:end]))
+        concepts.setdefault(
+            (start, end), Concept(start, end, match["type"], grid.text[start:end], str(path), line_number)
+        )
     return concepts
 
 
@@ -317,10 +389,9 @@ def _lines(path: Path) -> Iterator[tuple[int, str]]:
     """Non-blank lines with their 1-based numbers; a missing file is a SourceError."""
     if not path.is_file():
         raise SourceError(path, "file not found")
-    with path.open(encoding="utf-8") as handle:
-        for line_number, line in enumerate(handle, start=1):
-            if line.strip():
-                yield line_number, line.rstrip("\r\n")
+    for line_number, line in utf8_lines(path):
+        if line.strip():
+            yield line_number, line.rstrip("\r\n")
 
 
 def _full_match(pattern: re.Pattern[str], line: str, path: Path, line_number: int, expected: str) -> re.Match[str]:

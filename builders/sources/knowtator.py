@@ -49,6 +49,8 @@ from typing import TypeVar, get_args
 
 from lxml import etree
 
+from clinical_corpora.builders.sources.brat import read_utf8
+from clinical_corpora.builders.sources.discovery import find_documents, split_suffix
 from clinical_corpora.core.errors import SourceError, excerpt
 from clinical_corpora.core.labels import (
     BaggaClass,
@@ -210,9 +212,20 @@ class _SlotMention:
     line: int
 
 
+KNOWTATOR_SUFFIX = ".txt.knowtator.xml"
+KNOWTATOR_FILES = f"Knowtator files <doc>{KNOWTATOR_SUFFIX}"
+
+
+def knowtator_files(annotation_dir: Path, *, quiet: bool = False) -> dict[str, Path]:
+    """Document id → ``<doc>.txt.knowtator.xml`` of one annotator's folder (:mod:`builders.sources.discovery`:
+    suffix in any case, linked folders followed, hidden files counted in a warning, others an error)."""
+    documents = find_documents(annotation_dir, [KNOWTATOR_SUFFIX], what=KNOWTATOR_FILES, quiet=quiet)
+    return {document.id: document.require(KNOWTATOR_SUFFIX) for document in documents}
+
+
 def iter_knowtator_dir(annotation_dir: Path, text_dir: Path) -> Iterator[KnowtatorDocument]:
-    """Read every ``*.knowtator.xml`` of one annotator's folder, in file-name order."""
-    for xml_path in sorted(annotation_dir.glob("*.knowtator.xml")):
+    """Read every ``*.knowtator.xml`` of one annotator's folder, in document-id order."""
+    for xml_path in knowtator_files(annotation_dir).values():
         yield read_knowtator_file(xml_path, text_dir)
 
 
@@ -226,7 +239,9 @@ def read_knowtator_file(xml_path: Path, text_dir: Path) -> KnowtatorDocument:
     text_source = root.get("textSource")
     if root.tag != "annotations" or not text_source:
         raise SourceError(xml_path, 'expected a root <annotations textSource="<doc>.txt">', line=root.sourceline)
-    if xml_path.name != f"{text_source}.knowtator.xml":
+    named = split_suffix(xml_path.name, [KNOWTATOR_SUFFIX])
+    stem = named[0] if named else ""
+    if not (named and text_source.startswith(stem) and text_source[len(stem) :].lower() == ".txt"):
         raise SourceError(
             xml_path,
             f"file name does not match textSource {text_source!r}: expected {text_source}.knowtator.xml",
@@ -235,8 +250,7 @@ def read_knowtator_file(xml_path: Path, text_dir: Path) -> KnowtatorDocument:
     text_path = text_dir / text_source
     if not text_path.is_file():
         raise SourceError(xml_path, f"text source {text_path} not found", line=root.sourceline)
-    with text_path.open(encoding="utf-8", newline="") as handle:
-        text = handle.read()
+    text = read_utf8(text_path)
     return _KnowtatorFile(xml_path, text).read(root, doc_id=Path(text_source).stem)
 
 

@@ -9,6 +9,7 @@ closure); its depth is the length of the shortest is-a chain up to the root conc
 
 from __future__ import annotations
 
+import fnmatch
 import re
 from collections import deque
 from collections.abc import Iterator, Mapping
@@ -16,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
 
+from clinical_corpora.builders.sources.discovery import walk_files, warn_left_out
 from clinical_corpora.core.errors import SourceError
 from clinical_corpora.core.labels import Hierarchy
 
@@ -113,14 +115,19 @@ def locate_snapshot_files(folder: str | Path) -> SnapshotFiles:
     folder = Path(folder)
     if not folder.is_dir():
         raise SourceError(folder, "expected an RF2 release folder holding a Snapshot")
+    files = walk_files(folder)
     found = {
-        name: sorted(folder.rglob(pattern))
+        name: [path for path in files if fnmatch.fnmatchcase(path.name.lower(), pattern.lower())]
         for name, pattern in (
             ("concept", "sct2_Concept_Snapshot*.txt"),
             ("description", "sct2_Description_Snapshot*.txt"),
             ("relationship", "sct2_Relationship_Snapshot*.txt"),
         )
     }
+    read = {path for paths in found.values() for path in paths}
+    left_out = [path.relative_to(folder).as_posix() for path in files if path not in read]
+    if left_out:
+        warn_left_out(folder, left_out, "a Concept, Description or Relationship Snapshot file")
     for name, paths in found.items():
         if len(paths) != 1:
             pattern = f"sct2_{name.capitalize()}_Snapshot*.txt"

@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import NamedTuple
 
+from clinical_corpora.builders.sources.discovery import walk_files, warn_left_out
 from clinical_corpora.builders.sources.text_lines import utf8_lines
 from clinical_corpora.core.errors import SourceError
 
@@ -79,10 +80,16 @@ def _rows(path: Path, n_columns: int, header: str) -> Iterator[tuple[int, list[s
 
 def read_mrconso(path: str | Path) -> Iterator[MrconsoRow]:
     """Stream the rows of an MRCONSO.RRF file."""
+    for _, row in read_mrconso_lines(path):
+        yield row
+
+
+def read_mrconso_lines(path: str | Path) -> Iterator[tuple[int, MrconsoRow]]:
+    """Stream the rows of an MRCONSO.RRF file with their line numbers."""
     header = "CUI|LAT|TS|LUI|STT|SUI|ISPREF|AUI|SAUI|SCUI|SDUI|SAB|TTY|CODE|STR|SRL|SUPPRESS|CVF"
-    for _, fields in _rows(Path(path), 18, header):
+    for line_number, fields in _rows(Path(path), 18, header):
         fields.pop()
-        yield MrconsoRow._make(fields)
+        yield line_number, MrconsoRow._make(fields)
 
 
 def read_mrsty(path: str | Path) -> Iterator[MrstyRow]:
@@ -93,6 +100,25 @@ def read_mrsty(path: str | Path) -> Iterator[MrstyRow]:
             raise SourceError(path, f"expected a TUI (T + 3 digits) in column 2, found {fields[1]!r}", line=line_number)
         fields.pop()
         yield MrstyRow._make(fields)
+
+
+def locate_rrf_files(meta: Path) -> tuple[Path, Path]:
+    """MRCONSO.RRF and MRSTY.RRF of a UMLS ``META`` folder (names in any case); the release's other files
+    are counted in a warning. A missing file, or two differing only in case, is a SourceError naming it."""
+    if not meta.is_dir():
+        raise SourceError(meta, f"expected a UMLS META folder holding {MRCONSO_FILENAME} and {MRSTY_FILENAME}")
+    wanted: dict[str, list[Path]] = {MRCONSO_FILENAME: [], MRSTY_FILENAME: []}
+    left_out: list[Path] = []
+    for path in walk_files(meta):
+        relative = path.relative_to(meta).as_posix()
+        wanted.get(relative.upper(), left_out).append(path)
+    for name, paths in wanted.items():
+        if len(paths) != 1:
+            found = f"found {' and '.join(path.name for path in paths)}" if paths else "missing"
+            raise SourceError(meta / name, f"{found}: the umls source is a META folder with one {name}")
+    if left_out:
+        warn_left_out(meta, [path.relative_to(meta).as_posix() for path in left_out], "MRCONSO.RRF or MRSTY.RRF")
+    return wanted[MRCONSO_FILENAME][0], wanted[MRSTY_FILENAME][0]
 
 
 def file_sha256(path: str | Path) -> str:

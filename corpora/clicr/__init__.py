@@ -13,5 +13,5 @@ scorers.register(
 )
 exporters.register(
     ("clicr-json", "clicr"),
-    Command("clinical_corpora.corpora.clicr.clicr_json", "the CliCR release's JSON, one file per split"),
+    Command("clinical_corpora.corpora.clicr.clicr_json:clicr_json", "the CliCR release's JSON, one file per split"),
 )

@@ -32,9 +32,22 @@ from datasets import Features
 
 from clinical_corpora.builders.base import AgreementReport, BuildContext, Builder, CardSection, Row, Table
 from clinical_corpora.builders.release_view import ReleaseView
-from clinical_corpora.builders.sources.bmj_html import PASSAGE_SEPARATOR, CaseReport, read_case_report
-from clinical_corpora.builders.sources.brat import ANN_SUFFIX, TEXT_SUFFIX, iter_brat_folder, read_brat, read_utf8
-from clinical_corpora.builders.sources.umls import MRCONSO_FILENAME, MRSTY_FILENAME
+from clinical_corpora.builders.sources.bmj_html import (
+    MAX_PAGE_BYTES,
+    PASSAGE_SEPARATOR,
+    CaseReport,
+    read_case_report,
+)
+from clinical_corpora.builders.sources.brat import (
+    ANN_SUFFIX,
+    TEXT_SUFFIX,
+    brat_documents,
+    iter_brat_folder,
+    read_brat,
+    read_utf8,
+)
+from clinical_corpora.builders.sources.discovery import Document, is_hidden, walk_files, warn_left_out
+from clinical_corpora.builders.sources.umls import locate_rrf_files
 from clinical_corpora.builders.text_units import split_sentences, token_strings
 from clinical_corpora.core.counts import PRFCounts, f_measure, ratio
 from clinical_corpora.core.errors import SourceError, excerpt
@@ -73,10 +86,7 @@ def cache_dir() -> Path:
 
 def load_index(meta: Path) -> UmlsIndex:
     """The matcher index of a UMLS ``META`` folder (cached)."""
-    mrconso, mrsty = meta / MRCONSO_FILENAME, meta / MRSTY_FILENAME
-    for path in (mrconso, mrsty):
-        if not path.is_file():
-            raise SourceError(path, "missing: the umls source is a META folder with MRCONSO.RRF and MRSTY.RRF")
+    mrconso, mrsty = locate_rrf_files(meta)
     return load_or_build_index(mrconso, mrsty, cache_dir())
 
 
@@ -181,16 +191,22 @@ def case_text(case: CaseReport) -> tuple[str, list[int]]:
     return PASSAGE_SEPARATOR.join(blocks), offsets
 
 
-def standoff_entities(folder: Path, case: CaseReport, index: UmlsIndex) -> CaseEntities:
-    """A case's entities from BRAT standoff: ``<case id>.txt`` (:func:`case_text`) and ``.ann``.
+def standoff_entities(folder: Path | Document, case: CaseReport, index: UmlsIndex) -> CaseEntities:
+    """A case's entities from BRAT standoff: ``<case id>.txt`` (:func:`case_text`) and ``.ann`` (in
+    ``folder``, or the document as :func:`brat_documents` lists it).
 
     Each text-bound is typed by its i2b2 category and carries its CUI in an ``AnnotatorNotes``
     note (``#1<TAB>AnnotatorNotes T1<TAB>C0035020``); its semantic type comes from UMLS (empty for
     a concept outside the mapped types). Spans are refined as the matcher's are.
     """
-    text_path, ann_path = folder / f"{case.case_id}{TEXT_SUFFIX}", folder / f"{case.case_id}{ANN_SUFFIX}"
+    if isinstance(folder, Document):
+        text_path, ann_path = folder.require(TEXT_SUFFIX), folder.require(ANN_SUFFIX)
+    else:
+        text_path, ann_path = folder / f"{case.case_id}{TEXT_SUFFIX}", folder / f"{case.case_id}{ANN_SUFFIX}"
     if not (text_path.is_file() and ann_path.is_file()):
-        raise SourceError(folder, f"expected {text_path.name} and {ann_path.name} for this case", record=case.case_id)
+        raise SourceError(
+            text_path.parent, f"expected {text_path.name} and {ann_path.name} for this case", record=case.case_id
+        )
     text, point_starts = case_text(case)
     if read_utf8(text_path) != text:
         raise SourceError(
@@ -241,9 +257,16 @@ def standoff_entities(folder: Path, case: CaseReport, index: UmlsIndex) -> CaseE
     )
 
 
-def _pages(folder: Path) -> list[Path]:
-    """The case pages of a bmj_html folder: every file but hidden ones."""
-    return sorted(path for path in folder.iterdir() if path.is_file() and not path.name.startswith("."))
+def _pages(folder: Path, *, quiet: bool = False) -> list[Path]:
+    """The case pages of a bmj_html folder: every file under it (linked folders followed) but hidden ones,
+    which are counted in a warning."""
+    pages: list[Path] = []
+    hidden: list[Path] = []
+    for path in walk_files(folder):
+        (hidden if is_hidden(path.relative_to(folder).as_posix()) else pages).append(path)
+    if hidden and not quiet:
+        warn_left_out(folder, [path.relative_to(folder).as_posix() for path in hidden], "a BMJ Case Reports page")
+    return pages
 
 
 def _span_order(entity: Entity) -> tuple[int, int]:
@@ -254,22 +277,52 @@ class ClicrBuilder(Builder):
     VERSION = "1.0.1"
     CONFIGS = {"clicr": ClicrQuery, "clicr_documents": ClicrDocument}
     DOCUMENTS = {"bmj_html": "one BMJ Case Reports page per case, <case id>.html (e.g. bcr-2014-204357.html)"}
+    MAX_PAGE_BYTES = MAX_PAGE_BYTES
+    """A page over this size is an error naming it (a real page is about 100 KB)."""
 
     def count(self, ctx: BuildContext) -> int:
-        return len(_pages(ctx.source("bmj_html")))
+        return len(_pages(ctx.source("bmj_html"), quiet=True))
 
     def generate(self, ctx: BuildContext) -> Iterator[Row]:
-        index = load_index(ctx.source("umls"))
+        mrconso, mrsty = locate_rrf_files(ctx.source("umls"))
+        index = load_or_build_index(mrconso, mrsty, cache_dir())
+        for cui, line in sorted(index.untyped.items()):
+            ctx.reject(
+                SourceError(
+                    mrconso,
+                    f"concept {cui} has no row in {mrsty.name}, so no semantic type or category: its names are "
+                    "left out of the dictionary and of the answers (expected the MRSTY.RRF of the same release)",
+                    line=line,
+                ),
+                "annotation",
+            )
         matcher = EntityMatcher(index)
         standoff = ctx.source("entities") if ctx.has_source("entities") else None
+        documents = {document.id: document for document in brat_documents(standoff)} if standoff else {}
         pages = _pages(ctx.source("bmj_html"))
-        splits = assign_splits([path.stem for path in pages])
+        splits = assign_splits(sorted({path.stem for path in pages}))
+        unmatched = sorted(set(documents) - set(splits))
+        if unmatched:
+            raise SourceError(
+                standoff or "entities",
+                f"standoff of no case in bmj_html: {', '.join(unmatched[:10])}"
+                f"{f' and {len(unmatched) - 10} more' if len(unmatched) > 10 else ''} "
+                "(expected <case id>.txt and .ann for cases of these pages)",
+            )
+        first_page: dict[str, Path] = {}
         for page in pages:
             rows: list[Row] = []
             with ctx.record(f"{page} [{page.stem}]"):
-                case = read_case_report(page)
+                first = first_page.setdefault(page.stem, page)
+                if first != page:
+                    raise SourceError(
+                        page, f"case id {page.stem!r} is also the id of {first}: expected one page per case id"
+                    )
+                case = read_case_report(page, max_bytes=self.MAX_PAGE_BYTES)
                 entities = (
-                    recognised_entities(case, matcher) if standoff is None else standoff_entities(standoff, case, index)
+                    recognised_entities(case, matcher)
+                    if standoff is None
+                    else standoff_entities(documents.get(case.case_id, standoff), case, index)
                 )
                 rows = self._case_rows(case, entities, splits[page.stem], index)
             yield from rows

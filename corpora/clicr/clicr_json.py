@@ -6,7 +6,8 @@ readers and ``evaluate.py`` work on our releases: the context is the passage tok
 (``clinical_corpora.builders.text_units``, tokens joined by a space, one passage block a line) with every recognised
 entity marked ``BEG__<tokens>__END``; the query is tokenized around ``@placeholder``; an answer's
 ``sem_type`` is its i2b2 category (as in CliCR), its text as in the release; ``source`` is the case
-id. Only cases with queries are written, in release order.
+id. Only cases with queries are written, in release order. No builder reads CliCR JSON: the round trip reads
+the files back and compares queries, answers, titles and the passages' tokens with the release.
 """
 
 from __future__ import annotations
@@ -14,10 +15,11 @@ from __future__ import annotations
 import argparse
 import json
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from clinical_corpora.builders.exporters.base import Exporter
 from clinical_corpora.builders.release_view import ReleaseView
 from clinical_corpora.builders.text_units import token_strings, tokenize
 from clinical_corpora.core.errors import ClincorpError
@@ -29,14 +31,54 @@ ENTITY_OPEN, ENTITY_CLOSE = "BEG__", "__END"
 BLOCK_SEPARATOR = "\n\n"
 
 
-def configure(parser: argparse.ArgumentParser) -> None:
-    """No options beyond the release and --out (one <split>1.0.json file per split)."""
+class ClicrJson(Exporter):
+    """Write a clicr release as the original CliCR JSON, one ``<split>1.0.json`` per split (CliCR's readers and
+    ``evaluate.py`` read it; so does ``clincorp score clicr``)."""
+
+    configs = ("clicr", "clicr_documents")
+    lost = (
+        "the passage's whitespace and character offsets: the context is its tokens joined by a space (one "
+        "passage block a line), an entity its tokens marked BEG__…__END (its UMLS CUI and type are not kept)",
+        "the query's whitespace (tokenized around @placeholder), answers' UMLS semantic type names (sem_type "
+        "holds the i2b2 category, as in CliCR), answer_in_passage, and the case reports' sections, learning "
+        "points and metadata other than the title",
+        "cases without queries",
+    )
+    exact = False
+
+    def write(self, view: ReleaseView, out: Path, options: argparse.Namespace | None = None) -> Iterator[str]:
+        for path in export_clicr_json(view.folder, out):
+            yield str(path)
+
+    def read_back(self, out: Path) -> dict[str, Any]:
+        """``<split>/<query id>`` → (case id, title, query, answers, the context's words without entity marks)."""
+        read = {}
+        for path in sorted(out.glob(f"*{CLICR_VERSION}.json")):
+            split = path.name.removesuffix(f"{CLICR_VERSION}.json")
+            for datum in json.loads(path.read_text(encoding="utf-8"))["data"]:
+                document = datum["document"]
+                words = document["context"].replace(ENTITY_OPEN, "").replace(ENTITY_CLOSE, "").split()
+                for qa in document["qas"]:
+                    answers = [(a["text"], a["origin"], a["cui"], a["sem_type"]) for a in qa["answers"]]
+                    read[f"{split}/{qa['id']}"] = (datum["source"], document["title"], qa["query"], answers, words)
+        return read
+
+    def expected(self, view: ReleaseView) -> dict[str, Any]:
+        documents = {row["id"]: row for _, row in view.rows("clicr_documents")}
+        words = {case: " ".join(token_strings(row["passage"])).split() for case, row in documents.items()}
+        return {
+            f"{split}/{query['id']}": (
+                query["document_id"],
+                documents[query["document_id"]]["title"],
+                tokenized_query(query["query"]),
+                [(a["text"], a["origin"], a["cui"], a["category"]) for a in query["answers"]],
+                words[query["document_id"]],
+            )
+            for split, query in query_rows(view, ["id", "document_id", "query", "answers"])
+        }
 
 
-def run(args: argparse.Namespace) -> int:
-    for path in export_clicr_json(args.release, args.out):
-        print(path)
-    return 0
+clicr_json = ClicrJson()
 
 
 def export_clicr_json(release: Path, out: Path) -> list[Path]:

@@ -36,7 +36,7 @@ from pathlib import Path
 import justext
 import numpy as np
 
-from clinical_corpora.builders.sources.umls import file_sha256, read_mrconso, read_mrsty
+from clinical_corpora.builders.sources.umls import file_sha256, read_mrconso_lines, read_mrsty
 from clinical_corpora.builders.text_units import TOKEN_PATTERN, Sentence, split_sentences, token_strings, tokenize
 from clinical_corpora.core.labels import Category
 
@@ -81,8 +81,9 @@ FUNCTION_WORDS: frozenset[str] = frozenset(
 _ENGLISH_STOPWORDS = justext.get_stoplist("English")
 _TUI_PRIORITY = {tui: rank for rank, (tui, _, _) in enumerate(SEMANTIC_TYPE_CATEGORIES)}
 _NOT_PREFERRED = 10**8  # added to a CUI number: CUIs are C + 7 digits
-INDEX_VERSION = 3
+INDEX_VERSION = 4
 """Bump when :func:`build_index` changes what it stores: older cached indexes are then rebuilt."""
+_CUI_LIMIT = 10**7  # CUIs are C + 7 digits
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,6 +175,12 @@ class UmlsIndex:
     entries: dict[str, int]
     concepts: ConceptTable
     source_sha256: dict[str, str]
+    untyped: dict[str, int]
+    """CUIs of English, non-suppressed MRCONSO rows that have no MRSTY row at all (a truncated or
+    mismatched MRSTY.RRF), each with its first MRCONSO line: their concepts cannot be categorised."""
+    untyped: dict[str, int]
+    """CUIs of English, non-suppressed MRCONSO rows that have no MRSTY row at all (a truncated or
+    mismatched MRSTY.RRF), each with its first MRCONSO line: their concepts cannot be categorised."""
 
     def concept(self, key: str) -> int | None:
         """The CUI number a normalised string names; None when it is no key."""
@@ -219,7 +226,10 @@ def _is_useful_key(tokens: Sequence[str]) -> bool:
 def build_index(mrconso: str | Path, mrsty: str | Path) -> UmlsIndex:
     """Build the dictionary from MRSTY.RRF and MRCONSO.RRF (two streaming passes)."""
     semantic_types: dict[int, int] = {}
+    typed = bytearray(_CUI_LIMIT // 8)  # one bit per CUI number with any MRSTY row
     for semantic_type in read_mrsty(mrsty):
+        typed_number = _cui_number(semantic_type.cui)
+        typed[typed_number >> 3] |= 1 << (typed_number & 7)
         rank = _TUI_PRIORITY.get(semantic_type.tui)
         if rank is not None:
             number = _cui_number(semantic_type.cui)
@@ -228,12 +238,15 @@ def build_index(mrconso: str | Path, mrsty: str | Path) -> UmlsIndex:
     keys: dict[str, int] = {}
     prefixes: set[str] = set()
     synonym_table: dict[int, list[str]] = {}
+    untyped: dict[str, int] = {}
     group_cui, group_names = -1, set[str]()  # MRCONSO is grouped by CUI: de-duplicate within a group
-    for row in read_mrconso(mrconso):
+    for line_number, row in read_mrconso_lines(mrconso):
         if row.lat != "ENG" or row.suppress != "N":
             continue
         number = _cui_number(row.cui)
         if number not in semantic_types:
+            if not typed[number >> 3] & (1 << (number & 7)):
+                untyped.setdefault(row.cui, line_number)
             continue
         if number != group_cui:
             group_cui, group_names = number, set()
@@ -256,7 +269,7 @@ def build_index(mrconso: str | Path, mrsty: str | Path) -> UmlsIndex:
         entries[key] = ((number << _RANK_BITS | semantic_types[number]) << 1) | (key in prefixes)
     del keys, prefixes
     hashes = {"MRCONSO.RRF": file_sha256(mrconso), "MRSTY.RRF": file_sha256(mrsty)}
-    return UmlsIndex(entries, ConceptTable(semantic_types, synonym_table), hashes)
+    return UmlsIndex(entries, ConceptTable(semantic_types, synonym_table), hashes, untyped)
 
 
 def load_or_build_index(mrconso: str | Path, mrsty: str | Path, cache_dir: str | Path) -> UmlsIndex:

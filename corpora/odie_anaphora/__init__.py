@@ -2,6 +2,24 @@
 
 from pathlib import Path
 
-from clinical_corpora.core.registry import corpora
+from clinical_corpora.core.registry import Command, corpora, exporters
 
 corpora.register("odie_anaphora", Path(__file__).parent)
+exporters.register(
+    ("conll2012", "odie_anaphora"),
+    Command("clinical_corpora.corpora.odie_anaphora.exports:conll2012", "identity chains, one document per note"),
+)
+exporters.register(
+    ("i2b2", "odie_anaphora"),
+    Command(
+        "clinical_corpora.corpora.odie_anaphora.exports:i2b2",
+        "the i2b2/VA 2011 coreference layout: docs/, concepts/, chains/ and pairs/",
+    ),
+)
+exporters.register(
+    ("knowtator", "odie_anaphora"),
+    Command(
+        "clinical_corpora.corpora.odie_anaphora.exports:knowtator",
+        "Knowtator XML (Markable and Pair classes) beside the note texts",
+    ),
+)

@@ -32,11 +32,21 @@ import pandas as pd
 from clinical_corpora.builders.base import AgreementReport, BuildContext, Builder, CardSection, Row, Table
 from clinical_corpora.builders.release_view import ReleaseView
 from clinical_corpora.builders.sources.annotators import annotator_folders
-from clinical_corpora.builders.sources.i2b2_coref import DOCS_DIR, I2b2CorefDocument, TokenGrid, read_i2b2_document
+from clinical_corpora.builders.sources.brat import TEXT_SUFFIX
+from clinical_corpora.builders.sources.discovery import find_documents
+from clinical_corpora.builders.sources.i2b2_coref import (
+    DOCS_DIR,
+    I2b2CorefDocument,
+    TokenGrid,
+    i2b2_documents,
+    read_i2b2_files,
+)
 from clinical_corpora.builders.sources.knowtator import (
+    KNOWTATOR_SUFFIX,
     KnowtatorDocument,
     RelationType,
     SemanticClass,
+    knowtator_files,
     read_knowtator_file,
 )
 from clinical_corpora.core.errors import ClincorpError, SourceError, excerpt
@@ -60,7 +70,6 @@ from clinical_corpora.validation.metrics.coref import Score, score_documents_all
 
 CONFIG = "odie_anaphora"
 SPLIT = "train"
-KNOWTATOR_SUFFIX = ".txt.knowtator.xml"
 RELATION_TYPES: tuple[str, ...] = get_args(RelationType)
 SEMANTIC_CLASSES: tuple[SemanticClass, ...] = get_args(SemanticClass)
 CHAIN_METRICS = ("muc", "b_cubed", "ceaf_e", "blanc")
@@ -141,10 +150,11 @@ def i2b2_record(document: I2b2CorefDocument, where: Path) -> OdieDocument:
         semantic_class = next((name for name in SEMANTIC_CLASSES if name == concept.type.replace(" ", "_")), None)
         if semantic_class is None:
             raise SourceError(
-                where,
+                concept.source or where,
                 f"concept {excerpt(concept.text)} has type {concept.type!r}; expected one of "
                 f"{[name.replace('_', ' ') for name in SEMANTIC_CLASSES]}",
-                record=document.doc_id,
+                line=concept.line,
+                record=None if concept.line else document.doc_id,
             )
         markables.append(
             Markable(
@@ -214,22 +224,28 @@ class OdieAnaphoraBuilder(Builder):
 
     def count(self, ctx: BuildContext) -> int:
         if ctx.has_source("i2b2"):
-            return sum(1 for _ in (ctx.source("i2b2") / DOCS_DIR).glob("*.txt"))
-        return sum(1 for _ in ctx.source("knowtator").glob(f"*{KNOWTATOR_SUFFIX}"))
+            return len(i2b2_documents(ctx.source("i2b2"), quiet=True))
+        return len(_gold_notes(ctx, quiet=True))
 
     def generate(self, ctx: BuildContext) -> Iterator[Row]:
+        """One row per note. A note missing a file (text, concepts or chains; a Knowtator file without its
+        text or a text without its Knowtator file) fails the build naming it, or is quarantined."""
         if ctx.has_source("i2b2"):
-            root = ctx.source("i2b2")
-            for text_path in sorted((root / DOCS_DIR).glob("*.txt")):
-                with ctx.record(f"{text_path} [{text_path.stem}]"):
-                    i2b2_document = read_i2b2_document(root, text_path.stem)
+            for files in i2b2_documents(ctx.source("i2b2")):
+                text_path = files.path(DOCS_DIR)
+                with ctx.record(f"{text_path} [{files.doc_id}]"):
+                    i2b2_document = read_i2b2_files(files)
                     _quarantine(ctx, i2b2_document.problems)
                     yield Row(CONFIG, SPLIT, i2b2_record(i2b2_document, text_path))
             return
-        gold, text_dir = ctx.source("knowtator"), ctx.source("text")
-        for xml_path in sorted(gold.glob(f"*{KNOWTATOR_SUFFIX}")):
-            with ctx.record(f"{xml_path} [{xml_path.name.removesuffix(KNOWTATOR_SUFFIX)}]"):
-                document = read_knowtator_file(xml_path, text_dir)
+        for doc_id, (xml_path, note_path) in _gold_notes(ctx).items():
+            with ctx.record(f"{xml_path or note_path} [{doc_id}]"):
+                if xml_path is None:
+                    raise SourceError(
+                        note_path or doc_id,
+                        f"no {doc_id}{KNOWTATOR_SUFFIX} in source knowtator: expected every note's annotations",
+                    )
+                document = read_knowtator_file(xml_path, ctx.source("text"))
                 _quarantine(ctx, document.problems)
                 yield Row(CONFIG, SPLIT, knowtator_record(document, xml_path))
 
@@ -245,10 +261,8 @@ class OdieAnaphoraBuilder(Builder):
                 f"{' and '.join(ANNOTATOR_SOURCES)}, or neither"
             )
         gold_dir, text_dir = ctx.source("knowtator"), ctx.source("text")
-        gold = {
-            row["id"]: read_knowtator_file(gold_dir / f"{row['id']}{KNOWTATOR_SUFFIX}", text_dir)
-            for _, row in release.rows(CONFIG)
-        }
+        gold_files = knowtator_files(gold_dir, quiet=True)
+        gold = {row["id"]: read_knowtator_file(gold_files[row["id"]], text_dir) for _, row in release.rows(CONFIG)}
         folders = annotator_folders({name: ctx.source(name) for name in ANNOTATOR_SOURCES}, KNOWTATOR_SUFFIX)
         first, second = (_read_annotator(folder, text_dir) for folder in folders.values())
         broken = [p for annotator in (first, second) for d in annotator.values() for p in d.problems]
@@ -357,6 +371,14 @@ class OdieAnaphoraBuilder(Builder):
         }
 
 
+def _gold_notes(ctx: BuildContext, *, quiet: bool = False) -> dict[str, tuple[Path | None, Path | None]]:
+    """Note id → its gold Knowtator file and its text (None when missing), sorted by id."""
+    annotated = knowtator_files(ctx.source("knowtator"), quiet=quiet)
+    texts = find_documents(ctx.source("text"), [TEXT_SUFFIX], what="note texts <doc>.txt", quiet=quiet)
+    text_of = {document.id: document.require(TEXT_SUFFIX) for document in texts}
+    return {doc_id: (annotated.get(doc_id), text_of.get(doc_id)) for doc_id in sorted({*annotated, *text_of})}
+
+
 def _quarantine(ctx: BuildContext, problems: Iterable[SourceError]) -> None:
     """Each broken annotation of a note fails the build, or with --on-error quarantine goes to
     rejects.jsonl alone while the note is released without it."""
@@ -367,7 +389,7 @@ def _quarantine(ctx: BuildContext, problems: Iterable[SourceError]) -> None:
 
 def _read_annotator(folder: Path, text_dir: Path) -> dict[str, KnowtatorDocument]:
     documents = {}
-    for xml_path in sorted(folder.glob(f"*{KNOWTATOR_SUFFIX}")):
+    for xml_path in knowtator_files(folder).values():
         document = read_knowtator_file(xml_path, text_dir)
         document_kind(document.doc_id, xml_path)
         documents[document.doc_id] = document

@@ -16,3 +16,10 @@ exporters.register(
     ("conll2012", "rad_coref"),
     Command("clinical_corpora.corpora.rad_coref.exports:conll2012", "one CoNLL-2012 document per patient"),
 )
+exporters.register(
+    ("brat", "rad_coref"),
+    Command(
+        "clinical_corpora.corpora.rad_coref.exports:brat",
+        "the corpus's inputs: gold/<SUBJECT_ID>/<ROW_ID>.ann|.txt with chain notes, and NOTEEVENTS.csv.gz",
+    ),
+)

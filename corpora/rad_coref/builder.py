@@ -17,7 +17,7 @@ import math
 import re
 from bisect import bisect_right
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -35,7 +35,8 @@ from clinical_corpora.builders.base import (
 )
 from clinical_corpora.builders.release_view import ReleaseView
 from clinical_corpora.builders.sources.annotators import annotator_folders
-from clinical_corpora.builders.sources.brat import ANN_SUFFIX, parse_brat, read_utf8
+from clinical_corpora.builders.sources.brat import ANN_SUFFIX, TEXT_SUFFIX, brat_documents, parse_brat, read_utf8
+from clinical_corpora.builders.sources.discovery import Document
 from clinical_corpora.builders.sources.mimic_notes import NoteEvent, iter_noteevents
 from clinical_corpora.builders.text_units import Sentence, split_sentences, tokenize
 from clinical_corpora.core.counts import NO_COUNTS, PRFCounts
@@ -90,24 +91,38 @@ class AnnotatedMention:
 
 @dataclass(frozen=True)
 class AnnotatedReport:
-    """One ``<SUBJECT_ID>/<ROW_ID>.ann`` file."""
+    """One report of an annotation folder: ``<SUBJECT_ID>/<ROW_ID>.ann`` and, optionally, its ``.txt``."""
 
     subject_id: int
     row_id: int
-    ann: Path
+    document: Document
+
+    @property
+    def ann(self) -> Path:
+        """The ``.ann`` file; a SourceError naming the ``.txt`` when the report has none."""
+        return self.document.require(ANN_SUFFIX)
+
+    @property
+    def text(self) -> Path | None:
+        return self.document.get(TEXT_SUFFIX)
 
 
-def list_annotation_folder(folder: Path) -> dict[int, list[AnnotatedReport]]:
-    """SUBJECT_ID → its annotated reports, from ``<folder>/<SUBJECT_ID>/<ROW_ID>.ann``."""
-    if not folder.is_dir():
-        raise SourceError(folder, "expected a folder of <SUBJECT_ID>/<ROW_ID>.ann files")
+def list_annotation_folder(folder: Path, *, quiet: bool = False) -> dict[int, list[AnnotatedReport]]:
+    """SUBJECT_ID → its reports, from ``<folder>/<SUBJECT_ID>/<ROW_ID>.ann`` (and ``.txt``); a patient
+    folder holding no file is listed with no report (an error when the patient is built)."""
     patients: dict[int, list[AnnotatedReport]] = {}
-    for ann in sorted(folder.rglob("*.ann")):
-        relative = ann.relative_to(folder).parts
-        if len(relative) != 2 or not relative[0].isdigit() or not ann.stem.isdigit():
-            raise SourceError(ann, "expected an annotation file at <SUBJECT_ID>/<ROW_ID>.ann (integers)")
+    for document in brat_documents(folder, quiet=quiet):
+        relative = document.id.split("/")
+        if len(relative) != 2 or not relative[0].isdigit() or not relative[1].isdigit():
+            raise SourceError(
+                next(iter(document.files.values())),
+                "expected an annotation file at <SUBJECT_ID>/<ROW_ID>.ann (integers)",
+            )
         subject_id = int(relative[0])
-        patients.setdefault(subject_id, []).append(AnnotatedReport(subject_id, int(ann.stem), ann))
+        patients.setdefault(subject_id, []).append(AnnotatedReport(subject_id, int(relative[1]), document))
+    for entry in folder.iterdir():
+        if entry.is_dir() and entry.name.isdigit() and not any(entry.iterdir()):
+            patients.setdefault(int(entry.name), [])
     return dict(sorted(patients.items()))
 
 
@@ -213,8 +228,8 @@ def checked_note(report: AnnotatedReport, notes: dict[int, NoteEvent], noteevent
             f"ROW_ID {report.row_id} has no CHARTTIME in NOTEEVENTS (line {note.line}); "
             "expected one to order the patient's reports",
         )
-    text_file = report.ann.with_suffix(".txt")
-    if text_file.is_file():
+    text_file = report.text
+    if text_file is not None:
         stored = read_utf8(text_file)
         if stored != note.text:
             at = next(
@@ -236,7 +251,10 @@ def build_patient(
     noteevents: Path,
     registry: ChainRegistry,
 ) -> Patient:
-    """A patient record: reports in CHARTTIME order, mentions in report then offset order, chains."""
+    """A patient record: reports in CHARTTIME order, mentions in report then offset order, chains. A report
+    without its ``.ann`` is a SourceError naming its ``.txt``."""
+    for report in reports:
+        report.ann  # noqa: B018 - raises naming the .txt of a report without annotations
     checked = sorted(
         ((checked_note(report, notes, noteevents), report) for report in reports),
         key=lambda pair: (pair[0].charttime, pair[0].row_id),
@@ -327,7 +345,7 @@ class RadCorefBuilder(Builder):
 
     def count(self, ctx: BuildContext) -> int:
         """Patients, the records read (a listing of the gold folder)."""
-        return len(list_annotation_folder(ctx.source("annotations") / GOLD_FOLDER))
+        return len(list_annotation_folder(ctx.source("annotations") / GOLD_FOLDER, quiet=True))
 
     def generate(self, ctx: BuildContext) -> Iterator[Row]:
         noteevents, annotations = ctx.source("noteevents"), ctx.source("annotations")
@@ -337,7 +355,10 @@ class RadCorefBuilder(Builder):
         registry = ChainRegistry()
         for subject_id, reports in gold.items():
             rows: list[Row] = []
-            with ctx.record(f"{annotations / GOLD_FOLDER / str(subject_id)} [patient {subject_id}]"):
+            folder = annotations / GOLD_FOLDER / str(subject_id)
+            with ctx.record(f"{folder} [patient {subject_id}]"):
+                if not reports:
+                    raise SourceError(folder, "holds no <ROW_ID>.ann: expected the patient's annotated reports")
                 patient = build_patient(subject_id, reports, notes, noteevents, registry)
                 rows = [
                     Row(CONFIG, "train", patient),
@@ -349,9 +370,21 @@ class RadCorefBuilder(Builder):
         folders = annotator_folders(ctx.source("annotations"), ANN_SUFFIX, exclude={GOLD_FOLDER})
         if len(folders) < 2:
             return None
-        texts = {report["row_id"]: report["text"] for _, row in release.rows(CONFIG) for report in row["reports"]}
-        annotated = {name: read_annotator(folder, texts) for name, folder in folders.items()}
-        return annotator_agreement(annotated)
+        released = [row for _, row in release.rows(CONFIG)]
+        texts = {report["row_id"]: report["text"] for row in released for report in row["reports"]}
+        gold = list_annotation_folder(ctx.source("annotations") / GOLD_FOLDER, quiet=True)
+        quarantined = set(gold) - {int(row["patient_id"]) for row in released}
+        annotated = {name: read_annotator(folder, texts, quarantined) for name, folder in folders.items()}
+        report = annotator_agreement(annotated)
+        if quarantined:
+            report.sections.append(
+                CardSection(
+                    "Patients left out of the agreement",
+                    "Their gold annotations were quarantined (rejects.jsonl says why), so the annotators' "
+                    f"reports of them are not compared: patients {', '.join(map(str, sorted(quarantined)))}.",
+                )
+            )
+        return report
 
     def statistics(self, release: ReleaseView) -> list[CardSection]:
         patients = [row for _, row in release.rows(CONFIG)]
@@ -391,11 +424,16 @@ Span = tuple[int, int, int]
 """(ROW_ID, start, end) of a mention: how annotators' mentions are matched (exact span)."""
 
 
-def read_annotator(folder: Path, texts: dict[int, str]) -> dict[str, dict[int, list[AnnotatedMention]]]:
-    """patient id → ROW_ID → mentions of one annotator, checked against the released report texts."""
+def read_annotator(
+    folder: Path, texts: dict[int, str], left_out: Collection[int] = ()
+) -> dict[str, dict[int, list[AnnotatedMention]]]:
+    """patient id → ROW_ID → mentions of one annotator, checked against the released report texts; the
+    patients ``left_out`` (their gold quarantined) are not read."""
     registry = ChainRegistry()
     patients: dict[str, dict[int, list[AnnotatedMention]]] = {}
     for subject_id, reports in list_annotation_folder(folder).items():
+        if subject_id in left_out:
+            continue
         for report in reports:
             if report.row_id not in texts:
                 raise SourceError(

@@ -6,18 +6,24 @@ mentions are token spans; documents are matched by their exact ``#begin document
 reference scorer matches them). Prints MUC, B³, CEAF-m, CEAF-e, BLANC and LEA recall, precision
 and F1 and the CoNLL F1, summed over documents as the CoNLL-2012 reference scorer sums them;
 ``--json`` prints them as JSON. Two documented deviations from the reference are opt-in:
-``--normalise-doc-names`` and ``--dedupe-twinless``.
+``--normalise-doc-names`` and ``--dedupe-twinless``. KEY may also be a release folder (or its chain config) of
+any corpus with a ``conll2012`` export: it is scored as that export (singletons included), so RESPONSE is a
+CoNLL-2012 file (``--split`` scores one split of the release).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import tempfile
 from collections.abc import Hashable, Sequence
 from pathlib import Path
 
-from clinical_corpora.builders.sources.conll2012 import read_conll2012_chains
+from clinical_corpora.builders.exporters.conll2012 import Conll2012Export, iter_documents
+from clinical_corpora.builders.release_view import ReleaseView, release_corpus, release_location
+from clinical_corpora.builders.sources.conll2012 import read_conll2012_chains, write_conll2012
 from clinical_corpora.core.errors import ClincorpError
+from clinical_corpora.core.registry import exporters
 from clinical_corpora.validation.metrics.coref import (
     CONLL_METRICS,
     METRIC_NAMES,
@@ -30,7 +36,12 @@ Documents = dict[str, list[Sequence[Hashable]]]
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("key", type=Path, help="gold chains: .json (document → chains) or a CoNLL-2012 file")
+    parser.add_argument(
+        "key",
+        type=Path,
+        help="gold chains: .json (document → chains), a CoNLL-2012 file, or a release (or its chain config) "
+        "of a corpus with a conll2012 export",
+    )
     parser.add_argument("response", type=Path, help="system chains, in the key's format")
     parser.add_argument(
         "--metrics",
@@ -40,6 +51,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="metrics to report (default: all six)",
     )
     parser.add_argument("--json", action="store_true", help="print the scores as JSON")
+    parser.add_argument("--split", help="with a release as KEY: score this split only")
     parser.add_argument(
         "--normalise-doc-names",
         action="store_true",
@@ -64,6 +76,32 @@ def read_chains(path: Path, *, normalise_names: bool = False) -> Documents:
     return {doc: list(chains) for doc, chains in documents.items()}
 
 
+def release_chains(path: Path, split: str | None, *, normalise_names: bool = False) -> Documents | None:
+    """The chains of a release (or its chain config) as its ``clincorp export conll2012`` file reads back;
+    None when ``path`` is no release."""
+    location = release_location(path)
+    if location is None:
+        if split is not None:
+            raise ClincorpError(f"--split applies to a release as KEY; {path} is not a release")
+        return None
+    release, config = location
+    corpus = release_corpus(release)
+    export = exporters.get(("conll2012", corpus)).load() if ("conll2012", corpus) in exporters.keys() else None
+    if not isinstance(export, Conll2012Export) or config not in (None, export.layout.config):
+        raise ClincorpError(f"{path} is not a release (or chain config) of a corpus with a conll2012 export")
+    view = ReleaseView(release)
+    splits = view.splits(export.layout.config)
+    if split is not None and split not in splits:
+        raise ClincorpError(f"{release} has no split {split!r}; its splits are {', '.join(splits)}")
+    with tempfile.TemporaryDirectory(prefix="clincorp-coref-key-") as folder:
+        key = Path(folder) / "key.conll"
+        documents = (
+            d for name in ([split] if split else splits) for d in iter_documents(view, export.layout, name, True)
+        )
+        write_conll2012(documents, key)
+        return read_chains(key, normalise_names=normalise_names)
+
+
 def score(
     key: Documents, response: Documents, metrics: list[str], *, dedupe_twinless: bool = False
 ) -> dict[str, Score]:
@@ -79,7 +117,9 @@ def score(
 def run(args: argparse.Namespace) -> int:
     if (args.key.suffix.lower() == ".json") != (args.response.suffix.lower() == ".json"):
         raise ClincorpError("KEY and RESPONSE must have the same format (both .json or both CoNLL-2012)")
-    key = read_chains(args.key, normalise_names=args.normalise_doc_names)
+    key = release_chains(args.key, args.split, normalise_names=args.normalise_doc_names)
+    if key is None:
+        key = read_chains(args.key, normalise_names=args.normalise_doc_names)
     response = read_chains(args.response, normalise_names=args.normalise_doc_names)
     scores = score(key, response, args.metrics, dedupe_twinless=args.dedupe_twinless)
     conll = sum(scores[name].f1 for name in CONLL_METRICS) / len(CONLL_METRICS)

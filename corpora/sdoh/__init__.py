@@ -2,9 +2,13 @@
 
 from pathlib import Path
 
-from clinical_corpora.core.registry import Command, corpora, scorers
+from clinical_corpora.core.registry import Command, corpora, exporters, scorers
 
 corpora.register("sdoh", Path(__file__).parent)
 scorers.register(
     "sdoh", Command("clinical_corpora.corpora.sdoh.commands", "BRAT events with the n2c2 2022 SDOH scorer's criteria")
+)
+exporters.register(
+    ("brat", "sdoh"),
+    Command("clinical_corpora.corpora.sdoh.exports:brat", "SHAC BRAT folders {split}/{source}/<doc>.txt|.ann"),
 )

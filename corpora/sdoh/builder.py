@@ -22,7 +22,7 @@ from clinical_corpora.builders.sources.brat import (
     BratDocument,
     OnBroken,
     TextBound,
-    brat_document_ids,
+    brat_documents,
     read_brat_document,
 )
 from clinical_corpora.builders.sources.shac import ShacScheme, ValuedTextBound, shac_annotations
@@ -52,23 +52,32 @@ class SdohBuilder(Builder):
     DOCUMENTS = {"shac": "BRAT pairs {train,dev,test}/{mimic,uw}/<doc>.txt and <doc>.ann"}
 
     def count(self, ctx: BuildContext) -> int:
-        return len(brat_document_ids(ctx.source("shac"), text_without_ann=True))
+        return len(brat_documents(ctx.source("shac"), quiet=True))
 
     def generate(self, ctx: BuildContext) -> Iterator[Row]:
         """One row per note; a broken annotation fails the build or, quarantined, is left out of its
-        note (``builders.sources.brat`` says what goes with it) and the note is released."""
+        note (``builders.sources.brat`` says what goes with it) and the note is released. A ``.txt``
+        without its ``.ann`` is a note without annotations (as brat shows it); an ``.ann`` without its
+        ``.txt`` is a broken note."""
         root = ctx.source("shac")
 
         def quarantine(error: SourceError) -> None:
             ctx.reject(error, "annotation")
 
-        for doc_id in brat_document_ids(root, text_without_ann=True):
-            ann_path = root / f"{doc_id}.ann"
+        for document in brat_documents(root):
+            ann_path = document.get(ANN_SUFFIX) or root / f"{document.id}{ANN_SUFFIX}"
             with ctx.record(str(ann_path)):
-                split, source = split_and_source(doc_id, ann_path)
-                text, doc = read_brat_document(root, doc_id, on_broken=quarantine)
+                split, source = split_and_source(document.id, ann_path)
+                text, doc = read_brat_document(document, text_without_ann=True, on_broken=quarantine)
                 note = note_from_brat(
-                    doc_id, split, source, text, doc, ann_path, on_broken=quarantine, has_ann_file=ann_path.exists()
+                    document.id,
+                    split,
+                    source,
+                    text,
+                    doc,
+                    ann_path,
+                    on_broken=quarantine,
+                    has_ann_file=ANN_SUFFIX in document.files,
                 )
                 yield Row(CONFIG, split, note)
 

@@ -3,7 +3,8 @@
 Reads gold and predicted folders with the BRAT reader, converts each document through
 ``builders.sources.shac`` (the release's conversion, without its label scheme) and counts it with
 the pure scorer in :mod:`clinical_corpora.validation.metrics.sdoh`, streaming chunks of documents,
-optionally over worker processes; writes the official scores CSV and the per-document one.
+optionally over worker processes; writes the official scores CSV and the per-document one. The gold may
+also be an sdoh release (or its ``data/sdoh`` config): :func:`gold_folder` writes it as SHAC BRAT first.
 """
 
 from __future__ import annotations
@@ -11,16 +12,25 @@ from __future__ import annotations
 import contextlib
 import csv
 import functools
-import os
+import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TypedDict
 
-from clinical_corpora.builders.sources.brat import BratDocument, brat_document_ids, read_brat_document
+from clinical_corpora.builders.release_view import ReleaseView, release_corpus, release_location
+from clinical_corpora.builders.sources.brat import (
+    ANN_SUFFIX,
+    TEXT_SUFFIX,
+    BratDocument,
+    brat_documents,
+    read_brat_document,
+)
+from clinical_corpora.builders.sources.discovery import Document
 from clinical_corpora.builders.sources.shac import shac_annotations
-from clinical_corpora.core.errors import SourceError
+from clinical_corpora.core.errors import ClincorpError, SourceError
+from clinical_corpora.corpora.sdoh.exports import CONFIG, write_shac
 from clinical_corpora.validation.metrics.sdoh import (
     DETAILED_CSV_COLUMNS,
     LABELED_ARGUMENTS,
@@ -74,14 +84,16 @@ def score_folders(
     Raises SourceError when the gold folder is empty or lists documents found in one folder only.
     """
     criteria = ScoringCriteria(score_trig, score_span, score_labeled, frozenset(labeled_arguments))
-    doc_ids = brat_document_ids(gold_dir, text_without_ann=True)
-    if not doc_ids:
+    gold = {document.id: document for document in brat_documents(gold_dir, quiet=True)}
+    if not gold:
         raise SourceError(gold_dir, "no BRAT documents (.txt + .ann) found in the gold folder")
-    problem = unpaired_documents(doc_ids, brat_document_ids(pred_dir, text_without_ann=True))
+    predicted = {document.id: document for document in brat_documents(pred_dir, quiet=True)}
+    problem = unpaired_documents(gold, predicted)
     if problem:
         raise SourceError(pred_dir, f"{problem} (gold folder: {gold_dir})")
-    chunks = [doc_ids[i : i + _CHUNK_SIZE] for i in range(0, len(doc_ids), _CHUNK_SIZE)]
-    score_chunk = functools.partial(_score_chunk, str(gold_dir), str(pred_dir), criteria, on_document is not None)
+    pairs = [(doc_id, gold[doc_id], predicted[doc_id]) for doc_id in sorted(gold)]
+    chunks = [pairs[i : i + _CHUNK_SIZE] for i in range(0, len(pairs), _CHUNK_SIZE)]
+    score_chunk = functools.partial(_score_chunk, criteria, on_document is not None)
     total = Counts()
     with _chunk_mapper(workers) as mapper:
         for outcome in mapper(score_chunk, chunks):
@@ -143,6 +155,29 @@ def score_folders_to_csv(
     return rows
 
 
+@contextlib.contextmanager
+def gold_folder(gold: Path, split: str | None = None) -> Iterator[Path]:
+    """The BRAT folder to score against: ``gold`` itself, or, for an sdoh release (or its ``data/sdoh``
+    config), the release written as SHAC BRAT in a temporary folder: ``{split}/{source}/<doc>``, or with
+    ``split`` that split's ``{source}/<doc>`` (to score predictions of one split)."""
+    location = release_location(gold)
+    if location is None:
+        if split is not None:
+            raise ClincorpError(f"--split applies to a release as gold; {gold} is not a release")
+        yield gold
+        return
+    release, config = location
+    if release_corpus(release) != CONFIG or config not in (None, CONFIG):
+        raise ClincorpError(f"{gold} is not an sdoh release or its data/{CONFIG} config")
+    view = ReleaseView(release)
+    splits = view.splits(CONFIG)
+    if split is not None and split not in splits:
+        raise ClincorpError(f"{release} has no split {split!r}; its splits are {', '.join(splits)}")
+    with tempfile.TemporaryDirectory(prefix="clincorp-sdoh-gold-") as folder:
+        list(write_shac(view, Path(folder), [split] if split else splits))
+        yield Path(folder) / split if split else Path(folder)
+
+
 _CHUNK_SIZE = 256
 
 
@@ -160,14 +195,14 @@ ChunkOutcome = tuple[Counts, list[tuple[str, list[ScoreRow]]]] | _FailedChunk
 
 
 def _score_chunk(
-    gold_dir: str, pred_dir: str, criteria: ScoringCriteria, keep_rows: bool, doc_ids: list[str]
+    criteria: ScoringCriteria, keep_rows: bool, pairs: list[tuple[str, Document, Document]]
 ) -> ChunkOutcome:
-    """Counts of a chunk of documents, and each document's rows when ``keep_rows``."""
+    """Counts of a chunk of (id, gold, predicted) documents, and each document's rows when ``keep_rows``."""
     total = Counts()
     documents = []
     try:
-        for doc_id in doc_ids:
-            counts = count_document(_folder_events(gold_dir, doc_id), _folder_events(pred_dir, doc_id), criteria)
+        for doc_id, gold, predicted in pairs:
+            counts = count_document(_folder_events(gold), _folder_events(predicted), criteria)
             total.add(counts)
             if keep_rows:
                 documents.append((doc_id, counts.rows()))
@@ -187,9 +222,9 @@ def _chunk_mapper(workers: int) -> Iterator[Callable[..., Iterator[ChunkOutcome]
         yield pool.map
 
 
-def _folder_events(root: str, doc_id: str) -> list[SdohEvent]:
-    _, doc = read_brat_document(root, doc_id)
-    return events_from_brat(doc, os.path.join(root, f"{doc_id}.ann"))
+def _folder_events(document: Document) -> list[SdohEvent]:
+    _, doc = read_brat_document(document, text_without_ann=True)
+    return events_from_brat(doc, document.get(ANN_SUFFIX) or document.require(TEXT_SUFFIX))
 
 
-__all__ = ["events_from_brat", "score_folders", "score_folders_to_csv"]
+__all__ = ["events_from_brat", "gold_folder", "score_folders", "score_folders_to_csv"]

@@ -2,12 +2,19 @@
 
 from pathlib import Path
 
-from clinical_corpora.core.registry import Command, corpora, scorers
+from clinical_corpora.core.registry import Command, corpora, exporters, scorers
 
 corpora.register("snomed_el", Path(__file__).parent)
 scorers.register(
     "snomed",
     Command(
         "clinical_corpora.corpora.snomed_el.commands", "macro character IoU of the SNOMED CT Entity Linking Challenge"
+    ),
+)
+exporters.register(
+    ("challenge-csv", "snomed_el"),
+    Command(
+        "clinical_corpora.corpora.snomed_el.exports:challenge_csv",
+        "the challenge's note_id,text notes CSV and note_id,start,end,concept_id annotation CSVs",
     ),
 )

@@ -1,6 +1,7 @@
 """Score SNOMED CT entity-linking predictions against gold with the challenge's character IoU.
 
-Both files are ``note_id,start,end,concept_id`` CSVs (gold first). Writes the macro character IoU,
+Both files are ``note_id,start,end,concept_id`` CSVs (gold first); the gold may instead be a snomed_el
+release folder or its ``data/snomed_el`` config (``--split`` scores one split of it). Writes the macro character IoU,
 the support-weighted IoU, their bootstrap 95% CIs over notes and the per-concept table as JSON.
 """
 
@@ -16,7 +17,11 @@ from clinical_corpora.validation.metrics.iou import DEFAULT_BOOTSTRAP_REPLICATES
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("gold", type=Path, help="gold annotations CSV (note_id,start,end,concept_id)")
+    parser.add_argument(
+        "gold",
+        type=Path,
+        help="gold annotations CSV (note_id,start,end,concept_id), or a snomed_el release (or its data/snomed_el)",
+    )
     parser.add_argument("pred", type=Path, help="predicted annotations CSV, same columns")
     parser.add_argument("--out", type=Path, required=True, help="where to write the scores as JSON")
     parser.add_argument(
@@ -25,6 +30,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         default=DEFAULT_BOOTSTRAP_REPLICATES,
         help=f"bootstrap replicates (default {DEFAULT_BOOTSTRAP_REPLICATES})",
     )
+    parser.add_argument("--split", help="with a release as gold: score this split only")
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help=f"bootstrap seed (default {DEFAULT_SEED})")
 
 
@@ -32,7 +38,7 @@ def run(args: argparse.Namespace) -> int:
     if args.replicates < 1:
         raise ClincorpError(f"--replicates must be at least 1, got {args.replicates}")
     try:
-        scores = score_files(args.gold, args.pred, replicates=args.replicates, seed=args.seed)
+        scores = score_files(args.gold, args.pred, replicates=args.replicates, seed=args.seed, split=args.split)
     except ValueError as error:
         raise ClincorpError(f"{args.gold}, {args.pred}: {error}") from None
     args.out.parent.mkdir(parents=True, exist_ok=True)

@@ -1,0 +1,113 @@
+"""The contract of an export format: write a release as a community format, say what the format cannot hold,
+and say how to read the export back.
+
+A corpus registers one :class:`Exporter` instance per format (``exporters.register((format, corpus),
+Command("module:attribute", help))``). ``clincorp export FORMAT RELEASE --out DIR`` calls :meth:`Exporter.run`;
+the round-trip test calls :meth:`Exporter.reread` (an exported folder released again through the corpus's
+own builder, when a builder reads the format) or :meth:`Exporter.read_back` (the exported files read by
+the format's reader, when none does), and compares what :attr:`Exporter.lost` does not name.
+"""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+import textwrap
+from abc import ABC, abstractmethod
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from clinical_corpora.builders.release_view import ReleaseView, release_corpus
+from clinical_corpora.core.errors import ClincorpError
+
+Record = Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class ReleaseInputs:
+    """How to release a corpus again from an export: ``--source NAME=PATH`` for each of ``sources``, plus the
+    inputs the format does not carry (``not_carried``, such as a terminology), which the user gives from their own
+    copy (the round-trip test reads the embedded sample's with ``--sample NAME``)."""
+
+    sources: Mapping[str, Path]
+    not_carried: tuple[str, ...] = field(default=())
+
+    def command(self, corpus: str) -> str:
+        """The ``clincorp release`` command line."""
+        options = [f"--source {name}={path}" for name, path in self.sources.items()]
+        options += [f"--source {name}=<your {name}>" for name in self.not_carried]
+        return " ".join(["clincorp release", corpus, *options])
+
+
+class Exporter(ABC):
+    """``clincorp export FORMAT RELEASE --out DIR`` for one corpus."""
+
+    configs: tuple[str, ...] = ()
+    """The configs of the release the format is written from."""
+
+    lost: tuple[str, ...] = ()
+    """What the format cannot hold, one item a line: shown by ``--help`` and listed in the corpus README."""
+
+    exact: bool = True
+    """Whether releasing the export again (with the inputs :meth:`reread` names) gives byte-identical data:
+    true when nothing is lost, or when what is lost comes back from those inputs (a terminology)."""
+
+    def configure(self, parser: argparse.ArgumentParser) -> None:
+        """Show what is lost under ``--help``; subclasses add their own options after calling this."""
+        parser.formatter_class = argparse.RawDescriptionHelpFormatter
+        parser.description = inspect.cleandoc(type(self).__doc__ or "")
+        parser.epilog = lost_text(self.lost)
+
+    def run(self, args: argparse.Namespace) -> int:
+        if args.out.exists() and (not args.out.is_dir() or any(args.out.iterdir())):
+            raise ClincorpError(
+                f"{args.out} is not an empty folder: export into a new or empty one (files of another export "
+                "there would be read as part of this one)"
+            )
+        view = ReleaseView(args.release)
+        missing = [config for config in self.configs if config not in view.configs()]
+        if missing:
+            raise ClincorpError(f"{args.release} has no data/{missing[0]}: expected a release with {self.configs}")
+        for line in self.write(view, args.out, args):
+            print(line)
+        inputs = self.reread(args.out)
+        if inputs is not None:
+            print(f"to release these files again: {inputs.command(release_corpus(args.release))}")
+        return 0
+
+    @abstractmethod
+    def write(self, view: ReleaseView, out: Path, options: argparse.Namespace | None = None) -> Iterator[str]:
+        """Write the export into ``out``, yielding one line per file or folder written."""
+
+    def reread(self, out: Path) -> ReleaseInputs | None:
+        """The inputs that release the corpus again from an export in ``out``; None when no builder reads it."""
+        return None
+
+    def kept(self, config: str, row: dict[str, Any]) -> dict[str, Any]:
+        """A released row as the format holds it: what :attr:`lost` names erased or put in a comparable form."""
+        return row
+
+    def read_back(self, out: Path) -> dict[str, Any]:
+        """For a format no builder reads: the export in ``out`` read by the format's reader, by document."""
+        raise NotImplementedError(f"{type(self).__name__} is read back by releasing it again (reread)")
+
+    def expected(self, view: ReleaseView) -> dict[str, Any]:
+        """For a format no builder reads: what :meth:`read_back` must give for ``view``, by document."""
+        raise NotImplementedError(f"{type(self).__name__} is read back by releasing it again (reread)")
+
+
+def lost_text(lost: tuple[str, ...]) -> str:
+    """The ``--help`` paragraph listing what a format cannot hold."""
+    if not lost:
+        return "Nothing released is lost: releasing the exported files again gives byte-identical data."
+    items = (textwrap.fill(item, width=100, initial_indent="  - ", subsequent_indent="    ") for item in lost)
+    return "What this format cannot hold (lost in the export):\n" + "\n".join(items)
+
+
+def write_text(path: Path, text: str) -> None:
+    """UTF-8 text, line endings untouched (offsets count every character), parents created."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w", encoding="utf-8", newline="") as handle:
+        handle.write(text)

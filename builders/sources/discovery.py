@@ -1,0 +1,178 @@
+"""Find the files of a source folder: one walk for every reader, so that nothing under a source is lost.
+
+Every file under a source is read, named in an error, or counted in one warning when its format ignores
+it by design (brat's ``annotation.conf``, hidden files):
+
+- folders are walked recursively and symbolic links to folders are followed (a ``dev/`` split may be a
+  link). A link leading back to a folder being walked (a loop) is an error naming the link: following it
+  never ends, and skipping it would hide whatever the user meant it to hold. A link to a folder already
+  walked (``dev -> train``) is an error too: its documents would be read twice. A dangling link is an
+  error naming it.
+- A suffix is matched case-insensitively (``0101.ANN`` is an ``.ann``); the stem is kept as written, so
+  companions pair by stem whatever their suffixes' case. Two files of one stem whose suffixes differ only
+  in case (``0101.ann`` and ``0101.ANN``) are an error naming both.
+- A file with none of the format's suffixes is an error naming it.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import stat
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from clinical_corpora.core.errors import SourceError
+
+LISTED = 10
+"""File names listed in one error or warning; the rest are counted."""
+
+BRAT_CONFIGURATION = frozenset({"annotation.conf", "visual.conf", "tools.conf", "kb_shortcuts.conf"})
+"""Files of a brat collection that configure the tool and hold no document (``.stats_cache`` is hidden)."""
+
+logger = logging.getLogger(__name__)
+
+
+def walk_files(root: Path) -> list[Path]:
+    """Every file under ``root`` (hidden ones too), sorted by path relative to it, through linked folders.
+
+    Raises SourceError naming a symbolic link that loops back to a folder being walked, leads to a folder
+    already walked (its files would be read twice), or leads nowhere.
+    """
+    root = Path(root)
+    return sorted(_walk(root, (), {}), key=lambda path: path.relative_to(root).parts)
+
+
+FolderKey = tuple[int, int]
+"""A folder's device and inode: the same folder whatever the path (or link) it is reached by."""
+
+
+def _walk(folder: Path, ancestors: tuple[FolderKey, ...], seen: dict[FolderKey, Path]) -> Iterator[Path]:
+    try:
+        info = folder.stat()
+        entries = sorted(os.scandir(folder), key=lambda entry: entry.name)
+    except OSError as error:
+        raise SourceError(folder, f"cannot list the folder: {error.strerror}") from None
+    key = (info.st_dev, info.st_ino)
+    seen.setdefault(key, folder)
+    here = (*ancestors, key)
+    for entry in entries:
+        path = Path(entry.path)
+        try:
+            target = os.stat(path)
+        except OSError as error:
+            if entry.is_symlink():
+                raise SourceError(path, f"a symbolic link to {os.readlink(path)!r}, which does not exist") from None
+            raise SourceError(path, f"cannot read: {error.strerror}") from None
+        if stat.S_ISDIR(target.st_mode):
+            reached = (target.st_dev, target.st_ino)
+            if reached in here:
+                raise SourceError(
+                    path,
+                    f"a symbolic link looping back to {os.path.realpath(path)}, a folder it is inside: "
+                    "expected a link to a folder outside this one",
+                )
+            if reached in seen:
+                raise SourceError(
+                    path,
+                    f"is the same folder as {seen[reached]} (one is a link to the other): its files would be read "
+                    "twice; expected each folder once",
+                )
+            yield from _walk(path, here, seen)
+        elif stat.S_ISREG(target.st_mode):
+            yield path
+        else:
+            raise SourceError(path, "neither a file nor a folder (a pipe, socket or device): expected a file")
+
+
+def is_hidden(relative: str) -> bool:
+    """A file or one of its folders is hidden (its name starts with a dot)."""
+    return any(part.startswith(".") for part in relative.split("/"))
+
+
+def split_suffix(name: str, suffixes: Sequence[str]) -> tuple[str, str] | None:
+    """``(stem, suffix)`` of ``name`` for the longest of ``suffixes`` it ends with, in any case; the
+    suffix as given in ``suffixes``, the stem as written. None when it ends with none of them."""
+    lowered = name.lower()
+    for suffix in sorted(suffixes, key=len, reverse=True):
+        if lowered.endswith(suffix.lower()) and len(name) > len(suffix):
+            return name[: -len(suffix)], suffix
+    return None
+
+
+@dataclass(frozen=True)
+class Document:
+    """A document of a folder: its id (path relative to the folder without suffix, ``/``-separated) and
+    its files by suffix (as the format names it: ``.ann``, whatever the case on disk)."""
+
+    id: str
+    files: Mapping[str, Path]
+
+    def get(self, suffix: str) -> Path | None:
+        return self.files.get(suffix)
+
+    def require(self, suffix: str) -> Path:
+        """The document's ``suffix`` file; a SourceError naming the files it has when it lacks it."""
+        found = self.files.get(suffix)
+        if found is None:
+            have = ", ".join(path.name for path in self.files.values())
+            raise SourceError(
+                next(iter(self.files.values())), f"{have} has no companion {self.id}{suffix}: expected both files"
+            )
+        return found
+
+
+def find_documents(
+    root: Path, suffixes: Sequence[str], *, what: str, ignored: Collection[str] = (), quiet: bool = False
+) -> list[Document]:
+    """The documents under ``root``: files grouped by stem, one file per suffix, sorted by id.
+
+    ``what`` names the format in errors (``BRAT .txt/.ann files``). Hidden files and files named in
+    ``ignored`` (in any folder) are left out, counted in a warning unless ``quiet``; any other file
+    without one of ``suffixes`` is an error naming it.
+    """
+    root = Path(root)
+    if not root.is_dir():
+        raise SourceError(root, f"expected a folder of {what}")
+    lowered = {name.lower() for name in ignored}
+    documents: dict[str, dict[str, Path]] = {}
+    left_out, unexpected = [], []
+    for path in walk_files(root):
+        relative = path.relative_to(root).as_posix()
+        if is_hidden(relative) or path.name.lower() in lowered:
+            left_out.append(relative)
+            continue
+        found = split_suffix(path.name, suffixes)
+        if found is None:
+            unexpected.append(relative)
+            continue
+        stem, suffix = found
+        doc_id = relative[: -len(path.name)] + stem
+        twin = documents.setdefault(doc_id, {}).setdefault(suffix, path)
+        if twin != path:
+            raise SourceError(
+                path,
+                f"{twin.name} and {path.name} are both the {suffix} file of document {doc_id}: "
+                "keep one (suffixes are read in any case)",
+            )
+    if unexpected:
+        raise SourceError(
+            root,
+            f"{_listed(unexpected)} {'is' if len(unexpected) == 1 else 'are'} not {what}: expected names ending "
+            f"in {' or '.join(suffixes)} (in any case)",
+        )
+    if left_out and not quiet:
+        warn_left_out(root, left_out, what)
+    return [Document(doc_id, documents[doc_id]) for doc_id in sorted(documents)]
+
+
+def warn_left_out(root: Path, names: Sequence[str], what: str) -> None:
+    """One warning counting the files under ``root`` a format ignores by design."""
+    logger.warning("%s: %d file(s) left out by design (not %s): %s", root, len(names), what, _listed(names))
+
+
+def _listed(names: Iterable[str]) -> str:
+    names = list(names)
+    shown = ", ".join(names[:LISTED])
+    return shown + (f" and {len(names) - LISTED} more" if len(names) > LISTED else "")
