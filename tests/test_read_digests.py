@@ -6,7 +6,7 @@ import hashlib
 import os
 from pathlib import Path
 
-from clinical_corpora.builders.sources.brat import read_brat_document
+from clinical_corpora.builders.sources.brat import iter_brat_folder
 from clinical_corpora.builders.sources.read_digests import FileDigest, read_input, recording
 
 
@@ -16,7 +16,7 @@ def test_files_read_inside_a_recording_carry_their_sha256_and_size(tmp_path: Pat
     (tmp_path / "n1.ann").write_text("T1\tTobacco 0 6\tSmokes\n", encoding="utf-8")
 
     with recording() as digests:
-        read_brat_document(tmp_path, "n1")
+        [(doc_id, text) for doc_id, text, _ in iter_brat_folder(tmp_path)]
 
     assert digests == {
         os.path.abspath(tmp_path / name): FileDigest(
