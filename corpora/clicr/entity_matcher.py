@@ -178,9 +178,6 @@ class UmlsIndex:
     untyped: dict[str, int]
     """CUIs of English, non-suppressed MRCONSO rows that have no MRSTY row at all (a truncated or
     mismatched MRSTY.RRF), each with its first MRCONSO line: their concepts cannot be categorised."""
-    untyped: dict[str, int]
-    """CUIs of English, non-suppressed MRCONSO rows that have no MRSTY row at all (a truncated or
-    mismatched MRSTY.RRF), each with its first MRCONSO line: their concepts cannot be categorised."""
 
     def concept(self, key: str) -> int | None:
         """The CUI number a normalised string names; None when it is no key."""
