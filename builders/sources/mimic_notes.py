@@ -46,8 +46,9 @@ from isal import igzip
 from clinical_corpora.core.annotations import SpanAnnotation
 from clinical_corpora.core.errors import SourceError, excerpt
 
-DEFAULT_BLOCK_SIZE = 8 << 20
-"""Bytes of uncompressed CSV read per block (memory is a small multiple of it)."""
+DEFAULT_BLOCK_SIZE = 4 << 20
+"""Bytes of uncompressed CSV parsed per block (memory is a small multiple of it; pyarrow reads a few
+blocks ahead). A row must fit in a block: MIMIC notes are at most tens of kilobytes."""
 
 _GZIP_MAGIC = b"\x1f\x8b"
 _NEWLINE = ord("\n")
