@@ -65,7 +65,7 @@ def naive_build(shac: str, out: str) -> dict[str, float]:
     from clinical_corpora.schemas.features import features_for
 
     ctx = BuildContext(load_manifest(CORPUS), {"shac": Path(shac)})
-    rows = [row.record.model_dump() for row in SdohBuilder().generate(ctx)]
+    rows = [row.record.model_dump() for row in SdohBuilder().generate(ctx) if row.config == "sdoh"]
     features = features_for(SdohBuilder.CONFIGS["sdoh"])
     Dataset.from_list([features.encode_example(row) for row in rows], features=features).to_parquet(
         str(Path(out) / "naive.parquet")

@@ -4,16 +4,33 @@ A builder declares ``VERSION`` and ``CONFIGS`` (config name → pydantic record 
 sources from a :class:`BuildContext` and yields :class:`Row` objects. It may also report agreement
 (:meth:`Builder.agreement`), card statistics (:meth:`Builder.statistics`) and extra tables for the
 expectation suite (:meth:`Builder.quality_tables`). The pipeline does everything else.
+
+Shards. A builder whose documents build independently lists them in :meth:`Builder.shards`, the
+``gen_kwargs`` of Hugging Face ``datasets`` (``{"pages": [page, ...]}``; list values are cut together into
+contiguous groups, other values passed unchanged), and builds one group in :meth:`Builder.generate_shard`.
+``clincorp release --workers N`` builds the groups in N processes; rows come back in document order, so a
+release is byte-identical whatever N. A group must not depend on which other documents share it: what
+spans documents (splits drawn over every case, checks across files, rejects made once) is done in
+``shards()``, which runs once per build in the main process, and passed on in the lists or as a shared
+value; the later hooks (agreement, statistics) read the written release, not state left on the builder
+by a worker. A builder that lists nothing (the default) is one shard, built by :meth:`Builder.generate`
+(whose default is ``generate_shard`` over every document).
+
+Beyond one machine the same contract runs on an existing engine, with no cluster code of ours: the
+groups are the input rows of ``ray.data.from_items(groups).map_batches(...)`` (or a Spark
+``parallelize(groups, n).mapPartitions(...)``), each task calling ``generate_shard`` and returning the
+Arrow record batches ``builders.parallel`` makes; the batches, kept in group order, feed the same
+parquet writer and gates.
 """
 
 from __future__ import annotations
 
 import importlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ValidationError
 
@@ -152,8 +169,20 @@ class Builder:
     error a build that reads no document gets."""
 
     def generate(self, ctx: BuildContext) -> Iterator[Row]:
-        """Yield every record of every config, reading sources from ``ctx``."""
-        raise NotImplementedError
+        """Yield every record of every config, reading sources from ``ctx``; by default every shard."""
+        documents = self.shards(ctx)
+        if not documents:
+            raise NotImplementedError(f"{type(self).__name__} implements neither generate() nor shards()")
+        return self.generate_shard(ctx, **documents)
+
+    def shards(self, ctx: BuildContext) -> dict[str, Any]:
+        """The documents as ``gen_kwargs`` for :meth:`generate_shard` (equal-length lists are cut into
+        groups); empty (the default) when the build is one shard, :meth:`generate`."""
+        return {}
+
+    generate_shard: Callable[..., Iterator[Row]]
+    """``generate_shard(ctx, **documents)``: the records of one group of documents (slices of the lists
+    :meth:`shards` gives, as keyword arguments), in the order :meth:`generate` would yield them."""
 
     def count(self, ctx: BuildContext) -> int | None:
         """How many raw records (``ctx.record`` calls) :meth:`generate` will read, when that is cheap to

@@ -2,17 +2,45 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
-from datasets import Features
+import pyarrow.parquet as pq
+from datasets import ClassLabel, Features, List
 from datasets.info import DatasetInfo, DatasetInfosDict
 from datasets.splits import SplitDict, SplitInfo
 from datasets.utils.metadata import MetadataConfigs
 from huggingface_hub import DatasetCardData
 
 from clinical_corpora.builders.base import CardSection, Table
+from clinical_corpora.builders.release_view import ReleaseView
 from clinical_corpora.core.manifest import CorpusManifest
+from clinical_corpora.schemas.features import LABEL_NAME_SUFFIX
 from clinical_corpora.validation.gates import GateResult, violation_text
+
+
+@dataclass(frozen=True)
+class SplitSize:
+    """A split's size as ``datasets`` records it: Arrow bytes in memory (num_bytes) and parquet bytes on disk."""
+
+    num_bytes: int
+    parquet_bytes: int
+
+
+def split_sizes(folder: Path) -> dict[str, dict[str, SplitSize]]:
+    """The size of every config's splits in a written release, read one row group at a time."""
+    view = ReleaseView(folder)
+    sizes: dict[str, dict[str, SplitSize]] = {}
+    for config in view.configs():
+        for split in view.splits(config):
+            arrow = parquet = 0
+            for shard in view.shards(config, split):
+                file = pq.ParquetFile(shard)
+                arrow += sum(file.read_row_group(group).nbytes for group in range(file.num_row_groups))
+                parquet += shard.stat().st_size
+            sizes.setdefault(config, {})[split] = SplitSize(arrow, parquet)
+    return sizes
 
 
 def render_card(
@@ -23,13 +51,20 @@ def render_card(
     gates: list[GateResult],
     provenance: dict[str, Any],
     version: str | None = None,
+    sizes: dict[str, dict[str, SplitSize]] | None = None,
 ) -> str:
-    """The whole README.md; a sample release's card says first that its data is invented."""
+    """The whole README.md; a sample release's card says first that its data is invented.
+
+    ``sizes`` (from :func:`split_sizes`) fills each split's ``num_bytes`` in the front matter.
+    """
     version = version or manifest.version
-    return f"---\n{_front_matter(manifest, features, row_counts)}\n---\n\n{_sample_banner(provenance)}" + "\n".join(
+    front_matter = _front_matter(manifest, features, row_counts, sizes or {})
+    return f"---\n{front_matter}\n---\n\n{_sample_banner(provenance)}" + "\n".join(
         _section_markdown(section)
         for section in [
             *_intro(manifest, row_counts, version),
+            *_licence_sections(manifest),
+            _label_names_section(manifest, features, version),
             *sections,
             *_gates_sections(gates, provenance),
             _provenance_section(manifest, provenance),
@@ -39,18 +74,25 @@ def render_card(
 
 
 def _front_matter(
-    manifest: CorpusManifest, features: dict[str, Features], row_counts: dict[str, dict[str, int]]
+    manifest: CorpusManifest,
+    features: dict[str, Features],
+    row_counts: dict[str, dict[str, int]],
+    sizes: dict[str, dict[str, SplitSize]],
 ) -> str:
+    licence = {"license_name": manifest.license_name, "license_link": manifest.license_link}
+    extra: dict[str, Any] = {key: value for key, value in licence.items() if value} | _gating_metadata(manifest)
     data = DatasetCardData(
         pretty_name=manifest.pretty_name,
         license=manifest.license,
         task_categories=manifest.task_categories or None,
         tags=manifest.tags or None,
+        **extra,
     )
     MetadataConfigs(
         {
             config: {
-                "data_files": [{"split": split, "path": f"data/{config}/{split}-*.parquet"} for split in spec.splits]
+                "data_files": [{"split": split, "path": f"data/{config}/{split}-*.parquet"} for split in spec.splits],
+                **({"default": True} if config == manifest.default_config else {}),
             }
             for config, spec in manifest.configs.items()
         }
@@ -58,11 +100,30 @@ def _front_matter(
     infos = DatasetInfosDict()
     for config, config_features in features.items():
         splits = SplitDict()
+        config_sizes = sizes.get(config, {})
         for split, rows in row_counts[config].items():
-            splits.add(SplitInfo(name=split, num_examples=rows))
-        infos[config] = DatasetInfo(features=config_features, splits=splits)
+            size = config_sizes.get(split)
+            splits.add(SplitInfo(name=split, num_examples=rows, num_bytes=size.num_bytes if size else 0))
+        infos[config] = DatasetInfo(
+            features=config_features,
+            splits=splits,
+            dataset_size=sum(size.num_bytes for size in config_sizes.values()) or None,
+            download_size=sum(size.parquet_bytes for size in config_sizes.values()) or None,
+        )
     infos.to_dataset_card_data(data)
     return data.to_yaml()
+
+
+def _gating_metadata(manifest: CorpusManifest) -> dict[str, Any]:
+    """The Hub's access-request form (``extra_gated_*``), for a corpus whose full release is restricted."""
+    gating = manifest.gating
+    if gating is None:
+        return {}
+    fields = {label: kind if isinstance(kind, str) else kind.model_dump() for label, kind in gating.fields.items()}
+    metadata = {"extra_gated_prompt": gating.prompt.strip(), "extra_gated_fields": fields}
+    if gating.button_content:
+        metadata["extra_gated_button_content"] = gating.button_content
+    return metadata
 
 
 def _sample_banner(provenance: dict[str, Any]) -> str:
@@ -79,10 +140,13 @@ def _sample_banner(provenance: dict[str, Any]) -> str:
 
 
 def _intro(manifest: CorpusManifest, row_counts: dict[str, dict[str, int]], version: str) -> list[CardSection]:
-    first = next(iter(manifest.configs))
+    folder = f"path/to/{manifest.name}/{version}"
+    others = [name for name in manifest.configs if name != manifest.default_config]
     loading = (
         f"```python\nfrom datasets import load_dataset\n\n"
-        f'dataset = load_dataset("path/to/{manifest.name}/{version}", "{first}")\n```'
+        f'dataset = load_dataset("{folder}")  # the default config, {manifest.default_config}\n'
+        + "".join(f'{name} = load_dataset("{folder}", "{name}")\n' for name in others)
+        + "```"
     )
     access = f"Access: {'public' if manifest.access.public else 'restricted'}; {manifest.access.how}"
     rows = [[config, split, count] for config, splits in row_counts.items() for split, count in splits.items()]
@@ -95,6 +159,76 @@ def _intro(manifest: CorpusManifest, row_counts: dict[str, dict[str, int]], vers
         CardSection("How to load", loading),
         CardSection("Rows per split", table=Table(["config", "split", "rows"], rows)),
     ]
+
+
+def _label_names_section(manifest: CorpusManifest, features: dict[str, Features], version: str) -> CardSection:
+    """How to filter by label name without ``datasets``, with a query on this release's first label field."""
+    text = (
+        "Outside `datasets` (pandas, polars, duckdb) every ClassLabel field `f` has a string field "
+        f"`f{LABEL_NAME_SUFFIX}` beside it holding the label name (written from the same value as the id; "
+        "`clincorp validate` checks that the two agree)."
+    )
+    query = _label_query(features, f"path/to/{manifest.name}/{version}")
+    return CardSection("Label names", text + (f" For example, in duckdb:\n\n```sql\n{query}\n```" if query else ""))
+
+
+def _label_query(features: dict[str, Features], release: str) -> str | None:
+    """A duckdb query filtering a config by the first label of its first top-level or list-item ClassLabel."""
+    for config, config_features in features.items():
+        source = f"read_parquet('{release}/data/{config}/*.parquet')"
+        for name, feature in config_features.items():
+            if isinstance(feature, ClassLabel):
+                return f"SELECT * FROM {source}\nWHERE {name}{LABEL_NAME_SUFFIX} = '{feature.names[0]}'"
+            if isinstance(feature, List) and isinstance(feature.feature, dict):
+                for inner, label in feature.feature.items():
+                    if isinstance(label, ClassLabel):
+                        return (
+                            f"SELECT item.* FROM (SELECT unnest({name}) AS item FROM {source})\n"
+                            f"WHERE item.{inner}{LABEL_NAME_SUFFIX} = '{label.names[0]}'"
+                        )
+    return None
+
+
+def _licence_sections(manifest: CorpusManifest) -> list[CardSection]:
+    """Licence and sharing: which variant may be passed on; for restricted data, what it holds and what not
+    to do with it."""
+    licence = (
+        f"[{manifest.license_name}]({manifest.license_link})" if manifest.license_name else f"`{manifest.license}`"
+    )
+    text_free = f"`clincorp release {manifest.name} --text-free`"
+    if manifest.full_release_shareable:
+        sharing = (
+            f"Licence: {licence}. This release may be shared under that licence, and so may its text-free "
+            f"variant ({text_free})."
+        )
+    else:
+        sharing = (
+            f"Licence: {licence}. **This full release may not be redistributed**: it embeds licensed text. "
+            f"What may be shared is its text-free variant ({text_free}: locators, hashes, offsets, ids and "
+            "labels, no licensed text), from which each holder of the inputs restores the full release."
+        )
+    if manifest.sharing is not None:
+        sharing += f"\n\n{manifest.sharing.terms.strip()}"
+    if manifest.gating is not None:
+        sharing += (
+            "\n\nOn the Hugging Face Hub, keep the repository private or gated with manual approval: the "
+            "front matter's access-request form (extra_gated_prompt, extra_gated_fields) asks each requester "
+            "to confirm the agreements above."
+        )
+    sections = [CardSection("Licence and sharing", sharing)]
+    if manifest.sharing is not None and not manifest.sharing.full_release:
+        sections.append(
+            CardSection(
+                "Personal and sensitive information — do not redistribute",
+                f"{manifest.sharing.personal_information.strip()}\n\n"
+                "Whoever holds this release is bound by the agreements above: do not try to identify any "
+                "person or institution in it, do not pass it on (share the text-free variant instead), keep it "
+                "on storage only you and others bound by the same agreements can read, and report anything that "
+                "could identify a person to the data's provider. Do not upload it to a public place or send its "
+                "text to an online service (such as a hosted language model) the agreements do not cover.",
+            )
+        )
+    return sections
 
 
 def _gates_sections(gates: list[GateResult], provenance: dict[str, Any]) -> list[CardSection]:
@@ -195,7 +329,11 @@ def _provenance_section(manifest: CorpusManifest, provenance: dict[str, Any]) ->
 
 
 def _citation_section(manifest: CorpusManifest) -> CardSection:
-    return CardSection("Citation", f"```bibtex\n{manifest.citation.strip()}\n```")
+    text = f"```bibtex\n{manifest.citation.strip()}\n```"
+    if manifest.data_citations:
+        entries = "\n\n".join(entry.strip() for entry in manifest.data_citations)
+        text += f"\n\nThe data's providers ask to be cited too:\n\n```bibtex\n{entries}\n```"
+    return CardSection("Citation", text)
 
 
 def _section_markdown(section: CardSection) -> str:

@@ -73,6 +73,13 @@ def _parser() -> argparse.ArgumentParser:
             default="fail",
             help="fail on the first bad record, or quarantine bad records in rejects.jsonl",
         )
+        command.add_argument(
+            "--workers",
+            type=_workers,
+            metavar="N",
+            help="build the corpus's document shards in N processes (default: every core); the release's bytes "
+            "are the same whatever N",
+        )
         command.set_defaults(handler=handler)
     validate = commands.add_parser("validate", help="re-check an existing release folder")
     validate.add_argument("release", type=Path)
@@ -163,6 +170,12 @@ def _count(text: str) -> int:
     return int(text)
 
 
+def _workers(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"expected a number of processes of at least 1, got {text!r}")
+    return int(text)
+
+
 def _run(args: argparse.Namespace, mode: Literal["release", "build"]) -> int:
     """Release or build each corpus; with several, try every one and end with a summary table."""
     from clinical_corpora.builders.pipeline import run
@@ -177,7 +190,17 @@ def _run(args: argparse.Namespace, mode: Literal["release", "build"]) -> int:
     summary: list[list[str]] = []
     for manifest in corpora:
         try:
-            outcome = run(manifest, args.out, overrides, args.on_error, mode, args.sample, args.max_rejects, args.gates)
+            outcome = run(
+                manifest,
+                args.out,
+                overrides,
+                args.on_error,
+                mode,
+                args.sample,
+                args.max_rejects,
+                args.gates,
+                workers=args.workers,
+            )
         except ClincorpError as error:
             if len(corpora) == 1:
                 raise
@@ -234,6 +257,7 @@ def _list(args: argparse.Namespace) -> int:
     for manifest in all_corpora():
         access = "public" if manifest.access.public else "restricted"
         print(f"{manifest.name} {manifest.version} [{access}: {manifest.access.how.strip()}]")
+        print(f"  {_sharing_line(manifest)}")
         for name, spec in manifest.sources.items():
             optional = "" if spec.required else " (optional)"
             default = f"default {spec.path}" if spec.path else "read only when given"
@@ -243,3 +267,12 @@ def _list(args: argparse.Namespace) -> int:
             print(f"  export formats: {', '.join(formats)}")
     print("scorers: " + ", ".join(f"{name} ({scorers.get(name).help})" for name in sorted(scorers.keys())))
     return 0
+
+
+def _sharing_line(manifest: CorpusManifest) -> str:
+    """Which variant of the corpus's releases may be passed on, under which licence."""
+    licence = f"{manifest.license_name} <{manifest.license_link}>" if manifest.license_name else manifest.license
+    text_free = f"its text-free variant (clincorp release {manifest.name} --text-free)"
+    if manifest.full_release_shareable:
+        return f"licence {licence}: the full release may be shared, and so may {text_free}"
+    return f"licence {licence}: the full release may NOT be redistributed; share {text_free}"

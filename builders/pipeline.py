@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import gc
 import json
 import os
 import re
@@ -16,11 +17,12 @@ from importlib.metadata import version as package_version
 from pathlib import Path
 from typing import Any, Literal
 
+import pyarrow as pa
 from datasets import Features
 from tqdm import tqdm
 
 from clinical_corpora.builders.base import BuildContext, Builder, OnError, Reject, load_builder_class
-from clinical_corpora.builders.card import render_card
+from clinical_corpora.builders.card import render_card, split_sizes
 from clinical_corpora.builders.inputs import (
     INPUTS_FILE,
     fingerprint_inputs,
@@ -31,6 +33,7 @@ from clinical_corpora.builders.inputs import (
     summarise_inputs,
     write_inputs_file,
 )
+from clinical_corpora.builders.parallel import build_in_process, build_in_workers, document_groups
 from clinical_corpora.builders.release_view import ReleaseView
 from clinical_corpora.builders.writer import SplitWriter
 from clinical_corpora.core.errors import ClincorpError, GateError, ReleaseError, SourceError
@@ -41,7 +44,7 @@ from clinical_corpora.core.manifest import (
     apply_gate_overlay,
     load_gate_overlay,
 )
-from clinical_corpora.schemas.features import features_for, row_encoder, schema_fingerprint
+from clinical_corpora.schemas.features import features_for, schema_fingerprint
 from clinical_corpora.validation.expectations import run_suite
 from clinical_corpora.validation.gates import (
     GateResult,
@@ -74,6 +77,7 @@ def run(
     samples: Iterable[str] = (),
     max_rejects: int | None = None,
     gate_overlay: Path | None = None,
+    workers: int | None = None,
 ) -> Outcome:
     """Build, validate and write ``<out>/<corpus>/<version>``; raise GateError if a gate fails.
 
@@ -81,6 +85,7 @@ def run(
     invented input makes a sample release, versioned ``<version>+sample``. ``max_rejects`` overrides the
     corpus's gate for this run (recorded in the manifest and card). ``gate_overlay`` is a ``--gates`` YAML
     file changing corpus.yaml's gates for this run (recorded, with each change, in the manifest and card).
+    ``workers`` processes build the builder's shards (default: every core); the bytes do not depend on it.
     """
     overrides = overrides or {}
     overlay = _gate_overlay(manifest, gate_overlay)
@@ -104,7 +109,7 @@ def run(
     _remove_stale_staging(corpus_dir)
     staging = _make_staging(corpus_dir, version)
     try:
-        row_counts = _write_rows(builder, manifest, features, ctx, staging, total)
+        row_counts = _write_rows(builder, manifest, features, ctx, staging, total, workers or default_workers())
         _refuse_when_all_rejected(manifest, ctx, row_counts, corpus_dir / f"{version}.rejects.jsonl")
         release = _Release(version, invented, inputs, max_rejects, overlay[1] if overlay else None, mode == "release")
         gates = _write_release_files(builder, manifest, features, ctx, staging, row_counts, release)
@@ -122,6 +127,11 @@ def run(
                     folder.rmdir()
             except OSError:  # another run started writing into it meanwhile: it is theirs now
                 pass
+
+
+def default_workers() -> int:
+    """Every core this process may use."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
 STAGING_TAG = ".staging-"
@@ -287,45 +297,86 @@ def _write_rows(
     ctx: BuildContext,
     staging: Path,
     total: int | None = None,
+    workers: int = 1,
 ) -> dict[str, dict[str, int]]:
-    """Stream the builder's rows into per-split parquet writers; returns rows per config and split."""
+    """Build the documents (in ``workers`` processes when the builder has shards) into per-split parquet
+    writers, then quarantine duplicate ids; returns rows per config and split."""
     writers = {
         (config, split): SplitWriter(staging / "data" / config, split, features[config])
         for config, spec in manifest.configs.items()
         for split in spec.splits
     }
-    encoders = {config: row_encoder(config_features) for config, config_features in features.items()}
-    seen_ids: dict[str, set[str]] = {config: set() for config in manifest.configs}
+
+    def sink(config: str, split: str, batch: pa.RecordBatch) -> None:
+        writers[(config, split)].write(batch)
+
+    documents = builder.shards(ctx) if workers > 1 else {}  # shards() runs once: it may check or reject
+    groups = document_groups(documents, workers) if documents else []
+    processes = f"{workers} worker processes" if len(groups) > 1 else "one process"
+    _stage(manifest, f"building the records in {processes}")
     progress = tqdm(total=total, desc=f"{manifest.name}: building", unit=" documents", disable=not sys.stderr.isatty())
-    for row in builder.generate(ctx):
-        progress.update(ctx.read - progress.n)
-        writer = writers.get((row.config, row.split))
-        if writer is None:
-            raise ClincorpError(
-                f"{manifest.builder} wrote config {row.config!r} split {row.split!r}, "
-                "which corpus.yaml does not declare"
-            )
-        model = builder.CONFIGS[row.config]
-        if not isinstance(row.record, model):
-            raise ClincorpError(
-                f"{manifest.builder} wrote a {type(row.record).__name__} into config "
-                f"{row.config!r}, which holds {model.__name__} records"
-            )
-        record_id = str(getattr(row.record, getattr(model, "id_field", "id")))
-        if record_id in seen_ids[row.config]:
-            ctx.reject(SourceError(f"{row.config}/{row.split}", f"duplicate id {record_id!r}"))
-            continue
-        seen_ids[row.config].add(record_id)
-        writer.write(encoders[row.config](row.record.model_dump()))
+    gc.freeze()  # what is loaded so far is never garbage: keep it out of every collection (and shared by fork)
+    try:
+        if len(groups) > 1:
+            for output in build_in_workers(builder, manifest, features, ctx, groups, workers):
+                ctx.read += output.read
+                ctx.rejects += output.rejects
+                for config, split, batch in output.batches:
+                    sink(config, split, batch)
+                progress.update(ctx.read - progress.n)
+        else:
+            rows = builder.generate_shard(ctx, **documents) if documents else builder.generate(ctx)
+            for _ in build_in_process(builder, manifest, features, rows, sink):
+                progress.update(ctx.read - progress.n)
+    finally:
+        gc.unfreeze()
     progress.update(ctx.read - progress.n)
     progress.close()
     if ctx.read == 0:
         raise _no_documents(builder, manifest, ctx)
-    counts: dict[str, dict[str, int]] = {config: {} for config in manifest.configs}
-    for (config, split), writer in writers.items():
+    for writer in writers.values():
         writer.close()
-        counts[config][split] = writer.rows
+    drop_duplicate_ids(builder, manifest, ctx, staging)
+    counts: dict[str, dict[str, int]] = {config: {} for config in manifest.configs}
+    view = ReleaseView(staging)
+    for config, split in writers:
+        counts[config][split] = sum(view.rows_in(path) for path in view.shards(config, split))
     return counts
+
+
+def drop_duplicate_ids(builder: Builder, manifest: CorpusManifest, ctx: BuildContext, staging: Path) -> None:
+    """Reject every record whose id an earlier record of its config has (splits in name order, then rows in
+    order), reading the written ids column-wise; the splits holding them are rewritten without them."""
+    view = ReleaseView(staging)
+    for config in manifest.configs:
+        id_field = getattr(builder.CONFIGS[config], "id_field", "id")
+        if id_field not in view.features(config):
+            continue
+        drops: dict[str, list[int]] = {}
+        for split, position, record_id in view.repeated_ids(config, id_field):
+            ctx.reject(SourceError(f"{config}/{split}", f"duplicate id {record_id!r}"))
+            drops.setdefault(split, []).append(position)
+        for split, positions in drops.items():
+            _rewrite_without(view, config, split, view.features(config), positions)
+
+
+def _rewrite_without(view: ReleaseView, config: str, split: str, features: Features, drop: list[int]) -> None:
+    """Rewrite a split's parquet files without the rows at ``drop`` (positions within the split)."""
+    shards = view.shards(config, split)
+    folder = shards[0].parent / f".{split}.dedup"
+    writer = SplitWriter(folder, split, features)
+    dropped = set(drop)
+    position = 0
+    for batch in view.batches(config, split):
+        keep = pa.array([position + i not in dropped for i in range(batch.num_rows)])
+        writer.write(batch.filter(keep))
+        position += batch.num_rows
+    written = writer.close()
+    for shard in shards:
+        shard.unlink()
+    for path in written:
+        path.rename(shards[0].parent / path.name)
+    folder.rmdir()
 
 
 def _refuse_when_all_rejected(
@@ -354,7 +405,7 @@ def quality_tables(builder: Builder, view: ReleaseView, expectations: list[Expec
     for config in view.configs():
         fields = fields_checked(config, expectations, view.features(config))
         if fields:
-            tables.update(view.tables(config, fields))
+            tables.update(view.arrow_tables(config, fields))
     tables.update(builder.quality_tables(view))
     return tables
 
@@ -423,7 +474,8 @@ def _write_release_files(
     _stage(manifest, "writing the card")
     sections = [*builder.statistics(view), *(agreement.sections if agreement else [])]
     (staging / "README.md").write_text(
-        render_card(manifest, features, row_counts, sections, gates, provenance, release.version), encoding="utf-8"
+        render_card(manifest, features, row_counts, sections, gates, provenance, release.version, split_sizes(staging)),
+        encoding="utf-8",
     )
     _stage(manifest, "hashing the release files")
     _write_json(

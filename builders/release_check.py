@@ -476,7 +476,6 @@ def _records_gate(view: ReleaseView, configs: dict) -> GateResult:
     """Decode and validate every stored row; each problem names the config, split, record id and field."""
     problems, checked = [], 0
     for name, model in configs.items():
-        ids: set[str] = set()
         id_field = getattr(model, "id_field", "id")
         decode = row_decoder(view.features(name))
         for shard in view.shards(name):
@@ -487,11 +486,11 @@ def _records_gate(view: ReleaseView, configs: dict) -> GateResult:
                 problem = _record_problem(model, decode, row)
                 if problem is not None:
                     problems.append(f"{where}: {problem}")
-                    continue
-                record_id = str(row.get(id_field))
-                if record_id in ids:
-                    problems.append(f"{name}/{split}: duplicate id {record_id!r}")
-                ids.add(record_id)
+        if id_field in view.features(name):
+            problems += [
+                f"{name}/{split}: duplicate id {record_id!r}"
+                for split, _, record_id in view.repeated_ids(name, id_field)
+            ]
     return _problems_gate(
         "records",
         problems,

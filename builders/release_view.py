@@ -10,6 +10,7 @@ from typing import Any
 
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from datasets import Features
 
@@ -24,9 +25,17 @@ class ReleaseView:
 
     def __init__(self, folder: Path) -> None:
         self.folder = folder
-        self._flattened: dict[tuple[str, tuple[str, ...]], dict[str, pd.DataFrame]] = {}
+        self._flattened: dict[tuple[str, tuple[str, ...]], dict[str, pa.Table]] = {}
+        self._frames: dict[tuple[str, tuple[str, ...]], dict[str, pd.DataFrame]] = {}
 
     def tables(self, config: str, fields: list[str]) -> dict[str, pd.DataFrame]:
+        """The flattened tables (``validation.tables``) of some fields of a config, as pandas, computed once."""
+        key = (config, tuple(fields))
+        if key not in self._frames:
+            self._frames[key] = {name: table.to_pandas() for name, table in self.arrow_tables(config, fields).items()}
+        return self._frames[key]
+
+    def arrow_tables(self, config: str, fields: list[str]) -> dict[str, pa.Table]:
         """The flattened tables (``validation.tables``) of some fields of a config, computed once per view."""
         key = (config, tuple(fields))
         if key not in self._flattened:
@@ -64,10 +73,49 @@ class ReleaseView:
         return sorted({self.split_of(path) for path in self.shards(config)})
 
     def split_labels(self, config: str) -> pa.Array:
-        """The split of every row of :meth:`arrow` (all splits), in order."""
-        return pa.array(
-            [self.split_of(path) for path in self.shards(config) for _ in range(self.rows_in(path))], pa.string()
-        )
+        """The split of every row of :meth:`arrow` (all splits), in order (built in Arrow, no Python string
+        per row)."""
+        shards = self.shards(config)
+        names = sorted({self.split_of(path) for path in shards})
+        indices = [
+            pa.repeat(pa.scalar(names.index(self.split_of(path)), pa.int32()), self.rows_in(path)) for path in shards
+        ]
+        codes = pa.concat_arrays(indices) if indices else pa.array([], pa.int32())
+        return pa.DictionaryArray.from_arrays(codes, pa.array(names, pa.string())).cast(pa.string())
+
+    def column(self, config: str, name: str, split: str | None = None) -> pa.ChunkedArray:
+        """One column of a config (one split, or all), read alone."""
+        chunks = [pq.read_table(path, columns=[name]).column(0) for path in self.shards(config, split)]
+        field_type = self.features(config).arrow_schema.field(name).type
+        return pa.chunked_array([chunk for column in chunks for chunk in column.chunks], field_type)
+
+    def repeated_ids(self, config: str, id_field: str) -> list[tuple[str, int, str]]:
+        """(split, row within the split, id) of every row whose id an earlier row has (splits in name order),
+        found column-wise in Arrow: only the id column is read."""
+        ids = self.column(config, id_field)
+        if len(pc.unique(ids)) == len(ids):
+            return []
+        table = pa.table({"id": ids, "position": pa.array(range(len(ids)), pa.int64())})
+        firsts = table.group_by("id", use_threads=False).aggregate([("position", "min")])["position_min"]
+        repeated = pc.indices_nonzero(pc.invert(pc.is_in(table["position"], value_set=firsts))).to_pylist()
+        starts: list[tuple[int, str, int]] = []  # (first row of a shard, its split, first row of the split)
+        row = 0
+        for path in self.shards(config):
+            split = self.split_of(path)
+            starts.append((row, split, next((s[2] for s in starts if s[1] == split), row)))
+            row += self.rows_in(path)
+        found = []
+        for position in repeated:
+            _, split, split_start = max(start for start in starts if start[0] <= position)
+            found.append((split, position - split_start, str(ids[position].as_py())))
+        return found
+
+    def batches(
+        self, config: str, split: str | None = None, columns: list[str] | None = None, batch_size: int = 10_000
+    ) -> Iterator[pa.RecordBatch]:
+        """A config's rows as record batches of at most ``batch_size`` rows: memory bounded by the batch."""
+        for path in self.shards(config, split):
+            yield from pq.ParquetFile(path).iter_batches(batch_size=batch_size, columns=columns)
 
     def features(self, config: str) -> Features:
         return self.shard_features(self.shards(config)[0])

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pyarrow as pa
 from datasets import Features
@@ -14,7 +13,11 @@ ROWS_PER_ROW_GROUP = 10_000
 
 
 class SplitWriter:
-    """Streams encoded rows of one config and split into ``<split>-NNNNN-of-NNNNN.parquet`` files."""
+    """Streams Arrow record batches of one config and split into ``<split>-NNNNN-of-NNNNN.parquet`` files.
+
+    Row groups are cut at fixed row counts whatever the size of the batches written, so the bytes depend
+    on the rows alone (not on how many workers built them).
+    """
 
     def __init__(self, folder: Path, split: str, features: Features, rows_per_shard: int = ROWS_PER_SHARD):
         self.folder = folder
@@ -25,27 +28,42 @@ class SplitWriter:
         self._parts: list[Path] = []
         self._writer: ParquetWriter | None = None
         self._rows_in_part = 0
-        self._batch: list[dict[str, Any]] = []
-        self._schema = features.arrow_schema
+        self._pending: list[pa.RecordBatch] = []
+        self._pending_rows = 0
 
-    def write(self, row: dict[str, Any]) -> None:
-        """Buffer one encoded row; a full row group goes to the file as one Arrow table."""
+    def write(self, batch: pa.RecordBatch) -> None:
+        """Buffer a batch of encoded rows; every full row group goes to the file."""
+        if not batch.num_rows:
+            return
+        self._pending.append(batch)
+        self._pending_rows += batch.num_rows
+        self.rows += batch.num_rows
+        while self._pending_rows >= self._next_group():
+            self._flush(self._next_group())
+
+    def _next_group(self) -> int:
+        """Rows of the next row group: a full one, or what is left of the current parquet file."""
+        if self._writer is None or self._rows_in_part >= self.rows_per_shard:
+            return min(ROWS_PER_ROW_GROUP, self.rows_per_shard)
+        return min(ROWS_PER_ROW_GROUP, self.rows_per_shard - self._rows_in_part)
+
+    def _flush(self, rows: int) -> None:
+        """Write the first ``rows`` buffered rows as one contiguous row group."""
         if self._writer is None or self._rows_in_part >= self.rows_per_shard:
             self._close_part()
             self._open_part()
-        self._batch.append(row)
-        self._rows_in_part += 1
-        self.rows += 1
-        if len(self._batch) >= ROWS_PER_ROW_GROUP:
-            self._flush()
-
-    def _flush(self) -> None:
-        if self._batch and self._writer is not None:
-            self._writer.write_table(pa.Table.from_pylist(self._batch, schema=self._schema))
-            self._batch = []
+        pending = pa.Table.from_batches(self._pending, schema=self._pending[0].schema).combine_chunks()
+        assert self._writer is not None
+        self._writer.write_table(pending.slice(0, rows))
+        rest = pending.slice(rows)
+        self._pending = rest.combine_chunks().to_batches() if rest.num_rows else []
+        self._pending_rows = rest.num_rows
+        self._rows_in_part += rows
 
     def close(self) -> list[Path]:
         """Finish the shards (one empty shard for an empty split) and name them ``-of-N``."""
+        if self._pending_rows:
+            self._flush(self._pending_rows)
         if self._writer is None:
             self._open_part()
         self._close_part()
@@ -66,7 +84,6 @@ class SplitWriter:
 
     def _close_part(self) -> None:
         if self._writer is not None:
-            self._flush()
             self._writer.finalize()
             self._writer.close()
             self._writer = None

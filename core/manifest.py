@@ -53,6 +53,39 @@ class ConfigSpec(Strict):
 
     description: str
     splits: list[str] = Field(min_length=1)
+    default: bool = Field(
+        default=False, description="the config `datasets.load_dataset(release)` loads when none is named"
+    )
+
+
+GatedFieldType = Literal["text", "checkbox", "date_picker", "country"]
+
+
+class GatedSelect(Strict):
+    """A drop-down field of a Hugging Face access-request form."""
+
+    type: Literal["select"]
+    options: list[str] = Field(min_length=1)
+
+
+class Gating(Strict):
+    """The Hugging Face access-request form of a repository holding a full release (``extra_gated_*``)."""
+
+    prompt: str = Field(description="extra_gated_prompt: what the requester agrees to (Markdown)")
+    fields: dict[str, GatedFieldType | GatedSelect] = Field(
+        min_length=1, description="extra_gated_fields: label → text, checkbox, date_picker, country or a select"
+    )
+    button_content: str | None = Field(default=None, description="extra_gated_button_content")
+
+
+class Sharing(Strict):
+    """Which variant of a release may be passed on, and under which terms."""
+
+    full_release: bool = Field(description="whether a full release (with the licensed text) may be redistributed")
+    terms: str = Field(description="the agreements that bind whoever holds the data, and what they forbid")
+    personal_information: str = Field(
+        description="what personal or sensitive information the text holds (de-identified notes, case details)"
+    )
 
 
 class Expectation(BaseModel):
@@ -108,9 +141,16 @@ class CorpusManifest(Strict):
     version: str = Field(pattern=SEMVER)
     pretty_name: str
     description: str
-    license: str
+    license: str = Field(description="a Hugging Face licence id, or `other` with license_name and license_link")
+    license_name: str | None = Field(default=None, pattern=r"^[a-z0-9][a-z0-9.-]*$")
+    license_link: str | None = None
     access: Access
+    sharing: Sharing | None = Field(default=None, description="required for restricted corpora")
+    gating: Gating | None = None
     citation: str
+    data_citations: list[str] = Field(
+        default_factory=list, description="BibTeX of the data sources whose licences require a citation"
+    )
     homepage: str
     builder: str = Field(pattern=r"^[\w.]+:\w+$", description="module:Class")
     sources: dict[str, SourceSpec]
@@ -124,6 +164,26 @@ class CorpusManifest(Strict):
     def sample_version(self) -> str:
         """The version (and release folder) of a release built from the embedded, invented samples."""
         return f"{self.version}{SAMPLE_TAG}"
+
+    @property
+    def default_config(self) -> str:
+        """The config marked ``default``, else the first."""
+        return next((name for name, spec in self.configs.items() if spec.default), next(iter(self.configs)))
+
+    @property
+    def full_release_shareable(self) -> bool:
+        return self.sharing.full_release if self.sharing is not None else self.access.public
+
+    @model_validator(mode="after")
+    def _licence_is_complete(self) -> CorpusManifest:
+        if self.license == "other" and not (self.license_name and self.license_link):
+            raise ValueError("license: other needs license_name and license_link")
+        if not self.access.public and self.sharing is None:
+            raise ValueError("a restricted corpus (access.public: false) needs a sharing: section")
+        defaults = [name for name, spec in self.configs.items() if spec.default]
+        if len(defaults) > 1:
+            raise ValueError(f"only one config may be the default, not {defaults}")
+        return self
 
     @model_validator(mode="after")
     def _sources_are_consistent(self) -> CorpusManifest:

@@ -3,6 +3,11 @@
 One source of truth: a Literal or Enum field becomes a ClassLabel with the same names, a nested model a
 struct, ``list[Model]`` a List of structs, ``Annotated[int, Int32]`` an int32. Nobody writes a Features
 dict by hand.
+
+Beside every ClassLabel field ``f`` (or list of them) stands a string field ``f_name`` holding the label
+name, so readers without ``datasets`` (pandas, polars, duckdb) can filter by name. The encoder writes it
+from the same value as the id; the decoder checks that the two agree and drops it, so record models never
+see it.
 """
 
 from __future__ import annotations
@@ -27,11 +32,32 @@ def features_for(model: type[BaseModel]) -> Features:
     return Features(_struct(model))
 
 
+LABEL_NAME_SUFFIX = "_name"
+"""``f`` + this suffix: the string field standing beside ClassLabel field ``f`` with its label name."""
+
+
 def _struct(model: type[BaseModel]) -> dict[str, Any]:
-    return {
-        name: _feature(field.annotation, field.metadata, f"{model.__name__}.{name}")
-        for name, field in model.model_fields.items()
-    }
+    struct: dict[str, Any] = {}
+    for name, field in model.model_fields.items():
+        where = f"{model.__name__}.{name}"
+        feature = _feature(field.annotation, field.metadata, where)
+        struct[name] = feature
+        names_field = label_names_field(feature)
+        if names_field is not None:
+            sibling = name + LABEL_NAME_SUFFIX
+            if sibling in model.model_fields:
+                raise TypeError(f"{where}: field {sibling} is taken by the label names of this ClassLabel field")
+            struct[sibling] = names_field
+    return struct
+
+
+def label_names_field(feature: Any) -> Value | List | None:
+    """The string feature holding the label names of a ClassLabel (or list of them) field; None for others."""
+    if isinstance(feature, ClassLabel):
+        return Value("string")
+    if isinstance(feature, List) and isinstance(feature.feature, ClassLabel):
+        return List(Value("string"))
+    return None
 
 
 def _feature(annotation: Any, metadata: list[Any], where: str) -> Any:
@@ -106,15 +132,40 @@ def _converter(feature: Any, to_ids: bool) -> Converter | None:
         active = {name: convert for name, convert in fields.items() if convert is not None}
         if not active:
             return None
+        named = {name for name in active if _has_label_names(feature, name)}
 
         def convert_struct(value: Any) -> Any:
             if value is not None:
                 for name, convert in active.items():
+                    if name in named and to_ids:
+                        value[name + LABEL_NAME_SUFFIX] = _plain_names(value[name])
                     value[name] = _at(f".{name}", convert, value[name])
+                    if name in named and not to_ids and name + LABEL_NAME_SUFFIX in value:
+                        _check_names(name, value[name], value.pop(name + LABEL_NAME_SUFFIX))
             return value
 
         return convert_struct
     return None
+
+
+def _has_label_names(struct: dict[str, Any], name: str) -> bool:
+    names_field = label_names_field(struct[name])
+    return names_field is not None and struct.get(name + LABEL_NAME_SUFFIX) == names_field
+
+
+def _plain_names(value: Any) -> Any:
+    """Label names as stored in the ``_name`` field (an Enum member as its value)."""
+    if isinstance(value, list):
+        return [_plain_names(item) for item in value]
+    return value.value if isinstance(value, enum.Enum) else value
+
+
+def _check_names(name: str, decoded: Any, stored: Any) -> None:
+    """A LabelIdError when the stored label names are not those of the decoded ids (the columns drifted)."""
+    if decoded != stored:
+        raise LabelIdError(
+            name + LABEL_NAME_SUFFIX, f"label name {stored!r} is not the name of the stored label id ({decoded!r})"
+        )
 
 
 class LabelIdError(ValueError):

@@ -22,8 +22,10 @@ import pyarrow.parquet as pq
 import pytest
 from pydantic import BaseModel, ValidationError
 
-from clinical_corpora.builders.base import load_builder_class
+from clinical_corpora.builders.base import BuildContext, load_builder_class
 from clinical_corpora.builders.cli import main
+from clinical_corpora.builders.inputs import resolve_sources
+from clinical_corpora.builders.parallel import document_groups
 from clinical_corpora.builders.pipeline import run
 from clinical_corpora.builders.plugins import all_corpora, find_corpus
 from clinical_corpora.builders.release_check import check_release
@@ -68,11 +70,24 @@ def test_sample_releases_with_every_gate_passing(corpus: CorpusManifest, sample_
     assert len(expectations.details) == len(corpus.gates.expectations) > 0
 
 
-def test_second_release_is_byte_identical(corpus: CorpusManifest, release: Path, tmp_path: Path) -> None:
-    again = run(corpus, tmp_path).folder
+@pytest.mark.parametrize("workers", [1, 2])
+def test_release_is_byte_identical_whatever_the_workers(
+    corpus: CorpusManifest, release: Path, tmp_path: Path, workers: int
+) -> None:
+    again = run(corpus, tmp_path, workers=workers).folder
     first, second = tree(release), tree(again)
     assert sorted(second) == sorted(first)
     assert [name for name in first if first[name] != second[name]] == []
+
+
+def test_sharded_builders_give_two_workers_several_groups(corpus: CorpusManifest) -> None:
+    """A builder that lists shards splits its sample into several jobs, so two workers really run them."""
+    builder = load_builder_class(corpus.builder)()
+    ctx = BuildContext(corpus, resolve_sources(corpus, {}))
+    documents = builder.shards(ctx)
+    if not documents:
+        pytest.skip(f"{corpus.name} builds as one shard")
+    assert len(document_groups(documents, workers=2)) > 1
 
 
 def declared_rows(release: Path, config: str) -> dict[str, int]:

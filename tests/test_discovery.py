@@ -27,6 +27,7 @@ from clinical_corpora.corpora.clicr.builder import ClicrBuilder
 from clinical_corpora.corpora.odie_anaphora.builder import OdieAnaphoraBuilder
 from clinical_corpora.corpora.rad_coref.builder import RadCorefBuilder
 from clinical_corpora.corpora.sdoh.builder import SdohBuilder
+from clinical_corpora.schemas.bigbio import KbDocument, QaRecord
 
 CORPORA = Path(__file__).resolve().parents[1] / "corpora"
 
@@ -41,8 +42,9 @@ def generate(
     corpus: Path, builder: Builder, on_error: str = "fail", overrides: dict[str, Path] | None = None
 ) -> tuple[list[Row], BuildContext]:
     manifest = load_manifest(corpus)
+    """The rows of the corpus's own configs (not their BigBio views) and the build's context."""
     ctx = BuildContext(manifest, resolve_sources(manifest, overrides or {}), on_error)  # type: ignore[arg-type]
-    return list(builder.generate(ctx)), ctx
+    return [row for row in builder.generate(ctx) if not isinstance(row.record, KbDocument | QaRecord)], ctx
 
 
 def ids(rows: list[Row], config: str) -> list[str]:

@@ -66,20 +66,22 @@ def note() -> Note:
 
 def test_features_follow_the_model() -> None:
     features = features_for(Note)
-    assert list(features) == ["id", "text", "modality", "events", "tags", "score", "index"]
-    assert features["modality"] == ClassLabel(names=["XR", "CT"])
+    assert list(features) == ["id", "text", "modality", "modality_name", "events", "tags", "score", "index"]
+    assert features["modality"] == ClassLabel(names=["XR", "CT"]) and features["modality_name"] == Value("string")
     assert features["events"] == List(
         {
             "start": Value("int32"),
             "end": Value("int32"),
             "text": Value("string"),
             "type": ClassLabel(names=["Alcohol", "Drug"]),
+            "type_name": Value("string"),
             "arguments": List(
                 {
                     "start": Value("int32"),
                     "end": Value("int32"),
                     "text": Value("string"),
                     "role": ClassLabel(names=["Status", "Type"]),
+                    "role_name": Value("string"),
                 }
             ),
         }
@@ -102,8 +104,50 @@ def test_row_codec_round_trips_through_arrow() -> None:
     features = features_for(Note)
     encoded = row_encoder(features)(note().model_dump())
     assert encoded["modality"] == 1 and encoded["events"][0]["arguments"][0]["role"] == 1
+    assert encoded["modality_name"] == "CT" and encoded["events"][0]["arguments"][0]["role_name"] == "Type"
     stored = pa.Table.from_pylist([encoded], schema=features.arrow_schema).to_pylist()[0]
     assert Note.model_validate(row_decoder(features)(stored)) == note()
+
+
+class Tagged(TextRecord):
+    id: str
+    text: str
+    labels: list[Literal["a", "b"]]
+    kind: Literal["x", "y"] | None
+
+
+def test_label_names_stand_beside_lists_of_labels_and_optional_labels() -> None:
+    features = features_for(Tagged)
+    assert features["labels_name"] == List(Value("string")) and features["kind_name"] == Value("string")
+    encoded = row_encoder(features)(Tagged(id="t", text="", labels=["b", "a"], kind=None).model_dump())
+    assert (encoded["labels"], encoded["labels_name"], encoded["kind"], encoded["kind_name"]) == (
+        [1, 0],
+        ["b", "a"],
+        None,
+        None,
+    )
+    assert row_decoder(features)(encoded) == {"id": "t", "text": "", "labels": ["b", "a"], "kind": None}
+
+
+def test_a_label_name_that_drifted_from_its_id_is_an_error() -> None:
+    features = features_for(Note)
+    stored = row_encoder(features)(note().model_dump())
+    stored["events"][0]["type_name"] = "Alcohol"
+    with pytest.raises(LabelIdError) as raised:
+        row_decoder(features)(stored)
+    assert raised.value.field == "events[0].type_name"
+    assert "label name 'Alcohol' is not the name of the stored label id ('Drug')" in str(raised.value)
+
+
+def test_a_field_named_like_a_label_names_field_is_an_error() -> None:
+    class Clash(TextRecord):
+        id: str
+        text: str
+        kind: Literal["x"]
+        kind_name: str
+
+    with pytest.raises(TypeError, match="Clash.kind: field kind_name is taken"):
+        features_for(Clash)
 
 
 def test_span_text_is_checked_against_the_record_text() -> None:
@@ -143,10 +187,11 @@ def test_flattened_tables_for_expectations() -> None:
     table = pa.Table.from_pylist([row_encoder(features)(note().model_dump())] * 2, schema=features.arrow_schema)
     tables = flatten_config("notes", table, features, pa.array(["train", "test"]))
     assert sorted(tables) == ["notes", "notes.events", "notes.events.arguments", "notes.tags"]
-    assert tables["notes"]["n_events"].tolist() == [1, 1] and tables["notes"]["modality"].tolist() == ["CT", "CT"]
-    arguments = tables["notes.events.arguments"]
-    assert arguments["role"].tolist() == ["Type", "Type"]
-    assert arguments["_split"].tolist() == ["train", "test"] and arguments["_parent"].tolist() == [0, 1]
+    notes = tables["notes"].to_pydict()
+    assert notes["n_events"] == [1, 1] and notes["modality"] == ["CT", "CT"]
+    arguments = tables["notes.events.arguments"].to_pydict()
+    assert arguments["role"] == ["Type", "Type"]
+    assert arguments["_split"] == ["train", "test"] and arguments["_parent"] == [0, 1]
 
 
 @pytest.mark.parametrize(

@@ -123,7 +123,7 @@ def test_sample_and_real_release_of_one_version_live_side_by_side(tiny_corpus: P
     assert first_lines.startswith("> **Sample release: the data is invented.**")
     assert "notes, spans, second_annotator" in first_lines
     assert "## Tiny span corpus (pipeline test) (tiny 1.0.0+sample)" in card_body(sample.folder)
-    assert 'load_dataset("path/to/tiny/1.0.0+sample", "notes")' in card_body(sample.folder)
+    assert 'load_dataset("path/to/tiny/1.0.0+sample")  # the default config, notes' in card_body(sample.folder)
 
 
 def test_a_changed_sample_release_is_rebuilt_by_removing_it_not_by_a_version_bump(
@@ -247,12 +247,13 @@ def test_progress_has_the_documents_counted_first_and_stages_are_announced(
             pass
 
     monkeypatch.setattr(pipeline, "tqdm", Recorder)
-    run(load_manifest(tiny_corpus), tmp_path / "out")
+    run(load_manifest(tiny_corpus), tmp_path / "out", workers=2)
     [bar] = bars
     assert (bar.total, bar.n, bar.unit) == (3, 3, " documents")
     stages = [line for line in capsys.readouterr().err.splitlines() if line.startswith("tiny: ")]
     assert stages == [
         "tiny: hashing the input files",
+        "tiny: building the records in 2 worker processes",
         "tiny: checking 3 expectations",
         "tiny: measuring agreement",
         "tiny: writing the card",

@@ -13,9 +13,11 @@ from __future__ import annotations
 import json
 import shutil
 from collections.abc import Callable
+from copy import deepcopy
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
 import pytest
 
 from clinical_corpora.builders.cli import main
@@ -25,6 +27,7 @@ from clinical_corpora.builders.plugins import find_corpus, load_plugins
 from clinical_corpora.builders.release_view import ReleaseView
 from clinical_corpora.builders.writer import SplitWriter
 from clinical_corpora.core.registry import exporters
+from clinical_corpora.schemas.features import row_encoder
 from tests.conftest import SampleRelease
 
 load_plugins()
@@ -147,12 +150,13 @@ def _replicated(release: Path, configs: tuple[str, ...], renamer: Renamer, out: 
     shutil.copy(release / "manifest.json", out / "manifest.json")
     for config in configs:
         features = view.features(config)
+        encode = row_encoder(features)
         for split in view.splits(config):
             rows = [row for _, row in view.rows(config, split)]
             writer = SplitWriter(out / "data" / config, split, features)
             for copy in range(COPIES):
-                for row in rows:
-                    writer.write(features.encode_example(row if copy == 0 else renamer(config, row, copy)))
+                encoded = [encode(deepcopy(row if copy == 0 else renamer(config, row, copy))) for row in rows]
+                writer.write(pa.RecordBatch.from_pylist(encoded, schema=features.arrow_schema))
             writer.close()
     return out
 

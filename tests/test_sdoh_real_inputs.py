@@ -129,7 +129,7 @@ def test_shac_layout_corpus_releases_with_the_shipped_gates(released: Outcome) -
         "agreement.overall_f1": True,  # recorded as not run: no double annotation given
         "agreement.trigger_f1": True,
     }
-    assert released.manifest["counts"] == {"read": 60, "written": 60, "rejected": 0, "rejected_annotations": 0}
+    assert released.manifest["counts"] == {"read": 60, "written": 60 + 60, "rejected": 0, "rejected_annotations": 0}
 
 
 def test_tolerated_violations_are_counted_and_named(released: Outcome) -> None:
@@ -223,7 +223,7 @@ def test_broken_annotations_are_quarantined_and_the_note_released(tmp_path: Path
         _break(shac, number, line, replacement)
     _break(shac, 4, 16, "E2\tTobacco:T5 Status:T6 Amount:T7 Frequency:T99")  # T99: no such id
     outcome = run(load_manifest(CORPUS), tmp_path / "out", {"shac": shac}, on_error="quarantine", max_rejects=3)
-    assert outcome.manifest["counts"] == {"read": 60, "written": 60, "rejected": 0, "rejected_annotations": 3}
+    assert outcome.manifest["counts"] == {"read": 60, "written": 60 + 60, "rejected": 0, "rejected_annotations": 3}
     rejects = {
         json.loads(line)["where"]: json.loads(line)
         for line in (outcome.folder / "rejects.jsonl").read_text().splitlines()

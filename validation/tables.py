@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 from datasets import ClassLabel, Features, List
@@ -42,8 +41,9 @@ def _field_of(column: str, features: Features) -> str:
     return column.split(".")[0]
 
 
-def flatten_config(config: str, table: pa.Table, features: Features, splits: pa.Array) -> dict[str, pd.DataFrame]:
-    """All tables of one config; ``splits`` names each row's split."""
+def flatten_config(config: str, table: pa.Table, features: Features, splits: pa.Array) -> dict[str, pa.Table]:
+    """All tables of one config, as Arrow (nothing is copied into pandas here); ``splits`` names each row's
+    split."""
     table = table.combine_chunks()
     keys: Columns = {"_split": splits, "_row": pa.array(range(table.num_rows), pa.int64())}
     out: dict[str, Columns] = {}
@@ -59,7 +59,7 @@ def flatten_config(config: str, table: pa.Table, features: Features, splits: pa.
         keys,
         out,
     )
-    return {name: pa.table(columns).to_pandas() for name, columns in out.items()}
+    return {name: pa.table(columns) for name, columns in out.items()}
 
 
 def _flatten_rows(name: str, arrays: Columns, features: dict[str, Any], keys: Columns, out: dict[str, Columns]) -> None:

@@ -24,7 +24,7 @@ from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import pandas as pd
 import pyarrow.parquet as pq
@@ -52,6 +52,7 @@ from clinical_corpora.builders.text_units import split_sentences, token_strings
 from clinical_corpora.core.counts import PRFCounts, f_measure, ratio
 from clinical_corpora.core.errors import SourceError, excerpt
 from clinical_corpora.core.splits import seeded_split
+from clinical_corpora.corpora.clicr import bigbio
 from clinical_corpora.corpora.clicr.entity_matcher import (
     CATEGORIES,
     Entity,
@@ -282,7 +283,7 @@ def _span_order(entity: Entity) -> tuple[int, int]:
 
 class ClicrBuilder(Builder):
     VERSION = "1.0.1"
-    CONFIGS = {"clicr": ClicrQuery, "clicr_documents": ClicrDocument}
+    CONFIGS = {"clicr": ClicrQuery, "clicr_documents": ClicrDocument, bigbio.CONFIG: bigbio.QaRecord}
     DOCUMENTS = {"bmj_html": "one BMJ Case Reports page per case, <case id>.html (e.g. bcr-2014-204357.html)"}
     MAX_PAGE_BYTES = MAX_PAGE_BYTES
     """A page over this size is an error naming it (a real page is about 100 KB)."""
@@ -290,9 +291,23 @@ class ClicrBuilder(Builder):
     def count(self, ctx: BuildContext) -> int:
         return len(_pages(ctx.source("bmj_html"), quiet=True))
 
-    def generate(self, ctx: BuildContext) -> Iterator[Row]:
+    def __init__(self) -> None:
+        self._matchers: dict[Path, tuple[UmlsIndex, EntityMatcher]] = {}
+        """UMLS META folder → its index and matcher, loaded once per process (workers fork after :meth:`shards`
+        loaded it)."""
+
+    def _matcher(self, meta: Path) -> tuple[UmlsIndex, EntityMatcher]:
+        if meta not in self._matchers:
+            mrconso, mrsty = locate_rrf_files(meta)
+            index = load_or_build_index(mrconso, mrsty, cache_dir())
+            self._matchers[meta] = index, EntityMatcher(index)
+        return self._matchers[meta]
+
+    def shards(self, ctx: BuildContext) -> dict[str, Any]:
+        """Every page with its split and the first page of its case id, and the standoff documents; the
+        checks across pages (untyped UMLS concepts, standoff of no page) run here, once per build."""
+        index, _ = self._matcher(ctx.source("umls"))
         mrconso, mrsty = locate_rrf_files(ctx.source("umls"))
-        index = load_or_build_index(mrconso, mrsty, cache_dir())
         for cui, line in sorted(index.untyped.items()):
             ctx.reject(
                 SourceError(
@@ -303,7 +318,6 @@ class ClicrBuilder(Builder):
                 ),
                 "annotation",
             )
-        matcher = EntityMatcher(index)
         standoff = ctx.source("entities") if ctx.has_source("entities") else None
         documents = {document.id: document for document in brat_documents(standoff)} if standoff else {}
         pages = _pages(ctx.source("bmj_html"))
@@ -317,10 +331,26 @@ class ClicrBuilder(Builder):
                 "(expected <case id>.txt and .ann for cases of these pages)",
             )
         first_page: dict[str, Path] = {}
-        for page in pages:
+        return {
+            "pages": pages,
+            "splits": [splits[page.stem] for page in pages],
+            "first_pages": [first_page.setdefault(page.stem, page) for page in pages],
+            "documents": documents,
+        }
+
+    def generate_shard(
+        self,
+        ctx: BuildContext,
+        pages: Sequence[Path] = (),
+        splits: Sequence[str] = (),
+        first_pages: Sequence[Path] = (),
+        documents: Mapping[str, Document] | None = None,
+    ) -> Iterator[Row]:
+        index, matcher = self._matcher(ctx.source("umls"))
+        standoff = ctx.source("entities") if ctx.has_source("entities") else None
+        for page, split, first in zip(pages, splits, first_pages, strict=True):
             rows: list[Row] = []
             with ctx.record(f"{page} [{page.stem}]"):
-                first = first_page.setdefault(page.stem, page)
                 if first != page:
                     raise SourceError(
                         page, f"case id {page.stem!r} is also the id of {first}: expected one page per case id"
@@ -329,9 +359,9 @@ class ClicrBuilder(Builder):
                 entities = (
                     recognised_entities(case, matcher)
                     if standoff is None
-                    else standoff_entities(documents.get(case.case_id, standoff), case, index)
+                    else standoff_entities((documents or {}).get(case.case_id, standoff), case, index)
                 )
-                rows = self._case_rows(case, entities, splits[page.stem], index)
+                rows = self._case_rows(case, entities, split, index)
             yield from rows
 
     def _case_rows(self, case: CaseReport, entities: CaseEntities, split: str, index: UmlsIndex) -> list[Row]:
@@ -373,7 +403,11 @@ class ClicrBuilder(Builder):
             metadata=metadata,
             repeated_queries_removed=removed,
         )
-        return [Row("clicr_documents", split, document), *(Row("clicr", split, query) for query in queries)]
+        return [
+            Row("clicr_documents", split, document),
+            *(Row("clicr", split, query) for query in queries),
+            *(Row(bigbio.CONFIG, split, bigbio.qa_record(query)) for query in queries),
+        ]
 
     def quality_tables(self, release: ReleaseView) -> dict[str, pd.DataFrame]:
         """``clicr_documents.with_learning_points``: queries per case that has learning points."""

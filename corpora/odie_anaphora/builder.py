@@ -21,11 +21,11 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
 from pathlib import Path
-from typing import get_args
+from typing import Any, get_args
 
 import pandas as pd
 
@@ -50,6 +50,7 @@ from clinical_corpora.builders.sources.knowtator import (
     read_knowtator_file,
 )
 from clinical_corpora.core.errors import ClincorpError, SourceError, excerpt
+from clinical_corpora.corpora.odie_anaphora import bigbio
 from clinical_corpora.corpora.odie_anaphora.records import (
     Chain,
     Fragment,
@@ -216,7 +217,7 @@ class _Comparison:
 
 class OdieAnaphoraBuilder(Builder):
     VERSION = "1.0.1"
-    CONFIGS = {CONFIG: OdieDocument}
+    CONFIGS = {CONFIG: OdieDocument, bigbio.CONFIG: bigbio.KbDocument}
     DOCUMENTS = {
         "knowtator": f"one Knowtator file per note, <institution>_<note_type>_<nn>{KNOWTATOR_SUFFIX}",
         "i2b2": f"one text file per note, {DOCS_DIR}/<institution>_<note_type>_<nn>.txt",
@@ -227,18 +228,26 @@ class OdieAnaphoraBuilder(Builder):
             return len(i2b2_documents(ctx.source("i2b2"), quiet=True))
         return len(_gold_notes(ctx, quiet=True))
 
-    def generate(self, ctx: BuildContext) -> Iterator[Row]:
+    def shards(self, ctx: BuildContext) -> dict[str, list[Any]]:
+        """The i2b2 documents, or the gold notes (doc id, Knowtator file, text file): each note builds alone."""
+        if ctx.has_source("i2b2"):
+            return {"notes": list(i2b2_documents(ctx.source("i2b2")))}
+        return {"notes": list(_gold_notes(ctx).items())}
+
+    def generate_shard(self, ctx: BuildContext, notes: Sequence[Any] = ()) -> Iterator[Row]:
         """One row per note. A note missing a file (text, concepts or chains; a Knowtator file without its
         text or a text without its Knowtator file) fails the build naming it, or is quarantined."""
         if ctx.has_source("i2b2"):
-            for files in i2b2_documents(ctx.source("i2b2")):
+            for files in notes:
                 text_path = files.path(DOCS_DIR)
                 with ctx.record(f"{text_path} [{files.doc_id}]"):
                     i2b2_document = read_i2b2_files(files)
                     _quarantine(ctx, i2b2_document.problems)
-                    yield Row(CONFIG, SPLIT, i2b2_record(i2b2_document, text_path))
+                    record = i2b2_record(i2b2_document, text_path)
+                    yield Row(CONFIG, SPLIT, record)
+                    yield Row(bigbio.CONFIG, SPLIT, bigbio.kb_document(record))
             return
-        for doc_id, (xml_path, note_path) in _gold_notes(ctx).items():
+        for doc_id, (xml_path, note_path) in notes:
             with ctx.record(f"{xml_path or note_path} [{doc_id}]"):
                 if xml_path is None:
                     raise SourceError(
@@ -247,7 +256,9 @@ class OdieAnaphoraBuilder(Builder):
                     )
                 document = read_knowtator_file(xml_path, ctx.source("text"))
                 _quarantine(ctx, document.problems)
-                yield Row(CONFIG, SPLIT, knowtator_record(document, xml_path))
+                record = knowtator_record(document, xml_path)
+                yield Row(CONFIG, SPLIT, record)
+                yield Row(bigbio.CONFIG, SPLIT, bigbio.kb_document(record))
 
     def agreement(self, ctx: BuildContext, release: ReleaseView) -> AgreementReport | None:
         """Savova et al. 2011's pair-wise F and kappa, and chain scores, of the two annotators of the

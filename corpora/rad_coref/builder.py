@@ -41,6 +41,7 @@ from clinical_corpora.builders.sources.mimic_notes import NoteEvent, iter_noteev
 from clinical_corpora.builders.text_units import Sentence, split_sentences, tokenize
 from clinical_corpora.core.counts import NO_COUNTS, PRFCounts
 from clinical_corpora.core.errors import SourceError, excerpt
+from clinical_corpora.corpora.rad_coref import bigbio
 from clinical_corpora.corpora.rad_coref.records import (
     MENTION_TYPES,
     Chain,
@@ -340,7 +341,7 @@ class RadCorefBuilder(Builder):
     """Patients of the radiology cross-report coreference corpus, and their mention pairs."""
 
     VERSION = "1.0.1"
-    CONFIGS = {CONFIG: Patient, PAIRS_CONFIG: MentionPair}
+    CONFIGS = {CONFIG: Patient, PAIRS_CONFIG: MentionPair, bigbio.CONFIG: bigbio.KbDocument}
     DOCUMENTS = {"annotations": f"one BRAT file per report, {GOLD_FOLDER}/<SUBJECT_ID>/<ROW_ID>.ann"}
 
     def count(self, ctx: BuildContext) -> int:
@@ -363,6 +364,7 @@ class RadCorefBuilder(Builder):
                 rows = [
                     Row(CONFIG, "train", patient),
                     *(Row(PAIRS_CONFIG, "train", pair) for pair in mention_pairs(patient)),
+                    Row(bigbio.CONFIG, "train", bigbio.kb_document(patient)),
                 ]
             yield from rows
 
@@ -400,7 +402,7 @@ class RadCorefBuilder(Builder):
     def quality_tables(self, release: ReleaseView) -> dict[str, pd.DataFrame]:
         """``mention_pairs.per_patient``: pairs and coreferent pairs written vs. implied by the chains."""
         written: Counter[tuple[str, bool]] = Counter()
-        for batch in release.arrow(PAIRS_CONFIG).select(["patient_id", "coreferent"]).to_batches():
+        for batch in release.batches(PAIRS_CONFIG, columns=["patient_id", "coreferent"]):
             written.update(zip(batch.column(0).to_pylist(), batch.column(1).to_pylist(), strict=True))
         rows = []
         for _, patient in release.rows(CONFIG):

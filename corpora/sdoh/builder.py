@@ -8,7 +8,7 @@ with the same relative paths, the first scored as gold against the second for th
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, get_args
 
@@ -25,9 +25,11 @@ from clinical_corpora.builders.sources.brat import (
     brat_documents,
     read_brat_document,
 )
+from clinical_corpora.builders.sources.discovery import Document
 from clinical_corpora.builders.sources.shac import ShacScheme, ValuedTextBound, shac_annotations
 from clinical_corpora.core.counts import NO_COUNTS
 from clinical_corpora.core.errors import SourceError
+from clinical_corpora.corpora.sdoh import bigbio
 from clinical_corpora.corpora.sdoh.records import (
     CHALLENGE_EVENT_TYPES,
     REQUIRED_ARGUMENTS,
@@ -48,13 +50,16 @@ SCHEME = ShacScheme(get_args(EventType), SUBTYPES_BY_ARGUMENT)
 
 class SdohBuilder(Builder):
     VERSION = "1.0.1"
-    CONFIGS = {CONFIG: SdohNote}
+    CONFIGS = {CONFIG: SdohNote, bigbio.CONFIG: bigbio.KbDocument}
     DOCUMENTS = {"shac": "BRAT pairs {train,dev,test}/{mimic,uw}/<doc>.txt and <doc>.ann"}
 
     def count(self, ctx: BuildContext) -> int:
         return len(brat_documents(ctx.source("shac"), quiet=True))
 
-    def generate(self, ctx: BuildContext) -> Iterator[Row]:
+    def shards(self, ctx: BuildContext) -> dict[str, list[Document]]:
+        return {"documents": brat_documents(ctx.source("shac"))}
+
+    def generate_shard(self, ctx: BuildContext, documents: Sequence[Document] = ()) -> Iterator[Row]:
         """One row per note; a broken annotation fails the build or, quarantined, is left out of its
         note (``builders.sources.brat`` says what goes with it) and the note is released. A ``.txt``
         without its ``.ann`` is a note without annotations (as brat shows it); an ``.ann`` without its
@@ -64,7 +69,7 @@ class SdohBuilder(Builder):
         def quarantine(error: SourceError) -> None:
             ctx.reject(error, "annotation")
 
-        for document in brat_documents(root):
+        for document in documents:
             ann_path = document.get(ANN_SUFFIX) or root / f"{document.id}{ANN_SUFFIX}"
             with ctx.record(str(ann_path)):
                 split, source = split_and_source(document.id, ann_path)
@@ -80,6 +85,7 @@ class SdohBuilder(Builder):
                     has_ann_file=ANN_SUFFIX in document.files,
                 )
                 yield Row(CONFIG, split, note)
+                yield Row(bigbio.CONFIG, split, bigbio.kb_document(note))
 
     def agreement(self, ctx: BuildContext, release: ReleaseView) -> AgreementReport | None:
         """Annotator A (as gold) against B with the challenge's criteria (overlap / exact / label)."""

@@ -37,6 +37,7 @@ from clinical_corpora.builders.sources.rf2 import Terminology, load_snapshot
 from clinical_corpora.core.annotations import SpanAnnotation
 from clinical_corpora.core.errors import ClincorpError, SourceError
 from clinical_corpora.core.splits import seeded_split
+from clinical_corpora.corpora.snomed_el import bigbio
 from clinical_corpora.corpora.snomed_el.records import ConceptRecord, ConceptStats, LinkedSpan, Note, Split
 from clinical_corpora.validation.agreement.jaccard import mean_pairwise_jaccard
 from clinical_corpora.validation.metrics.concept_difficulty import Mention, concept_difficulty
@@ -63,7 +64,12 @@ class SnomedElBuilder(Builder):
     """Builds ``snomed_el``, ``concepts`` and ``concept_stats``; keeps span boundaries as annotated."""
 
     VERSION = "1.0.1"
-    CONFIGS = {"snomed_el": Note, "concepts": ConceptRecord, "concept_stats": ConceptStats}
+    CONFIGS = {
+        "snomed_el": Note,
+        "concepts": ConceptRecord,
+        "concept_stats": ConceptStats,
+        bigbio.CONFIG: bigbio.KbDocument,
+    }
     TRIM_WHITESPACE: ClassVar[bool] = False
     DOCUMENTS: ClassVar[dict[str, str]] = {
         "annotations": "train_annotations.csv rows note_id,start,end,concept_id naming notes of the notes file"
@@ -98,6 +104,7 @@ class SnomedElBuilder(Builder):
                 )
                 mentions += [Mention(note.note_id, note.split, span.concept_id, span.text) for span in note.annotations]
                 yield Row("snomed_el", note.split, note)
+                yield Row(bigbio.CONFIG, note.split, bigbio.kb_document(note))
         for note_id in sorted(by_note.keys() - seen):
             annotations = by_note[note_id]
             with ctx.record(f"{annotations.path} [{note_id}]"):
@@ -157,10 +164,9 @@ class SnomedElBuilder(Builder):
         files = annotator_folders(folder, ".csv")
         if not files:
             raise SourceError(folder, "expected one note_id,start,end,concept_id CSV per annotator")
-        annotators = {
-            RELEASED_ANNOTATOR: released_annotations(release),
-            **{name: read_span_annotations(path) for name, path in files.items()},
-        }
+        others = {name: read_span_annotations(path) for name, path in files.items()}
+        annotated = {annotation.note_id for annotations in others.values() for annotation in annotations}
+        annotators = {RELEASED_ANNOTATOR: released_annotations(release, annotated), **others}
         try:
             report = mean_pairwise_jaccard(annotators)
         except ValueError as error:
@@ -251,7 +257,7 @@ def concept_rows(mentions: list[Mention], terminology: Terminology) -> Iterator[
 
 def _annotation_table(release: ReleaseView) -> pa.Table:
     """One row per released annotation: note_id, split, start, end, concept_id, fsn, hierarchy (ClassLabel id)."""
-    notes = release.arrow("snomed_el")
+    notes = release.arrow("snomed_el", columns=["note_id", "annotations"])  # never the note texts
     annotations = notes.column("annotations").combine_chunks()
     parents = pc.list_parent_indices(annotations)
     items = pc.list_flatten(annotations)
@@ -264,9 +270,12 @@ def _annotation_table(release: ReleaseView) -> pa.Table:
     )
 
 
-def released_annotations(release: ReleaseView) -> list[SpanAnnotation]:
-    """The released annotations, as the reader's records (for agreement)."""
+def released_annotations(release: ReleaseView, notes: set[str] | None = None) -> list[SpanAnnotation]:
+    """The released annotations (of ``notes`` only, when given: pairs of annotators compare the notes both
+    annotated), as the reader's records (for agreement)."""
     table = _annotation_table(release)
+    if notes is not None:
+        table = table.filter(pc.is_in(table.column("note_id"), value_set=pa.array(sorted(notes), pa.string())))
     return [
         SpanAnnotation(note_id, start, end, concept_id)
         for note_id, start, end, concept_id in zip(
@@ -293,7 +302,9 @@ def concept_links(release: ReleaseView) -> pd.DataFrame:
 
 def split_section(release: ReleaseView) -> CardSection:
     frame = _annotation_table(release).to_pandas()
-    notes = Counter(split for split in release.split_labels("snomed_el").to_pylist())
+    notes = {
+        split: sum(map(release.rows_in, release.shards("snomed_el", split))) for split in release.splits("snomed_el")
+    }
     rows: list[list[object]] = [
         [
             split,

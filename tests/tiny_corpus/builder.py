@@ -7,9 +7,8 @@ gives the agreement measure ``span_f1`` (exact-span F1).
 
 from __future__ import annotations
 
-import csv
 from collections import Counter, defaultdict
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Literal
 
@@ -17,6 +16,7 @@ import pyarrow.compute as pc
 
 from clinical_corpora.builders.base import AgreementReport, BuildContext, Builder, CardSection, Row, Table
 from clinical_corpora.builders.release_view import ReleaseView
+from clinical_corpora.builders.sources.line_chunks import LineChunk, chunk_lines, line_chunks
 from clinical_corpora.core.errors import SourceError
 from clinical_corpora.schemas.spans import Span, TextRecord
 
@@ -55,13 +55,16 @@ class TinyBuilder(Builder):
     VERSION = "1.0.0"
     CONFIGS = {"notes": Note}
 
-    def generate(self, ctx: BuildContext) -> Iterator[Row]:
+    def shards(self, ctx: BuildContext) -> dict[str, list[LineChunk]]:
+        """One shard per note line (a real corpus would cut larger chunks)."""
+        return {"chunks": line_chunks(ctx.source("notes"), skip_lines=1, chunk_bytes=1)}
+
+    def generate_shard(self, ctx: BuildContext, chunks: Sequence[LineChunk] = ()) -> Iterator[Row]:
         notes = ctx.source("notes")
         spans = read_spans(ctx.source("spans"))
-        with notes.open(encoding="utf-8", newline="") as handle:
-            reader = csv.reader(handle, delimiter="\t", quoting=csv.QUOTE_NONE)
-            next(reader)
-            for line, (note_id, split, text) in enumerate(reader, start=2):
+        for chunk in chunks:
+            for line, raw in chunk_lines(notes, chunk):
+                note_id, split, text = raw.decode("utf-8").rstrip("\r").split("\t")
                 with ctx.record(f"{notes}:{line}"):
                     text = text.replace("\\n", "\n")
                     yield Row(
@@ -101,7 +104,7 @@ class TinyBuilder(Builder):
 
 def released_spans(release: ReleaseView) -> Iterator[tuple[str, str, int, int, str]]:
     """(note_id, split, start, end, label) of every released span, read column-wise from Arrow."""
-    table = release.arrow("notes")
+    table = release.arrow("notes", columns=["id", "spans"])
     spans = table.column("spans").combine_chunks()
     parents = pc.list_parent_indices(spans)
     items = pc.list_flatten(spans)

@@ -1,0 +1,171 @@
+"""Build a corpus's document shards into Arrow record batches, in worker processes when there are several.
+
+A builder's :meth:`~clinical_corpora.builders.base.Builder.shards` lists its documents (the ``datasets``
+``gen_kwargs`` model); the lists are cut into contiguous groups, each built by
+:meth:`~clinical_corpora.builders.base.Builder.generate_shard` in a worker and returned as record batches
+with its read count and rejects. Groups come back in document order, so the rows, the rejects and the
+parquet bytes are the same whatever the number of workers.
+"""
+
+from __future__ import annotations
+
+import math
+import multiprocessing
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass, field
+from itertools import islice
+from typing import Any
+
+import pyarrow as pa
+from datasets import Features
+
+from clinical_corpora.builders.base import BuildContext, Builder, Reject, Row
+from clinical_corpora.core.errors import ClincorpError
+from clinical_corpora.core.manifest import CorpusManifest
+from clinical_corpora.schemas.features import row_encoder
+
+ROWS_PER_BATCH = 1_000
+"""Encoded rows are held as Python dicts for at most this many rows per config and split, then become Arrow."""
+
+DOCUMENTS_PER_GROUP = 64
+"""At most this many documents per worker job, so a job's batches stay small in memory."""
+
+Sink = Callable[[str, str, pa.RecordBatch], None]
+
+
+@dataclass
+class GroupOutput:
+    """What one worker job built: record batches per (config, split) in order, read records and rejects."""
+
+    batches: list[tuple[str, str, pa.RecordBatch]] = field(default_factory=list)
+    read: int = 0
+    rejects: list[Reject] = field(default_factory=list)
+
+
+class RowEncoder:
+    """Checks each row against the corpus's configs and turns rows into record batches of ~1k rows."""
+
+    def __init__(self, builder: Builder, manifest: CorpusManifest, features: dict[str, Features], sink: Sink):
+        self.builder = builder
+        self.manifest = manifest
+        self.sink = sink
+        self.splits = {config: set(spec.splits) for config, spec in manifest.configs.items()}
+        self.encoders = {config: row_encoder(config_features) for config, config_features in features.items()}
+        self.schemas = {config: config_features.arrow_schema for config, config_features in features.items()}
+        self.buffers: dict[tuple[str, str], list[dict[str, Any]]] = {}
+
+    def add(self, row: Row) -> None:
+        if row.split not in self.splits.get(row.config, ()):
+            raise ClincorpError(
+                f"{self.manifest.builder} wrote config {row.config!r} split {row.split!r}, "
+                "which corpus.yaml does not declare"
+            )
+        model = self.builder.CONFIGS[row.config]
+        if not isinstance(row.record, model):
+            raise ClincorpError(
+                f"{self.manifest.builder} wrote a {type(row.record).__name__} into config "
+                f"{row.config!r}, which holds {model.__name__} records"
+            )
+        buffer = self.buffers.setdefault((row.config, row.split), [])
+        buffer.append(self.encoders[row.config](row.record.model_dump()))
+        if len(buffer) >= ROWS_PER_BATCH:
+            self._emit(row.config, row.split)
+
+    def finish(self) -> None:
+        for config, split in list(self.buffers):
+            self._emit(config, split)
+
+    def _emit(self, config: str, split: str) -> None:
+        rows = self.buffers.pop((config, split))
+        if rows:
+            self.sink(config, split, pa.RecordBatch.from_pylist(rows, schema=self.schemas[config]))
+
+
+def build_in_process(
+    builder: Builder, manifest: CorpusManifest, features: dict[str, Features], rows: Iterable[Row], sink: Sink
+) -> Iterator[None]:
+    """Encode ``rows`` (built in this process) into ``sink``; yields after each row (for progress)."""
+    encoder = RowEncoder(builder, manifest, features, sink)
+    for row in rows:
+        encoder.add(row)
+        yield None
+    encoder.finish()
+
+
+def document_groups(documents: dict[str, Any], workers: int) -> list[dict[str, Any]]:
+    """The builder's gen_kwargs cut into contiguous groups: list values together, other values as given."""
+    lists = {name: value for name, value in documents.items() if isinstance(value, list)}
+    lengths = {len(value) for value in lists.values()}
+    if len(lengths) > 1:
+        raise ClincorpError(f"the shard lists {sorted(lists)} have different lengths {sorted(lengths)}")
+    total = lengths.pop() if lengths else 0
+    size = max(1, min(DOCUMENTS_PER_GROUP, math.ceil(total / (workers * 4))))
+    return [
+        {**documents, **{name: value[start : start + size] for name, value in lists.items()}}
+        for start in range(0, total, size)
+    ]
+
+
+@dataclass
+class _WorkerState:
+    builder: Builder
+    manifest: CorpusManifest
+    features: dict[str, Features]
+    sources: dict[str, Any]
+    on_error: Any
+
+
+_STATE: _WorkerState | None = None
+
+
+def _start_worker(state: _WorkerState) -> None:
+    global _STATE
+    _STATE = state
+
+
+def _build_group(group: dict[str, Any]) -> GroupOutput:
+    """One worker job: the rows of a group of documents as record batches."""
+    assert _STATE is not None
+    state = _STATE
+    ctx = BuildContext(state.manifest, state.sources, state.on_error)
+    output = GroupOutput()
+    encoder = RowEncoder(
+        state.builder, state.manifest, state.features, lambda c, s, b: output.batches.append((c, s, b))
+    )
+    for row in state.builder.generate_shard(ctx, **group):
+        encoder.add(row)
+    encoder.finish()
+    output.read, output.rejects = ctx.read, ctx.rejects
+    return output
+
+
+def build_in_workers(
+    builder: Builder,
+    manifest: CorpusManifest,
+    features: dict[str, Features],
+    ctx: BuildContext,
+    groups: list[dict[str, Any]],
+    workers: int,
+) -> Iterator[GroupOutput]:
+    """Each group's output, in group order, built by ``workers`` processes (at most two jobs ahead each)."""
+    methods = multiprocessing.get_all_start_methods()
+    context = multiprocessing.get_context("fork" if "fork" in methods else None)
+    state = _WorkerState(builder, manifest, features, ctx.sources, ctx.on_error)
+    pool = ProcessPoolExecutor(workers, mp_context=context, initializer=_start_worker, initargs=(state,))
+    try:
+        queued = iter(groups)
+        running: deque[Future[GroupOutput]] = deque(pool.submit(_build_group, g) for g in islice(queued, workers * 2))
+        while running:
+            try:
+                output = running.popleft().result()
+            except BrokenProcessPool:
+                raise ClincorpError(
+                    f"{manifest.name}: a worker process died while building (out of memory?); try fewer --workers"
+                ) from None
+            running.extend(pool.submit(_build_group, group) for group in islice(queued, 1))
+            yield output
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)

@@ -1,0 +1,152 @@
+"""Record models of BigBio's ``kb`` and ``qa`` schemas (Fries et al. 2022), so a corpus can release
+``<corpus>_bigbio_kb`` or ``<corpus>_bigbio_qa`` configs that BigBio-compatible code reads.
+
+The fields and types are BigBio's, field for field: ``text`` of a span is a list of strings and
+``offsets`` a list of ``[start, end]`` int32 pairs (one pair per fragment), every ``type`` a plain
+string. Offsets index the document text BigBio's schema test builds: the passages' texts joined by
+one space. A :class:`KbDocument` checks what that test checks: each passage holds one text and one
+offset pair that locate it, each entity and trigger fragment's text is the slice its offsets name, and
+every coreference, relation and event argument names an entity (or event) of the document.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from itertools import pairwise
+from typing import Annotated
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from clinical_corpora.schemas.spans import Offset, Record, span_mismatch, unique_ids
+
+OffsetPair = Annotated[list[Offset], Field(min_length=2, max_length=2)]
+"""``[start, end]`` of one fragment, end exclusive."""
+
+PASSAGE_SEPARATOR = " "
+"""What BigBio puts between passages when it checks offsets against the document text."""
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Normalized(_Strict):
+    """A link to an entry of a knowledge base or value set."""
+
+    db_name: str
+    db_id: str
+
+
+class Passage(_Strict):
+    id: str
+    type: str
+    text: list[str] = Field(min_length=1, max_length=1)
+    offsets: list[OffsetPair] = Field(min_length=1, max_length=1)
+
+
+class Entity(_Strict):
+    id: str
+    type: str
+    text: list[str]
+    offsets: list[OffsetPair]
+    normalized: list[Normalized]
+
+
+class Trigger(_Strict):
+    text: list[str]
+    offsets: list[OffsetPair]
+
+
+class EventArgument(_Strict):
+    role: str
+    ref_id: str
+
+
+class Event(_Strict):
+    id: str
+    type: str
+    trigger: Trigger
+    arguments: list[EventArgument]
+
+
+class Coreference(_Strict):
+    id: str
+    entity_ids: list[str]
+
+
+class Relation(_Strict):
+    id: str
+    type: str
+    arg1_id: str
+    arg2_id: str
+    normalized: list[Normalized]
+
+
+class KbDocument(Record):
+    """One document in BigBio's ``kb`` schema."""
+
+    id: str
+    document_id: str
+    passages: list[Passage]
+    entities: list[Entity]
+    events: list[Event]
+    coreferences: list[Coreference]
+    relations: list[Relation]
+
+    @property
+    def document_text(self) -> str:
+        """The text offsets index: the passages' texts joined as BigBio's schema test joins them."""
+        return PASSAGE_SEPARATOR.join(text for passage in self.passages for text in passage.text)
+
+    @model_validator(mode="after")
+    def _offsets_locate_texts_and_ids_resolve(self) -> KbDocument:
+        text = self.document_text
+        located = [(f"passage {p.id}", p.text, p.offsets) for p in self.passages]
+        located += [(f"entity {e.id}", e.text, e.offsets) for e in self.entities]
+        located += [(f"event {e.id} trigger", e.trigger.text, e.trigger.offsets) for e in self.events]
+        for owner, texts, offsets in located:
+            if len(texts) != len(offsets):
+                raise ValueError(f"{owner}: {len(texts)} texts for {len(offsets)} offset pairs")
+            for fragment, (start, end) in zip(texts, offsets, strict=True):
+                problem = span_mismatch(text, start, end, fragment)
+                if problem:
+                    raise ValueError(f"{owner}: {problem}")
+        for before, after in pairwise(self.passages):
+            if after.offsets[0][0] != before.offsets[0][1] + len(PASSAGE_SEPARATOR):
+                raise ValueError(f"passage {after.id} does not start one separator after passage {before.id}")
+        unique_ids([*self.passages, *self.entities, *self.events, *self.coreferences, *self.relations])
+        entities = {entity.id for entity in self.entities}
+        referable = entities | {event.id for event in self.events}
+        references = [(f"coreference {c.id}", member, entities) for c in self.coreferences for member in c.entity_ids]
+        references += [(f"event {e.id}", a.ref_id, referable) for e in self.events for a in e.arguments]
+        references += [(f"relation {r.id}", arg, referable) for r in self.relations for arg in (r.arg1_id, r.arg2_id)]
+        for owner, target, known in references:
+            if target not in known:
+                raise ValueError(f"{owner} refers to {target!r}, which is no entity or event of this document")
+        return self
+
+
+class QaRecord(Record):
+    """One question in BigBio's ``qa`` schema; ``type`` is BigBio's question type (``factoid``, ``yesno``…)."""
+
+    id: str
+    question_id: str
+    document_id: str
+    question: str
+    type: str
+    choices: list[str]
+    context: str
+    answer: list[str]
+
+
+def laid_out(passages: Sequence[tuple[str, str, str]]) -> tuple[list[Passage], list[int]]:
+    """Passages from ``(id, type, text)`` triples, placed as BigBio's schema test joins them, and the offset
+    where each begins (add it to a span's offsets into its own passage)."""
+    placed: list[Passage] = []
+    starts: list[int] = []
+    start = 0
+    for passage_id, passage_type, text in passages:
+        placed.append(Passage(id=passage_id, type=passage_type, text=[text], offsets=[[start, start + len(text)]]))
+        starts.append(start)
+        start += len(text) + len(PASSAGE_SEPARATOR)
+    return placed, starts
