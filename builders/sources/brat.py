@@ -46,7 +46,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from clinical_corpora.builders.sources.discovery import BRAT_CONFIGURATION, Document, find_documents
-from clinical_corpora.builders.sources.read_digests import read_input
 from clinical_corpora.core.errors import SourceError, excerpt
 
 ANN_SUFFIX = ".ann"
@@ -339,10 +338,10 @@ def iter_brat_folder(root: str | Path) -> Iterator[tuple[str, str, BratDocument]
 
 
 def read_utf8(path: str | Path) -> str:
-    """File content as UTF-8, line endings untouched (BRAT offsets count every character); its digest is
-    recorded for the inputs' fingerprint (:mod:`~clinical_corpora.builders.sources.read_digests`)."""
+    """File content as UTF-8, line endings untouched (BRAT offsets count every character)."""
     try:
-        return read_input(path).decode("utf-8")
+        with open(path, "rb") as handle:
+            return handle.read().decode("utf-8")
     except UnicodeDecodeError as error:
         raise SourceError(path, f"expected UTF-8 text: {error}") from error
     except OSError as error:
