@@ -3,9 +3,10 @@
 Generates (in a temp dir) a gzip CSV shaped like MIMIC-IV-Note ``discharge.csv.gz`` (331,794 notes)
 or MIMIC-III ``NOTEEVENTS.csv.gz`` (2,083,180 notes), with multi-line quoted texts, then selects
 ``--select`` ids spread over the whole file (the last row included, so the whole file is read) with
-the streaming reader, and compares against ``pandas.read_csv`` of the whole file and against the
-stdlib ``csv`` module over a gzip stream. Each run is a fresh process: peak RSS is its own.
-Targets: >= 100 MB/s of uncompressed CSV and peak RSS <= 1 GB for the reader.
+the streaming reader, and compares against ``pandas.read_csv`` of the whole file (the naive
+baseline), the stdlib ``csv`` module over a gzip stream, and ISA-L decompression alone (the floor:
+no reader can be faster than inflating the file). Each run is a fresh process: peak RSS is its own.
+Targets: >= 300 MB/s of uncompressed CSV, >= 3x pandas, peak RSS <= 300 MB for the reader.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import pandas
+from isal import igzip
 
 from benchmarks._measure import measure
 from clinical_corpora.builders.sources.mimic_notes import iter_mimic_iv_notes, iter_noteevents
@@ -39,8 +41,9 @@ SECTIONS = [
     "Brief Hospital Course:",
     "Discharge Instructions:",
 ]
-TARGET_MB_PER_S = 100.0
-TARGET_PEAK_RSS_MB = 1024.0
+TARGET_MB_PER_S = 300.0
+TARGET_SPEEDUP_VS_PANDAS = 3.0
+TARGET_PEAK_RSS_MB = 300.0
 
 
 def _bodies(mean_chars: int, count: int, rng: random.Random) -> list[str]:
@@ -117,6 +120,14 @@ def run_pandas(path: str, layout: str, wanted: list[str]) -> int:
     return int(table[id_column].isin(set(wanted)).sum())
 
 
+def run_isal_decompression(path: str, layout: str, wanted: list[str]) -> int:
+    """The floor: inflate the whole file with ISA-L, nothing else."""
+    with igzip.open(path, "rb") as stream:
+        while stream.read(1 << 20):
+            pass
+    return len(wanted)
+
+
 def run_stdlib_csv(path: str, layout: str, wanted: list[str]) -> int:
     wanted_set = set(wanted)
     csv.field_size_limit(1 << 30)
@@ -143,7 +154,7 @@ def main() -> None:
         generation = measure(write_table, path, args.layout, rows, mean_chars, args.seed, args.select)
         size, wanted = generation["result"]
 
-        runs = {"reader": run_reader, "stdlib_csv": run_stdlib_csv}
+        runs = {"isal_decompression_floor": run_isal_decompression, "reader": run_reader, "stdlib_csv": run_stdlib_csv}
         if not args.skip_pandas:
             runs["pandas_read_csv"] = run_pandas
         results = {}
@@ -163,16 +174,24 @@ def main() -> None:
             "compressed_mb": round(path.stat().st_size / 1e6, 1),
             "generation_seconds": generation["seconds"],
             **results,
-            "targets": {"min_mb_per_s": TARGET_MB_PER_S, "max_peak_rss_mb": TARGET_PEAK_RSS_MB},
-            "meets_targets": reader["found"] == len(wanted)
-            and reader["mb_per_s"] >= TARGET_MB_PER_S
-            and reader["peak_rss_mb"] <= TARGET_PEAK_RSS_MB,
+            "reader_over_floor_speed": round(results["isal_decompression_floor"]["seconds"] / reader["seconds"], 2),
+            "targets": {
+                "min_mb_per_s": TARGET_MB_PER_S,
+                "min_speedup_vs_pandas": TARGET_SPEEDUP_VS_PANDAS,
+                "max_peak_rss_mb": TARGET_PEAK_RSS_MB,
+            },
         }
         if "pandas_read_csv" in results:
             baseline = results["pandas_read_csv"]
             report["speedup_vs_pandas"] = round(baseline["seconds"] / reader["seconds"], 2)
             report["peak_rss_ratio_vs_pandas"] = round(reader["peak_rss_mb"] / baseline["peak_rss_mb"], 3)
         report["speedup_vs_stdlib_csv"] = round(results["stdlib_csv"]["seconds"] / reader["seconds"], 2)
+        report["meets_targets"] = (
+            reader["found"] == len(wanted)
+            and reader["mb_per_s"] >= TARGET_MB_PER_S
+            and report.get("speedup_vs_pandas", TARGET_SPEEDUP_VS_PANDAS) >= TARGET_SPEEDUP_VS_PANDAS
+            and reader["peak_rss_mb"] <= TARGET_PEAK_RSS_MB
+        )
     print(json.dumps(report, indent=2))
 
 

@@ -14,6 +14,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from datasets import Features
 
+from clinical_corpora.core.errors import ClincorpError
 from clinical_corpora.schemas.features import row_decoder
 from clinical_corpora.validation.tables import flatten_config
 
@@ -151,6 +152,22 @@ def release_location(path: Path) -> tuple[Path, str | None] | None:
     if path.parent.name == "data" and (path.parent.parent / MANIFEST).is_file() and path.is_dir():
         return path.parent.parent, path.name
     return None
+
+
+def scored_release(path: Path, split: str | None, role: str = "gold") -> tuple[Path, str | None] | None:
+    """:func:`release_location` of a scorer's ``role`` argument; ``--split`` only applies to a release."""
+    location = release_location(path)
+    if location is None and split is not None:
+        raise ClincorpError(f"--split applies to a release as {role}; {path} is not a release")
+    return location
+
+
+def chosen_splits(view: ReleaseView, config: str, split: str | None) -> list[str]:
+    """``[split]``, or every split of ``config`` when ``split`` is None; an unknown split is an error."""
+    splits = view.splits(config)
+    if split is not None and split not in splits:
+        raise ClincorpError(f"{view.folder} has no split {split!r}; its splits are {', '.join(splits)}")
+    return [split] if split is not None else splits
 
 
 def release_corpus(release: Path) -> str:

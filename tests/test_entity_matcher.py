@@ -67,8 +67,9 @@ def test_only_english_unsuppressed_strings_of_mapped_concepts(matcher: EntityMat
 
 def test_frequent_words_and_determiner_keys_are_not_entities(matcher: EntityMatcher, index: UmlsIndex) -> None:
     assert _found(matcher, "All of them took the pill.") == []
-    assert "all" not in index.keys and "the pill" not in index.keys
-    assert index.keys["acute lymphoblastic leukaemia"] == 9000062
+    assert index.concept("all") is None and index.concept("the pill") is None
+    assert index.concept("acute lymphoblastic leukaemia") == 9000062
+    assert index.concept("acute lymphoblastic") is None  # a prefix of a key, not a key
 
 
 def test_ambiguous_string_goes_to_lowest_cui_unless_preferred(matcher: EntityMatcher, tmp_path: Path) -> None:
@@ -139,7 +140,7 @@ def test_index_is_cached_by_file_hashes(tmp_path: Path, monkeypatch: pytest.Monk
 
     monkeypatch.setattr(entity_matcher, "build_index", must_not_build)
     again = load_or_build_index(MRCONSO, MRSTY, tmp_path / "cache")
-    assert again.keys == first.keys and again.synonym_table == first.synonym_table
+    assert again.entries == first.entries and again.concepts.names == first.concepts.names
     assert again.source_sha256["MRCONSO.RRF"] == first.source_sha256["MRCONSO.RRF"]
 
     changed = tmp_path / "MRCONSO.RRF"
@@ -147,7 +148,7 @@ def test_index_is_cached_by_file_hashes(tmp_path: Path, monkeypatch: pytest.Monk
     monkeypatch.undo()
     rebuilt = load_or_build_index(changed, MRSTY, tmp_path / "cache")
     assert len(list((tmp_path / "cache").glob("umls-index-*.pickle"))) == 2
-    assert rebuilt.keys == first.keys  # the new concept has no semantic type, so nothing new is indexed
+    assert rebuilt.entries == first.entries  # the new concept has no semantic type, so nothing new is indexed
 
 
 def test_recogniser_against_hand_marked_gold(matcher: EntityMatcher) -> None:

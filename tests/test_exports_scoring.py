@@ -136,3 +136,15 @@ def test_coref_release_as_key_scores_as_its_conll_export(
     assert main(["score", "coref", str(key), str(response), "--json"]) == 0
     assert from_release == json.loads(capsys.readouterr().out)
     assert 0 < from_release["conll_f1"] < 1
+
+
+@pytest.mark.parametrize(("task", "corpus"), [("sdoh", "sdoh"), ("snomed", "snomed_el"), ("coref", "rad_coref")])
+def test_a_split_the_gold_release_lacks_or_a_split_of_no_release_is_an_error(
+    task: str, corpus: str, sample_release: SampleRelease, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    release = sample_release(corpus).folder
+    out = [] if task == "coref" else ["--out", str(tmp_path / "scores")]
+    assert main(["score", task, str(release), str(tmp_path / "pred"), "--split", "nosuch", *out]) != 0
+    assert "has no split 'nosuch'; its splits are" in capsys.readouterr().err
+    assert main(["score", task, str(tmp_path), str(tmp_path / "pred"), "--split", "train", *out]) != 0
+    assert f"--split applies to a release as {'KEY' if task == 'coref' else 'gold'}" in capsys.readouterr().err

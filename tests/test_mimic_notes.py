@@ -7,6 +7,8 @@ import gzip
 import io
 import random
 import re
+import subprocess
+import sys
 from datetime import date, datetime
 from pathlib import Path
 
@@ -470,3 +472,62 @@ def test_radiology_table_reads_like_discharge(tmp_path: Path) -> None:
     (note,) = iter_notes(path)
     assert isinstance(note, MimicIvNote)
     assert (note.note_type, note.note_seq, note.storetime, note.line) == ("RR", 14, None, 2)
+
+
+@pytest.mark.parametrize(("bad_line", "block_size"), [(5, 256), (151, 256), (151, 1 << 20)])
+def test_invalid_utf8_inside_a_multiline_note_names_its_own_line(
+    tmp_path: Path, bad_line: int, block_size: int
+) -> None:
+    # Notes of 20 lines each: the bad byte sits on a line well after its row's first line.
+    text = "\n".join(f"line {k}" for k in range(20))
+    chunks = _csv_lines([list(MIMIC_IV_NOTE_COLUMNS)] + [_discharge_row(f"1{i:07d}-DS-1", text) for i in range(12)])
+    data = "".join(chunks).encode()
+    lines = data.split(b"\n")
+    lines[bad_line - 1] += b" caf\xe9"
+    data = b"\n".join(lines)
+    path = tmp_path / "discharge.csv.gz"
+    path.write_bytes(gzip.compress(data))
+
+    with pytest.raises(SourceError, match="expected UTF-8 text, found byte 0xe9") as error:
+        list(iter_mimic_iv_notes(path, block_size=block_size))
+    assert error.value.line == bad_line
+    assert f"byte offset {data.index(bytes([0xE9]))} " in str(error.value)
+
+
+def test_a_character_cut_between_reads_is_located_exactly(tmp_path: Path) -> None:
+    # "é" (2 bytes) straddles the first 1 MiB read; the invalid byte follows it.
+    head = "note_id,text\n" + 'a-DS-1,"' + "x" * ((1 << 20) - 23) + "\n"
+    data = head.encode() + "é".encode() + b'\xff"\n'
+    assert data.index("é".encode()) == (1 << 20) - 1
+    path = tmp_path / "notes.csv"
+    path.write_bytes(data)
+
+    with pytest.raises(SourceError, match=rf"found byte 0xff at byte offset {(1 << 20) + 1} ") as error:
+        list(iter_challenge_notes(path))
+    assert error.value.line == 3
+
+
+def test_a_row_longer_than_the_block_is_a_clear_error(tmp_path: Path) -> None:
+    chunks = _csv_lines([["note_id", "text"], ["a-DS-1", "short"], ["b-DS-1", "long " * 400]])
+    path = _write(tmp_path / "notes.csv.gz", chunks, compress=True)
+
+    with pytest.raises(SourceError, match="a row is longer than the block of 512 bytes"):
+        list(iter_challenge_notes(path, block_size=512))
+    assert [note.note_id for note in iter_challenge_notes(path, block_size=4096)] == ["a-DS-1", "b-DS-1"]
+
+
+def test_a_table_left_half_read_lets_the_interpreter_exit(tmp_path: Path) -> None:
+    # pyarrow's threads read ahead through Python; a generator still open at exit must not hang it.
+    chunks = _csv_lines(
+        [list(MIMIC_IV_NOTE_COLUMNS)] + [_discharge_row(f"1{i:07d}-DS-1", "t\n" * 50) for i in range(3000)]
+    )
+    path = _write(tmp_path / "discharge.csv.gz", chunks, compress=True)
+    script = (
+        "import sys\n"
+        "from clinical_corpora.builders.sources.mimic_notes import iter_mimic_iv_notes\n"
+        "notes = iter_mimic_iv_notes(sys.argv[1], block_size=4096)\n"
+        "print(next(notes).note_id)\n"
+    )
+
+    done = subprocess.run([sys.executable, "-c", script, str(path)], capture_output=True, text=True, timeout=60)
+    assert (done.returncode, done.stdout.strip()) == (0, "10000000-DS-1")

@@ -55,6 +55,8 @@ _ID_PATTERN = re.compile(r"[TEAMNR#]\w+")
 _FRAGMENT_PATTERN = re.compile(r"\s*([0-9]+)\s+([0-9]+)\s*")
 _CONTIGUOUS_TEXTBOUND_LINE = re.compile(r"(T\w+)\t(\S+) ([0-9]+) ([0-9]+)\t(.*)", re.DOTALL)
 _ROLE_TARGET = re.compile(r"(\S+):([^\s:]+)")
+_SIMPLE_EVENT_LINE = re.compile(r"(E\w+)\t(\S+:[^\s:]+(?: \S+:[^\s:]+)*)")
+_SIMPLE_ATTRIBUTE_LINE = re.compile(r"(A\w+)\t(\S+) (\S+)(?: (\S+))?")
 _EVENT_BODY = re.compile(r"\s*\S+:[^\s:]+(?:\s+\S+:[^\s:]+)*\s*")
 _TEXTBOUND_SHAPE = "'T<n>\\t<Type> <start> <end>[;<start> <end>...]\\t<text>'"
 _EVENT_SHAPE = "'E<n>\\t<Type>:<trigger id> [<Role>:<id> ...]'"
@@ -188,12 +190,14 @@ def parse_brat(
     passed to ``on_broken`` and left out of the document with what depends on it (module docstring).
     """
     parser = _AnnParser(str(path), text)
-    line_of, textbounds = parser.line_of, parser.textbounds
-    for line_number, line in enumerate(ann.split("\n"), start=1):
-        if line.endswith("\r"):
-            line = line[:-1]
-        contiguous = _CONTIGUOUS_TEXTBOUND_LINE.fullmatch(line)
-        if contiguous:  # fast path for a valid contiguous text-bound, the most common line
+    line_of, textbounds, events, attributes = parser.line_of, parser.textbounds, parser.events, parser.attributes
+    lines = ann.split("\n")
+    if "\r" in ann:
+        lines = [line.removesuffix("\r") for line in lines]
+    for line_number, line in enumerate(lines, start=1):
+        # fast paths for the most common lines, when valid; anything else goes through ``add``
+        kind = line[:1]
+        if kind == "T" and (contiguous := _CONTIGUOUS_TEXTBOUND_LINE.fullmatch(line)):
             identifier, type_, start, end, span_text = contiguous.groups()
             start_offset, end_offset = int(start), int(end)
             if (
@@ -203,6 +207,21 @@ def parse_brat(
             ):
                 line_of[identifier] = line_number
                 textbounds[identifier] = TextBound(identifier, type_, ((start_offset, end_offset),), span_text)
+                continue
+        elif kind == "E" and (simple_event := _SIMPLE_EVENT_LINE.fullmatch(line)):
+            identifier = simple_event[1]
+            if identifier not in line_of:
+                line_of[identifier] = line_number
+                (type_, _, trigger), *pairs = [field.rpartition(":") for field in simple_event[2].split(" ")]
+                events[identifier] = Event(
+                    identifier, type_, trigger, tuple([(role, target) for role, _, target in pairs])
+                )
+                continue
+        elif kind == "A" and (simple_attribute := _SIMPLE_ATTRIBUTE_LINE.fullmatch(line)):
+            identifier = simple_attribute[1]
+            if identifier not in line_of:
+                line_of[identifier] = line_number
+                attributes.append(Attribute(identifier, simple_attribute[2], simple_attribute[3], simple_attribute[4]))
                 continue
         if line and not line.isspace():
             parser.add(line, line_number)
@@ -321,8 +340,8 @@ def iter_brat_folder(root: str | Path) -> Iterator[tuple[str, str, BratDocument]
 def read_utf8(path: str | Path) -> str:
     """File content as UTF-8, line endings untouched (BRAT offsets count every character)."""
     try:
-        with open(path, encoding="utf-8", newline="") as handle:
-            return handle.read()
+        with open(path, "rb") as handle:
+            return handle.read().decode("utf-8")
     except UnicodeDecodeError as error:
         raise SourceError(path, f"expected UTF-8 text: {error}") from error
     except OSError as error:
@@ -586,6 +605,13 @@ class _AnnParser:
         return events
 
     def finish(self, on_broken: OnBroken) -> BratDocument:
+        if self._all_resolved():
+            return BratDocument(
+                textbounds=tuple(self.textbounds.values()),
+                events=tuple(self.events.values()),
+                attributes=tuple(self.attributes),
+                lines={identifier: line for identifier, line in self.line_of.items() if line},
+            )
         events = self._kept_events()
         arguments_allowed = {**self.textbounds, **events}
         relations: dict[str, Relation] = {}
@@ -631,6 +657,21 @@ class _AnnParser:
                 identifier: line for identifier, line in self.line_of.items() if line and identifier not in self.broken
             },
         )
+
+    def _all_resolved(self) -> bool:
+        """Whether the document holds only text-bounds, events and attributes, all well formed and
+        referring to what is in the file (most documents): ``finish`` then has nothing to leave out."""
+        if self.problems or self.broken or self.relations or self.normalizations or self.notes or self.equivalences:
+            return False
+        textbounds, events = self.textbounds, self.events
+        for event in events.values():
+            trigger = textbounds.get(event.trigger)
+            if trigger is None or trigger.type != event.type:
+                return False
+            for _, target in event.arguments:
+                if target not in textbounds and target not in events:
+                    return False
+        return all(attribute.target in textbounds or attribute.target in events for attribute in self.attributes)
 
     def _kept(self, identifier: str, target: str, allowed: Mapping[str, object], what: str) -> bool:
         if self._resolves(identifier, target, allowed, what):

@@ -14,19 +14,22 @@ not. Files are UTF-8 (MIMIC is): a byte that is not UTF-8 is a SourceError namin
 the byte's offset in the file, never a replaced character. A gzip file that ends early (an
 interrupted download) is a SourceError saying how many bytes and lines were read.
 
-Note tables stream: gzip is inflated by ISA-L in a background thread, the bytes are cut into
-blocks of whole rows (a row ends at a newline after an even number of quotes, as RFC 4180 quoting
-guarantees), each block is parsed by pyarrow's multithreaded CSV parser, rows are selected with
-``pyarrow.compute.is_in`` and only the selected ones become Python objects. Memory is bounded by
-the block size whatever the file's size, and reading stops once every wanted id was seen. Each
-record carries the physical line where it starts. pyarrow is only handed Arrow-owned buffers,
-never a Python file object (its threads calling back into Python can crash at interpreter exit).
+Note tables stream: pyarrow's streaming CSV reader parses blocks of rows with its threads while its
+I/O thread pulls the next bytes, gunzipped by ISA-L (which releases the GIL), so decompression
+overlaps with parsing. Rows are selected with ``pyarrow.compute.is_in`` and only the selected ones
+become Python objects; their start lines come from the newlines inside the values before them
+(read from the Arrow buffers). Memory is bounded by a few blocks whatever the file's size, and
+reading stops once every wanted id was seen. A file whose quotes do not pair up (RFC 4180) is an
+error naming the line where the open quote's row starts; pyarrow's threads never call back into
+Python once the caller left a table half-read.
 """
 
 from __future__ import annotations
 
+import atexit
 import codecs
 import csv
+import weakref
 import zlib
 from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass
@@ -38,18 +41,19 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
-from isal import igzip, igzip_threaded
+from isal import igzip
 
 from clinical_corpora.core.annotations import SpanAnnotation
-from clinical_corpora.core.errors import SourceError
+from clinical_corpora.core.errors import SourceError, excerpt
 
-DEFAULT_BLOCK_SIZE = 8 << 20
-"""Bytes of uncompressed CSV read per block (memory is a small multiple of it)."""
-
-_MAX_ROW_BYTES = 256 << 20
-"""A row longer than this means the quoting is broken (MIMIC notes are at most tens of kilobytes)."""
+DEFAULT_BLOCK_SIZE = 4 << 20
+"""Bytes of uncompressed CSV parsed per block (memory is a small multiple of it; pyarrow reads a few
+blocks ahead). A row must fit in a block: MIMIC notes are at most tens of kilobytes."""
 
 _GZIP_MAGIC = b"\x1f\x8b"
+_NEWLINE = ord("\n")
+_FEW_ROWS = 32
+"""Up to this many selected rows per block, newlines are counted stretch by stretch."""
 
 MIMIC_IV_NOTE_COLUMNS = (
     "note_id",
@@ -330,9 +334,9 @@ def _open_text(path: Path) -> IO[str]:
 
 
 def _open_binary(path: Path) -> BinaryIO:
-    """The file's bytes, gunzipped by ISA-L in a background thread when it is gzip."""
+    """The file's bytes, gunzipped by ISA-L (which releases the GIL) when it is gzip."""
     if _is_gzip(path):
-        return igzip_threaded.open(path, "rb", threads=1)
+        return igzip.open(path, "rb")
     return path.open("rb")
 
 
@@ -380,13 +384,13 @@ def _first_invalid_utf8(path: Path) -> tuple[int, int, int]:
     line, offset = 1, 0
     with _open_binary(path) as stream:
         while chunk := stream.read(1 << 20):
+            data = decoder.getstate()[0] + chunk  # what the decoder sees: a character cut by the last chunk first
             try:
                 decoder.decode(chunk)
             except UnicodeDecodeError as error:
-                bad = offset + error.start
-                return line + chunk.count(b"\n", 0, error.start), bad, chunk[error.start]
+                return line + data.count(b"\n", 0, error.start), offset + error.start, data[error.start]
             line += chunk.count(b"\n")
-            offset += len(chunk)
+            offset += len(data) - len(decoder.getstate()[0])
     return line, offset, 0
 
 
@@ -438,14 +442,13 @@ def _iter_table(
     selection = _Selection(path, id_column, wanted_ids, value_filters)
     if selection.complete:
         return
-    with _open_binary(path) as stream:
-        for first_line, block, newlines in _whole_row_blocks(path, stream, block_size):
-            table = _parse_block(path, block, columns, first_line)
-            line_starts = _row_start_lines(path, table, newlines + (not block.endswith(b"\n")), first_line)
-            for line, values in selection.rows(table, line_starts):
-                yield make_record(_Row(path, line, values))
-            if selection.complete:
-                return
+    line = 2
+    for batch in _row_batches(path, columns, block_size):
+        selected, line = selection.rows(batch, line)
+        for start_line, values in selected:
+            yield make_record(_Row(path, start_line, values))
+        if selection.complete:
+            return
 
 
 class _Selection:
@@ -471,19 +474,20 @@ class _Selection:
         """Whether every wanted id was seen (never, without wanted ids)."""
         return self.wanted is not None and len(self.seen_at) == len(self.wanted)
 
-    def rows(self, table: pa.Table, line_starts: np.ndarray) -> Iterator[tuple[int, dict[str, str]]]:
-        """``(start line, fields)`` of the selected rows of ``table``."""
-        keep = pa.array(np.ones(table.num_rows, dtype=bool))
+    def rows(self, batch: pa.RecordBatch, first_line: int) -> tuple[list[tuple[int, dict[str, str]]], int]:
+        """``(start line, fields)`` of the selected rows of ``batch`` (whose first row starts on
+        ``first_line``), and the line the next batch starts on."""
+        keep = np.ones(batch.num_rows, dtype=bool)
         if self.wanted is not None:
-            keep = pc.is_in(table.column(self.id_column), value_set=self.wanted)
-            self._remember(
-                table.column(self.id_column).filter(keep).to_pylist(),
-                line_starts[keep.to_numpy(zero_copy_only=False)].tolist(),
-            )
+            keep = pc.is_in(batch.column(self.id_column), value_set=self.wanted).to_numpy(zero_copy_only=False)
+        located = np.flatnonzero(keep)  # wanted ids are remembered whatever the other filters say
         for column, values in self.filters.items():
-            keep = pc.and_(keep, pc.is_in(table.column(column), value_set=values))
-        lines = line_starts[keep.to_numpy(zero_copy_only=False)].tolist()
-        return zip(lines, table.filter(keep).to_pylist(), strict=True)
+            keep &= pc.is_in(batch.column(column), value_set=values).to_numpy(zero_copy_only=False)
+        lines, next_line = _start_lines(batch, first_line, located)
+        if self.wanted is not None:
+            self._remember(batch.column(self.id_column).take(located).to_pylist(), lines.tolist())
+        kept = keep[located]
+        return list(zip(lines[kept].tolist(), batch.take(located[kept]).to_pylist(), strict=True)), next_line
 
     def _remember(self, ids: list[str], lines: list[int]) -> None:
         for row_id, line in zip(ids, lines, strict=True):
@@ -496,115 +500,186 @@ class _Selection:
             self.seen_at[row_id] = line
 
 
-def _whole_row_blocks(path: Path, stream: BinaryIO, block_size: int) -> Iterator[tuple[int, bytes, int]]:
-    """Cut the rows after the header into blocks of whole rows: ``(first line, block, newlines in it)``.
+class _CountingStream:
+    """The rows after the header, read by pyarrow's I/O thread: counts quotes, keeps read errors.
 
-    A row ends at a newline preceded by an even number of quote characters (RFC 4180: quotes only
-    enclose fields and are doubled inside them), so a block never ends inside a quoted text.
+    pyarrow calls ``read`` from its own thread; ISA-L releases the GIL while it inflates, so
+    decompression overlaps with parsing. Errors are kept (and end the stream) for the reading
+    thread to raise. ``finish`` ends the stream and lets pyarrow drain it, so pyarrow's threads never
+    call back into Python after the caller left or once the interpreter shuts down.
     """
+
+    def __init__(self, path: Path, stream: BinaryIO) -> None:
+        self.path = path
+        self.stream = stream
+        self.quotes = 0
+        self.error: SourceError | None = None
+        self.stopped = False
+        self.ended = False
+        self.closed = False
+        self.reader: pacsv.CSVStreamingReader | None = None
+
+    def read(self, size: int = -1) -> bytes:
+        if self.stopped or self.error is not None:
+            return b""
+        try:
+            chunk = self.stream.read(size)
+        except (OSError, EOFError):
+            self.error = _truncation_error(self.path)
+            return b""
+        self.quotes += chunk.count(b'"')
+        self.ended = self.ended or (not chunk and size != 0)
+        return chunk
+
+    def close(self) -> None:
+        self.closed = True
+
+    def finish(self) -> None:
+        """End the stream and read pyarrow's remaining (few, read-ahead) batches."""
+        self.stopped = True
+        while self.reader is not None and _drain(self.reader):
+            pass
+        self.reader = None
+
+
+_UNFINISHED: weakref.WeakSet[_CountingStream] = weakref.WeakSet()
+"""Streams a caller left half-read, finished at exit while pyarrow's threads can still run Python."""
+
+
+@atexit.register
+def _finish_unfinished() -> None:
+    for rows in list(_UNFINISHED):
+        rows.finish()
+
+
+def _row_batches(path: Path, columns: tuple[str, ...], block_size: int) -> Iterator[pa.RecordBatch]:
+    """The rows after the header as record batches of strings.
+
+    pyarrow's streaming CSV reader parses blocks (with its threads) while its I/O thread inflates
+    the next ones. A row left open by an odd number of quotes swallows the rest of the file, so it
+    only comes once the whole file was read: the quote count is then complete and checked first.
+    """
+    with _open_binary(path) as raw:
+        try:
+            raw.readline()  # the header, checked by the caller
+        except (OSError, EOFError):
+            raise _truncation_error(path) from None
+        rows = _CountingStream(path, raw)
+        rows.reader = reader = _open_csv(path, rows, columns, block_size)
+        _UNFINISHED.add(rows)
+        try:
+            while (batch := _next_batch(path, rows, reader, block_size)) is not None:
+                if rows.ended and rows.quotes % 2:
+                    raise _unclosed_quote_error(path)
+                yield batch
+            if rows.quotes % 2:
+                raise _unclosed_quote_error(path)
+        finally:
+            rows.finish()
+            _UNFINISHED.discard(rows)
+
+
+def _open_csv(path: Path, rows: _CountingStream, columns: tuple[str, ...], block_size: int) -> pacsv.CSVStreamingReader:
     try:
-        stream.readline()  # the header, checked by the caller
-    except (OSError, EOFError):
-        raise _truncation_error(path) from None
-    first_line, pending = 2, b""
-    while chunk := _read(path, stream, block_size, first_line):
-        data = pending + chunk
-        end = _end_of_last_row(data)
-        if end == 0 and len(data) > _MAX_ROW_BYTES:
-            raise SourceError(
-                path,
-                f"no row ends within {_MAX_ROW_BYTES >> 20} MiB: a quoted field is not closed "
-                "or a quote stands inside an unquoted field (RFC 4180 quoting expected)",
-                line=first_line,
-            )
-        block, pending = data[:end], data[end:]
-        if block:
-            newlines = block.count(b"\n")
-            yield first_line, block, newlines
-            first_line += newlines
-    if pending.count(b'"') % 2:
-        raise SourceError(
-            path,
-            "the file ends inside a quoted field (truncated?) or a quote stands inside an unquoted "
-            "field (RFC 4180 quoting expected)",
-            line=first_line,
-        )
-    if pending:
-        yield first_line, pending, pending.count(b"\n")
-
-
-def _read(path: Path, stream: BinaryIO, size: int, line: int) -> bytes:
-    try:
-        return stream.read(size)
-    except (OSError, EOFError):
-        raise _truncation_error(path) from None
-
-
-def _end_of_last_row(data: bytes) -> int:
-    """Offset just after the last newline outside quotes in ``data`` (0 if there is none)."""
-    quotes_before = data.count(b'"')
-    end = len(data)
-    while (newline := data.rfind(b"\n", 0, end)) >= 0:
-        quotes_before -= data.count(b'"', newline, end)
-        if quotes_before % 2 == 0:
-            return newline + 1
-        end = newline
-    return 0
-
-
-def _parse_block(path: Path, block: bytes, columns: tuple[str, ...], first_line: int) -> pa.Table:
-    """Parse a block of whole rows (all fields as strings) with pyarrow's multithreaded CSV parser."""
-    copy = pa.BufferOutputStream()  # Arrow-owned: no Python object is left for pyarrow's threads
-    copy.write(block)
-    try:
-        return pacsv.read_csv(
-            pa.BufferReader(copy.getvalue()),
-            read_options=pacsv.ReadOptions(column_names=list(columns), use_threads=True),
+        return pacsv.open_csv(
+            pa.PythonFile(rows, mode="r"),
+            read_options=pacsv.ReadOptions(column_names=list(columns), use_threads=True, block_size=block_size),
             parse_options=pacsv.ParseOptions(newlines_in_values=True, ignore_empty_lines=False),
             convert_options=pacsv.ConvertOptions(
                 column_types={column: pa.string() for column in columns}, strings_can_be_null=False
             ),
         )
     except pa.ArrowInvalid as error:
-        raise _locate_parse_error(path, len(columns), first_line, error) from None
+        raise _parse_error(path, rows, len(columns), block_size, error) from None
 
 
-def _row_start_lines(path: Path, table: pa.Table, line_breaks: int, first_line: int) -> np.ndarray:
-    """Physical start line of each row of ``table``, parsed from a block of ``line_breaks`` lines.
+def _next_batch(
+    path: Path, rows: _CountingStream, reader: pacsv.CSVStreamingReader, block_size: int
+) -> pa.RecordBatch | None:
+    try:
+        batch = reader.read_next_batch()
+    except StopIteration:
+        batch = None
+    except pa.ArrowInvalid as error:
+        raise _parse_error(path, rows, len(reader.schema), block_size, error) from None
+    if rows.error is not None:
+        raise rows.error
+    return batch
 
-    Newlines inside values are counted in the last column (the note text) first, and in every
-    column only when that does not account for all the line breaks of the block.
+
+def _drain(reader: pacsv.CSVStreamingReader) -> bool:
+    """Read and drop one batch of a stopped stream (False once it is exhausted or broken)."""
+    try:
+        reader.read_next_batch()
+    except (StopIteration, pa.ArrowException):
+        return False
+    return True
+
+
+def _parse_error(path: Path, rows: _CountingStream, n_columns: int, block_size: int, error: Exception) -> SourceError:
+    """The error to raise when pyarrow cannot parse: a read error, else the located one.
+
+    A file the strict stdlib reader accepts fails in pyarrow only when a row is longer than a block.
     """
-    newlines = _newlines_per_row(table.column(table.num_columns - 1))
-    if int(newlines.sum()) + table.num_rows != line_breaks:
-        for column in table.columns[:-1]:
-            newlines = newlines + _newlines_per_row(column)
-    if int(newlines.sum()) + table.num_rows != line_breaks:
-        raise SourceError(path, "parsed rows do not line up with the lines of the file", line=first_line)
-    return first_line + np.cumsum(newlines + 1) - (newlines + 1)
-
-
-def _newlines_per_row(column: pa.ChunkedArray) -> np.ndarray:
-    """How many ``\\n`` each string holds, read straight from the Arrow offsets and data buffers.
-
-    (Several times faster than ``pyarrow.compute.count_substring`` on long texts.)
-    """
-    counts = [np.zeros(0, dtype=np.int64)]
-    for chunk in column.chunks:
-        _, offsets_buffer, data_buffer = chunk.buffers()
-        offsets = np.frombuffer(offsets_buffer, dtype=np.int32)[chunk.offset : chunk.offset + len(chunk) + 1]
-        data = np.frombuffer(data_buffer, dtype=np.uint8) if data_buffer is not None else np.zeros(0, np.uint8)
-        newline_offsets = np.flatnonzero(data == ord("\n"))
-        counts.append(np.diff(np.searchsorted(newline_offsets, offsets)))
-    return np.concatenate(counts)
-
-
-def _locate_parse_error(path: Path, n_columns: int, from_line: int, error: Exception) -> SourceError:
-    """The error to raise when pyarrow cannot parse: the located one, else pyarrow's message."""
+    if rows.error is not None:
+        return rows.error
     located = _find_csv_error(path, n_columns)
     if located is not None:
         return located
-    return SourceError(path, f"cannot parse the CSV at or after this line: {error}", line=from_line)
+    return SourceError(
+        path,
+        f"a row is longer than the block of {block_size} bytes the CSV is parsed in; read it with a larger "
+        f"block_size (pyarrow: {excerpt(str(error), 60)})",
+    )
+
+
+def _unclosed_quote_error(path: Path) -> SourceError:
+    """An odd number of quotes: name the line after the last row end where the count was even."""
+    line, row_start, quotes = 1, 1, 0
+    with _open_binary(path) as stream:
+        for raw_line in stream:
+            line += 1
+            quotes += raw_line.count(b'"')
+            if quotes % 2 == 0:
+                row_start = line
+    return SourceError(
+        path,
+        "the file ends inside a quoted field (truncated?) or a quote stands inside an unquoted "
+        "field (RFC 4180 quoting expected)",
+        line=row_start,
+    )
+
+
+def _start_lines(batch: pa.RecordBatch, first_line: int, rows: np.ndarray) -> tuple[np.ndarray, int]:
+    """Physical start line of the given rows (sorted indices) of ``batch``, and the line after it.
+
+    A row takes one line plus one per newline inside its quoted values (kept verbatim by pyarrow).
+    """
+    before = np.zeros(len(rows) + 1, dtype=np.int64)
+    for column in batch.columns:
+        before += _newlines_before(column, rows)
+    lines = first_line + rows + before[:-1]
+    return lines, first_line + batch.num_rows + int(before[-1])
+
+
+def _newlines_before(column: pa.Array, rows: np.ndarray) -> np.ndarray:
+    """How many ``\\n`` the values before each of ``rows`` hold, then all the values.
+
+    Read straight from the Arrow offsets and data buffers; a few rows cost one count per stretch
+    between them, many rows one search over the newline positions.
+    """
+    _, offsets_buffer, data_buffer = column.buffers()
+    if data_buffer is None:
+        return np.zeros(len(rows) + 1, dtype=np.int64)
+    offsets = np.frombuffer(offsets_buffer, dtype=np.int32)[column.offset : column.offset + len(column) + 1]
+    data = np.frombuffer(data_buffer, dtype=np.uint8)
+    bounds = offsets[np.append(rows, len(column))]
+    if len(rows) <= _FEW_ROWS:
+        starts = np.concatenate(([offsets[0]], bounds[:-1]))
+        counts = [np.count_nonzero(data[start:end] == _NEWLINE) for start, end in zip(starts, bounds, strict=True)]
+        return np.cumsum(counts, dtype=np.int64)
+    newline_positions = np.flatnonzero(data[offsets[0] : offsets[-1]] == _NEWLINE) + offsets[0]
+    return np.searchsorted(newline_positions, bounds).astype(np.int64)
 
 
 def _find_csv_error(path: Path, n_columns: int) -> SourceError | None:

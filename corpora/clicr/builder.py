@@ -142,13 +142,20 @@ def query_rows(release: ReleaseView, columns: Sequence[str], split: str | None =
 
     Leaving out ``context`` (the passage, repeated in every query of a case) keeps this small.
     """
+    return list(iter_query_rows(release, columns, split))
+
+
+def iter_query_rows(
+    release: ReleaseView, columns: Sequence[str], split: str | None = None
+) -> Iterator[tuple[str, dict]]:
+    """:func:`query_rows` one at a time, read in batches (memory bounded by a batch)."""
     features = release.features("clicr")
     decode = row_decoder(Features({name: features[name] for name in columns}))
-    return [
-        (release.split_of(shard), decode(row))
-        for shard in release.shards("clicr", split)
-        for row in pq.read_table(shard, columns=list(columns)).to_pylist()
-    ]
+    for shard in release.shards("clicr", split):
+        shard_split = release.split_of(shard)
+        for batch in pq.ParquetFile(shard).iter_batches(batch_size=QUERY_BATCH, columns=list(columns)):
+            for row in batch.to_pylist():
+                yield shard_split, decode(row)
 
 
 def read_columns(release: ReleaseView, config: str, columns: Sequence[str]) -> pd.DataFrame:
@@ -461,7 +468,10 @@ class ClicrBuilder(Builder):
 
     def statistics(self, release: ReleaseView) -> list[CardSection]:
         documents = DocumentTally.of(release)
-        queries = query_rows(release, ["id", "document_id", "answers", "answer_in_passage"])
+        queries = [
+            QueryTally.of(split, row)
+            for split, row in iter_query_rows(release, ["id", "document_id", "answers", "answer_in_passage"])
+        ]
         return [
             _data_statistics(documents, queries),
             _answer_categories(queries),
@@ -540,8 +550,33 @@ def entity_scores(predicted: set[tuple[str, int, int]], expected: set[tuple[str,
     }
 
 
-QueryRow = tuple[str, Mapping]
 DOCUMENT_BATCH = 256
+QUERY_BATCH = 4096
+
+
+class QueryTally(NamedTuple):
+    """What the card needs from one query (its answers' texts, not the whole answer records)."""
+
+    split: str
+    id: str
+    document_id: str
+    answers: tuple[str, ...]
+    dataset_answers: tuple[str, ...]
+    category: str
+    answer_in_passage: bool
+
+    @classmethod
+    def of(cls, split: str, row: Mapping) -> QueryTally:
+        answers = row["answers"]
+        return cls(
+            split,
+            row["id"],
+            row["document_id"],
+            tuple(answer["text"] for answer in answers),
+            tuple(answer["text"] for answer in answers if answer["origin"] == "dataset"),
+            answers[0]["category"],
+            row["answer_in_passage"],
+        )
 
 
 @dataclass
@@ -555,6 +590,8 @@ class DocumentTally:
     word_types: set[str] = field(default_factory=set)
     entity_types: set[str] = field(default_factory=set)
     entity_texts: dict[str, list[str]] = field(default_factory=dict)
+    _shared: dict[str, str] = field(default_factory=dict, repr=False)
+    """One string object per distinct entity text: millions of mentions share a few hundred thousand."""
 
     @classmethod
     def of(cls, release: ReleaseView) -> DocumentTally:
@@ -568,7 +605,7 @@ class DocumentTally:
 
     def add(self, document: Mapping) -> None:
         tokens = token_strings(document["passage"].lower())
-        texts = [entity["text"] for entity in document["entities"]]
+        texts = [self._shared.setdefault(entity["text"], entity["text"]) for entity in document["entities"]]
         self.cases += 1
         self.without_learning_points += not document["learning_points"]
         self.queries_removed += document["repeated_queries_removed"]
@@ -578,11 +615,10 @@ class DocumentTally:
         self.entity_texts[document["id"]] = texts
 
 
-def _data_statistics(documents: DocumentTally, queries: Sequence[QueryRow]) -> CardSection:
+def _data_statistics(documents: DocumentTally, queries: Sequence[QueryTally]) -> CardSection:
     """Šuster & Daelemans 2018, Table 2, on the lower-cased dataset."""
-    per_split = Counter(split for split, _ in queries)
-    answers = [answer for _, query in queries for answer in query["answers"]]
-    verbatim = sum(query["answer_in_passage"] for _, query in queries)
+    per_split = Counter(query.split for query in queries)
+    verbatim = sum(query.answer_in_passage for query in queries)
     rows: list[list[object]] = [
         ["cases", documents.cases],
         ["cases without Learning points (passage only)", documents.without_learning_points],
@@ -591,8 +627,8 @@ def _data_statistics(documents: DocumentTally, queries: Sequence[QueryRow]) -> C
         ["tokens in passages", documents.tokens],
         ["word types in passages", len(documents.word_types)],
         ["entity types in passages", len(documents.entity_types)],
-        ["distinct answers", len({a["text"].lower() for a in answers if a["origin"] == "dataset"})],
-        ["distinct answers (incl. extended)", len({a["text"].lower() for a in answers})],
+        ["distinct answers", len({text.lower() for query in queries for text in query.dataset_answers})],
+        ["distinct answers (incl. extended)", len({text.lower() for query in queries for text in query.answers})],
         ["% answers verbatim in passage", round(100 * verbatim / len(queries), 1) if queries else 0.0],
     ]
     text = (
@@ -603,23 +639,23 @@ def _data_statistics(documents: DocumentTally, queries: Sequence[QueryRow]) -> C
     return CardSection("Data statistics", text, Table(["statistic", "value"], rows))
 
 
-def _answer_categories(queries: Sequence[QueryRow]) -> CardSection:
+def _answer_categories(queries: Sequence[QueryTally]) -> CardSection:
     """Šuster & Daelemans 2018, Table 3: the original answers' i2b2 categories."""
-    categories = Counter(query["answers"][0]["category"] for _, query in queries)
+    categories = Counter(query.category for query in queries)
     total = sum(categories.values()) or 1
     rows = [[category, categories[category], round(100 * categories[category] / total, 1)] for category in CATEGORIES]
     return CardSection("Answer categories", table=Table(["category", "answers", "%"], rows))
 
 
-def _baselines(entities: Mapping[str, list[str]], queries: Sequence[QueryRow]) -> CardSection:
+def _baselines(entities: Mapping[str, list[str]], queries: Sequence[QueryTally]) -> CardSection:
     """rand-entity and maxfreq-entity (Šuster & Daelemans 2018, §5.1) per split, scored as the original evaluation."""
     rows = []
     for split, _ in SPLIT_PROPORTIONS:
-        in_split = [query for query_split, query in queries if query_split == split]
+        in_split = [query for query in queries if query.split == split]
         if not in_split:
             continue
-        answers = {query["id"]: [answer["text"] for answer in query["answers"]] for query in in_split}
-        candidates = {query["id"]: entities[query["document_id"]] for query in in_split}
+        answers = {query.id: list(query.answers) for query in in_split}
+        candidates = {query.id: entities[query.document_id] for query in in_split}
         for name, predictions in (
             ("rand-entity", rand_entity_predictions(candidates)),
             ("maxfreq-entity", maxfreq_entity_predictions(candidates)),

@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import justext
+import numpy as np
 
 from clinical_corpora.builders.sources.umls import file_sha256, read_mrconso_lines, read_mrsty
 from clinical_corpora.builders.text_units import TOKEN_PATTERN, Sentence, split_sentences, token_strings, tokenize
@@ -80,9 +81,9 @@ FUNCTION_WORDS: frozenset[str] = frozenset(
 _ENGLISH_STOPWORDS = justext.get_stoplist("English")
 _TUI_PRIORITY = {tui: rank for rank, (tui, _, _) in enumerate(SEMANTIC_TYPE_CATEGORIES)}
 _NOT_PREFERRED = 10**8  # added to a CUI number: CUIs are C + 7 digits
-INDEX_VERSION = 3
-_CUI_LIMIT = 10**7  # CUIs are C + 7 digits
+INDEX_VERSION = 4
 """Bump when :func:`build_index` changes what it stores: older cached indexes are then rebuilt."""
+_CUI_LIMIT = 10**7  # CUIs are C + 7 digits
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,29 +127,66 @@ def _opening_of_trailing_parenthetical(text: str, start: int, end: int) -> int |
     return None
 
 
-@dataclass(slots=True)
-class UmlsIndex:
-    """The matcher's dictionary and the synonym table for answer expansion.
+class ConceptTable:
+    """Per CUI number, a semantic type rank and English names, in flat arrays (a few bytes a concept).
 
-    ``keys`` maps a normalised string to a CUI number (``C0012345`` → 12345); ``prefixes`` holds
-    every proper prefix (whole tokens) of a key, so matching extends a candidate only while a key
-    can still follow; ``semantic_types`` maps a CUI number to its row in
-    :data:`SEMANTIC_TYPE_CATEGORIES`; ``synonym_table`` maps a CUI number to its English
-    non-suppressed strings in file order (see :meth:`synonyms`).
+    Concepts are sorted by number; ``names`` holds each concept's names as UTF-8, one per line, from
+    ``name_offsets[i]`` to ``name_offsets[i + 1]``. Millions of Python strings and lists would take
+    ten times the memory.
     """
 
-    keys: dict[str, int]
-    prefixes: set[str]
-    semantic_types: dict[int, int]
-    synonym_table: dict[int, list[str]]
+    __slots__ = ("name_offsets", "names", "numbers", "ranks")
+
+    def __init__(self, ranks: dict[int, int], names: dict[int, list[str]]) -> None:
+        self.numbers = np.array(sorted(ranks), dtype=np.int64)
+        self.ranks = np.array([ranks[number] for number in self.numbers.tolist()], dtype=np.int8)
+        blocks = ["\n".join(names.get(number, ())).encode("utf-8") for number in self.numbers.tolist()]
+        self.name_offsets = np.concatenate(([0], np.cumsum([len(block) for block in blocks], dtype=np.int64)))
+        self.names = b"".join(blocks)
+
+    def _row(self, number: int) -> int | None:
+        row = int(np.searchsorted(self.numbers, number))
+        return row if row < len(self.numbers) and self.numbers[row] == number else None
+
+    def rank(self, number: int) -> int | None:
+        """The concept's row in :data:`SEMANTIC_TYPE_CATEGORIES`; None outside the mapped types."""
+        row = self._row(number)
+        return None if row is None else int(self.ranks[row])
+
+    def names_of(self, number: int) -> list[str]:
+        """The concept's English non-suppressed names in file order (empty when it has none)."""
+        row = self._row(number)
+        if row is None or self.name_offsets[row] == self.name_offsets[row + 1]:
+            return []
+        return self.names[self.name_offsets[row] : self.name_offsets[row + 1]].decode("utf-8").split("\n")
+
+
+@dataclass(slots=True)
+class UmlsIndex:
+    """The matcher's dictionary and the concept table for semantic types and answer expansion.
+
+    ``entries`` maps a normalised string to an int: -1 when it is only a proper prefix (whole tokens)
+    of keys, so that matching extends a candidate only while a key can still follow; else
+    ``(number * 32 + rank) * 2 + is_prefix`` for a key naming CUI ``number`` (``C0012345`` → 12345)
+    of semantic type ``rank`` (its row in :data:`SEMANTIC_TYPE_CATEGORIES`). One dictionary for both
+    keeps each string once.
+    """
+
+    entries: dict[str, int]
+    concepts: ConceptTable
     source_sha256: dict[str, str]
     untyped: dict[str, int]
     """CUIs of English, non-suppressed MRCONSO rows that have no MRSTY row at all (a truncated or
     mismatched MRSTY.RRF), each with its first MRCONSO line: their concepts cannot be categorised."""
 
+    def concept(self, key: str) -> int | None:
+        """The CUI number a normalised string names; None when it is no key."""
+        entry = self.entries.get(key, -1)
+        return None if entry < 0 else entry >> (1 + _RANK_BITS)
+
     def semantic_type(self, cui: str) -> tuple[str, Category] | None:
         """The mapped semantic type name and category of ``cui``; None outside the mapped types."""
-        rank = self.semantic_types.get(_cui_number(cui))
+        rank = self.concepts.rank(_cui_number(cui))
         if rank is None:
             return None
         _, name, category = SEMANTIC_TYPE_CATEGORIES[rank]
@@ -159,11 +197,15 @@ class UmlsIndex:
         kept), without ``original``; empty for a concept outside the mapped semantic types."""
         seen = {original.lower()}
         names = []
-        for name in self.synonym_table.get(_cui_number(cui), []):
+        for name in self.concepts.names_of(_cui_number(cui)):
             if name.lower() not in seen:
                 seen.add(name.lower())
                 names.append(name)
         return names
+
+
+_RANK_BITS = 5
+"""Bits of an entry holding the semantic type rank (fewer than 32 mapped types)."""
 
 
 def _cui_number(cui: str) -> int:
@@ -218,10 +260,13 @@ def build_index(mrconso: str | Path, mrsty: str | Path) -> UmlsIndex:
             keys[key] = ranked
         for end in range(1, len(tokens)):
             prefixes.add(" ".join(tokens[:end]))
+    entries = dict.fromkeys(prefixes, -1)
     for key, ranked in keys.items():
-        keys[key] = ranked % _NOT_PREFERRED
+        number = ranked % _NOT_PREFERRED
+        entries[key] = ((number << _RANK_BITS | semantic_types[number]) << 1) | (key in prefixes)
+    del keys, prefixes
     hashes = {"MRCONSO.RRF": file_sha256(mrconso), "MRSTY.RRF": file_sha256(mrsty)}
-    return UmlsIndex(keys, prefixes, semantic_types, synonym_table, hashes, untyped)
+    return UmlsIndex(entries, ConceptTable(semantic_types, synonym_table), hashes, untyped)
 
 
 def load_or_build_index(mrconso: str | Path, mrsty: str | Path, cache_dir: str | Path) -> UmlsIndex:
@@ -254,25 +299,28 @@ class EntityMatcher:
         """Entities in ``text``, in order, not overlapping; ``sentences`` default to splitting ``text``."""
         entities = []
         for sentence in split_sentences(text) if sentences is None else sentences:
-            for first, last, number in self._match_tokens(text, sentence.tokens):
+            for first, last, entry in self._match_tokens(text, sentence.tokens):
                 refined = refine_span(text, sentence.tokens[first][0], sentence.tokens[last][1])
                 if refined is not None:
-                    entities.append(self._entity(text, *refined, number))
+                    entities.append(self._entity(text, *refined, entry))
         return entities
 
     def _match_tokens(self, text: str, spans: Sequence[tuple[int, int]]) -> list[tuple[int, int, int]]:
-        keys, prefixes = self.index.keys, self.index.prefixes
+        """``(first token, last token, entry)`` of each longest match."""
+        entries = self.index.entries
         tokens = [text[start:end].lower() for start, end in spans]
         matches = []
         position, count = 0, len(tokens)
         while position < count:
             candidate, last, longest = tokens[position], position, None
             while True:
-                number = keys.get(candidate)
-                if number is not None:
-                    longest = (position, last, number)
+                entry = entries.get(candidate)
+                if entry is None:
+                    break
+                if entry >= 0:
+                    longest = (position, last, entry)
                 last += 1
-                if last == count or candidate not in prefixes:
+                if last == count or not entry & 1:  # -1 (a prefix only) has every bit set
                     break
                 candidate = f"{candidate} {tokens[last]}"
             if longest is None:
@@ -282,6 +330,7 @@ class EntityMatcher:
                 position = longest[1] + 1
         return matches
 
-    def _entity(self, text: str, start: int, end: int, number: int) -> Entity:
-        _, sem_type, category = SEMANTIC_TYPE_CATEGORIES[self.index.semantic_types[number]]
-        return Entity(start, end, text[start:end], f"C{number:07d}", sem_type, category)
+    def _entity(self, text: str, start: int, end: int, entry: int) -> Entity:
+        code = entry >> 1
+        _, sem_type, category = SEMANTIC_TYPE_CATEGORIES[code & ((1 << _RANK_BITS) - 1)]
+        return Entity(start, end, text[start:end], f"C{code >> _RANK_BITS:07d}", sem_type, category)

@@ -20,7 +20,7 @@ from collections.abc import Hashable, Sequence
 from pathlib import Path
 
 from clinical_corpora.builders.exporters.conll2012 import Conll2012Export, iter_documents
-from clinical_corpora.builders.release_view import ReleaseView, release_corpus, release_location
+from clinical_corpora.builders.release_view import ReleaseView, chosen_splits, release_corpus, scored_release
 from clinical_corpora.builders.sources.conll2012 import read_conll2012_chains, write_conll2012
 from clinical_corpora.core.errors import ClincorpError
 from clinical_corpora.core.registry import exporters
@@ -79,10 +79,8 @@ def read_chains(path: Path, *, normalise_names: bool = False) -> Documents:
 def release_chains(path: Path, split: str | None, *, normalise_names: bool = False) -> Documents | None:
     """The chains of a release (or its chain config) as its ``clincorp export conll2012`` file reads back;
     None when ``path`` is no release."""
-    location = release_location(path)
+    location = scored_release(path, split, role="KEY")
     if location is None:
-        if split is not None:
-            raise ClincorpError(f"--split applies to a release as KEY; {path} is not a release")
         return None
     release, config = location
     corpus = release_corpus(release)
@@ -90,14 +88,10 @@ def release_chains(path: Path, split: str | None, *, normalise_names: bool = Fal
     if not isinstance(export, Conll2012Export) or config not in (None, export.layout.config):
         raise ClincorpError(f"{path} is not a release (or chain config) of a corpus with a conll2012 export")
     view = ReleaseView(release)
-    splits = view.splits(export.layout.config)
-    if split is not None and split not in splits:
-        raise ClincorpError(f"{release} has no split {split!r}; its splits are {', '.join(splits)}")
+    splits = chosen_splits(view, export.layout.config, split)
     with tempfile.TemporaryDirectory(prefix="clincorp-coref-key-") as folder:
         key = Path(folder) / "key.conll"
-        documents = (
-            d for name in ([split] if split else splits) for d in iter_documents(view, export.layout, name, True)
-        )
+        documents = (d for name in splits for d in iter_documents(view, export.layout, name, True))
         write_conll2012(documents, key)
         return read_chains(key, normalise_names=normalise_names)
 

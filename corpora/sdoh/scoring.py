@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypedDict
 
-from clinical_corpora.builders.release_view import ReleaseView, release_corpus, release_location
+from clinical_corpora.builders.release_view import ReleaseView, chosen_splits, release_corpus, scored_release
 from clinical_corpora.builders.sources.brat import (
     ANN_SUFFIX,
     TEXT_SUFFIX,
@@ -160,21 +160,16 @@ def gold_folder(gold: Path, split: str | None = None) -> Iterator[Path]:
     """The BRAT folder to score against: ``gold`` itself, or, for an sdoh release (or its ``data/sdoh``
     config), the release written as SHAC BRAT in a temporary folder: ``{split}/{source}/<doc>``, or with
     ``split`` that split's ``{source}/<doc>`` (to score predictions of one split)."""
-    location = release_location(gold)
+    location = scored_release(gold, split)
     if location is None:
-        if split is not None:
-            raise ClincorpError(f"--split applies to a release as gold; {gold} is not a release")
         yield gold
         return
     release, config = location
     if release_corpus(release) != CONFIG or config not in (None, CONFIG):
         raise ClincorpError(f"{gold} is not an sdoh release or its data/{CONFIG} config")
     view = ReleaseView(release)
-    splits = view.splits(CONFIG)
-    if split is not None and split not in splits:
-        raise ClincorpError(f"{release} has no split {split!r}; its splits are {', '.join(splits)}")
     with tempfile.TemporaryDirectory(prefix="clincorp-sdoh-gold-") as folder:
-        list(write_shac(view, Path(folder), [split] if split else splits))
+        list(write_shac(view, Path(folder), chosen_splits(view, CONFIG, split)))
         yield Path(folder) / split if split else Path(folder)
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from clinical_corpora.builders.release_view import ReleaseView, release_corpus, release_location
+from clinical_corpora.builders.release_view import ReleaseView, chosen_splits, release_corpus, scored_release
 from clinical_corpora.builders.sources.mimic_notes import read_span_annotations
 from clinical_corpora.core.annotations import SpanAnnotation
 from clinical_corpora.core.errors import ClincorpError
@@ -35,19 +35,14 @@ def score_files(
 def gold_annotations(gold: Path, split: str | None = None) -> list[SpanAnnotation]:
     """The annotations of a gold CSV, or of a snomed_el release or its ``data/snomed_el`` config (all splits,
     or ``split``), as ``clincorp export challenge-csv`` writes them."""
-    location = release_location(gold)
+    location = scored_release(gold, split)
     if location is None:
-        if split is not None:
-            raise ClincorpError(f"--split applies to a release as gold; {gold} is not a release")
         return read_span_annotations(gold)
     release, config = location
     if release_corpus(release) != CONFIG or config not in (None, CONFIG):
         raise ClincorpError(f"{gold} is not a snomed_el release or its data/{CONFIG} config")
     view = ReleaseView(release)
-    splits = view.splits(CONFIG)
-    if split is not None and split not in splits:
-        raise ClincorpError(f"{release} has no split {split!r}; its splits are {', '.join(splits)}")
-    return [annotation for name in ([split] if split else splits) for annotation in split_annotations(view, name)]
+    return [annotation for name in chosen_splits(view, CONFIG, split) for annotation in split_annotations(view, name)]
 
 
 __all__ = ["gold_annotations", "score_files"]

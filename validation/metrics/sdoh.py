@@ -39,7 +39,7 @@ import functools
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal, get_args
+from typing import Literal, NamedTuple, get_args
 
 from clinical_corpora.core.counts import PRFCounts
 from clinical_corpora.core.errors import ClincorpError
@@ -58,9 +58,12 @@ DETAILED_CSV_COLUMNS = ("id", *CSV_COLUMNS)
 Key = tuple[str, str, str]
 
 
-@dataclass(frozen=True, slots=True)
-class EventSpan:
-    """A trigger or argument as the scorer sees it: text-bound type, covering span, subtype."""
+class EventSpan(NamedTuple):
+    """A trigger or argument as the scorer sees it: text-bound type, covering span, subtype.
+
+    (A named tuple: documents are scored by the thousand and it is built several times faster than
+    a frozen dataclass.)
+    """
 
     type: str
     start: int
@@ -69,8 +72,7 @@ class EventSpan:
     subtype: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class SdohEvent:
+class SdohEvent(NamedTuple):
     """An event: its trigger (whose type is the event type) and its arguments in file order."""
 
     trigger: EventSpan
