@@ -342,8 +342,8 @@ class ClicrBuilder(Builder):
         if cuis:
             index, _ = self._matcher(ctx.source("umls"))
             for cui in cuis:
-                names = index.synonym_table.get(int(cui[1:])) if re.fullmatch(CUI_PATTERN, cui) else None
-                if names is not None:
+                names = index.concepts.names_of(int(cui[1:])) if re.fullmatch(CUI_PATTERN, cui) else []
+                if names:
                     yield locator("umls", cui), "\n".join(names)
 
     def shards(self, ctx: BuildContext) -> dict[str, Any]:
