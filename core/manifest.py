@@ -13,7 +13,7 @@ from clinical_corpora.core.errors import SourceError
 SEMVER = r"^\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?$"
 MANIFEST_NAME = "corpus.yaml"
 SAMPLE_TAG = "+sample"
-"""The build tag of a release made from any invented sample input: ``1.0.1+sample``, never ``1.0.1``."""
+"""The build tag of a release made from any invented sample input: ``1.1.0+sample``, never ``1.1.0``."""
 
 
 class Strict(BaseModel):

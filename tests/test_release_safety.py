@@ -226,7 +226,7 @@ def test_rad_coref_with_every_patient_quarantined_is_a_clear_error(
     err = capsys.readouterr().err
     assert "all 3 records read were rejected, so nothing is left to release" in err and "KeyError" not in err
     (kept,) = (out / "rad_coref").iterdir()  # the annotators' optional folders come from the sample
-    assert kept.name == "1.0.1+sample.rejects.jsonl" and str(kept) in err
+    assert kept.name == f"{load_manifest(sample.parent).version}+sample.rejects.jsonl" and str(kept) in err
     rejects = [json.loads(line) for line in kept.read_text().splitlines()]
     assert len(rejects) == 3 and all("expected Radiology" in reject["reason"] for reject in rejects)
 

@@ -135,7 +135,8 @@ def test_an_unmarked_licensed_field_fails_the_gate_and_writes_nothing(
 ) -> None:
     """rad_coref with report text left unmarked: the text-free variant would carry every report."""
     corpus = find_corpus("rad_coref")
-    release = Path(shutil.copytree(sample_release("rad_coref").folder, tmp_path / "rad_coref" / "1.0.1+sample"))
+    name = sample_release("rad_coref").folder.name
+    release = Path(shutil.copytree(sample_release("rad_coref").folder, tmp_path / "rad_coref" / name))
     from clinical_corpora.builders import text_free as module
 
     def without_report_text(model: type) -> dict:
@@ -147,7 +148,7 @@ def test_an_unmarked_licensed_field_fails_the_gate_and_writes_nothing(
     monkeypatch.setattr(module, "licensed_tree", without_report_text)
     with pytest.raises(GateError, match=r"gate leak FAILED.*noteevents:\d+"):
         release_text_free(corpus, release, resolve_sources(corpus, {}))
-    assert sorted(path.name for path in release.parent.iterdir()) == ["1.0.1+sample"]
+    assert sorted(path.name for path in release.parent.iterdir()) == [name]
 
 
 @pytest.mark.parametrize("corpus", ["sdoh"], indirect=True)
@@ -165,7 +166,9 @@ def test_a_changed_note_is_reported_by_locator_and_record(
     assert not (out / "sdoh").exists() or not any((out / "sdoh").iterdir())
     assert main([*arguments, "--on-error", "quarantine"]) == 0
     assert "PARTIAL, 2 record(s) left out" in capsys.readouterr().out  # the note, in sdoh and sdoh_bigbio_kb
-    rejects = [json.loads(line) for line in (out / "sdoh" / "1.0.1+sample" / REJECTS_FILE).read_text().splitlines()]
+    rejects = [
+        json.loads(line) for line in (out / "sdoh" / f"{corpus.version}+sample" / REJECTS_FILE).read_text().splitlines()
+    ]
     assert [reject["documents"] for reject in rejects] == [["shac:train/mimic/0101.txt"]] * 2
     assert [reject["where"] for reject in rejects] == [
         "sdoh/train [train/mimic/0101]",

@@ -289,7 +289,7 @@ def _span_order(entity: Entity) -> tuple[int, int]:
 
 
 class ClicrBuilder(Builder):
-    VERSION = "1.0.1"
+    VERSION = "1.1.0"
     CONFIGS = {"clicr": ClicrQuery, "clicr_documents": ClicrDocument, bigbio.CONFIG: bigbio.QaRecord}
     DOCUMENTS = {"bmj_html": "one BMJ Case Reports page per case, <case id>.html (e.g. bcr-2014-204357.html)"}
     MAX_PAGE_BYTES = MAX_PAGE_BYTES

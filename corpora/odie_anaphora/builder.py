@@ -217,7 +217,7 @@ class _Comparison:
 
 
 class OdieAnaphoraBuilder(Builder):
-    VERSION = "1.0.1"
+    VERSION = "1.1.0"
     CONFIGS = {CONFIG: OdieDocument, bigbio.CONFIG: bigbio.KbDocument}
     DOCUMENTS = {
         "knowtator": f"one Knowtator file per note, <institution>_<note_type>_<nn>{KNOWTATOR_SUFFIX}",

@@ -51,7 +51,7 @@ SCHEME = ShacScheme(get_args(EventType), SUBTYPES_BY_ARGUMENT)
 
 
 class SdohBuilder(Builder):
-    VERSION = "1.0.1"
+    VERSION = "1.1.0"
     CONFIGS = {CONFIG: SdohNote, bigbio.CONFIG: bigbio.KbDocument}
     DOCUMENTS = {"shac": "BRAT pairs {train,dev,test}/{mimic,uw}/<doc>.txt and <doc>.ann"}
 

@@ -64,7 +64,7 @@ class NoteAnnotations:
 class SnomedElBuilder(Builder):
     """Builds ``snomed_el``, ``concepts`` and ``concept_stats``; keeps span boundaries as annotated."""
 
-    VERSION = "1.0.1"
+    VERSION = "1.1.0"
     CONFIGS = {
         "snomed_el": Note,
         "concepts": ConceptRecord,
