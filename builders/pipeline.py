@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import functools
 import gc
 import json
 import os
@@ -400,12 +401,13 @@ def _write_rejects(path: Path, rejects: list[Reject]) -> None:
 
 
 def quality_tables(builder: Builder, view: ReleaseView, expectations: list[Expectation]) -> dict[str, Any]:
-    """The flattened configs (the fields the suite reaches) plus the builder's derived tables."""
+    """The flattened configs (the fields the suite reaches), each read batch by batch from the written
+    parquet when its expectations run, plus the builder's derived tables."""
     tables: dict[str, Any] = {}
     for config in view.configs():
         fields = fields_checked(config, expectations, view.features(config))
-        if fields:
-            tables.update(view.arrow_tables(config, fields))
+        for name in view.table_names(config, fields) if fields else []:
+            tables[name] = functools.partial(view.table_batches, config, fields, name)
     tables.update(builder.quality_tables(view))
     return tables
 

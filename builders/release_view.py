@@ -26,7 +26,6 @@ class ReleaseView:
 
     def __init__(self, folder: Path) -> None:
         self.folder = folder
-        self._flattened: dict[tuple[str, tuple[str, ...]], dict[str, pa.Table]] = {}
         self._frames: dict[tuple[str, tuple[str, ...]], dict[str, pd.DataFrame]] = {}
 
     def tables(self, config: str, fields: list[str]) -> dict[str, pd.DataFrame]:
@@ -37,17 +36,53 @@ class ReleaseView:
         return self._frames[key]
 
     def arrow_tables(self, config: str, fields: list[str]) -> dict[str, pa.Table]:
-        """The flattened tables (``validation.tables``) of some fields of a config, computed once per view."""
-        key = (config, tuple(fields))
-        if key not in self._flattened:
-            features = self.features(config)
-            self._flattened[key] = flatten_config(
-                config,
-                self.arrow(config, columns=fields),
-                Features({name: features[name] for name in fields}),
-                self.split_labels(config),
-            )
-        return self._flattened[key]
+        """The flattened tables (``validation.tables``) of some fields of a config, whole."""
+        return flatten_config(
+            config, self.arrow(config, columns=fields), self._chosen(config, fields), self.split_labels(config)
+        )
+
+    def table_names(self, config: str, fields: list[str]) -> list[str]:
+        """The names of the flattened tables of some fields of a config (nothing is read but the schema)."""
+        chosen = self._chosen(config, fields)
+        return list(flatten_config(config, chosen.arrow_schema.empty_table(), chosen, pa.array([], pa.string())))
+
+    def table_batches(
+        self, config: str, fields: list[str], table: str, columns: list[str], batch_size: int = 50_000
+    ) -> Iterator[pa.Table]:
+        """One flattened table of some fields of a config, in row order, flattened ``batch_size`` records at
+        a time (memory bounded by the batch): only ``columns`` and the keys ``_split``, ``_row`` and
+        ``_parent``, numbered as in the whole table. At least one (maybe empty) batch."""
+        chosen = self._chosen(config, fields)
+        rows_so_far: dict[str, int] = {}  # rows of each flattened table in the batches before
+        parent = table.rsplit(".", 1)[0] if "." in table else None
+        wanted = {"_split", "_row", "_parent", *columns}
+        for path in self.shards(config):
+            split = pa.scalar(self.split_of(path), pa.string())
+            for batch in pq.ParquetFile(path).iter_batches(batch_size=batch_size, columns=fields):
+                flat = flatten_config(config, pa.Table.from_batches([batch]), chosen, pa.repeat(split, batch.num_rows))
+                yield self._renumbered(flat[table], rows_so_far, config, parent, wanted)
+                for name, part in flat.items():
+                    rows_so_far[name] = rows_so_far.get(name, 0) + part.num_rows
+        if not rows_so_far:
+            empty = flatten_config(config, chosen.arrow_schema.empty_table(), chosen, pa.array([], pa.string()))
+            yield self._renumbered(empty[table], rows_so_far, config, parent, wanted)
+
+    @staticmethod
+    def _renumbered(
+        part: pa.Table, rows_so_far: dict[str, int], config: str, parent: str | None, wanted: set[str]
+    ) -> pa.Table:
+        """A batch's flattened table, its ``_row`` and ``_parent`` shifted past the rows of earlier batches."""
+        part = part.select([name for name in part.column_names if name in wanted])
+        shifts = {"_row": rows_so_far.get(config, 0), "_parent": rows_so_far.get(parent or "", 0)}
+        for key, shift in shifts.items():
+            if shift and key in part.column_names:
+                index = part.column_names.index(key)
+                part = part.set_column(index, key, pc.add(part.column(key), pa.scalar(shift, pa.int64())))
+        return part
+
+    def _chosen(self, config: str, fields: list[str]) -> Features:
+        features = self.features(config)
+        return Features({name: features[name] for name in fields})
 
     def configs(self) -> list[str]:
         data = self.folder / "data"

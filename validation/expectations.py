@@ -1,8 +1,11 @@
 """Run a corpus's expectation suite (great-expectations, pandas) on its flattened release tables.
 
-Each table's expectations run as one ExpectationSuite in one validation of one batch, and the batch holds
-only the columns those expectations name: great-expectations then computes each metric once for the
-whole suite instead of rebuilding its validator per expectation.
+Each table's expectations run as one ExpectationSuite per validation, and a batch holds only the columns
+those expectations name: great-expectations then computes each metric once for the whole suite instead
+of rebuilding its validator per expectation. A table given as :data:`TableBatches` (read batch by batch
+from the written parquet) keeps memory bounded: its row-wise expectations (:data:`ROW_WISE`) run once per
+batch, their counts and listed rows merged exactly as one whole-table run reports them, and the others
+run once over only the columns they name.
 """
 
 from __future__ import annotations
@@ -10,8 +13,9 @@ from __future__ import annotations
 import functools
 import logging
 import math
+import numbers
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
@@ -33,6 +37,24 @@ RESULT_FORMAT = {"result_format": "SUMMARY", "partial_unexpected_count": MAX_LIS
 _POSITION = "clincorp_position"  # the meta key matching a suite's results to its expectations
 RecordIds = dict[str, list[str]]  # config → the id of each record, by its position (``_row``)
 Table: TypeAlias = pd.DataFrame | pa.Table  # a checked table: Arrow (converted column by column) or pandas
+# A table too large to hold: given some of its columns, its rows in order as Arrow batches (with ``_split``
+# and ``_row`` where the table has them).
+TableBatches: TypeAlias = Callable[[list[str]], Iterator[pa.Table]]
+# Column map expectations whose verdict on a row depends on that row alone: checked batch by batch.
+ROW_WISE = frozenset(
+    {
+        "expect_column_values_to_be_in_set",
+        "expect_column_values_to_not_be_in_set",
+        "expect_column_values_to_be_between",
+        "expect_column_values_to_match_regex",
+        "expect_column_values_to_not_match_regex",
+        "expect_column_values_to_not_be_null",
+        "expect_column_values_to_be_null",
+        "expect_column_value_lengths_to_be_between",
+        "expect_column_value_lengths_to_equal",
+    }
+)
+_KEYS = ["_split", "_row"]  # the columns naming where a listed row is
 
 
 @dataclass
@@ -71,9 +93,18 @@ def _import_great_expectations() -> Any:
     return gx
 
 
+@dataclass
+class _Checked:
+    """An outcome and where the rows it lists are: positions ``indices`` of ``rows`` (None: no table)."""
+
+    outcome: ExpectationOutcome
+    rows: Table | None = None
+    indices: list[int] = field(default_factory=list)
+
+
 def run_suite(
     expectations: list[Expectation],
-    tables: dict[str, Table],
+    tables: dict[str, Table | TableBatches],
     record_ids: RecordIds | Callable[[], RecordIds] | None = None,
 ) -> list[ExpectationOutcome]:
     """Validate every expectation against its table; a missing table is a failed expectation.
@@ -84,14 +115,13 @@ def run_suite(
     """
     if not expectations:
         return []
-    outcomes = _run_suite(expectations, tables)
+    checked = _run_suite(expectations, tables)
     if callable(record_ids):
-        listed = any(outcome.observed.get("unexpected_index_list") for outcome in outcomes)
-        record_ids = record_ids() if listed else {}
-    for outcome, expectation in zip(outcomes, expectations_in_run_order(expectations), strict=True):
-        if outcome.table in tables:
-            outcome.violations = _violations(outcome, expectation, tables[outcome.table], record_ids or {})
-    return outcomes
+        record_ids = record_ids() if any(entry.indices for entry in checked) else {}
+    for entry, expectation in zip(checked, expectations_in_run_order(expectations), strict=True):
+        if entry.rows is not None:
+            entry.outcome.violations = _violations(entry, expectation, record_ids or {})
+    return [entry.outcome for entry in checked]
 
 
 def expectations_in_run_order(expectations: list[Expectation]) -> list[Expectation]:
@@ -99,16 +129,15 @@ def expectations_in_run_order(expectations: list[Expectation]) -> list[Expectati
     return [e for table in dict.fromkeys(e.table for e in expectations) for e in expectations if e.table == table]
 
 
-def _violations(
-    outcome: ExpectationOutcome, expectation: Expectation, table: Table, record_ids: RecordIds
-) -> list[dict[str, Any]]:
+def _violations(entry: _Checked, expectation: Expectation, record_ids: RecordIds) -> list[dict[str, Any]]:
     """The offending rows GX named (first MAX_LISTED): where they are and the checked columns' values."""
-    indices = outcome.observed.pop("unexpected_index_list", None) or []
-    config = outcome.table.split(".")[0]
+    table = entry.rows
+    assert table is not None
+    config = entry.outcome.table.split(".")[0]
     ids = record_ids.get(config)
     columns = list(table.columns) if isinstance(table, pd.DataFrame) else table.column_names
     listed = []
-    for index in indices[:MAX_LISTED]:
+    for index in entry.indices[:MAX_LISTED]:
         violation: dict[str, Any] = {}
         if "_split" in columns:
             violation["split"] = _cell(table, "_split", int(index))
@@ -131,29 +160,37 @@ def _cell(table: Table, column: str, index: int) -> Any:
     return _plain(table.column(column)[index].as_py())
 
 
+def _used_columns(expectations: list[Expectation]) -> list[str]:
+    return list(dict.fromkeys(column for expectation in expectations for column in expectation.columns))
+
+
 def _checked_frame(table: Table, expectations: list[Expectation]) -> pd.DataFrame:
     """The table cut down to the columns its expectations name, as pandas (row order and count kept, the
     index positional so GX's unexpected indices are row positions); only these columns are converted."""
     present = list(table.columns) if isinstance(table, pd.DataFrame) else table.column_names
-    used = {column for expectation in expectations for column in expectation.columns}
+    used = set(_used_columns(expectations))
     columns = [column for column in present if column in used] or ["_row" if "_row" in present else present[0]]
     if isinstance(table, pd.DataFrame):
         return table[columns].reset_index(drop=True)
     return table.select(columns).to_pandas()
 
 
-def _run_suite(expectations: list[Expectation], tables: dict[str, Table]) -> list[ExpectationOutcome]:
+def _run_suite(expectations: list[Expectation], tables: dict[str, Table | TableBatches]) -> list[_Checked]:
     gx, batch_definition = _great_expectations()
-    outcomes: list[ExpectationOutcome] = []
+    checked: list[_Checked] = []
     for table_name in dict.fromkeys(e.table for e in expectations):
         wanted = [e for e in expectations if e.table == table_name]
         if table_name not in tables:
             known = ", ".join(sorted(tables))
-            outcomes += [_outcome(e, False, {"error": f"no table {table_name!r}; tables are: {known}"}) for e in wanted]
+            error = {"error": f"no table {table_name!r}; tables are: {known}"}
+            checked += [_Checked(_outcome(e, False, dict(error))) for e in wanted]
             continue
-        batch = batch_definition.get_batch(batch_parameters={"dataframe": _checked_frame(tables[table_name], wanted)})
-        outcomes += _validate_table(gx, batch, table_name, wanted)
-    return outcomes
+        table = tables[table_name]
+        if isinstance(table, pd.DataFrame | pa.Table):
+            checked += _validate_table(gx, batch_definition, table, table_name, wanted)
+        else:
+            checked += _validate_batches(gx, batch_definition, table, table_name, wanted)
+    return checked
 
 
 @functools.cache
@@ -169,10 +206,10 @@ def _great_expectations() -> tuple[Any, Any]:
     return gx, asset.add_batch_definition_whole_dataframe("whole table")
 
 
-def _validate_table(gx: Any, batch: Any, table_name: str, wanted: list[Expectation]) -> list[ExpectationOutcome]:
-    """One validation of the batch against a suite of the table's expectations; an expectation GX cannot
-    build (unknown name, wrong arguments) is a failed outcome and stays out of the suite."""
-    outcomes: dict[int, ExpectationOutcome] = {}
+def _suite(gx: Any, table_name: str, wanted: list[Expectation]) -> tuple[Any, dict[int, ExpectationOutcome]]:
+    """A suite of the table's expectations, and a failed outcome for each one GX cannot build (unknown
+    name, wrong arguments), which stays out of the suite."""
+    failed: dict[int, ExpectationOutcome] = {}
     suite = gx.ExpectationSuite(name=table_name)
     for position, expectation in enumerate(wanted):
         kwargs = expectation.kwargs
@@ -180,15 +217,158 @@ def _validate_table(gx: Any, batch: Any, table_name: str, wanted: list[Expectati
         try:
             suite.expectations.append(getattr(gx.expectations, _camel(expectation.expectation))(**kwargs))
         except (AttributeError, TypeError, ValueError) as error:
-            outcomes[position] = _outcome(
-                expectation, False, {"error": f"cannot run {expectation.expectation}: {error}"}
-            )
-    if suite.expectations:
-        for result in batch.validate(suite, result_format=RESULT_FORMAT).results:
-            position = result.expectation_config.meta[_POSITION]
-            outcomes[position] = _outcome(wanted[position], bool(result.success), _observed(result))
+            failed[position] = _outcome(expectation, False, {"error": f"cannot run {expectation.expectation}: {error}"})
+    return suite, failed
+
+
+def _results(batch_definition: Any, frame: pd.DataFrame, suite: Any) -> Iterator[tuple[int, Any]]:
+    """(position in the table's expectations, GX result) of one validation of ``frame``."""
+    batch = batch_definition.get_batch(batch_parameters={"dataframe": frame})
+    for result in batch.validate(suite, result_format=RESULT_FORMAT).results:
+        yield result.expectation_config.meta[_POSITION], result
+
+
+def _in_order(checked: dict[int, _Checked], wanted: list[Expectation], rows: Table | None = None) -> list[_Checked]:
     missing = {"error": "great-expectations returned no result for this expectation"}
-    return [outcomes.get(position) or _outcome(wanted[position], False, missing) for position in range(len(wanted))]
+    return [
+        checked.get(position) or _Checked(_outcome(wanted[position], False, dict(missing)), rows)
+        for position in range(len(wanted))
+    ]
+
+
+def _validate_table(
+    gx: Any, batch_definition: Any, table: Table, table_name: str, wanted: list[Expectation]
+) -> list[_Checked]:
+    """One validation of the table (its checked columns) against a suite of its expectations."""
+    suite, failed = _suite(gx, table_name, wanted)
+    checked = {position: _Checked(outcome, table) for position, outcome in failed.items()}
+    if suite.expectations:
+        for position, result in _results(batch_definition, _checked_frame(table, wanted), suite):
+            outcome = _outcome(wanted[position], bool(result.success), _observed(result))
+            checked[position] = _Checked(outcome, table, _listed_indices(result.result or {}))
+    return _in_order(checked, wanted, table)
+
+
+def _validate_batches(
+    gx: Any, batch_definition: Any, batches: TableBatches, table_name: str, wanted: list[Expectation]
+) -> list[_Checked]:
+    """Row-wise expectations batch by batch, merged; the others in one validation of the whole table cut
+    down to the columns they name."""
+    row_wise = [position for position, e in enumerate(wanted) if e.expectation in ROW_WISE]
+    others = [e for e in wanted if e.expectation not in ROW_WISE]
+    checked: dict[int, _Checked] = {}
+    if others:
+        whole = pa.concat_tables(batches(_used_columns(others)))
+        positions = [position for position in range(len(wanted)) if position not in row_wise]
+        checked.update(zip(positions, _validate_table(gx, batch_definition, whole, table_name, others), strict=True))
+        del whole
+    if row_wise:
+        merged = _RowWiseRun(gx, table_name, [wanted[p] for p in row_wise])
+        for batch in batches(_used_columns([wanted[p] for p in row_wise])):
+            merged.add(batch_definition, batch)
+        checked.update(zip(row_wise, merged.checked(), strict=True))
+    return _in_order(checked, wanted)
+
+
+class _RowWiseRun:
+    """Row-wise expectations validated batch by batch, their results merged as one run over all the rows
+    reports them: counts summed, the first offending values and rows (MAX_LISTED) in row order, ``mostly``
+    applied to the totals. A batch whose validation raised gives the expectation's outcome as it is."""
+
+    def __init__(self, gx: Any, table_name: str, wanted: list[Expectation]) -> None:
+        self.wanted = wanted
+        self.suite, self.failed = _suite(gx, table_name, wanted)
+        self.mostly = {e.meta[_POSITION]: _mostly(e) for e in self.suite.expectations}
+        self.details: dict[int, dict[str, Any]] = {}
+        self.errors: dict[int, ExpectationOutcome] = {}
+        self.listed: dict[int, list[pa.Table]] = {position: [] for position in range(len(wanted))}
+        self.int_nulls: set[str] = set()  # integer columns pandas turned into floats (nulls in some batch)
+        self.offset = 0
+
+    def add(self, batch_definition: Any, batch: pa.Table) -> None:
+        if self.suite.expectations:
+            frame = _checked_frame(batch, self.wanted)
+            frame.index = pd.RangeIndex(self.offset, self.offset + len(frame))
+            self.int_nulls.update(
+                name
+                for name in frame.columns
+                if pa.types.is_integer(batch.schema.field(name).type) and batch.column(name).null_count
+            )
+            for position, result in _results(batch_definition, frame, self.suite):
+                self._add_result(position, result, batch)
+        self.offset += batch.num_rows
+
+    def _add_result(self, position: int, result: Any, batch: pa.Table) -> None:
+        if position in self.errors:
+            return
+        if _exception_message(result.exception_info or {}):
+            self.errors[position] = _outcome(self.wanted[position], bool(result.success), _observed(result))
+            return
+        details = result.result or {}
+        merged = self.details.get(position)
+        if merged is None:
+            self.details[position] = dict(details)
+        else:
+            for key in ("element_count", "missing_count", "unexpected_count"):
+                if key in merged:
+                    merged[key] = (merged[key] or 0) + (details.get(key) or 0)
+            if "partial_unexpected_list" in merged:
+                merged["partial_unexpected_list"] = [
+                    *(merged["partial_unexpected_list"] or []),
+                    *(details.get("partial_unexpected_list") or []),
+                ][:MAX_LISTED]
+        indices = _listed_indices(details)
+        already = sum(table.num_rows for table in self.listed[position])
+        local = [index - self.offset for index in indices][: max(0, MAX_LISTED - already)]
+        if local:
+            self.listed[position].append(batch.take(pa.array(local, pa.int64())))
+
+    def checked(self) -> list[_Checked]:
+        out: list[_Checked] = []
+        for position, expectation in enumerate(self.wanted):
+            if position in self.failed or position in self.errors:
+                out.append(_Checked((self.failed | self.errors)[position], pa.table({})))
+                continue
+            if position not in self.details:
+                missing = {"error": "great-expectations returned no result for this expectation"}
+                out.append(_Checked(_outcome(expectation, False, missing), pa.table({})))
+                continue
+            details = self._totals(position)
+            rows = pa.concat_tables(self.listed[position]) if self.listed[position] else pa.table({})
+            observed = {key: _plain(details[key]) for key in _OBSERVED_KEYS if key in details}
+            out.append(_Checked(_outcome(expectation, details["success"], observed), rows, list(range(rows.num_rows))))
+        return out
+
+    def _totals(self, position: int) -> dict[str, Any]:
+        details = dict(self.details[position])
+        total = details.get("element_count") or 0
+        unexpected = details.get("unexpected_count")
+        nonnull = total - (details.get("missing_count") or 0)
+        if unexpected is None or total == 0 or nonnull == 0:
+            details["success"] = True
+        else:
+            details["success"] = (float(nonnull) - float(unexpected)) / float(nonnull) >= self.mostly[position]
+        if "unexpected_percent" in details:
+            details["unexpected_percent"] = (
+                unexpected / nonnull * 100 if unexpected is not None and total > 0 and nonnull > 0 else None
+            )
+        if set(self.wanted[position].columns) & self.int_nulls:
+            details["partial_unexpected_list"] = [
+                float(value) if isinstance(value, numbers.Integral) and not isinstance(value, bool) else value
+                for value in details.get("partial_unexpected_list") or []
+            ]
+        return details
+
+
+def _mostly(expectation: Any) -> float:
+    """The share of non-null rows a GX expectation needs to pass (1.0 unless set)."""
+    mostly = getattr(expectation, "mostly", None)
+    return 1.0 if mostly is None else float(mostly)
+
+
+def _listed_indices(details: dict[str, Any]) -> list[int]:
+    """The first MAX_LISTED offending rows GX named."""
+    return [int(index) for index in details.get("partial_unexpected_index_list") or []]
 
 
 def _outcome(expectation: Expectation, success: bool, observed: dict[str, Any]) -> ExpectationOutcome:
@@ -198,8 +378,6 @@ def _outcome(expectation: Expectation, success: bool, observed: dict[str, Any]) 
 def _observed(result: Any) -> dict[str, Any]:
     details = result.result or {}
     observed = {key: _plain(details[key]) for key in _OBSERVED_KEYS if key in details}
-    if details.get("partial_unexpected_index_list"):  # the first MAX_LISTED offending rows, for _violations
-        observed["unexpected_index_list"] = list(details["partial_unexpected_index_list"])
     error = _exception_message(result.exception_info or {})
     if error:
         observed["error"] = error
