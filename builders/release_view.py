@@ -47,7 +47,7 @@ class ReleaseView:
         return list(flatten_config(config, chosen.arrow_schema.empty_table(), chosen, pa.array([], pa.string())))
 
     def table_batches(
-        self, config: str, fields: list[str], table: str, columns: list[str], batch_size: int = 50_000
+        self, config: str, fields: list[str], table: str, columns: list[str], batch_size: int = 10_000
     ) -> Iterator[pa.Table]:
         """One flattened table of some fields of a config, in row order, flattened ``batch_size`` records at
         a time (memory bounded by the batch): only ``columns`` and the keys ``_split``, ``_row`` and
