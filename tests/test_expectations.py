@@ -77,6 +77,47 @@ def test_arrow_and_pandas_tables_give_the_same_outcomes() -> None:
     assert [o.as_dict() for o in arrow] == [o.as_dict() for o in pandas]
 
 
+def in_batches(table: pa.Table, size: int) -> Any:
+    """``table`` as :data:`TableBatches`: the asked columns and the keys, ``size`` rows at a time."""
+
+    def batches(columns: list[str]) -> Any:
+        kept = [name for name in table.column_names if name in {"_split", "_row", *columns}]
+        for start in range(0, max(table.num_rows, 1), size):
+            yield table.slice(start, size).select(kept)
+
+    return batches
+
+
+def test_a_table_read_in_batches_gives_the_outcomes_of_the_whole_table() -> None:
+    rows = 97  # more offending rows than are listed, a null in some batches only, a tolerated share
+    spans = pa.table(
+        {
+            "_split": ["train" if row % 3 else "test" for row in range(rows)],
+            "_row": list(range(rows)),
+            "start": [None if row % 40 == 7 else (row % 5) - 2 for row in range(rows)],
+            "label": ["problem" if row % 4 else "test" for row in range(rows)],
+            "code": [f"C{row:03}" if row % 9 else "bad" for row in range(rows)],
+        }
+    )
+    suite = [
+        expectation("c.spans", "expect_column_values_to_be_between", column="start", min_value=0),
+        expectation("c.spans", "expect_column_values_to_be_in_set", column="label", value_set=["problem"], mostly=0.7),
+        expectation("c.spans", "expect_column_values_to_match_regex", column="code", regex="^C[0-9]{3}$"),
+        expectation("c.spans", "expect_column_value_lengths_to_be_between", column="label", min_value=5),
+        expectation("c.spans", "expect_column_values_to_be_unique", column="label"),
+        expectation("c.spans", "expect_table_row_count_to_be_between", min_value=1),
+        expectation("c.spans", "expect_column_values_to_not_be_null", column="missing_column"),
+        expectation("c.spans", "expect_no_such_thing", column="label"),
+    ]
+    ids = {"c": [f"note-{row}" for row in range(rows)]}
+    whole = [o.as_dict() for o in run_suite(suite, {"c.spans": spans}, ids)]
+    assert [o["success"] for o in whole] == [False, True, False, False, False, True, False, False]
+    assert len(whole[0]["violations"]) == 20 and whole[0]["observed"]["unexpected_count"] > 20
+    for size in (1, 8, 50):  # compared as JSON: -1 and -1.0 differ there
+        batched = [o.as_dict() for o in run_suite(suite, {"c.spans": in_batches(spans, size)}, ids)]
+        assert json.dumps(batched) == json.dumps(whole)
+
+
 def test_an_expectation_gx_cannot_build_or_run_fails_alone_with_its_reason() -> None:
     suite = [
         expectation("c", "expect_no_such_thing", column="id"),
