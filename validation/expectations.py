@@ -54,7 +54,7 @@ ROW_WISE = frozenset(
         "expect_column_value_lengths_to_equal",
     }
 )
-_KEYS = ["_split", "_row"]  # the columns naming where a listed row is
+WHOLE_ROWS = 50_000  # a table read in batches but no longer than this is validated whole, in one run
 
 
 @dataclass
@@ -252,8 +252,17 @@ def _validate_table(
 def _validate_batches(
     gx: Any, batch_definition: Any, batches: TableBatches, table_name: str, wanted: list[Expectation]
 ) -> list[_Checked]:
-    """Row-wise expectations batch by batch, merged; the others in one validation of the whole table cut
-    down to the columns they name."""
+    """A table of at most WHOLE_ROWS rows in one validation, as a whole table; otherwise row-wise expectations
+    batch by batch, merged, and the others in one validation of the whole table cut down to the columns they
+    name."""
+    head: list[pa.Table] = []
+    for part in batches(_used_columns(wanted)):
+        head.append(part)
+        if sum(table.num_rows for table in head) > WHOLE_ROWS:
+            break
+    else:
+        return _validate_table(gx, batch_definition, pa.concat_tables(head), table_name, wanted)
+    del head
     row_wise = [position for position, e in enumerate(wanted) if e.expectation in ROW_WISE]
     others = [e for e in wanted if e.expectation not in ROW_WISE]
     checked: dict[int, _Checked] = {}
