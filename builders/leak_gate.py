@@ -10,7 +10,7 @@ frequent terms ("left pleural effusion", 21 characters). Runs of no letter (date
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Iterator
+from collections.abc import Collection, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +24,7 @@ from clinical_corpora.validation.leak import SEED, ReleaseText, longest_shared_r
 LEAK_LIMIT = 30
 
 
-def leak_gate(folder: Path, documents: Iterable[tuple[str, str]], ignored: Collection[str] = ()) -> GateResult:
+def leak_gate(folder: Path, documents: Collection[tuple[str, str]], ignored: Collection[str] = ()) -> GateResult:
     """The gate over every file of ``folder``: passes when the longest shared run is at most LEAK_LIMIT."""
     files = {path.relative_to(folder).as_posix(): sorted(set(file_strings(path))) for path in _files(folder)}
     release = ReleaseText(text for strings in files.values() for text in strings)
@@ -51,7 +51,7 @@ def leak_gate(folder: Path, documents: Iterable[tuple[str, str]], ignored: Colle
     return gate
 
 
-def _holding(files: dict[str, list[str]], found: Any, documents: Iterable[tuple[str, str]]) -> list[str]:
+def _holding(files: dict[str, list[str]], found: Any, documents: Collection[tuple[str, str]]) -> list[str]:
     """The files holding the leaked run."""
     text = next((text for locator, text in documents if locator == found.locator), None)
     if text is None:

@@ -132,12 +132,11 @@ def _build_group(group: dict[str, Any]) -> GroupOutput:
     state = _STATE
     ctx = BuildContext(state.manifest, state.sources, state.on_error)
     output = GroupOutput()
-    encoder = RowEncoder(
-        state.builder, state.manifest, state.features, lambda c, s, b: output.batches.append((c, s, b))
-    )
-    for row in state.builder.generate_shard(ctx, **group):
-        encoder.add(row)
-    encoder.finish()
+    rows = state.builder.generate_shard(ctx, **group)
+    for _ in build_in_process(
+        state.builder, state.manifest, state.features, rows, lambda c, s, b: output.batches.append((c, s, b))
+    ):
+        pass
     output.read, output.rejects = ctx.read, ctx.rejects
     return output
 

@@ -108,7 +108,7 @@ def run(
     created = [folder for folder in (out, corpus_dir) if not folder.exists()]
     _make_folder(corpus_dir)
     _remove_stale_staging(corpus_dir)
-    staging = _make_staging(corpus_dir, version)
+    staging = make_staging(corpus_dir, version)
     try:
         row_counts = _write_rows(builder, manifest, features, ctx, staging, total, workers or default_workers())
         _refuse_when_all_rejected(manifest, ctx, row_counts, corpus_dir / f"{version}.rejects.jsonl")
@@ -146,7 +146,7 @@ def _host() -> str:
     return re.sub(r"[^A-Za-z0-9-]", "-", socket.gethostname())
 
 
-def _make_staging(corpus_dir: Path, version: str) -> Path:
+def make_staging(corpus_dir: Path, version: str) -> Path:
     """The run's own hidden staging folder, named after its process and host."""
     try:
         staging = Path(tempfile.mkdtemp(prefix=f".{version}{STAGING_TAG}{os.getpid()}@{_host()}.", dir=corpus_dir))
@@ -463,7 +463,7 @@ def _write_release_files(
             "rejected_annotations": ctx.rejected("annotation"),
         },
     }
-    _write_json(
+    write_json(
         staging / "validation.json",
         {
             "corpus": manifest.name,
@@ -480,7 +480,7 @@ def _write_release_files(
         encoding="utf-8",
     )
     _stage(manifest, "hashing the release files")
-    _write_json(
+    write_json(
         staging / "manifest.json",
         {
             "corpus": manifest.name,
@@ -532,7 +532,7 @@ def _existing(staging: Path, target: Path, gates: list[GateResult]) -> Outcome:
         raise ReleaseError(f"{target} already exists and is not a release (no manifest.json): move it away")
     if _read_json(target / "manifest.json").get(BUILD_FLAG) is False:
         raise ReleaseError(f"{target} holds a clincorp build, not a release: release into another --out")
-    differs = _tree_digest(target) != _tree_digest(staging)
+    differs = tree_digest(target) != tree_digest(staging)
     if differs and target.name.endswith(SAMPLE_TAG):
         raise ReleaseError(
             f"{target} already exists with different bytes: it is a sample release of invented data, "
@@ -569,13 +569,13 @@ def _raise_on_failed_gates(
     raise GateError("\n".join(lines))
 
 
-def _tree_digest(folder: Path) -> dict[str, str]:
+def tree_digest(folder: Path) -> dict[str, str]:
     return {
         path.relative_to(folder).as_posix(): sha256_file(path) for path in sorted(folder.rglob("*")) if path.is_file()
     }
 
 
-def _write_json(path: Path, payload: dict[str, Any]) -> None:
+def write_json(path: Path, payload: dict[str, Any]) -> None:
     path.write_text(json.dumps(payload, indent=2, sort_keys=False, ensure_ascii=False) + "\n", encoding="utf-8")
 
 

@@ -30,10 +30,10 @@ from clinical_corpora.builders.sources.documents import split_locator, text_sha2
 from clinical_corpora.builders.text_free import (
     FULL_FOLDER,
     VARIANT,
-    make_staging,
     publish,
     read_json,
     read_wanted,
+    staging_in,
     stored_rows,
 )
 from clinical_corpora.builders.writer import SplitWriter
@@ -92,7 +92,7 @@ def rehydrate(
             _bad_report(bad, _users(builder, view, bad)) + "\n(--on-error quarantine leaves their records out)"
         )
     target = out / corpus.name / full_manifest["version"]
-    staging = make_staging(target.parent, target.name)
+    staging = staging_in(target.parent, target.name)
     try:
         stage("restoring the rows")
         quarantined = _write_rows(builder, view, features, documents, bad, staging)

@@ -12,7 +12,6 @@ from collections.abc import Callable, Iterator
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-import pyarrow.parquet as pq
 from pydantic import BaseModel, ValidationError
 
 from clinical_corpora.builders.base import Builder, load_builder_class
@@ -20,7 +19,7 @@ from clinical_corpora.builders.inputs import inputs_problems, sha256_file
 from clinical_corpora.builders.pipeline import quality_tables, record_ids
 from clinical_corpora.builders.plugins import find_corpus
 from clinical_corpora.builders.release_view import SHARD_PATTERN, ReleaseView
-from clinical_corpora.builders.text_free import VARIANT
+from clinical_corpora.builders.text_free import VARIANT, read_json, stored_rows
 from clinical_corpora.builders.text_free_check import text_free_checks
 from clinical_corpora.core.errors import ClincorpError, SourceError
 from clinical_corpora.core.manifest import (
@@ -130,10 +129,7 @@ def _release_manifest(folder: Path) -> dict[str, Any]:
     manifest_path = folder / "manifest.json"
     if not manifest_path.is_file():
         raise ClincorpError(f"{folder} is not a release: it has no manifest.json")
-    try:
-        manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise ClincorpError(f"{manifest_path}: not readable JSON ({error})") from error
+    manifest = read_json(manifest_path)
     missing = [key for key in ("corpus", "outputs") if not isinstance(manifest, dict) or key not in manifest]
     if missing:
         raise ClincorpError(f"{manifest_path}: not a release manifest, it lacks {', '.join(missing)}")
@@ -391,10 +387,11 @@ def _rejects_problems(folder: Path, counts: dict[str, Any], listed: set[str]) ->
     found = {"record": 0, "annotation": 0}
     if "rejects.jsonl" in listed:
         try:
-            for line in (folder / "rejects.jsonl").read_text(encoding="utf-8").splitlines():
-                if line.strip():
-                    kind = json.loads(line).get("kind", "record")
-                    found[kind] = found.get(kind, 0) + 1
+            with (folder / "rejects.jsonl").open(encoding="utf-8") as lines:
+                for line in lines:
+                    if line.strip():
+                        kind = json.loads(line).get("kind", "record")
+                        found[kind] = found.get(kind, 0) + 1
         except (OSError, UnicodeDecodeError, ValueError, AttributeError) as error:
             return [f"rejects.jsonl: not one JSON object per line ({error})"]
     return [
@@ -485,7 +482,7 @@ def _records_gate(view: ReleaseView, configs: dict) -> GateResult:
         decode = row_decoder(view.features(name))
         for shard in view.shards(name):
             split = view.split_of(shard)
-            for position, row in enumerate(_stored_rows(shard)):
+            for position, row in enumerate(stored_rows(shard)):
                 checked += 1
                 where = f"{name}/{split} record {row.get(id_field)!r} ({shard.name} row {position})"
                 problem = _record_problem(model, decode, row)
@@ -502,11 +499,6 @@ def _records_gate(view: ReleaseView, configs: dict) -> GateResult:
         "every record valid under its model",
         observed=f"{checked} records, {len(problems)} invalid",
     )
-
-
-def _stored_rows(shard: Path) -> Iterator[dict[str, Any]]:
-    for batch in pq.ParquetFile(shard).iter_batches(batch_size=1024):
-        yield from batch.to_pylist()
 
 
 def _record_problem(model: type[BaseModel], decode: Callable[[Any], Any], row: dict[str, Any]) -> str | None:

@@ -32,19 +32,15 @@ class ReleaseView:
         """The flattened tables (``validation.tables``) of some fields of a config, as pandas, computed once."""
         key = (config, tuple(fields))
         if key not in self._frames:
-            self._frames[key] = {name: table.to_pandas() for name, table in self.arrow_tables(config, fields).items()}
+            flat = flatten_config(
+                config, self.arrow(config, columns=fields), self._chosen(config, fields), self.split_labels(config)
+            )
+            self._frames[key] = {name: table.to_pandas() for name, table in flat.items()}
         return self._frames[key]
-
-    def arrow_tables(self, config: str, fields: list[str]) -> dict[str, pa.Table]:
-        """The flattened tables (``validation.tables``) of some fields of a config, whole."""
-        return flatten_config(
-            config, self.arrow(config, columns=fields), self._chosen(config, fields), self.split_labels(config)
-        )
 
     def table_names(self, config: str, fields: list[str]) -> list[str]:
         """The names of the flattened tables of some fields of a config (nothing is read but the schema)."""
-        chosen = self._chosen(config, fields)
-        return list(flatten_config(config, chosen.arrow_schema.empty_table(), chosen, pa.array([], pa.string())))
+        return list(_flat_empty(config, self._chosen(config, fields)))
 
     def table_batches(
         self, config: str, fields: list[str], table: str, columns: list[str], batch_size: int = 10_000
@@ -64,8 +60,7 @@ class ReleaseView:
                 for name, part in flat.items():
                     rows_so_far[name] = rows_so_far.get(name, 0) + part.num_rows
         if not rows_so_far:
-            empty = flatten_config(config, chosen.arrow_schema.empty_table(), chosen, pa.array([], pa.string()))
-            yield self._renumbered(empty[table], rows_so_far, config, parent, wanted)
+            yield self._renumbered(_flat_empty(config, chosen)[table], rows_so_far, config, parent, wanted)
 
     @staticmethod
     def _renumbered(
@@ -174,6 +169,11 @@ class ReleaseView:
             for batch in pq.ParquetFile(path).iter_batches(batch_size=1024):
                 for row in batch.to_pylist():
                     yield shard_split, decode(row)
+
+
+def _flat_empty(config: str, features: Features) -> dict[str, pa.Table]:
+    """The flattened tables of a config with no rows: their names and columns, read from the schema alone."""
+    return flatten_config(config, features.arrow_schema.empty_table(), features, pa.array([], pa.string()))
 
 
 MANIFEST = "manifest.json"

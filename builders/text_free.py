@@ -20,12 +20,9 @@ Hugging Face Hub hosts a folder and its card, and the card of a text-free folder
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import socket
-import tempfile
 from collections import Counter
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass
 from importlib.metadata import version as package_version
 from pathlib import Path
@@ -39,6 +36,7 @@ from pydantic import BaseModel
 from clinical_corpora.builders.base import BuildContext, Builder, load_builder_class
 from clinical_corpora.builders.inputs import sha256_file
 from clinical_corpora.builders.leak_gate import leak_gate
+from clinical_corpora.builders.pipeline import make_staging, tree_digest, write_json
 from clinical_corpora.builders.release_view import ReleaseView
 from clinical_corpora.builders.sources.documents import split_locator, text_sha256
 from clinical_corpora.builders.text_free_card import render_text_free_card
@@ -150,10 +148,6 @@ def read_json(path: Path) -> dict[str, Any]:
         raise ClincorpError(f"{path}: not readable JSON ({error})") from None
 
 
-def write_json(path: Path, payload: dict[str, Any]) -> None:
-    path.write_text(json.dumps(payload, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-
-
 def release_text_free(
     manifest: CorpusManifest, full: Path, sources: dict[str, Path | None], on_stage: Any = None
 ) -> TextFreeOutcome:
@@ -185,7 +179,7 @@ def release_text_free(
             + ": give the sources the full release was built from"
         )
     target = full.parent / f"{full_manifest['version']}{TEXT_FREE_SUFFIX}"
-    staging = make_staging(full.parent, target.name)
+    staging = staging_in(full.parent, target.name)
     try:
         stage("writing the text-free rows")
         features = _write_rows(builder, ctx, view, models, documents, staging)
@@ -235,10 +229,10 @@ def release_text_free(
         shutil.rmtree(staging, ignore_errors=True)
 
 
-def read_wanted(builder: Builder, ctx: BuildContext, wanted: Mapping[str, Any] | set[str]) -> dict[str, str]:
+def read_wanted(builder: Builder, ctx: BuildContext, wanted: Collection[str]) -> dict[str, str]:
     """The wanted documents' texts, streamed from the sources (anything else read is dropped at once)."""
     documents: dict[str, str] = {}
-    for locator, text in builder.read_documents(ctx, set(wanted)):
+    for locator, text in builder.read_documents(ctx, wanted):
         if locator in wanted:
             documents.setdefault(locator, text)
     return documents
@@ -312,28 +306,17 @@ def release_outputs(folder: Path) -> list[dict[str, Any]]:
     return outputs
 
 
-STAGING_TAG = ".staging-"
-
-
-def make_staging(parent: Path, name: str) -> Path:
-    """A hidden staging folder ``.<name>.staging-<pid>@<host>.<random>`` (the pipeline removes those of
-    killed runs), with the permissions the umask gives."""
+def staging_in(parent: Path, name: str) -> Path:
+    """The pipeline's hidden staging folder ``.<name>.staging-<pid>@<host>.<random>`` (it removes those of
+    killed runs) in ``parent``, created first when missing."""
     parent.mkdir(parents=True, exist_ok=True)
-    host = "".join(c if c.isalnum() or c == "-" else "-" for c in socket.gethostname())
-    try:
-        staging = Path(tempfile.mkdtemp(prefix=f".{name}{STAGING_TAG}{os.getpid()}@{host}.", dir=parent))
-    except OSError as error:
-        raise ReleaseError(f"cannot write into {parent}: {error.strerror or error}") from None
-    mask = os.umask(0o022)
-    os.umask(mask)
-    staging.chmod(0o777 & ~mask)
-    return staging
+    return make_staging(parent, name)
 
 
 def publish(staging: Path, target: Path) -> Literal["released", "unchanged"]:
     """Rename ``staging`` to ``target``; an existing ``target`` with the same bytes is left as it is."""
     if target.exists():
-        if _digest(target) == _digest(staging):
+        if tree_digest(target) == tree_digest(staging):
             return "unchanged"
         raise ReleaseError(
             f"{target} already exists with different bytes: releases are immutable; remove it (a sample release) "
@@ -344,7 +327,3 @@ def publish(staging: Path, target: Path) -> Literal["released", "unchanged"]:
     except OSError as error:
         raise ReleaseError(f"cannot write {target}: {error.strerror or error}") from None
     return "released"
-
-
-def _digest(folder: Path) -> dict[str, str]:
-    return {p.relative_to(folder).as_posix(): sha256_file(p) for p in sorted(folder.rglob("*")) if p.is_file()}

@@ -18,7 +18,7 @@ from typing import Annotated
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from clinical_corpora.schemas.licensed import LicensedText
-from clinical_corpora.schemas.spans import Offset, Record, span_mismatch, unique_ids
+from clinical_corpora.schemas.spans import Offset, Record, Span, span_mismatch, unique_ids
 
 OffsetPair = Annotated[list[Offset], Field(min_length=2, max_length=2)]
 """``[start, end]`` of one fragment, end exclusive."""
@@ -151,3 +151,17 @@ def laid_out(passages: Sequence[tuple[str, str, str]]) -> tuple[list[Passage], l
         starts.append(start)
         start += len(text) + len(PASSAGE_SEPARATOR)
     return placed, starts
+
+
+def entity_from_spans(
+    entity_id: str, entity_type: str, spans: Sequence[Span], *, shift: int = 0, normalized: Sequence[Normalized] = ()
+) -> Entity:
+    """An entity with one text and offset pair per span (fragment); ``shift`` is where the spans' passage begins
+    (see :func:`laid_out`)."""
+    return Entity(
+        id=entity_id,
+        type=entity_type,
+        text=[span.text for span in spans],
+        offsets=[[shift + span.start, shift + span.end] for span in spans],
+        normalized=list(normalized),
+    )

@@ -54,6 +54,7 @@ ROW_WISE = frozenset(
         "expect_column_value_lengths_to_equal",
     }
 )
+NO_RESULT = "great-expectations returned no result for this expectation"
 WHOLE_ROWS = 50_000  # a table read in batches but no longer than this is validated whole, in one run
 
 
@@ -135,7 +136,7 @@ def _violations(entry: _Checked, expectation: Expectation, record_ids: RecordIds
     assert table is not None
     config = entry.outcome.table.split(".")[0]
     ids = record_ids.get(config)
-    columns = list(table.columns) if isinstance(table, pd.DataFrame) else table.column_names
+    columns = _column_names(table)
     listed = []
     for index in entry.indices[:MAX_LISTED]:
         violation: dict[str, Any] = {}
@@ -160,6 +161,10 @@ def _cell(table: Table, column: str, index: int) -> Any:
     return _plain(table.column(column)[index].as_py())
 
 
+def _column_names(table: Table) -> list[str]:
+    return list(table.columns) if isinstance(table, pd.DataFrame) else table.column_names
+
+
 def _used_columns(expectations: list[Expectation]) -> list[str]:
     return list(dict.fromkeys(column for expectation in expectations for column in expectation.columns))
 
@@ -167,7 +172,7 @@ def _used_columns(expectations: list[Expectation]) -> list[str]:
 def _checked_frame(table: Table, expectations: list[Expectation]) -> pd.DataFrame:
     """The table cut down to the columns its expectations name, as pandas (row order and count kept, the
     index positional so GX's unexpected indices are row positions); only these columns are converted."""
-    present = list(table.columns) if isinstance(table, pd.DataFrame) else table.column_names
+    present = _column_names(table)
     used = set(_used_columns(expectations))
     columns = [column for column in present if column in used] or ["_row" if "_row" in present else present[0]]
     if isinstance(table, pd.DataFrame):
@@ -229,9 +234,8 @@ def _results(batch_definition: Any, frame: pd.DataFrame, suite: Any) -> Iterator
 
 
 def _in_order(checked: dict[int, _Checked], wanted: list[Expectation], rows: Table | None = None) -> list[_Checked]:
-    missing = {"error": "great-expectations returned no result for this expectation"}
     return [
-        checked.get(position) or _Checked(_outcome(wanted[position], False, dict(missing)), rows)
+        checked.get(position) or _Checked(_outcome(wanted[position], False, {"error": NO_RESULT}), rows)
         for position in range(len(wanted))
     ]
 
@@ -339,8 +343,7 @@ class _RowWiseRun:
                 out.append(_Checked((self.failed | self.errors)[position], pa.table({})))
                 continue
             if position not in self.details:
-                missing = {"error": "great-expectations returned no result for this expectation"}
-                out.append(_Checked(_outcome(expectation, False, missing), pa.table({})))
+                out.append(_Checked(_outcome(expectation, False, {"error": NO_RESULT}), pa.table({})))
                 continue
             details = self._totals(position)
             rows = pa.concat_tables(self.listed[position]) if self.listed[position] else pa.table({})

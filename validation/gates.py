@@ -79,11 +79,10 @@ def expectations_gate(outcomes: list[ExpectationOutcome]) -> GateResult:
     )
 
 
-def agreement_gates(
-    measures: dict[str, float] | None,
-    thresholds: dict[str, Threshold],
-    why_not_run: str = "no annotator data in this build",
-) -> list[GateResult]:
+NOT_RUN = "no annotator data in this build"
+
+
+def agreement_gates(measures: dict[str, float] | None, thresholds: dict[str, Threshold]) -> list[GateResult]:
     """One gate per threshold. Without annotator data a gate is skipped, or failed when it is required."""
     results = []
     for name, threshold in sorted(thresholds.items()):
@@ -101,9 +100,9 @@ def agreement_gates(
         gate = f"agreement.{name}"
         if measures is None:
             if threshold.required:
-                results.append(GateResult(gate, False, f"not run ({why_not_run}), but the gate is required", expected))
+                results.append(GateResult(gate, False, f"not run ({NOT_RUN}), but the gate is required", expected))
             else:
-                results.append(GateResult(gate, True, f"not run: {why_not_run}", expected, skipped=why_not_run))
+                results.append(GateResult(gate, True, f"not run: {NOT_RUN}", expected, skipped=NOT_RUN))
             continue
         if name not in measures:
             results.append(GateResult(gate, False, "not reported by the builder", expected))

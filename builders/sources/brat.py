@@ -176,6 +176,11 @@ OnBroken = Callable[[SourceError], None]
 """Receives each broken annotation's error (file, line, what was left out with it)."""
 
 
+def raise_broken(error: SourceError) -> None:
+    """The default :data:`OnBroken`: the first broken annotation fails the read."""
+    raise error
+
+
 def read_brat(ann_path: str | Path, text: str, *, on_broken: OnBroken | None = None) -> BratDocument:
     """Read the ``.ann`` file at ``ann_path``, checking it against the document ``text``."""
     return parse_brat(read_utf8(ann_path), text, ann_path, on_broken=on_broken)
@@ -225,7 +230,7 @@ def parse_brat(
                 continue
         if line and not line.isspace():
             parser.add(line, line_number)
-    return parser.finish(on_broken or _raise)
+    return parser.finish(on_broken or raise_broken)
 
 
 def write_brat(doc: BratDocument) -> str:
@@ -365,10 +370,6 @@ def _split_pair(field: str) -> tuple[str, str] | None:
 
 _Where = int | str
 """Where a problem is: its line, or an annotation id when the document was not read from a file."""
-
-
-def _raise(error: SourceError) -> None:
-    raise error
 
 
 def _problem_order(problem: tuple[_Where, str]) -> tuple[int, str]:

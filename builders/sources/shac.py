@@ -23,8 +23,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from clinical_corpora.builders.sources.brat import Attribute, BratDocument, Event, OnBroken, Pruning, TextBound
-from clinical_corpora.core.errors import SourceError
+from clinical_corpora.builders.sources.brat import (
+    Attribute,
+    BratDocument,
+    Event,
+    OnBroken,
+    Pruning,
+    TextBound,
+    raise_broken,
+)
 
 VALUE_SUFFIX = "Val"
 
@@ -61,7 +68,7 @@ def shac_annotations(
     doc: BratDocument, source: str | Path, scheme: ShacScheme | None = None, *, on_broken: OnBroken | None = None
 ) -> ShacAnnotations:
     """The SHAC events of ``doc``; ``source`` (the ``.ann`` path) names it in errors."""
-    doc = _checked(doc, source, scheme, on_broken or _raise)
+    doc = _checked(doc, source, scheme, on_broken or raise_broken)
     textbounds = {textbound.id: textbound for textbound in doc.textbounds}
     subtypes = {attribute.target: attribute.value for attribute in doc.attributes}
     spans = {key: ValuedTextBound(textbound, subtypes.get(key)) for key, textbound in textbounds.items()}
@@ -70,10 +77,6 @@ def shac_annotations(
         used.update((event.trigger, *(target for _, target in event.arguments)))
     unused = tuple(span for key, span in spans.items() if key not in used)
     return ShacAnnotations(doc.events, spans, unused, doc)
-
-
-def _raise(error: SourceError) -> None:
-    raise error
 
 
 def _checked(doc: BratDocument, source: str | Path, scheme: ShacScheme | None, on_broken: OnBroken) -> BratDocument:

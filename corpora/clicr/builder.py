@@ -303,11 +303,17 @@ class ClicrBuilder(Builder):
         self._matchers: dict[Path, tuple[UmlsIndex, EntityMatcher]] = {}
         """UMLS META folder → its index and matcher, loaded once per process (workers fork after :meth:`shards`
         loaded it)."""
+        self._rrf_files: dict[Path, tuple[Path, Path]] = {}
+        """UMLS META folder → its MRCONSO.RRF and MRSTY.RRF, located (and its other files warned of) once."""
+
+    def _located(self, meta: Path) -> tuple[Path, Path]:
+        if meta not in self._rrf_files:
+            self._rrf_files[meta] = locate_rrf_files(meta)
+        return self._rrf_files[meta]
 
     def _matcher(self, meta: Path) -> tuple[UmlsIndex, EntityMatcher]:
         if meta not in self._matchers:
-            mrconso, mrsty = locate_rrf_files(meta)
-            index = load_or_build_index(mrconso, mrsty, cache_dir())
+            index = load_or_build_index(*self._located(meta), cache_dir())
             self._matchers[meta] = index, EntityMatcher(index)
         return self._matchers[meta]
 
@@ -350,7 +356,7 @@ class ClicrBuilder(Builder):
         """Every page with its split and the first page of its case id, and the standoff documents; the
         checks across pages (untyped UMLS concepts, standoff of no page) run here, once per build."""
         index, _ = self._matcher(ctx.source("umls"))
-        mrconso, mrsty = locate_rrf_files(ctx.source("umls"))
+        mrconso, mrsty = self._located(ctx.source("umls"))
         for cui, line in sorted(index.untyped.items()):
             ctx.reject(
                 SourceError(

@@ -22,7 +22,6 @@ from typing import Any
 from clinical_corpora.builders.exporters.base import Exporter
 from clinical_corpora.builders.release_view import ReleaseView
 from clinical_corpora.builders.text_units import token_strings, tokenize
-from clinical_corpora.core.errors import ClincorpError
 from clinical_corpora.corpora.clicr.builder import query_rows
 from clinical_corpora.corpora.clicr.records import PLACEHOLDER
 
@@ -47,7 +46,17 @@ class ClicrJson(Exporter):
     exact = False
 
     def write(self, view: ReleaseView, out: Path, options: argparse.Namespace | None = None) -> Iterator[str]:
-        for path in export_clicr_json(view.folder, out):
+        documents = {row["id"]: row for _, row in view.rows("clicr_documents")}
+        out.mkdir(parents=True, exist_ok=True)
+        for split in view.splits("clicr"):
+            queries_by_case: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
+            for _, query in query_rows(view, ["id", "document_id", "query", "answers"], split):
+                queries_by_case[query["document_id"]].append(query)
+            data = [_datum(documents[case_id], queries) for case_id, queries in queries_by_case.items()]
+            path = out / f"{split}{CLICR_VERSION}.json"
+            path.write_text(
+                json.dumps({"version": CLICR_VERSION, "data": data}, ensure_ascii=False, indent=1), encoding="utf-8"
+            )
             yield str(path)
 
     def read_back(self, out: Path) -> dict[str, Any]:
@@ -79,27 +88,6 @@ class ClicrJson(Exporter):
 
 
 clicr_json = ClicrJson()
-
-
-def export_clicr_json(release: Path, out: Path) -> list[Path]:
-    """Write one CliCR JSON file per split of ``release`` into ``out``; returns their paths."""
-    view = ReleaseView(release)
-    if not {"clicr", "clicr_documents"} <= set(view.configs()):
-        raise ClincorpError(f"{release} is not a clicr release: expected data/clicr and data/clicr_documents")
-    documents = {row["id"]: row for _, row in view.rows("clicr_documents")}
-    out.mkdir(parents=True, exist_ok=True)
-    written = []
-    for split in view.splits("clicr"):
-        queries_by_case: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
-        for _, query in query_rows(view, ["id", "document_id", "query", "answers"], split):
-            queries_by_case[query["document_id"]].append(query)
-        data = [_datum(documents[case_id], queries) for case_id, queries in queries_by_case.items()]
-        path = out / f"{split}{CLICR_VERSION}.json"
-        path.write_text(
-            json.dumps({"version": CLICR_VERSION, "data": data}, ensure_ascii=False, indent=1), encoding="utf-8"
-        )
-        written.append(path)
-    return written
 
 
 def _datum(document: Mapping[str, Any], queries: Sequence[Mapping[str, Any]]) -> dict[str, Any]:

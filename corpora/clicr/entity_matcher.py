@@ -220,8 +220,9 @@ def _is_useful_key(tokens: Sequence[str]) -> bool:
     return not all(token in _ENGLISH_STOPWORDS or not token.isalnum() for token in tokens)
 
 
-def build_index(mrconso: str | Path, mrsty: str | Path) -> UmlsIndex:
-    """Build the dictionary from MRSTY.RRF and MRCONSO.RRF (two streaming passes)."""
+def build_index(mrconso: str | Path, mrsty: str | Path, *, source_sha256: dict[str, str] | None = None) -> UmlsIndex:
+    """Build the dictionary from MRSTY.RRF and MRCONSO.RRF (two streaming passes); ``source_sha256``, the
+    files' digests when the caller has them (else they are computed)."""
     semantic_types: dict[int, int] = {}
     typed = bytearray(_CUI_LIMIT // 8)  # one bit per CUI number with any MRSTY row
     for semantic_type in read_mrsty(mrsty):
@@ -265,15 +266,20 @@ def build_index(mrconso: str | Path, mrsty: str | Path) -> UmlsIndex:
         number = ranked % _NOT_PREFERRED
         entries[key] = ((number << _RANK_BITS | semantic_types[number]) << 1) | (key in prefixes)
     del keys, prefixes
-    hashes = {"MRCONSO.RRF": file_sha256(mrconso), "MRSTY.RRF": file_sha256(mrsty)}
+    hashes = source_sha256 or _rrf_sha256(mrconso, mrsty)
     return UmlsIndex(entries, ConceptTable(semantic_types, synonym_table), hashes, untyped)
+
+
+def _rrf_sha256(mrconso: str | Path, mrsty: str | Path) -> dict[str, str]:
+    return {"MRCONSO.RRF": file_sha256(mrconso), "MRSTY.RRF": file_sha256(mrsty)}
 
 
 def load_or_build_index(mrconso: str | Path, mrsty: str | Path, cache_dir: str | Path) -> UmlsIndex:
     """The index for these RRF files: loaded from ``cache_dir`` if built before, else built and cached."""
     rules = (INDEX_VERSION, SEMANTIC_TYPE_CATEGORIES, sorted(FUNCTION_WORDS), sorted(_ENGLISH_STOPWORDS))
+    hashes = _rrf_sha256(mrconso, mrsty)  # hashed once: MRCONSO.RRF is gigabytes
     fingerprint = hashlib.sha256(
-        f"{rules}|{TOKEN_PATTERN.pattern}|{file_sha256(mrconso)}|{file_sha256(mrsty)}".encode()
+        f"{rules}|{TOKEN_PATTERN.pattern}|{hashes['MRCONSO.RRF']}|{hashes['MRSTY.RRF']}".encode()
     ).hexdigest()
     cache_dir = Path(cache_dir)
     cached = cache_dir / f"umls-index-{fingerprint[:24]}.pickle"
@@ -281,7 +287,7 @@ def load_or_build_index(mrconso: str | Path, mrsty: str | Path, cache_dir: str |
         with open(cached, "rb") as cache:
             index: UmlsIndex = pickle.load(cache)
             return index
-    index = build_index(mrconso, mrsty)
+    index = build_index(mrconso, mrsty, source_sha256=hashes)
     cache_dir.mkdir(parents=True, exist_ok=True)
     with tempfile.NamedTemporaryFile("wb", dir=cache_dir, delete=False, suffix=".partial") as partial:
         pickle.dump(index, partial, protocol=pickle.HIGHEST_PROTOCOL)

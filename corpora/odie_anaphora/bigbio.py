@@ -9,7 +9,7 @@ function, Bagga class, institution and note type stay in the ``odie_anaphora`` c
 from __future__ import annotations
 
 from clinical_corpora.corpora.odie_anaphora.records import OdieDocument
-from clinical_corpora.schemas.bigbio import Coreference, Entity, KbDocument, Relation, laid_out
+from clinical_corpora.schemas.bigbio import Coreference, KbDocument, Relation, entity_from_spans, laid_out
 
 CONFIG = "odie_anaphora_bigbio_kb"
 
@@ -23,13 +23,7 @@ def kb_document(document: OdieDocument) -> KbDocument:
         document_id=document.id,
         passages=passages,
         entities=[
-            Entity(
-                id=prefix + markable.id,
-                type=markable.semantic_class,
-                text=[fragment.text for fragment in markable.fragments],
-                offsets=[[fragment.start, fragment.end] for fragment in markable.fragments],
-                normalized=[],
-            )
+            entity_from_spans(prefix + markable.id, markable.semantic_class, markable.fragments)
             for markable in document.markables
         ],
         events=[],

@@ -10,7 +10,7 @@ modalities stay in the ``rad_coref`` config.
 from __future__ import annotations
 
 from clinical_corpora.corpora.rad_coref.records import Patient
-from clinical_corpora.schemas.bigbio import Coreference, Entity, KbDocument, laid_out
+from clinical_corpora.schemas.bigbio import Coreference, KbDocument, entity_from_spans, laid_out
 
 CONFIG = "rad_coref_bigbio_kb"
 
@@ -26,13 +26,7 @@ def kb_document(patient: Patient) -> KbDocument:
         document_id=patient.patient_id,
         passages=passages,
         entities=[
-            Entity(
-                id=prefix + mention.id,
-                type=mention.type,
-                text=[mention.text],
-                offsets=[[starts[mention.report_index] + mention.start, starts[mention.report_index] + mention.end]],
-                normalized=[],
-            )
+            entity_from_spans(prefix + mention.id, mention.type, [mention], shift=starts[mention.report_index])
             for mention in patient.mentions
         ],
         events=[],

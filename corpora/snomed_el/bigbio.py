@@ -9,7 +9,7 @@ One passage (the note); each annotation an entity typed by its hierarchy (``find
 from __future__ import annotations
 
 from clinical_corpora.corpora.snomed_el.records import Note
-from clinical_corpora.schemas.bigbio import Entity, KbDocument, Normalized, laid_out
+from clinical_corpora.schemas.bigbio import KbDocument, Normalized, entity_from_spans, laid_out
 
 CONFIG = "snomed_el_bigbio_kb"
 DB_NAME = "SNOMEDCT"
@@ -23,11 +23,10 @@ def kb_document(note: Note) -> KbDocument:
         document_id=note.note_id,
         passages=passages,
         entities=[
-            Entity(
-                id=f"{note.note_id}_{span.start}-{span.end}",
-                type=span.hierarchy,
-                text=[span.text],
-                offsets=[[span.start, span.end]],
+            entity_from_spans(
+                f"{note.note_id}_{span.start}-{span.end}",
+                span.hierarchy,
+                [span],
                 normalized=[Normalized(db_name=DB_NAME, db_id=str(span.concept_id))],
             )
             for span in note.annotations

@@ -6,7 +6,7 @@ import argparse
 from collections.abc import Iterator
 from pathlib import Path
 
-from clinical_corpora.builders.exporters.base import Exporter, Record, ReleaseInputs
+from clinical_corpora.builders.exporters.base import Exporter, ReleaseInputs
 from clinical_corpora.builders.exporters.challenge_csv import write_challenge_notes, write_span_annotations
 from clinical_corpora.builders.release_view import ReleaseView
 from clinical_corpora.core.annotations import SpanAnnotation
@@ -16,15 +16,11 @@ NOTES_FILE = "mimic-iv_notes_training_set.csv"
 ANNOTATION_FILES = {"train": "train_annotations.csv", "test": "test_annotations.csv"}
 
 
-def note_annotations(note: Record) -> Iterator[SpanAnnotation]:
-    """A released note's spans as challenge annotations, in offset order."""
-    for span in note["annotations"]:
-        yield SpanAnnotation(note["note_id"], span["start"], span["end"], span["concept_id"])
-
-
 def split_annotations(view: ReleaseView, split: str) -> Iterator[SpanAnnotation]:
+    """A split's notes' spans as challenge annotations, note by note in offset order."""
     for _, note in view.rows(CONFIG, split):
-        yield from note_annotations(note)
+        for span in note["annotations"]:
+            yield SpanAnnotation(note["note_id"], span["start"], span["end"], span["concept_id"])
 
 
 class ChallengeCsv(Exporter):
