@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from clinical_corpora.core.errors import ClincorpError
@@ -65,7 +66,8 @@ def _files(folder: Path) -> list[Path]:
 
 
 def file_strings(path: Path) -> Iterator[str]:
-    """What a reader of the file sees: a parquet file's string values and metadata, else its text."""
+    """What a reader of the file sees: a parquet file's string values (each batch's distinct ones) and
+    metadata, else its text."""
     if path.suffix == ".parquet":
         parquet = pq.ParquetFile(path)
         metadata = parquet.schema_arrow.metadata or {}
@@ -81,9 +83,10 @@ def file_strings(path: Path) -> Iterator[str]:
 
 
 def _strings(array: pa.Array) -> Iterator[str]:
+    """The distinct strings of ``array`` and of the arrays nested in it (those under null values too)."""
     kind = array.type
     if pa.types.is_string(kind) or pa.types.is_large_string(kind):
-        yield from (value for value in array.to_pylist() if value is not None)
+        yield from (value for value in pc.unique(array).to_pylist() if value is not None)
     elif pa.types.is_list(kind) or pa.types.is_large_list(kind):
         yield from _strings(array.flatten())
     elif pa.types.is_struct(kind):
