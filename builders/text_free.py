@@ -95,7 +95,7 @@ def release_text_free(
     stage("collecting the source documents the release's text comes from")
     groups = DocumentGroups()
     row_groups = {
-        shard: _document_groups(builder, ctx, config, shard, groups)
+        shard: document_groups(builder, ctx, config, shard, groups)
         for config in models
         for shard in view.shards(config)
     }
@@ -113,7 +113,7 @@ def release_text_free(
     staging = staging_in(full.parent, target.name)
     try:
         stage("writing the text-free rows")
-        features = _write_rows(view, models, Recipes(documents, groups), row_groups, staging)
+        features = write_rows(view, models, Recipes(documents, groups), row_groups, staging)
         _copy_full_files(full, full_manifest, staging / FULL_FOLDER)
         stage("running the leak gate")
         ignored = {name for config in features.values() for name in _label_names(config)}
@@ -169,7 +169,7 @@ def read_wanted(builder: Builder, ctx: BuildContext, wanted: Collection[str]) ->
     return documents
 
 
-def _document_groups(
+def document_groups(
     builder: Builder, ctx: BuildContext, config: str, shard: Path, groups: DocumentGroups
 ) -> np.ndarray:
     """The number of each stored row's source documents (the corpus's hook reads lazy rows)."""
@@ -181,7 +181,7 @@ def _document_groups(
     return np.array(numbers, dtype=np.int64)
 
 
-def _write_rows(
+def write_rows(
     view: ReleaseView,
     models: dict[str, type[BaseModel]],
     recipes: Recipes,
