@@ -9,8 +9,9 @@ Hugging Face Hub hosts a folder and its card, and the card of a text-free folder
 - ``data/``: the same configs, splits and rows; every field the record models mark :data:`LicensedText`
   holds a recipe instead (``schemas/licensed.py``), and each row lists its ``source_documents`` (locator
   and sha256). A recipe is found greedily: the whole string as one slice of a document when it is one,
-  else the longest slices (:data:`MIN_SLICE` characters or more) with the characters no document holds
-  between them as literals;
+  else the longest slices (``recipe_arrow.MIN_SLICE`` characters or more) with the characters no document
+  holds between them as literals. Rows are written batch by batch: the corpus's hook names each row's
+  documents once (on lazy row views), and recipes are made column-wise (``builders/recipe_arrow.py``);
 - ``full/``: the full release's manifest.json, validation.json, card, inputs.jsonl and rejects.jsonl as
   they are (counts, hashes, gate results and statistics; the leak gate checks them like every other file),
   so rehydration restores every byte and checks it against the recorded sha256;
