@@ -24,8 +24,8 @@ from clinical_corpora.schemas.licensed import LEAF, LITERAL, SOURCE_DOCUMENTS, L
 
 MIN_SLICE = 4
 """Shorter matches are stored as literals: a slice costs three integers, and a few letters are no text."""
-FOUND_LIMIT = 1_000_000
-"""Positions of (document, string) kept at most; the table is emptied when full, so memory stays bounded."""
+FOUND_LIMIT = 200_000
+"""Positions of (document, string) kept at most (about 30 MB); the table is emptied when full."""
 
 Segment = dict[str, Any]
 Piece = tuple[int, int, int, str | None]

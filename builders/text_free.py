@@ -179,7 +179,7 @@ def document_groups(
         for batch in pq.ParquetFile(shard).iter_batches(batch_size=BATCH_ROWS)
         for row in lazy_rows(batch)
     ]
-    return np.array(numbers, dtype=np.int64)
+    return np.array(numbers, dtype=np.int32)
 
 
 def write_rows(
