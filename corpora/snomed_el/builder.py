@@ -153,7 +153,9 @@ class SnomedElBuilder(Builder):
                     text=document.text,
                     split=annotations.split,
                     annotations=[
-                        self._linked_span(document, annotation, terminology, partial.padded_spans)
+                        self._linked_span(
+                            document.note_id, document.text, annotation, annotations.path, terminology, partial
+                        )
                         for annotation in sorted(annotations.spans, key=lambda a: (a.start, a.end))
                     ],
                 )
@@ -172,14 +174,15 @@ class SnomedElBuilder(Builder):
 
     def _linked_span(
         self,
-        note: NoteDocument,
+        note_id: str,
+        text: str,
         annotation: SpanAnnotation,
+        path: Path,
         terminology: Terminology,
-        padded_spans: list[tuple[str, int, int]],
+        partial: NotePartial,
     ) -> LinkedSpan:
         """The released span of one annotation; a SourceError naming the annotation's line if it is wrong.
-        A span with leading or trailing whitespace is added to ``padded_spans``."""
-        note_id, text, path = note.note_id, note.text or "", note.annotations.path
+        A span with leading or trailing whitespace goes to the note's ``partial``."""
         start, end = annotation.start, annotation.end
 
         def problem(message: str) -> SourceError:
@@ -190,7 +193,7 @@ class SnomedElBuilder(Builder):
         covered = text[start:end]
         stripped = covered.strip()
         if stripped and stripped != covered:
-            padded_spans.append((note_id, start, end))
+            partial.padded_spans.append((note_id, start, end))
             if self.TRIM_WHITESPACE:
                 start += len(covered) - len(covered.lstrip())
                 end -= len(covered) - len(covered.rstrip())
