@@ -12,7 +12,8 @@ contiguous groups, other values passed unchanged), and builds one group in :meth
 release is byte-identical whatever N. A group must not depend on which other documents share it: what
 spans documents (splits drawn over every case, checks across files, rejects made once) is done in
 ``shards()``, which runs once per build in the main process, and passed on in the lists or as a shared
-value; the later hooks (agreement, statistics) read the written release, not state left on the builder
+value (documents a check must see together, such as patients sharing a chain id, are one list item); the
+later hooks (agreement, statistics) read the written release, not state left on the builder
 by a worker. What aggregates over every document (a table of the concepts all notes link) is built in the
 main process by :meth:`Builder.aggregate` from the :class:`Partial` values the shards yield beside their
 rows, in document order. A builder that lists nothing (the default) is one shard, built by
