@@ -184,6 +184,10 @@ class Builder:
     """``generate_shard(ctx, **documents)``: the records of one group of documents (slices of the lists
     :meth:`shards` gives, as keyword arguments), in the order :meth:`generate` would yield them."""
 
+    def built(self) -> None:
+        """Called once every record is written: drop what only building needed (a dictionary, a model), since
+        the gates and the card read the written release. Nothing by default."""
+
     def count(self, ctx: BuildContext) -> int | None:
         """How many raw records (``ctx.record`` calls) :meth:`generate` will read, when that is cheap to
         know (a file listing, a small annotation file); None otherwise. The progress bar's total."""

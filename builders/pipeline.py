@@ -342,6 +342,7 @@ def _write_rows(
         raise _no_documents(builder, manifest, ctx)
     for writer in writers.values():
         writer.close()
+    builder.built()
     pa.default_memory_pool().release_unused()  # the writers' buffers: give them back before the gates run
     drop_duplicate_ids(builder, manifest, ctx, staging)
     counts: dict[str, dict[str, int]] = {config: {} for config in manifest.configs}
