@@ -210,6 +210,10 @@ class Builder:
         once, in the main process, after every shard); none by default."""
         return iter(())
 
+    def built(self) -> None:
+        """Called once every record is written: drop what only building needed (a dictionary, a model), since
+        the gates and the card read the written release. Nothing by default."""
+
     def count(self, ctx: BuildContext) -> int | None:
         """How many raw records (``ctx.record`` calls) :meth:`generate` will read, when that is cheap to
         know (a file listing, a small annotation file); None otherwise. The progress bar's total."""

@@ -36,7 +36,7 @@ from clinical_corpora.builders.inputs import (
 )
 from clinical_corpora.builders.parallel import build_in_process, build_in_workers, document_groups
 from clinical_corpora.builders.release_view import ReleaseView
-from clinical_corpora.builders.writer import SplitWriter
+from clinical_corpora.builders.writer import SplitWriter, rows_per_row_group
 from clinical_corpora.core.errors import ClincorpError, GateError, ReleaseError, SourceError
 from clinical_corpora.core.manifest import (
     SAMPLE_TAG,
@@ -303,7 +303,12 @@ def _write_rows(
     """Build the documents (in ``workers`` processes when the builder has shards) into per-split parquet
     writers, then quarantine duplicate ids; returns rows per config and split."""
     writers = {
-        (config, split): SplitWriter(staging / "data" / config, split, features[config])
+        (config, split): SplitWriter(
+            staging / "data" / config,
+            split,
+            features[config],
+            rows_per_group=rows_per_row_group(builder.CONFIGS[config]),
+        )
         for config, spec in manifest.configs.items()
         for split in spec.splits
     }
@@ -341,6 +346,8 @@ def _write_rows(
         raise _no_documents(builder, manifest, ctx)
     for writer in writers.values():
         writer.close()
+    builder.built()
+    pa.default_memory_pool().release_unused()  # the writers' buffers: give them back before the gates run
     drop_duplicate_ids(builder, manifest, ctx, staging)
     counts: dict[str, dict[str, int]] = {config: {} for config in manifest.configs}
     view = ReleaseView(staging)
@@ -362,14 +369,16 @@ def drop_duplicate_ids(builder: Builder, manifest: CorpusManifest, ctx: BuildCon
             ctx.reject(SourceError(f"{config}/{split}", f"duplicate id {record_id!r}"))
             drops.setdefault(split, []).append(position)
         for split, positions in drops.items():
-            _rewrite_without(view, config, split, view.features(config), positions)
+            _rewrite_without(view, config, split, view.features(config), positions, builder.CONFIGS[config])
 
 
-def _rewrite_without(view: ReleaseView, config: str, split: str, features: Features, drop: list[int]) -> None:
+def _rewrite_without(
+    view: ReleaseView, config: str, split: str, features: Features, drop: list[int], model: type
+) -> None:
     """Rewrite a split's parquet files without the rows at ``drop`` (positions within the split)."""
     shards = view.shards(config, split)
     folder = shards[0].parent / f".{split}.dedup"
-    writer = SplitWriter(folder, split, features)
+    writer = SplitWriter(folder, split, features, rows_per_group=rows_per_row_group(model))
     dropped = set(drop)
     position = 0
     for batch in view.batches(config, split):
@@ -405,13 +414,17 @@ def _write_rejects(path: Path, rejects: list[Reject]) -> None:
 
 
 def quality_tables(builder: Builder, view: ReleaseView, expectations: list[Expectation]) -> dict[str, Any]:
-    """The flattened configs (the fields the suite reaches), each read batch by batch from the written
-    parquet when its expectations run, plus the builder's derived tables."""
+    """The flattened configs (the fields the suite reaches), each table read batch by batch from the written
+    parquet when its expectations run: a row group's records at a time, and only the fields that table's own
+    expectations reach. Plus the builder's derived tables."""
     tables: dict[str, Any] = {}
     for config in view.configs():
-        fields = fields_checked(config, expectations, view.features(config))
+        features = view.features(config)
+        fields = fields_checked(config, expectations, features)
+        records = rows_per_row_group(builder.CONFIGS[config])
         for name in view.table_names(config, fields) if fields else []:
-            tables[name] = functools.partial(view.table_batches, config, fields, name)
+            own = fields_checked(config, [e for e in expectations if e.table == name], features)
+            tables[name] = functools.partial(view.table_batches, config, own, name, batch_size=records)
     tables.update(builder.quality_tables(view))
     return tables
 

@@ -56,6 +56,7 @@ ROW_WISE = frozenset(
 )
 NO_RESULT = "great-expectations returned no result for this expectation"
 WHOLE_ROWS = 50_000  # a table read in batches but no longer than this is validated whole, in one run
+WHOLE_BYTES = 64 << 20  # ... and no larger than this as Arrow (long texts: pandas and GX hold several copies)
 
 
 @dataclass
@@ -256,13 +257,13 @@ def _validate_table(
 def _validate_batches(
     gx: Any, batch_definition: Any, batches: TableBatches, table_name: str, wanted: list[Expectation]
 ) -> list[_Checked]:
-    """A table of at most WHOLE_ROWS rows in one validation, as a whole table; otherwise row-wise expectations
-    batch by batch, merged, and the others in one validation of the whole table cut down to the columns they
-    name."""
+    """A table of at most WHOLE_ROWS rows and WHOLE_BYTES in one validation, as a whole table; otherwise
+    row-wise expectations batch by batch, merged, and the others in one validation of the whole table cut down
+    to the columns they name."""
     head: list[pa.Table] = []
     for part in batches(_used_columns(wanted)):
         head.append(part)
-        if sum(table.num_rows for table in head) > WHOLE_ROWS:
+        if sum(table.num_rows for table in head) > WHOLE_ROWS or sum(table.nbytes for table in head) > WHOLE_BYTES:
             break
     else:
         return _validate_table(gx, batch_definition, pa.concat_tables(head), table_name, wanted)
