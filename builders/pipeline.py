@@ -107,9 +107,10 @@ def run(
     _make_folder(corpus_dir)
     _remove_stale_staging(corpus_dir)
     staging = make_staging(corpus_dir, version)
-    _stage(manifest, "hashing the input files")
-    hashing = InputHashing(manifest, sources, set(overrides))  # beside the build; checked unchanged after it
+    hashing = None
     try:
+        _stage(manifest, "hashing the input files")
+        hashing = InputHashing(manifest, sources, set(overrides))  # beside the build; checked unchanged after it
         row_counts = _write_rows(builder, manifest, features, ctx, staging, total, workers or default_workers())
         _refuse_when_all_rejected(manifest, ctx, row_counts, corpus_dir / f"{version}.rejects.jsonl")
         release = _Release(
@@ -123,7 +124,8 @@ def run(
         _raise_on_failed_gates(gates, None, kept=target)
         return Outcome(target, "built", gates, _read_json(target / "manifest.json"))
     finally:
-        hashing.close()
+        if hashing is not None:
+            hashing.close()
         shutil.rmtree(staging, ignore_errors=True)
         for folder in reversed(created):  # a failed release leaves no empty folder behind
             try:

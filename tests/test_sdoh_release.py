@@ -360,3 +360,14 @@ def test_card_statistics_and_quality_tables_do_not_depend_on_the_batch_of_notes(
         assert tables.keys() == whole[1].keys()
         for name, table in tables.items():
             pd.testing.assert_frame_equal(table, whole[1][name])
+
+
+def test_an_input_folder_that_cannot_be_hashed_fails_before_the_build_and_leaves_no_folder(tmp_path: Path) -> None:
+    corpus = tmp_path / "sdoh"
+    shutil.copytree(CORPUS, corpus)
+    loop = corpus / "sample" / "shac_double" / "annotator_a" / "loop"
+    loop.symlink_to("..")  # only the input hashing walks shac_double before the build
+    with pytest.raises(SourceError, match="a symbolic link looping back to") as raised:
+        run(load_manifest(corpus), tmp_path / "out")
+    assert raised.value.path == str(loop)
+    assert not (tmp_path / "out").exists()
