@@ -26,7 +26,7 @@ from clinical_corpora.builders.base import BuildContext, Builder, OnError, Rejec
 from clinical_corpora.builders.card import render_card, split_sizes
 from clinical_corpora.builders.inputs import (
     INPUTS_FILE,
-    fingerprint_inputs,
+    InputHashing,
     invented_sources,
     release_version,
     resolve_sources,
@@ -103,16 +103,19 @@ def run(
     features = _features(builder, manifest)
     ctx = BuildContext(manifest, sources, on_error)
     total = _count_documents(builder, manifest, ctx)
-    _stage(manifest, "hashing the input files")
-    inputs = fingerprint_inputs(manifest, sources, set(overrides))
     created = [folder for folder in (out, corpus_dir) if not folder.exists()]
     _make_folder(corpus_dir)
     _remove_stale_staging(corpus_dir)
     staging = make_staging(corpus_dir, version)
+    hashing = None
     try:
+        _stage(manifest, "hashing the input files")
+        hashing = InputHashing(manifest, sources, set(overrides))  # beside the build; checked unchanged after it
         row_counts = _write_rows(builder, manifest, features, ctx, staging, total, workers or default_workers())
         _refuse_when_all_rejected(manifest, ctx, row_counts, corpus_dir / f"{version}.rejects.jsonl")
-        release = _Release(version, invented, inputs, max_rejects, overlay[1] if overlay else None, mode == "release")
+        release = _Release(
+            version, invented, hashing.inputs(), max_rejects, overlay[1] if overlay else None, mode == "release"
+        )
         gates = _write_release_files(builder, manifest, features, ctx, staging, row_counts, release)
         target = corpus_dir / version
         if mode == "release":
@@ -121,6 +124,8 @@ def run(
         _raise_on_failed_gates(gates, None, kept=target)
         return Outcome(target, "built", gates, _read_json(target / "manifest.json"))
     finally:
+        if hashing is not None:
+            hashing.close()
         shutil.rmtree(staging, ignore_errors=True)
         for folder in reversed(created):  # a failed release leaves no empty folder behind
             try:
