@@ -10,6 +10,7 @@ workers.
 
 from __future__ import annotations
 
+import gc
 import math
 import multiprocessing
 from collections import deque
@@ -30,6 +31,9 @@ from clinical_corpora.schemas.features import row_encoder
 
 ROWS_PER_BATCH = 1_000
 """Encoded rows are held as Python dicts for at most this many rows per config and split, then become Arrow."""
+
+ROWS_PER_FREEZE = 100
+"""The rows encoded between two ``gc.freeze()``: see :func:`build_in_process`."""
 
 DOCUMENTS_PER_GROUP = 64
 """At most this many documents per worker job, so a job's batches stay small in memory."""
@@ -90,10 +94,19 @@ class RowEncoder:
 def build_in_process(
     builder: Builder, manifest: CorpusManifest, features: dict[str, Features], rows: Iterable[Row], sink: Sink
 ) -> Iterator[None]:
-    """Encode ``rows`` (built in this process) into ``sink``; yields after each row (for progress)."""
+    """Encode ``rows`` (built in this process) into ``sink``; yields after each row (for progress).
+
+    Every ``ROWS_PER_FREEZE`` rows, ``gc.freeze()`` moves what is alive out of the collector's sight. Up to a
+    batch of encoded rows per config and split (nested dicts and lists) stays alive across rows, and the
+    collector's oldest generation, nearly empty after the pipeline's freeze, was traversed whole ~once per 70k
+    allocations: a third of a one-process SDOH build. Frozen objects are still freed by reference counting
+    when dropped; only a cycle alive at a freeze waits for the pipeline's ``gc.unfreeze()`` (or the worker's
+    exit) to be collected."""
     encoder = RowEncoder(builder, manifest, features, sink)
-    for row in rows:
+    for count, row in enumerate(rows, start=1):
         encoder.add(row)
+        if count % ROWS_PER_FREEZE == 0:
+            gc.freeze()
         yield None
     encoder.finish()
 

@@ -377,6 +377,18 @@ def _problem_order(problem: tuple[_Where, str]) -> tuple[int, str]:
     return (where, "") if isinstance(where, int) else (1 << 62, where)
 
 
+_PARSER_OF_KIND = {
+    "T": "_textbound",
+    "E": "_event",
+    "A": "_attribute",
+    "M": "_attribute",
+    "N": "_normalization",
+    "R": "_relation",
+    "#": "_note",
+}
+"""The ``_AnnParser`` method reading each kind of line (by its id's first character)."""
+
+
 class _AnnParser:
     """Accumulates the annotations of one file, then resolves references in ``finish``.
 
@@ -398,15 +410,6 @@ class _AnnParser:
         self.problems: list[tuple[_Where, str]] = []
         self.broken: dict[str, _Where] = {}  # id → where the problem that left it out is
         self.left_out: dict[_Where, list[str]] = {}  # problem → what was left out with it
-        self._parsers: dict[str, Callable[[str, str, int], None]] = {
-            "T": self._textbound,
-            "E": self._event,
-            "A": self._attribute,
-            "M": self._attribute,
-            "N": self._normalization,
-            "R": self._relation,
-            "#": self._note,
-        }
 
     def error(self, message: str, line: int) -> SourceError:
         return SourceError(self.path, message, line=line)
@@ -473,7 +476,8 @@ class _AnnParser:
             )
             return
         self.line_of[identifier] = line_number
-        if not self._guarded(functools.partial(self._parsers[identifier[0]], identifier), rest, line_number):
+        parse = getattr(self, _PARSER_OF_KIND[identifier[0]])  # looked up per line: no bound-method cycle to collect
+        if not self._guarded(functools.partial(parse, identifier), rest, line_number):
             self.broken[identifier] = line_number
 
     def _guarded(self, parse: Callable[[str, int], None], rest: str, line: int) -> bool:
