@@ -102,29 +102,43 @@ class KbDocument(Record):
     @model_validator(mode="after")
     def _offsets_locate_texts_and_ids_resolve(self) -> KbDocument:
         text = self.document_text
-        located = [(f"passage {p.id}", p.text, p.offsets) for p in self.passages]
-        located += [(f"entity {e.id}", e.text, e.offsets) for e in self.entities]
-        located += [(f"event {e.id} trigger", e.trigger.text, e.trigger.offsets) for e in self.events]
-        for owner, texts, offsets in located:
-            if len(texts) != len(offsets):
-                raise ValueError(f"{owner}: {len(texts)} texts for {len(offsets)} offset pairs")
-            for fragment, (start, end) in zip(texts, offsets, strict=True):
-                problem = span_mismatch(text, start, end, fragment)
-                if problem:
-                    raise ValueError(f"{owner}: {problem}")
+        for kind, items in (("passage", self.passages), ("entity", self.entities)):
+            for item in items:
+                _check_located(text, item.text, item.offsets, kind, item.id)
+        for event in self.events:
+            _check_located(text, event.trigger.text, event.trigger.offsets, "event", event.id, " trigger")
         for before, after in pairwise(self.passages):
             if after.offsets[0][0] != before.offsets[0][1] + len(PASSAGE_SEPARATOR):
                 raise ValueError(f"passage {after.id} does not start one separator after passage {before.id}")
         unique_ids([*self.passages, *self.entities, *self.events, *self.coreferences, *self.relations])
         entities = {entity.id for entity in self.entities}
         referable = entities | {event.id for event in self.events}
-        references = [(f"coreference {c.id}", member, entities) for c in self.coreferences for member in c.entity_ids]
-        references += [(f"event {e.id}", a.ref_id, referable) for e in self.events for a in e.arguments]
-        references += [(f"relation {r.id}", arg, referable) for r in self.relations for arg in (r.arg1_id, r.arg2_id)]
-        for owner, target, known in references:
-            if target not in known:
-                raise ValueError(f"{owner} refers to {target!r}, which is no entity or event of this document")
+        for coreference in self.coreferences:
+            _check_refers(coreference.entity_ids, entities, "coreference", coreference.id)
+        for event in self.events:
+            _check_refers([a.ref_id for a in event.arguments], referable, "event", event.id)
+        for relation in self.relations:
+            _check_refers([relation.arg1_id, relation.arg2_id], referable, "relation", relation.id)
         return self
+
+
+def _check_located(
+    text: str, texts: list[str], offsets: list[list[int]], kind: str, owner: str, part: str = ""
+) -> None:
+    """Raise ValueError naming ``<kind> <owner><part>`` unless each text is the slice its offsets name (the
+    label is built only for an error: this runs for every span of every document)."""
+    if len(texts) != len(offsets):
+        raise ValueError(f"{kind} {owner}{part}: {len(texts)} texts for {len(offsets)} offset pairs")
+    for fragment, (start, end) in zip(texts, offsets, strict=True):
+        if start > end or end > len(text) or text[start:end] != fragment:
+            raise ValueError(f"{kind} {owner}{part}: {span_mismatch(text, start, end, fragment)}")
+
+
+def _check_refers(targets: list[str], known: set[str], kind: str, owner: str) -> None:
+    """Raise ValueError naming ``<kind> <owner>`` for the first target not in ``known``."""
+    for target in targets:
+        if target not in known:
+            raise ValueError(f"{kind} {owner} refers to {target!r}, which is no entity or event of this document")
 
 
 class QaRecord(Record):

@@ -55,8 +55,17 @@ class SdohBuilder(Builder):
     CONFIGS = {CONFIG: SdohNote, bigbio.CONFIG: bigbio.KbDocument}
     DOCUMENTS = {"shac": "BRAT pairs {train,dev,test}/{mimic,uw}/<doc>.txt and <doc>.ann"}
 
+    def __init__(self) -> None:
+        self._listed: tuple[BuildContext, list[Document]] | None = None
+
     def count(self, ctx: BuildContext) -> int:
-        return len(brat_documents(ctx.source("shac"), quiet=True))
+        return len(self._documents(ctx))
+
+    def _documents(self, ctx: BuildContext) -> list[Document]:
+        """The notes of source shac, listed once per build (``count`` and ``shards`` both need them)."""
+        if self._listed is None or self._listed[0] is not ctx:
+            self._listed = (ctx, brat_documents(ctx.source("shac")))
+        return self._listed[1]
 
     def source_documents(self, ctx: BuildContext, config: str, row: Mapping[str, Any]) -> list[str]:
         """The note's ``.txt`` in source shac, and its ``.ann`` when annotator notes or normalisations
@@ -74,7 +83,7 @@ class SdohBuilder(Builder):
         return read_document_files("shac", brat_documents(ctx.source("shac"), quiet=True), locators)
 
     def shards(self, ctx: BuildContext) -> dict[str, list[Document]]:
-        return {"documents": brat_documents(ctx.source("shac"))}
+        return {"documents": self._documents(ctx)}
 
     def generate_shard(self, ctx: BuildContext, documents: Sequence[Document] = ()) -> Iterator[Row]:
         """One row per note; a broken annotation fails the build or, quarantined, is left out of its
