@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 from pathlib import Path
 
 import pytest
@@ -56,6 +57,21 @@ def test_parse_reads_every_line_kind() -> None:
     assert doc.relations == (Relation("R1", "Overlap", (("Arg1", "T3"), ("Arg2", "T5"))),)
     assert doc.notes == (Note("#1", "AnnotatorNotes", "T3", "chain=E12"),)
     assert doc.equivalences == (Equivalence("Equiv", ("T1", "T2")),)
+
+
+def test_parsing_leaves_no_reference_cycle_to_collect() -> None:
+    """A parsed file's objects are freed when dropped, not left for the garbage collector (in a build of 50k
+    notes, collecting them was a third of the time)."""
+    gc.collect()
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        for _ in range(20):
+            parse_brat(GOOD_ANN, TEXT, "note.ann")
+        assert gc.collect() == 0
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def test_binary_attribute_trailing_space_and_crlf_lines_are_accepted() -> None:

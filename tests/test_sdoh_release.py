@@ -273,6 +273,24 @@ BAD = {
 }
 
 
+def test_one_build_lists_the_notes_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """count() (the progress total) and shards() share one listing of the folder; a new build lists again."""
+    calls: list[Path] = []
+    listing = sdoh_builder.brat_documents
+
+    def counted(root: Path, **kwargs: Any) -> Any:
+        calls.append(Path(root))
+        return listing(root, **kwargs)
+
+    monkeypatch.setattr(sdoh_builder, "brat_documents", counted)
+    builder = SdohBuilder()
+    ctx = BuildContext(load_manifest(CORPUS), {"shac": CORPUS / "sample" / "shac"})
+    assert builder.count(ctx) == len(builder.shards(ctx)["documents"]) > 0
+    assert calls == [CORPUS / "sample" / "shac"]
+    builder.count(BuildContext(load_manifest(CORPUS), {"shac": CORPUS / "sample" / "shac"}))
+    assert len(calls) == 2
+
+
 def _generate(root: Path, on_error: str = "fail") -> tuple[list[str], BuildContext]:
     ctx = BuildContext(load_manifest(CORPUS), {"shac": root}, on_error)  # type: ignore[arg-type]
     return [row.record.id for row in SdohBuilder().generate(ctx) if row.config == "sdoh"], ctx
