@@ -82,7 +82,7 @@ def per_expectation_cost(releases: str, repeats: int) -> dict[str, Any]:
     import pyarrow as pa
 
     from clinical_corpora.builders.base import load_builder_class
-    from clinical_corpora.builders.pipeline import quality_tables
+    from clinical_corpora.builders.checks import quality_tables
     from clinical_corpora.builders.plugins import all_corpora
     from clinical_corpora.builders.release_view import ReleaseView
     from clinical_corpora.validation import expectations

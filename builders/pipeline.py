@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import errno
-import functools
 import gc
 import json
 import os
@@ -24,6 +23,7 @@ from tqdm import tqdm
 
 from clinical_corpora.builders.base import BuildContext, Builder, OnError, Reject, load_builder_class
 from clinical_corpora.builders.card import render_card, split_sizes
+from clinical_corpora.builders.checks import ExpectationProcess, start_checks
 from clinical_corpora.builders.inputs import (
     INPUTS_FILE,
     fingerprint_inputs,
@@ -41,12 +41,10 @@ from clinical_corpora.core.errors import ClincorpError, GateError, ReleaseError,
 from clinical_corpora.core.manifest import (
     SAMPLE_TAG,
     CorpusManifest,
-    Expectation,
     apply_gate_overlay,
     load_gate_overlay,
 )
 from clinical_corpora.schemas.features import features_for, schema_fingerprint
-from clinical_corpora.validation.expectations import run_suite
 from clinical_corpora.validation.gates import (
     GateResult,
     agreement_gates,
@@ -54,7 +52,6 @@ from clinical_corpora.validation.gates import (
     rejects_gate,
     violation_text,
 )
-from clinical_corpora.validation.tables import fields_checked
 
 Mode = Literal["release", "build"]
 
@@ -79,6 +76,7 @@ def run(
     max_rejects: int | None = None,
     gate_overlay: Path | None = None,
     workers: int | None = None,
+    checks: ExpectationProcess | None = None,
 ) -> Outcome:
     """Build, validate and write ``<out>/<corpus>/<version>``; raise GateError if a gate fails.
 
@@ -87,6 +85,8 @@ def run(
     corpus's gate for this run (recorded in the manifest and card). ``gate_overlay`` is a ``--gates`` YAML
     file changing corpus.yaml's gates for this run (recorded, with each change, in the manifest and card).
     ``workers`` processes build the builder's shards (default: every core); the bytes do not depend on it.
+    The expectation suite runs in ``checks`` when given; else, with more than one worker, in a process of its
+    own started before the build (great-expectations is imported there meanwhile); else here.
     """
     overrides = overrides or {}
     overlay = _gate_overlay(manifest, gate_overlay)
@@ -103,17 +103,21 @@ def run(
     features = _features(builder, manifest)
     ctx = BuildContext(manifest, sources, on_error)
     total = _count_documents(builder, manifest, ctx)
+    workers = workers or default_workers()
     _stage(manifest, "hashing the input files")
     inputs = fingerprint_inputs(manifest, sources, set(overrides))
     created = [folder for folder in (out, corpus_dir) if not folder.exists()]
     _make_folder(corpus_dir)
     _remove_stale_staging(corpus_dir)
     staging = make_staging(corpus_dir, version)
+    own_checks = None
     try:
-        row_counts = _write_rows(builder, manifest, features, ctx, staging, total, workers or default_workers())
+        if checks is None and workers > 1 and manifest.gates.expectations:
+            own_checks = checks = ExpectationProcess()  # imports great-expectations while the records build
+        row_counts = _write_rows(builder, manifest, features, ctx, staging, total, workers)
         _refuse_when_all_rejected(manifest, ctx, row_counts, corpus_dir / f"{version}.rejects.jsonl")
         release = _Release(version, invented, inputs, max_rejects, overlay[1] if overlay else None, mode == "release")
-        gates = _write_release_files(builder, manifest, features, ctx, staging, row_counts, release)
+        gates = _write_release_files(builder, manifest, features, ctx, staging, row_counts, release, checks)
         target = corpus_dir / version
         if mode == "release":
             return _publish(staging, target, gates, corpus_dir)
@@ -121,6 +125,8 @@ def run(
         _raise_on_failed_gates(gates, None, kept=target)
         return Outcome(target, "built", gates, _read_json(target / "manifest.json"))
     finally:
+        if own_checks is not None:
+            own_checks.close()
         shutil.rmtree(staging, ignore_errors=True)
         for folder in reversed(created):  # a failed release leaves no empty folder behind
             try:
@@ -400,29 +406,6 @@ def _write_rejects(path: Path, rejects: list[Reject]) -> None:
     )
 
 
-def quality_tables(builder: Builder, view: ReleaseView, expectations: list[Expectation]) -> dict[str, Any]:
-    """The flattened configs (the fields the suite reaches), each read batch by batch from the written
-    parquet when its expectations run, plus the builder's derived tables."""
-    tables: dict[str, Any] = {}
-    for config in view.configs():
-        fields = fields_checked(config, expectations, view.features(config))
-        for name in view.table_names(config, fields) if fields else []:
-            tables[name] = functools.partial(view.table_batches, config, fields, name)
-    tables.update(builder.quality_tables(view))
-    return tables
-
-
-def record_ids(builder: Builder, view: ReleaseView) -> dict[str, list[str]]:
-    """Each config's record ids in row order, so the expectation suite can name the records it rejects."""
-    ids = {}
-    for config in view.configs():
-        model = builder.CONFIGS.get(config)
-        id_field = getattr(model, "id_field", "id")
-        if model is not None and id_field in view.features(config):
-            ids[config] = [str(value) for value in view.arrow(config, columns=[id_field]).column(0).to_pylist()]
-    return ids
-
-
 def _write_release_files(
     builder: Builder,
     manifest: CorpusManifest,
@@ -431,21 +414,25 @@ def _write_release_files(
     staging: Path,
     row_counts: dict[str, dict[str, int]],
     release: _Release,
+    checks: ExpectationProcess | None = None,
 ) -> list[GateResult]:
-    """Run the gates and write rejects.jsonl, inputs.jsonl, validation.json, README.md and manifest.json."""
+    """Run the gates and write rejects.jsonl, inputs.jsonl, validation.json, README.md and manifest.json;
+    the expectation suite runs in ``checks`` when given."""
     write_inputs_file(staging, release.inputs)
     view = ReleaseView(staging)
     expectations = manifest.gates.expectations
     _stage(manifest, f"checking {len(expectations)} expectations")
-    outcomes = run_suite(expectations, quality_tables(builder, view, expectations), lambda: record_ids(builder, view))
+    outcomes = start_checks(checks, builder, manifest, view, expectations)  # in checks: meanwhile the rest runs
     _stage(manifest, "measuring agreement")
     agreement = builder.agreement(ctx, view)
     if ctx.rejects:  # after agreement: an annotator's quarantined annotations are rejects too
         _write_rejects(staging / "rejects.jsonl", ctx.rejects)
+    _stage(manifest, "writing the card")
+    sections = [*builder.statistics(view), *(agreement.sections if agreement else [])]
     max_rejects = manifest.gates.max_rejects if release.max_rejects is None else release.max_rejects
     gates = [
         rejects_gate(len(ctx.rejects), max_rejects),
-        expectations_gate(outcomes),
+        expectations_gate(outcomes()),
         *agreement_gates(agreement.measures if agreement else None, manifest.gates.agreement),
     ]
     written = sum(sum(splits.values()) for splits in row_counts.values())
@@ -473,8 +460,6 @@ def _write_release_files(
             "gates": [gate.as_dict() for gate in gates],
         },
     )
-    _stage(manifest, "writing the card")
-    sections = [*builder.statistics(view), *(agreement.sections if agreement else [])]
     (staging / "README.md").write_text(
         render_card(manifest, features, row_counts, sections, gates, provenance, release.version, split_sizes(staging)),
         encoding="utf-8",
