@@ -176,3 +176,12 @@ def test_the_building_process_imports_great_expectations_only_after_the_records_
         assert list(imports) == [building] and imports[building] >= 1  # after the parquet was written
     else:  # imported once, by the expectation process (during the build); never by the building process
         assert len(imports) == 1 and building not in imports
+
+
+def test_great_expectations_does_not_fingerprint_the_checked_tables(monkeypatch: pytest.MonkeyPatch) -> None:
+    from great_expectations.execution_engine import pandas_execution_engine
+
+    hashed: list[int] = []
+    monkeypatch.setattr(pandas_execution_engine, "hash_pandas_dataframe", lambda frame: hashed.append(len(frame)))
+    outcomes = run_suite(SUITE, TABLES, {"c": ["note-a", "note-b"]})
+    assert [o.observed.get("unexpected_count") for o in outcomes] == [None, 1, 1, 1] and hashed == []

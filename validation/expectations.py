@@ -11,6 +11,7 @@ run once over only the columns they name.
 from __future__ import annotations
 
 import functools
+import itertools
 import logging
 import math
 import numbers
@@ -218,7 +219,12 @@ def _great_expectations() -> tuple[Any, Any]:
     serialises its whole project config each time an asset or batch definition is added."""
     gx = _import_great_expectations()
     from great_expectations.data_context.types.base import ProgressBarsConfig
+    from great_expectations.execution_engine import pandas_execution_engine
 
+    if isinstance(getattr(pandas_execution_engine, "HASH_THRESHOLD", None), int | float):
+        # GX fingerprints each dataframe smaller than this (an md5 of pandas' row hashes, a quarter of a
+        # suite's time) for batch metadata no outcome reads: never
+        pandas_execution_engine.HASH_THRESHOLD = 0
     context = gx.get_context(mode="ephemeral")
     context.variables.progress_bars = ProgressBarsConfig(globally=False)
     asset = context.data_sources.add_pandas("release").add_dataframe_asset(name="table")
@@ -270,30 +276,34 @@ def _validate_table(
 def _validate_batches(
     gx: Any, batch_definition: Any, batches: TableBatches, table_name: str, wanted: list[Expectation]
 ) -> list[_Checked]:
-    """A table of at most WHOLE_ROWS rows in one validation, as a whole table; otherwise row-wise expectations
-    batch by batch, merged, and the others in one validation of the whole table cut down to the columns they
-    name."""
+    """A table of at most WHOLE_ROWS rows in one validation, as a whole table; otherwise, in one pass over its
+    batches, row-wise expectations batch by batch, merged, and the others in one validation of the whole table
+    cut down to the columns they name."""
+    parts = iter(batches(_used_columns(wanted)))
     head: list[pa.Table] = []
-    for part in batches(_used_columns(wanted)):
+    for part in parts:
         head.append(part)
         if sum(table.num_rows for table in head) > WHOLE_ROWS:
             break
     else:
         return _validate_table(gx, batch_definition, pa.concat_tables(head), table_name, wanted)
-    del head
     row_wise = [position for position, e in enumerate(wanted) if e.expectation in ROW_WISE]
     others = [e for e in wanted if e.expectation not in ROW_WISE]
-    checked: dict[int, _Checked] = {}
+    merged = _RowWiseRun(gx, table_name, [wanted[p] for p in row_wise])
+    kept = {"_split", "_row", "_parent", *_used_columns(others)}
+    columns_of_others: list[pa.Table] = []
+    for part in itertools.chain(head, parts):
+        if row_wise:
+            merged.add(batch_definition, part)
+        if others:
+            columns_of_others.append(part.select([name for name in part.column_names if name in kept]))
+    del head
+    checked: dict[int, _Checked] = dict(zip(row_wise, merged.checked(), strict=True)) if row_wise else {}
     if others:
-        whole = pa.concat_tables(batches(_used_columns(others)))
+        whole = pa.concat_tables(columns_of_others)
+        del columns_of_others
         positions = [position for position in range(len(wanted)) if position not in row_wise]
         checked.update(zip(positions, _validate_table(gx, batch_definition, whole, table_name, others), strict=True))
-        del whole
-    if row_wise:
-        merged = _RowWiseRun(gx, table_name, [wanted[p] for p in row_wise])
-        for batch in batches(_used_columns([wanted[p] for p in row_wise])):
-            merged.add(batch_definition, batch)
-        checked.update(zip(row_wise, merged.checked(), strict=True))
     return _in_order(checked, wanted)
 
 
