@@ -26,7 +26,7 @@ class _Deferred(types.ModuleType):
     def __getattr__(self, name: str) -> object:
         with _LOADING:
             if type(self) is _Deferred:  # not loaded by another thread meanwhile
-                self.__class__ = types.ModuleType
+                self.__class__ = types.ModuleType  # type: ignore[assignment]  # loaded: an ordinary module
                 try:
                     self.__spec__.loader.exec_module(self)  # type: ignore[union-attr]
                 except BaseException:
