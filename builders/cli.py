@@ -81,8 +81,8 @@ def _parser() -> argparse.ArgumentParser:
             "--workers",
             type=_workers,
             metavar="N",
-            help="build the corpus's document shards in N processes (default: every core); the release's bytes "
-            "are the same whatever N",
+            help="build the corpus's document shards in N processes (default: every core; with more than one, "
+            "the expectations are checked in a process of their own); the release's bytes are the same whatever N",
         )
         if name == "release":
             command.add_argument(
