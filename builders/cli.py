@@ -208,6 +208,7 @@ def _workers(text: str) -> int:
 
 def _run(args: argparse.Namespace, mode: Literal["release", "build"]) -> int:
     """Release or build each corpus; with several, try every one and end with a summary table."""
+    from clinical_corpora.builders.base import load_builder_class
     from clinical_corpora.builders.checks import ExpectationProcess
     from clinical_corpora.builders.pipeline import default_workers
 
@@ -218,6 +219,10 @@ def _run(args: argparse.Namespace, mode: Literal["release", "build"]) -> int:
         raise ClincorpError("--gates applies to one corpus at a time (its expectations name that corpus's tables)")
     overrides = _overrides(args.source)
     shared = len(corpora) > 1 and (args.workers or default_workers()) > 1  # one great-expectations import for all
+    if shared:
+        for manifest in corpora:  # imported before the expectation process starts, so it needs not import them
+            with contextlib.suppress(ClincorpError):  # said in the corpus's own summary row
+                load_builder_class(manifest.builder)
     with ExpectationProcess() if shared else contextlib.nullcontext() as checks:
         summary = _run_each(args, mode, corpora, overrides, checks)
     if len(corpora) > 1:
