@@ -4,6 +4,7 @@ run that never read them, and turns its death into an error naming the corpus.""
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 from pathlib import Path
 
@@ -48,3 +49,31 @@ def test_a_dead_expectation_process_is_an_error_naming_the_corpus(tiny_corpus: P
         outcomes = checks.check(load_manifest(tiny_corpus), folder, suite)
         with pytest.raises(ClincorpError, match="tiny: the process checking the expectations died"):
             outcomes()
+
+
+def test_release_of_several_corpora_shares_one_expectation_process_and_reports_a_builder_that_fails(
+    tiny_corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from clinical_corpora.builders import checks
+    from clinical_corpora.builders.cli import main
+    from clinical_corpora.core.registry import corpora
+
+    broken = tmp_path / "broken"
+    shutil.copytree(tiny_corpus, broken)
+    text = (tiny_corpus / "corpus.yaml").read_text()
+    (broken / "corpus.yaml").write_text(
+        text.replace("name: tiny", "name: broken").replace("tests.tiny_corpus.builder", "no_such_module_here")
+    )
+    started: list[ExpectationProcess] = []
+    monkeypatch.setattr(checks.ExpectationProcess, "__enter__", lambda self: started.append(self) or self)
+    corpora.register("tiny", tiny_corpus)
+    corpora.register("broken", broken)
+    try:
+        status = main(["release", "tiny", "broken", "--out", str(tmp_path / "out"), "--workers", "2"])
+    finally:
+        corpora.unregister("tiny")
+        corpora.unregister("broken")
+    out, err = capsys.readouterr()
+    assert status == 1 and len(started) == 1
+    assert "tiny 1.0.0+sample: released" in out and "FAILED" in out
+    assert "error: broken: cannot load builder 'no_such_module_here:TinyBuilder'" in err
