@@ -8,12 +8,16 @@ report (the seed's 5872 / 638). Then, each in a fresh process (peak RSS is its o
 - ``builder``: ``RadCorefBuilder.generate`` — stream NOTEEVENTS, check and build the 60 patient
   records and every within-patient mention pair (parquet writing and gates are left out; see
   ``benchmarks/release_pipeline.py``);
+- ``build_1_worker`` / ``build_2_workers``: ``clincorp build`` of the same inputs (records, parquet,
+  gates, card) with ``--workers 1`` and ``2``;
+- ``noteevents_pass``: the one sequential pass over NOTEEVENTS keeping the annotated ROW_IDs, the part
+  of a build that more workers cannot shorten;
 - ``pandas_read_csv``: ``pandas.read_csv`` of the whole file, the naive way to find the reports;
 - ``metrics``: all six coreference metrics on one 500-mention patient (``benchmarks/coref_metrics.py``).
 
 Targets (issue 5): >= 100 MB/s of uncompressed CSV, peak RSS <= 1 GB, metrics <= 1 s.
 
-    python benchmarks/rad_coref_build.py [--scale 0.05] [--skip-pandas]
+    python benchmarks/rad_coref_build.py [--scale 0.05] [--skip-pandas] [--skip-builds]
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ from benchmarks.coref_metrics import synthetic_patient
 from benchmarks.mimic_notes import LAYOUTS, _bodies, run_pandas
 from clinical_corpora.builders.base import BuildContext
 from clinical_corpora.builders.plugins import find_corpus
+from clinical_corpora.builders.sources.mimic_notes import iter_noteevents
 from clinical_corpora.corpora.rad_coref.builder import RadCorefBuilder
 from clinical_corpora.validation.metrics.coref import score_documents_all
 
@@ -114,6 +119,21 @@ def run_builder(folder: str) -> dict[str, int]:
     return counts
 
 
+def run_build(folder: str, workers: int) -> dict[str, int]:
+    """``clincorp build`` of the generated inputs with ``workers`` processes; its record counts."""
+    from clinical_corpora.builders.pipeline import run
+
+    sources = {"noteevents": Path(folder) / "NOTEEVENTS.csv.gz", "annotations": Path(folder)}
+    with tempfile.TemporaryDirectory(prefix="bench_rad_coref_out_") as out:  # not in the annotations folder
+        outcome = run(find_corpus("rad_coref"), Path(out), sources, mode="build", workers=workers)
+    return outcome.manifest["counts"]
+
+
+def run_noteevents_pass(folder: str, wanted: list[str]) -> int:
+    """Notes kept by one pass over NOTEEVENTS (the annotated ROW_IDs)."""
+    return sum(1 for _ in iter_noteevents(Path(folder) / "NOTEEVENTS.csv.gz", {int(row_id) for row_id in wanted}))
+
+
 def run_metrics(mentions: int, seed: int) -> float:
     key, response = synthetic_patient(mentions, seed)
     start = time.perf_counter()
@@ -126,12 +146,19 @@ def main() -> None:
     parser.add_argument("--scale", type=float, default=1.0, help="fraction of MIMIC-III's 2,083,180 notes")
     parser.add_argument("--seed", type=int, default=5)
     parser.add_argument("--skip-pandas", action="store_true", help="leave out the whole-file pandas baseline")
+    parser.add_argument("--skip-builds", action="store_true", help="leave out the 1- and 2-worker builds")
     args = parser.parse_args()
     rows = max(REPORTS * 4, int(LAYOUTS["noteevents"][0] * args.scale))
     with tempfile.TemporaryDirectory(prefix="bench_rad_coref_") as folder:
         generation = measure(write_inputs, Path(folder), rows, args.seed)
         size, wanted = generation["result"]
-        results = {"builder": measure(run_builder, folder)}
+        results = {
+            "builder": measure(run_builder, folder),
+            "noteevents_pass": measure(run_noteevents_pass, folder, wanted),
+        }
+        if not args.skip_builds:
+            results["build_1_worker"] = measure(run_build, folder, 1)
+            results["build_2_workers"] = measure(run_build, folder, 2)
         if not args.skip_pandas:
             results["pandas_read_csv"] = measure(
                 run_pandas, str(Path(folder) / "NOTEEVENTS.csv.gz"), "noteevents", wanted
@@ -159,6 +186,12 @@ def main() -> None:
             and builder["peak_rss_mb"] <= TARGET_PEAK_RSS_MB
             and metrics["result"] <= TARGET_METRIC_SECONDS,
         }
+        if "build_2_workers" in results:
+            one, two = results["build_1_worker"], results["build_2_workers"]
+            report["build_speedup_2_workers"] = round(one["seconds"] / two["seconds"], 2)
+            report["noteevents_pass_share_of_1_worker_build"] = round(
+                results["noteevents_pass"]["seconds"] / one["seconds"], 3
+            )
         if "pandas_read_csv" in results:
             report["speedup_vs_pandas"] = round(results["pandas_read_csv"]["seconds"] / builder["seconds"], 2)
     print(json.dumps(report, indent=2))

@@ -12,9 +12,12 @@ contiguous groups, other values passed unchanged), and builds one group in :meth
 release is byte-identical whatever N. A group must not depend on which other documents share it: what
 spans documents (splits drawn over every case, checks across files, rejects made once) is done in
 ``shards()``, which runs once per build in the main process, and passed on in the lists or as a shared
-value; the later hooks (agreement, statistics) read the written release, not state left on the builder
-by a worker. A builder that lists nothing (the default) is one shard, built by :meth:`Builder.generate`
-(whose default is ``generate_shard`` over every document).
+value (documents a check must see together, such as patients sharing a chain id, are one list item); the
+later hooks (agreement, statistics) read the written release, not state left on the builder
+by a worker. What aggregates over every document (a table of the concepts all notes link) is built in the
+main process by :meth:`Builder.aggregate` from the :class:`Partial` values the shards yield beside their
+rows, in document order. A builder that lists nothing (the default) is one shard, built by
+:meth:`Builder.generate` (whose default is ``generate_shard`` over every document, then ``aggregate``).
 
 Beyond one machine the same contract runs on an existing engine, with no cluster code of ours: the
 groups are the input rows of ``ray.data.from_items(groups).map_batches(...)`` (or a Spark
@@ -61,6 +64,13 @@ class Reject:
     where: str
     reason: str
     kind: Literal["record", "annotation"] = "record"
+
+
+@dataclass(frozen=True)
+class Partial:
+    """What a shard hands to :meth:`Builder.aggregate` beside its rows (e.g. one note's linked mentions)."""
+
+    value: Any
 
 
 @dataclass
@@ -173,16 +183,32 @@ class Builder:
         documents = self.shards(ctx)
         if not documents:
             raise NotImplementedError(f"{type(self).__name__} implements neither generate() nor shards()")
-        return self.generate_shard(ctx, **documents)
+        return self.generate_documents(ctx, documents)
+
+    def generate_documents(self, ctx: BuildContext, documents: dict[str, Any]) -> Iterator[Row]:
+        """Every record of ``documents`` (what :meth:`shards` gave) as one shard, then the aggregates."""
+        partials = []
+        for item in self.generate_shard(ctx, **documents):
+            if isinstance(item, Partial):
+                partials.append(item.value)
+            else:
+                yield item
+        yield from self.aggregate(ctx, partials)
 
     def shards(self, ctx: BuildContext) -> dict[str, Any]:
         """The documents as ``gen_kwargs`` for :meth:`generate_shard` (equal-length lists are cut into
         groups); empty (the default) when the build is one shard, :meth:`generate`."""
         return {}
 
-    generate_shard: Callable[..., Iterator[Row]]
+    generate_shard: Callable[..., Iterator[Row | Partial]]
     """``generate_shard(ctx, **documents)``: the records of one group of documents (slices of the lists
-    :meth:`shards` gives, as keyword arguments), in the order :meth:`generate` would yield them."""
+    :meth:`shards` gives, as keyword arguments), in the order :meth:`generate` would yield them, and the
+    :class:`Partial` values :meth:`aggregate` needs."""
+
+    def aggregate(self, ctx: BuildContext, partials: list[Any]) -> Iterator[Row]:
+        """The records built over every document, from the shards' partial values in document order (run
+        once, in the main process, after every shard); none by default."""
+        return iter(())
 
     def count(self, ctx: BuildContext) -> int | None:
         """How many raw records (``ctx.record`` calls) :meth:`generate` will read, when that is cheap to

@@ -3,8 +3,9 @@
 A builder's :meth:`~clinical_corpora.builders.base.Builder.shards` lists its documents (the ``datasets``
 ``gen_kwargs`` model); the lists are cut into contiguous groups, each built by
 :meth:`~clinical_corpora.builders.base.Builder.generate_shard` in a worker and returned as record batches
-with its read count and rejects. Groups come back in document order, so the rows, the rejects and the
-parquet bytes are the same whatever the number of workers.
+with its read count, rejects and the partial values the builder aggregates. Groups come back in document
+order, so the rows, the rejects, the aggregates and the parquet bytes are the same whatever the number of
+workers.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from typing import Any
 import pyarrow as pa
 from datasets import Features
 
-from clinical_corpora.builders.base import BuildContext, Builder, Reject, Row
+from clinical_corpora.builders.base import BuildContext, Builder, Partial, Reject, Row
 from clinical_corpora.core.errors import ClincorpError
 from clinical_corpora.core.manifest import CorpusManifest
 from clinical_corpora.schemas.features import row_encoder
@@ -38,11 +39,13 @@ Sink = Callable[[str, str, pa.RecordBatch], None]
 
 @dataclass
 class GroupOutput:
-    """What one worker job built: record batches per (config, split) in order, read records and rejects."""
+    """What one worker job built: record batches per (config, split) in order, read records, rejects and
+    the builder's partial values."""
 
     batches: list[tuple[str, str, pa.RecordBatch]] = field(default_factory=list)
     read: int = 0
     rejects: list[Reject] = field(default_factory=list)
+    partials: list[Any] = field(default_factory=list)
 
 
 class RowEncoder:
@@ -132,13 +135,21 @@ def _build_group(group: dict[str, Any]) -> GroupOutput:
     state = _STATE
     ctx = BuildContext(state.manifest, state.sources, state.on_error)
     output = GroupOutput()
-    rows = state.builder.generate_shard(ctx, **group)
+    rows = _rows_only(state.builder.generate_shard(ctx, **group), output.partials)
     for _ in build_in_process(
         state.builder, state.manifest, state.features, rows, lambda c, s, b: output.batches.append((c, s, b))
     ):
         pass
     output.read, output.rejects = ctx.read, ctx.rejects
     return output
+
+
+def _rows_only(items: Iterable[Row | Partial], partials: list[Any]) -> Iterator[Row]:
+    for item in items:
+        if isinstance(item, Partial):
+            partials.append(item.value)
+        else:
+            yield item
 
 
 def build_in_workers(

@@ -325,14 +325,18 @@ def _write_rows(
     gc.freeze()  # what is loaded so far is never garbage: keep it out of every collection (and shared by fork)
     try:
         if len(groups) > 1:
+            partials: list[Any] = []
             for output in build_in_workers(builder, manifest, features, ctx, groups, workers):
                 ctx.read += output.read
                 ctx.rejects += output.rejects
+                partials += output.partials
                 for config, split, batch in output.batches:
                     sink(config, split, batch)
                 progress.update(ctx.read - progress.n)
+            for _ in build_in_process(builder, manifest, features, builder.aggregate(ctx, partials), sink):
+                pass
         else:
-            rows = builder.generate_shard(ctx, **documents) if documents else builder.generate(ctx)
+            rows = builder.generate_documents(ctx, documents) if documents else builder.generate(ctx)
             for _ in build_in_process(builder, manifest, features, rows, sink):
                 progress.update(ctx.read - progress.n)
     finally:

@@ -225,3 +225,58 @@ def test_agreement_skips_patients_whose_gold_is_quarantined(corpus: Path, tmp_pa
     assert "Patients left out of the agreement" in card and "patients 92871" in card
     agreement = [gate for gate in outcome.manifest["gates"] if gate["gate"].startswith("agreement")]
     assert agreement and all(gate["status"] == "pass" for gate in agreement)
+
+
+# ---- shards: patients build in blocks, whatever the number of workers ----------------------------------
+
+
+def reuse_chain(corpus: Path, subject: int, row_id: int, chain: str) -> Path:
+    """Rename a chain of one report to E101, a chain of patient 91234."""
+    path = gold(corpus, subject, row_id)
+    path.write_text(path.read_text().replace(f"chain={chain}", "chain=E101"))
+    return path
+
+
+@pytest.mark.parametrize(
+    ("reused", "blocks"),
+    [
+        (None, [["91234"], ["92871"], ["93310"]]),
+        ((92871, 1000204, "E209"), [["91234", "92871"], ["93310"]]),
+        ((93310, 1000304, "E305"), [["91234", "92871", "93310"]]),
+    ],
+)
+def test_patients_naming_a_chain_id_of_another_build_in_one_block(
+    corpus: Path, reused: tuple[int, int, str] | None, blocks: list[list[str]]
+) -> None:
+    """A chain id's first patient owns it, so every patient from the first to the last naming it builds in
+    one block (one worker job, one registry); each block carries its own reports' NOTEEVENTS rows."""
+    if reused is not None:
+        reuse_chain(corpus, *reused)
+    manifest = load_manifest(corpus)
+    documents = RadCorefBuilder().shards(BuildContext(manifest, resolve_sources(manifest, {})))
+    assert [[str(subject) for subject, _ in block.patients] for block in documents["blocks"]] == blocks
+    for block in documents["blocks"]:
+        assert sorted(block.notes) == sorted(report.row_id for _, reports in block.patients for report in reports)
+
+
+@pytest.mark.parametrize(
+    ("subject", "row_id", "chain", "line"), [(92871, 1000204, "E209", 2), (93310, 1000304, "E305", 1)]
+)
+def test_a_reused_chain_id_is_quarantined_alike_with_one_or_two_workers(
+    corpus: Path, tmp_path: Path, subject: int, row_id: int, chain: str, line: int
+) -> None:
+    from clinical_corpora.builders.pipeline import run
+
+    path = reuse_chain(corpus, subject, row_id, chain)
+    folders = [
+        run(
+            load_manifest(corpus), tmp_path / f"out-{workers}", on_error="quarantine", max_rejects=1, workers=workers
+        ).folder
+        for workers in (1, 2)
+    ]
+    [reject] = [json.loads(line) for line in (folders[0] / "rejects.jsonl").read_text().splitlines()]
+    assert reject["where"].endswith(f"{path.parent.name}/{path.name}:{line}")
+    assert "chain id E101 is already used by patient 91234" in reject["reason"]
+    files = [{p.relative_to(f): p.read_bytes() for p in sorted(f.rglob("*")) if p.is_file()} for f in folders]
+    assert sorted(files[1]) == sorted(files[0])
+    assert [name for name in files[0] if files[0][name] != files[1][name]] == []

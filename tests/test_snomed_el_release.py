@@ -300,3 +300,41 @@ def test_concept_difficulty_features_by_hand() -> None:
     assert second.concept_entropy == 0.0
     assert second.annotation_entropy == pytest.approx(H_QUARTER)
     assert (second.examples, second.training_examples, second.notes, second.depth) == (1, 0, 1, 7)
+
+
+# --- shards: notes build in workers, the concept tables over all of them --------------------------------
+
+
+def test_quarantined_notes_concepts_and_card_alike_with_one_or_two_workers(corpus: Path, tmp_path: Path) -> None:
+    """Notes shard across workers; the concept tables, the padded spans (here 0-5, which starts with
+    whitespace, of a note then rejected for its inactive concept) and the rejects (the note missing from
+    the notes file last) come out as one process makes them."""
+    from clinical_corpora.builders.pipeline import run
+
+    append_annotation(corpus, f"19990001-DS-4,0,5,{INACTIVE}")
+    append_annotation(corpus, "19999999-DS-1,0,5,99900028001")
+    manifest = load_manifest(corpus)
+    folders = [
+        run(
+            manifest,
+            tmp_path / f"out-{workers}",
+            on_error="quarantine",
+            samples=sample_for(manifest, {}),
+            max_rejects=2,
+            workers=workers,
+        ).folder
+        for workers in (1, 2)
+    ]
+    rejects = [json.loads(line) for line in (folders[0] / "rejects.jsonl").read_text().splitlines()]
+    assert [reject["where"] for reject in rejects] == [
+        "annotations/train_annotations.csv:158",
+        "annotations/train_annotations.csv:159",
+    ]
+    assert "is inactive" in rejects[0]["reason"] and "is not in the notes file" in rejects[1]["reason"]
+    card = (folders[0] / "README.md").read_text()
+    assert "1 annotated spans start or end with whitespace" in card and "| 19990001-DS-4 | 0 | 5 |" in card
+    view = ReleaseView(folders[0])
+    assert view.arrow("concepts").num_rows == view.arrow("concept_stats").num_rows > 0
+    files = [{p.relative_to(f): p.read_bytes() for p in sorted(f.rglob("*")) if p.is_file()} for f in folders]
+    assert sorted(files[1]) == sorted(files[0])
+    assert [name for name in files[0] if files[0][name] != files[1][name]] == []

@@ -12,6 +12,7 @@ pair with its sentences and a coreferent label, Datta et al. 2022, §5.2).
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import math
 import re
@@ -206,6 +207,45 @@ class ChainRegistry:
             )
 
 
+@dataclass(frozen=True)
+class PatientBlock:
+    """Consecutive gold patients built together (one chain registry), with the NOTEEVENTS rows their
+    reports name."""
+
+    patients: list[tuple[int, list[AnnotatedReport]]]
+    notes: dict[int, NoteEvent]
+
+
+def chain_ids_named(reports: Iterable[AnnotatedReport]) -> set[str]:
+    """Every ``chain=<id>`` written in the reports' ``.ann`` files: a superset of the chain ids building
+    the patient can claim (no file is checked here; an unreadable one names none)."""
+    named: set[str] = set()
+    for report in reports:
+        path = report.document.get(ANN_SUFFIX)
+        if path is not None:
+            with contextlib.suppress(OSError):
+                named.update(_CHAIN_NOTE.findall(path.read_bytes().decode("utf-8", errors="replace")))
+    return named
+
+
+def patient_blocks(gold: dict[int, list[AnnotatedReport]], notes: dict[int, NoteEvent]) -> list[PatientBlock]:
+    """The gold patients in order, cut into the shortest runs that keep together every patient naming a
+    chain id another names (so that each :class:`ChainRegistry` check sees, in the same order, the claims
+    one registry over every patient would): usually one patient per block."""
+    patients = list(gold.items())
+    named = [chain_ids_named(reports) for _, reports in patients]
+    last_naming = {chain: index for index, chains in enumerate(named) for chain in chains}
+    blocks, start, reach = [], 0, 0
+    for index, chains in enumerate(named):
+        reach = max(reach, index, *(last_naming[chain] for chain in chains))
+        if reach == index:
+            members = patients[start : index + 1]
+            row_ids = {report.row_id for _, reports in members for report in reports}
+            blocks.append(PatientBlock(members, {row_id: notes[row_id] for row_id in sorted(row_ids & notes.keys())}))
+            start = index + 1
+    return blocks
+
+
 def checked_note(report: AnnotatedReport, notes: dict[int, NoteEvent], noteevents: Path) -> NoteEvent:
     """The NOTEEVENTS row of an annotated report, checked to be this patient's radiology report."""
     note = notes.get(report.row_id)
@@ -379,25 +419,33 @@ class RadCorefBuilder(Builder):
             if note.charttime is not None:
                 yield locator(NOTEEVENTS, f"{note.row_id}/CHARTTIME"), note.charttime.isoformat(sep=" ")
 
-    def generate(self, ctx: BuildContext) -> Iterator[Row]:
-        noteevents, annotations = ctx.source("noteevents"), ctx.source("annotations")
-        gold = list_annotation_folder(annotations / GOLD_FOLDER)
+    def shards(self, ctx: BuildContext) -> dict[str, Any]:
+        """The gold patients in blocks (:func:`patient_blocks`), each with its NOTEEVENTS rows, read in the
+        one pass over NOTEEVENTS that keeps the annotated ROW_IDs."""
+        gold = list_annotation_folder(ctx.source("annotations") / GOLD_FOLDER)
         wanted = {report.row_id for reports in gold.values() for report in reports}
-        notes = {note.row_id: note for note in iter_noteevents(noteevents, row_ids=wanted)}
-        registry = ChainRegistry()
-        for subject_id, reports in gold.items():
-            rows: list[Row] = []
-            folder = annotations / GOLD_FOLDER / str(subject_id)
-            with ctx.record(f"{folder} [patient {subject_id}]"):
-                if not reports:
-                    raise SourceError(folder, "holds no <ROW_ID>.ann: expected the patient's annotated reports")
-                patient = build_patient(subject_id, reports, notes, noteevents, registry)
-                rows = [
-                    Row(CONFIG, "train", patient),
-                    *(Row(PAIRS_CONFIG, "train", pair) for pair in mention_pairs(patient)),
-                    Row(bigbio.CONFIG, "train", bigbio.kb_document(patient)),
-                ]
-            yield from rows
+        notes = {note.row_id: note for note in iter_noteevents(ctx.source(NOTEEVENTS), row_ids=wanted)}
+        return {"blocks": patient_blocks(gold, notes)}
+
+    def generate_shard(self, ctx: BuildContext, blocks: Iterable[PatientBlock] = ()) -> Iterator[Row]:
+        """Per patient: its record, its mention pairs and its BigBio document; a patient that fails a check
+        fails the build or is quarantined whole."""
+        noteevents, gold = ctx.source(NOTEEVENTS), ctx.source("annotations") / GOLD_FOLDER
+        for block in blocks:
+            registry = ChainRegistry()
+            for subject_id, reports in block.patients:
+                rows: list[Row] = []
+                folder = gold / str(subject_id)
+                with ctx.record(f"{folder} [patient {subject_id}]"):
+                    if not reports:
+                        raise SourceError(folder, "holds no <ROW_ID>.ann: expected the patient's annotated reports")
+                    patient = build_patient(subject_id, reports, block.notes, noteevents, registry)
+                    rows = [
+                        Row(CONFIG, "train", patient),
+                        *(Row(PAIRS_CONFIG, "train", pair) for pair in mention_pairs(patient)),
+                        Row(bigbio.CONFIG, "train", bigbio.kb_document(patient)),
+                    ]
+                yield from rows
 
     def agreement(self, ctx: BuildContext, release: ReleaseView) -> AgreementReport | None:
         folders = annotator_folders(ctx.source("annotations"), ANN_SUFFIX, exclude={GOLD_FOLDER})

@@ -20,7 +20,7 @@ leading or trailing whitespace are reported in the card; :class:`TrimmingSnomedE
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Collection, Iterator, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, ClassVar
@@ -29,7 +29,15 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from clinical_corpora.builders.base import AgreementReport, BuildContext, Builder, CardSection, Row, Table
+from clinical_corpora.builders.base import (
+    AgreementReport,
+    BuildContext,
+    Builder,
+    CardSection,
+    Partial,
+    Row,
+    Table,
+)
 from clinical_corpora.builders.release_view import ReleaseView
 from clinical_corpora.builders.sources.annotators import annotator_folders
 from clinical_corpora.builders.sources.documents import keys_of, locator
@@ -61,6 +69,26 @@ class NoteAnnotations:
     spans: list[SpanAnnotation]
 
 
+@dataclass(frozen=True)
+class NoteDocument:
+    """An annotated note as a shard builds it: its annotations, and its text and line in the notes file
+    (no text: the notes file lacks it)."""
+
+    note_id: str
+    annotations: NoteAnnotations
+    text: str | None = None
+    line: int = 0
+
+
+@dataclass(frozen=True)
+class NotePartial:
+    """What one note adds to the cross-note tables: its released mentions (none if rejected) and the
+    spans read with leading or trailing whitespace (before any rejection)."""
+
+    mentions: list[Mention]
+    padded_spans: list[tuple[str, int, int]]
+
+
 class SnomedElBuilder(Builder):
     """Builds ``snomed_el``, ``concepts`` and ``concept_stats``; keeps span boundaries as annotated."""
 
@@ -79,47 +107,82 @@ class SnomedElBuilder(Builder):
     def __init__(self) -> None:
         self.padded_spans: list[tuple[str, int, int]] = []
         """(note_id, start, end) of spans read with leading or trailing whitespace (as annotated)."""
+        self._terminologies: dict[Path, Terminology] = {}
+
+    def _terminology(self, ctx: BuildContext) -> Terminology:
+        """The RF2 snapshot, loaded once (by :meth:`shards`, in the main process; forked workers share it)."""
+        path = ctx.source("terminology")
+        if path not in self._terminologies:
+            self._terminologies[path] = load_snapshot(path)
+        return self._terminologies[path]
 
     def count(self, ctx: BuildContext) -> int:
         """The annotated notes (the annotation files are small; the notes file is not read)."""
         return len(read_annotations(ctx))
 
-    def generate(self, ctx: BuildContext) -> Iterator[Row]:
+    def shards(self, ctx: BuildContext) -> dict[str, Any]:
+        """The annotated notes in notes-file order, read in one pass over it, then those it lacks."""
         by_note = read_annotations(ctx)
-        terminology = load_snapshot(ctx.source("terminology"))
-        notes_path = ctx.source("notes")
-        mentions: list[Mention] = []
-        seen: set[str] = set()
-        for raw in iter_notes(notes_path, by_note.keys()):
-            seen.add(raw.note_id)
-            with ctx.record(f"{notes_path}:{raw.line} [{raw.note_id}]"):
-                annotations = by_note[raw.note_id]
+        self._terminology(ctx)
+        documents = [
+            NoteDocument(raw.note_id, by_note[raw.note_id], raw.text, raw.line)
+            for raw in iter_notes(ctx.source("notes"), by_note.keys())
+        ]
+        seen = {document.note_id for document in documents}
+        documents += [NoteDocument(note_id, by_note[note_id]) for note_id in sorted(by_note.keys() - seen)]
+        return {"notes": documents}
+
+    def generate_shard(self, ctx: BuildContext, notes: Iterable[NoteDocument] = ()) -> Iterator[Row | Partial]:
+        """Per note: its record and BigBio document, and (a :class:`NotePartial`) its mentions and padded
+        spans; a note the notes file lacks fails the build or is quarantined."""
+        terminology, notes_path = self._terminology(ctx), ctx.source("notes")
+        for document in notes:
+            annotations = document.annotations
+            if document.text is None:
+                with ctx.record(f"{annotations.path} [{document.note_id}]"):
+                    raise SourceError(
+                        annotations.path,
+                        f"note_id {document.note_id!r} is not in the notes file {notes_path.name}",
+                        line=annotations.spans[0].line,
+                    )
+                continue
+            partial = NotePartial([], [])
+            with ctx.record(f"{notes_path}:{document.line} [{document.note_id}]"):
                 note = Note(
-                    note_id=raw.note_id,
-                    text=raw.text,
+                    note_id=document.note_id,
+                    text=document.text,
                     split=annotations.split,
                     annotations=[
-                        self._linked_span(raw.note_id, raw.text, annotation, annotations.path, terminology)
+                        self._linked_span(
+                            document.note_id, document.text, annotation, annotations.path, terminology, partial
+                        )
                         for annotation in sorted(annotations.spans, key=lambda a: (a.start, a.end))
                     ],
                 )
-                mentions += [Mention(note.note_id, note.split, span.concept_id, span.text) for span in note.annotations]
+                partial.mentions.extend(
+                    Mention(note.note_id, note.split, span.concept_id, span.text) for span in note.annotations
+                )
                 yield Row("snomed_el", note.split, note)
                 yield Row(bigbio.CONFIG, note.split, bigbio.kb_document(note))
-        for note_id in sorted(by_note.keys() - seen):
-            annotations = by_note[note_id]
-            with ctx.record(f"{annotations.path} [{note_id}]"):
-                raise SourceError(
-                    annotations.path,
-                    f"note_id {note_id!r} is not in the notes file {notes_path.name}",
-                    line=annotations.spans[0].line,
-                )
-        yield from concept_rows(mentions, terminology)
+            yield Partial(partial)
+
+    def aggregate(self, ctx: BuildContext, partials: list[NotePartial]) -> Iterator[Row]:
+        """``concepts`` and ``concept_stats`` over every released note's mentions; the padded spans of
+        every note read, for the card."""
+        self.padded_spans = [span for partial in partials for span in partial.padded_spans]
+        return concept_rows([mention for partial in partials for mention in partial.mentions], self._terminology(ctx))
 
     def _linked_span(
-        self, note_id: str, text: str, annotation: SpanAnnotation, path: Path, terminology: Terminology
+        self,
+        note_id: str,
+        text: str,
+        annotation: SpanAnnotation,
+        path: Path,
+        terminology: Terminology,
+        partial: NotePartial,
     ) -> LinkedSpan:
-        """The released span of one annotation; a SourceError naming the annotation's line if it is wrong."""
+        """The released span of one annotation; a SourceError naming the annotation's line if it is wrong.
+        A span with leading or trailing whitespace goes to the note's ``partial``."""
         start, end = annotation.start, annotation.end
 
         def problem(message: str) -> SourceError:
@@ -130,7 +193,7 @@ class SnomedElBuilder(Builder):
         covered = text[start:end]
         stripped = covered.strip()
         if stripped and stripped != covered:
-            self.padded_spans.append((note_id, start, end))
+            partial.padded_spans.append((note_id, start, end))
             if self.TRIM_WHITESPACE:
                 start += len(covered) - len(covered.lstrip())
                 end -= len(covered) - len(covered.rstrip())
