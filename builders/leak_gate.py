@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from clinical_corpora.core.errors import ClincorpError
@@ -26,8 +27,7 @@ LEAK_LIMIT = 30
 
 def leak_gate(folder: Path, documents: Collection[tuple[str, str]], ignored: Collection[str] = ()) -> GateResult:
     """The gate over every file of ``folder``: passes when the longest shared run is at most LEAK_LIMIT."""
-    files = {path.relative_to(folder).as_posix(): sorted(set(file_strings(path))) for path in _files(folder)}
-    release = ReleaseText(text for strings in files.values() for text in strings)
+    release = ReleaseText(text for path in _files(folder) for text in sorted(set(file_strings(path))))
     found = longest_shared_run(documents, release, ignored)
     length = found.length if found else 0
     observed: dict[str, Any] = {"longest_shared_run": length, "measured_from": SEED, "limit": LEAK_LIMIT}
@@ -45,19 +45,23 @@ def leak_gate(folder: Path, documents: Collection[tuple[str, str]], ignored: Col
         gate.details.append(
             {
                 "problem": f"{length} characters of document {found.locator} from offset {found.offset} "
-                f"appear in the release (in {', '.join(_holding(files, found, documents)) or 'its files'})"
+                f"appear in the release (in {', '.join(_holding(folder, found, documents)) or 'its files'})"
             }
         )
     return gate
 
 
-def _holding(files: dict[str, list[str]], found: Any, documents: Collection[tuple[str, str]]) -> list[str]:
-    """The files holding the leaked run."""
+def _holding(folder: Path, found: Any, documents: Collection[tuple[str, str]]) -> list[str]:
+    """The files holding the leaked run (read again: only a failed gate asks)."""
     text = next((text for locator, text in documents if locator == found.locator), None)
     if text is None:
         return []
     run = text[found.offset : found.offset + found.length]
-    return [name for name, strings in files.items() if any(run in string for string in strings)]
+    return [
+        path.relative_to(folder).as_posix()
+        for path in _files(folder)
+        if any(run in string for string in file_strings(path))
+    ]
 
 
 def _files(folder: Path) -> list[Path]:
@@ -65,7 +69,8 @@ def _files(folder: Path) -> list[Path]:
 
 
 def file_strings(path: Path) -> Iterator[str]:
-    """What a reader of the file sees: a parquet file's string values and metadata, else its text."""
+    """What a reader of the file sees: a parquet file's string values (each batch's distinct ones) and
+    metadata, else its text."""
     if path.suffix == ".parquet":
         parquet = pq.ParquetFile(path)
         metadata = parquet.schema_arrow.metadata or {}
@@ -81,9 +86,10 @@ def file_strings(path: Path) -> Iterator[str]:
 
 
 def _strings(array: pa.Array) -> Iterator[str]:
+    """The distinct strings of ``array`` and of the arrays nested in it (those under null values too)."""
     kind = array.type
     if pa.types.is_string(kind) or pa.types.is_large_string(kind):
-        yield from (value for value in array.to_pylist() if value is not None)
+        yield from (value for value in pc.unique(array).to_pylist() if value is not None)
     elif pa.types.is_list(kind) or pa.types.is_large_list(kind):
         yield from _strings(array.flatten())
     elif pa.types.is_struct(kind):

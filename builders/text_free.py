@@ -9,8 +9,9 @@ Hugging Face Hub hosts a folder and its card, and the card of a text-free folder
 - ``data/``: the same configs, splits and rows; every field the record models mark :data:`LicensedText`
   holds a recipe instead (``schemas/licensed.py``), and each row lists its ``source_documents`` (locator
   and sha256). A recipe is found greedily: the whole string as one slice of a document when it is one,
-  else the longest slices (:data:`MIN_SLICE` characters or more) with the characters no document holds
-  between them as literals;
+  else the longest slices (``recipe_arrow.MIN_SLICE`` characters or more) with the characters no document
+  holds between them as literals. Rows are written batch by batch: the corpus's hook names each row's
+  documents once (on lazy row views), and recipes are made column-wise (``builders/recipe_arrow.py``);
 - ``full/``: the full release's manifest.json, validation.json, card, inputs.jsonl and rejects.jsonl as
   they are (counts, hashes, gate results and statistics; the leak gate checks them like every other file),
   so rehydration restores every byte and checks it against the recorded sha256;
@@ -22,34 +23,33 @@ from __future__ import annotations
 import json
 import shutil
 from collections import Counter
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 from importlib.metadata import version as package_version
 from pathlib import Path
 from typing import Any, Literal
 
-import pyarrow as pa
+import numpy as np
 import pyarrow.parquet as pq
 from datasets import Features
 from pydantic import BaseModel
 
 from clinical_corpora.builders.base import BuildContext, Builder, load_builder_class
 from clinical_corpora.builders.inputs import sha256_file
+from clinical_corpora.builders.lazy_rows import lazy_rows
 from clinical_corpora.builders.leak_gate import leak_gate
 from clinical_corpora.builders.pipeline import make_staging, tree_digest, write_json
+from clinical_corpora.builders.recipe_arrow import DocumentGroups, Recipes
 from clinical_corpora.builders.release_view import ReleaseView
-from clinical_corpora.builders.sources.documents import split_locator, text_sha256
+from clinical_corpora.builders.sources.documents import split_locator
 from clinical_corpora.builders.text_free_card import render_text_free_card
 from clinical_corpora.builders.writer import SplitWriter
 from clinical_corpora.core.errors import ClincorpError, GateError, ReleaseError
 from clinical_corpora.core.manifest import CorpusManifest
 from clinical_corpora.schemas.features import features_for, schema_fingerprint
 from clinical_corpora.schemas.licensed import (
-    LITERAL,
-    SOURCE_DOCUMENTS,
     licensed_paths,
     licensed_tree,
-    map_licensed,
     text_free_features,
 )
 from clinical_corpora.validation.gates import GateResult
@@ -57,11 +57,7 @@ from clinical_corpora.validation.gates import GateResult
 VARIANT = "text-free"
 TEXT_FREE_SUFFIX = ".text-free"
 FULL_FOLDER = "full"
-MIN_SLICE = 4
-"""Shorter matches are stored as literals: a slice costs three integers, and a few letters are no text."""
 BATCH_ROWS = 1024
-
-Segment = dict[str, Any]
 
 
 @dataclass
@@ -69,70 +65,6 @@ class TextFreeOutcome:
     folder: Path
     status: Literal["released", "unchanged"]
     gate: GateResult
-
-
-def recipe(value: str, documents: Sequence[str]) -> list[Segment]:
-    """Segments restoring ``value`` from ``documents``: one slice when a document holds it whole, else the
-    longest slices left to right with literals between them."""
-    for index, text in enumerate(documents):
-        at = text.find(value)
-        if at >= 0 and value:
-            return [_slice(index, at, at + len(value))]
-    segments: list[Segment] = []
-    literal: list[str] = []
-    position = 0
-    while position < len(value):
-        index, at, length = _longest_prefix(value, position, documents)
-        if length < MIN_SLICE:
-            literal.append(value[position])
-            position += 1
-            continue
-        if literal:
-            segments.append(_literal("".join(literal)))
-            literal = []
-        segments.append(_slice(index, at, at + length))
-        position += length
-    if literal:
-        segments.append(_literal("".join(literal)))
-    return segments
-
-
-def _longest_prefix(value: str, position: int, documents: Sequence[str]) -> tuple[int, int, int]:
-    """(document, offset, length) of the longest prefix of ``value[position:]`` a document holds."""
-    best = (LITERAL, 0, 0)
-    if len(value) - position < MIN_SLICE:
-        return best
-    for index, text in enumerate(documents):
-        if value[position : position + MIN_SLICE] not in text:
-            continue
-        low, high = MIN_SLICE, len(value) - position
-        while low < high:
-            middle = (low + high + 1) // 2
-            if value[position : position + middle] in text:
-                low = middle
-            else:
-                high = middle - 1
-        if low > best[2]:
-            best = (index, text.find(value[position : position + low]), low)
-    return best
-
-
-def _slice(document: int, start: int, end: int) -> Segment:
-    return {"document": document, "start": start, "end": end, "literal": None}
-
-
-def _literal(text: str) -> Segment:
-    return {"document": LITERAL, "start": 0, "end": 0, "literal": text}
-
-
-def restore(segments: Sequence[Segment], documents: Sequence[str]) -> str:
-    """The string a recipe stands for."""
-    return "".join(
-        segment["literal"]
-        if segment["document"] == LITERAL
-        else documents[segment["document"]][segment["start"] : segment["end"]]
-        for segment in segments
-    )
 
 
 def stored_rows(shard: Path, columns: list[str] | None = None) -> Iterator[dict[str, Any]]:
@@ -162,13 +94,13 @@ def release_text_free(
     view = ReleaseView(full)
     models = {config: builder.CONFIGS[config] for config in manifest.configs if config in view.configs()}
     stage("collecting the source documents the release's text comes from")
-    wanted = {
-        locator
+    groups = DocumentGroups()
+    row_groups = {
+        shard: document_groups(builder, ctx, config, shard, groups)
         for config in models
         for shard in view.shards(config)
-        for row in stored_rows(shard)
-        for locator in builder.source_documents(ctx, config, row)
     }
+    wanted = groups.locators()
     stage(f"reading {len(wanted)} source documents")
     documents = read_wanted(builder, ctx, wanted)
     missing = sorted(wanted - documents.keys())
@@ -182,7 +114,7 @@ def release_text_free(
     staging = staging_in(full.parent, target.name)
     try:
         stage("writing the text-free rows")
-        features = _write_rows(builder, ctx, view, models, documents, staging)
+        features = write_rows(view, models, Recipes(documents, groups), row_groups, staging)
         _copy_full_files(full, full_manifest, staging / FULL_FOLDER)
         stage("running the leak gate")
         ignored = {name for config in features.values() for name in _label_names(config)}
@@ -238,31 +170,40 @@ def read_wanted(builder: Builder, ctx: BuildContext, wanted: Collection[str]) ->
     return documents
 
 
-def _write_rows(
-    builder: Builder,
-    ctx: BuildContext,
+def document_groups(
+    builder: Builder, ctx: BuildContext, config: str, shard: Path, groups: DocumentGroups
+) -> np.ndarray:
+    """The number of each stored row's source documents (the corpus's hook reads lazy rows)."""
+    numbers = [
+        groups.number(builder.source_documents(ctx, config, row))
+        for batch in pq.ParquetFile(shard).iter_batches(batch_size=BATCH_ROWS)
+        for row in lazy_rows(batch)
+    ]
+    return np.array(numbers, dtype=np.int32)
+
+
+def write_rows(
     view: ReleaseView,
     models: dict[str, type[BaseModel]],
-    documents: dict[str, str],
+    recipes: Recipes,
+    row_groups: dict[Path, np.ndarray],
     staging: Path,
 ) -> dict[str, Features]:
-    """Each config's rows with recipes in place of licensed text; returns the text-free Features."""
-    hashes = {locator: text_sha256(text) for locator, text in documents.items()}
+    """Each config's rows with recipes in place of licensed text, batch by batch; returns the text-free
+    Features."""
     derived = {}
     for config, model in models.items():
         tree = licensed_tree(model)
         derived[config] = features = text_free_features(features_for(model), tree)
+        schema = features.arrow_schema
         for split in view.splits(config):
             writer = SplitWriter(staging / "data" / config, split, features)
             for shard in view.shards(config, split):
+                first = 0
                 for batch in pq.ParquetFile(shard).iter_batches(batch_size=BATCH_ROWS):
-                    rows = batch.to_pylist()
-                    for row in rows:
-                        locators = builder.source_documents(ctx, config, row)
-                        texts = [documents[locator] for locator in locators]
-                        map_licensed(row, tree, lambda value, texts=texts: recipe(value, texts))
-                        row[SOURCE_DOCUMENTS] = [{"locator": loc, "sha256": hashes[loc]} for loc in locators]
-                    writer.write(pa.RecordBatch.from_pylist(rows, schema=features.arrow_schema))
+                    groups = row_groups[shard][first : first + batch.num_rows]
+                    writer.write(recipes.batch(batch, tree, schema, groups))
+                    first += batch.num_rows
             writer.close()
     return derived
 

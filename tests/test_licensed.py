@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from unittest.mock import patch
+
+import numpy as np
 from datasets import List, Value
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel
 
-from clinical_corpora.builders.text_free import MIN_SLICE, recipe, restore
+from clinical_corpora.builders.recipe_arrow import MIN_SLICE, recipe, restore
 from clinical_corpora.schemas.features import features_for
 from clinical_corpora.schemas.licensed import (
     LITERAL,
@@ -19,6 +22,7 @@ from clinical_corpora.schemas.licensed import (
     text_free_features,
 )
 from clinical_corpora.schemas.spans import Span
+from clinical_corpora.validation import leak
 from clinical_corpora.validation.leak import SEED, ReleaseText, longest_shared_run
 
 
@@ -104,3 +108,12 @@ def test_runs_without_letters_and_label_names_are_not_counted() -> None:
     release = ReleaseText(["2150-01-01 12:00:00", "Diagnostic Procedure"])
     assert longest_shared_run([("doc:1", document)], release, {"Diagnostic Procedure"}) is None
     assert longest_shared_run([("doc:1", document)], release).length == len(" Diagnostic Procedure") - 1  # type: ignore[union-attr]
+
+
+@settings(max_examples=100, deadline=None)
+@given(strings=st.lists(st.text(alphabet="ab c\x00", max_size=30), max_size=6), windows=st.integers(1, 20))
+def test_release_windows_hashed_piece_by_piece_are_those_hashed_at_once(strings: list[str], windows: int) -> None:
+    text = "\x00".join(strings)
+    with patch.object(leak, "_RELEASE_WINDOWS", windows):
+        pieces = leak._distinct_window_hashes(text, "\x00")
+    assert pieces.tolist() == np.unique(leak._window_hashes(text, "\x00")).tolist()

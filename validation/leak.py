@@ -22,6 +22,8 @@ SEED = 12
 
 _BASE = np.uint64(1_000_003)
 _BATCH_CHARACTERS = 4_000_000
+_RELEASE_WINDOWS = 1_000_000
+"""Release windows hashed at a time: about 40 bytes of temporaries each."""
 _RELEASE_SEPARATOR = "\x00"
 _DOCUMENT_SEPARATOR = "\x01"
 
@@ -40,7 +42,7 @@ class ReleaseText:
 
     def __init__(self, strings: Iterable[str]) -> None:
         self.text = _RELEASE_SEPARATOR.join(strings)
-        self.hashes = np.unique(_window_hashes(self.text, _RELEASE_SEPARATOR))
+        self.hashes = _distinct_window_hashes(self.text, _RELEASE_SEPARATOR)
 
     def holds(self, run: str) -> bool:
         return run in self.text
@@ -91,6 +93,16 @@ def _window_hashes(text: str, separator: str) -> np.ndarray:
     crossing = separators[SEED:] - separators[:count] > 0
     hashes[crossing] = np.uint64(ord(separator)) << np.uint64(40)  # one value per side, never in the other
     return hashes
+
+
+def _distinct_window_hashes(text: str, separator: str) -> np.ndarray:
+    """The distinct hashes of every window of ``text``, :data:`_RELEASE_WINDOWS` windows at a time (each
+    piece overlaps the next by a window less one character), so the hashing's temporaries stay bounded."""
+    pieces = [
+        np.unique(_window_hashes(text[start : start + _RELEASE_WINDOWS + SEED - 1], separator))
+        for start in range(0, max(len(text) - SEED + 1, 0), _RELEASE_WINDOWS)
+    ]
+    return np.unique(np.concatenate(pieces)) if pieces else np.empty(0, dtype=np.uint64)
 
 
 def _runs(hits: np.ndarray) -> Iterator[tuple[int, int]]:
