@@ -2,14 +2,12 @@
 one expectation when a table's suite runs in one great-expectations validation against the naive way
 (one validation per expectation), on the same tables in the same run. Prints JSON.
 
-The release runs with ``--workers`` (default 2: great-expectations is imported, and the suites run, in the
-expectation process while this process builds) and, in the same run, with every stage in one process
-(``--workers 1``). Breakdown of the building process (wall and CPU seconds, one fresh process; on a shared
-machine CPU is the steadier): ``imports`` (the CLI, the pipeline and every corpus, before any build),
-``great_expectations_import`` and ``expectations`` (the suites, without that import) when they run here,
-``waiting_for_expectation_process`` when they run there, and ``build`` (everything else: reading, records,
-parquet, agreement, cards, hashing). ``worker_cpu_seconds`` is the CPU of the build workers and the
-expectation process.
+The release runs with ``--workers`` (default 2) and, in the same run, with every stage in one process
+(``--workers 1``); several corpora check their suites in the building process either way (one
+great-expectations import). Breakdown (wall and CPU seconds of the building process, one fresh process; on a
+shared machine CPU is the steadier): ``imports`` (the CLI, the pipeline and every corpus, before any build),
+``great_expectations_import``, ``expectations`` (the suites, without that import) and ``build`` (everything
+else: reading, records, parquet, agreement, cards, hashing). ``worker_cpu_seconds``: the build workers' CPU.
 """
 
 from __future__ import annotations
@@ -30,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from benchmarks._measure import measure  # noqa: E402
 
 TARGET_SECONDS = 3.0
-STAGES = ("great_expectations_import", "expectations", "waiting_for_expectation_process")
+STAGES = ("great_expectations_import", "expectations")
 
 
 def _now() -> tuple[float, float]:
@@ -44,9 +42,8 @@ def _since(begin: tuple[float, float]) -> tuple[float, float]:
 
 def release_all(out: str, workers: int) -> dict[str, Any]:
     """Release every corpus from its samples with ``--workers``, timing (wall and CPU, this process) the
-    imports, the expectation suites run here and the wait for those run in the expectation process."""
+    imports, great-expectations' import and the expectation suites."""
     start = _now()
-    from clinical_corpora.builders import checks
     from clinical_corpora.builders.cli import main
     from clinical_corpora.builders.plugins import all_corpora
     from clinical_corpora.validation import expectations
@@ -69,8 +66,6 @@ def release_all(out: str, workers: int) -> dict[str, Any]:
     importer, suite_runner = expectations._import_great_expectations, expectations._run_suite
     expectations._import_great_expectations = timed("great_expectations_import", importer)
     expectations._run_suite = timed("expectations", suite_runner)
-    check = checks.ExpectationProcess.check
-    checks.ExpectationProcess.check = lambda self, *args: timed("waiting_for_expectation_process", check(self, *args))
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
         status = main(["release", "--all", "--out", out, "--workers", str(workers)])
     total = _since(start)

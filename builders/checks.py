@@ -14,7 +14,6 @@ import pickle
 from collections.abc import Callable
 from multiprocessing.connection import Connection
 from pathlib import Path
-from types import TracebackType
 from typing import Any
 
 from clinical_corpora.builders.base import Builder, load_builder_class
@@ -71,19 +70,16 @@ def start_checks(
 
 
 def _serve(connection: Connection) -> None:
-    """The expectation process: import great-expectations, then check each release sent until the pipe closes."""
+    """The expectation process: import great-expectations, then check the release it is sent."""
     load_great_expectations()
-    while True:
-        try:
-            job, builder_class, folder, expectations = connection.recv()
-        except EOFError:
-            return
-        try:
-            outcomes = check_suite(load_builder_class(builder_class)(), ReleaseView(folder), expectations)
-            connection.send((job, outcomes, None))
-        except Exception as error:  # raised again in the process that waits for these outcomes
-            sent = error if _picklable(error) else ClincorpError(f"{type(error).__name__}: {error}")
-            connection.send((job, None, sent))
+    try:
+        builder_class, folder, expectations = connection.recv()
+    except EOFError:
+        return
+    try:
+        connection.send((check_suite(load_builder_class(builder_class)(), ReleaseView(folder), expectations), None))
+    except Exception as error:  # raised again in the process that waits for these outcomes
+        connection.send((None, error if _picklable(error) else ClincorpError(f"{type(error).__name__}: {error}")))
 
 
 def _picklable(error: Exception) -> bool:
@@ -95,9 +91,8 @@ def _picklable(error: Exception) -> bool:
 
 
 class ExpectationProcess:
-    """One process, started now, that imports great-expectations and then checks the suites sent to it one
-    at a time (a ``release --all`` shares one, so the import is paid once). Closing it ends it, whatever it
-    is doing: a run that failed does not wait for its checks."""
+    """A process, started now, that imports great-expectations and then checks one release. Closing it ends
+    it, whatever it is doing: a run that failed does not wait for its checks."""
 
     def __init__(self) -> None:
         methods = multiprocessing.get_all_start_methods()
@@ -106,34 +101,28 @@ class ExpectationProcess:
         self._process = context.Process(target=_serve, args=(child,), name="clincorp-expectations", daemon=True)
         self._process.start()
         child.close()
-        self._jobs = 0
 
     def check(self, manifest: CorpusManifest, folder: Path, expectations: list[Expectation]) -> Outcomes:
         """Send the release written in ``folder`` to be checked; the function returned waits for the outcomes."""
-        self._jobs += 1
-        job = self._jobs
-        died = ClincorpError(
-            f"{manifest.name}: the process checking the expectations died (out of memory?); "
-            "try --workers 1, which checks them in the building process"
-        )
         try:
-            self._connection.send((job, manifest.builder, folder, expectations))
+            self._connection.send((manifest.builder, folder, expectations))
+            sent = True
         except OSError:
             sent = False
-        else:
-            sent = True
 
         def outcomes() -> list[ExpectationOutcome]:
-            while sent:  # the outcomes of a run that failed before reading them come first: skip them
-                try:
-                    done, checked, error = self._connection.recv()
-                except (EOFError, OSError):
-                    break
-                if done == job:
-                    if error is not None:
-                        raise error
-                    return checked
-            raise died
+            try:
+                checked, error = self._connection.recv() if sent else (None, None)
+            except (EOFError, OSError):
+                checked, error = None, None
+            if error is not None:
+                raise error
+            if checked is None:
+                raise ClincorpError(
+                    f"{manifest.name}: the process checking the expectations died (out of memory?); "
+                    "try --workers 1, which checks them in the building process"
+                )
+            return checked
 
         return outcomes
 
@@ -141,9 +130,3 @@ class ExpectationProcess:
         self._connection.close()
         self._process.terminate()
         self._process.join()
-
-    def __enter__(self) -> ExpectationProcess:
-        return self
-
-    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None) -> None:
-        self.close()

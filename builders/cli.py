@@ -3,20 +3,16 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
 from clinical_corpora.builders.plugins import all_corpora, find_corpus, load_plugins
 from clinical_corpora.core.errors import ClincorpError
 from clinical_corpora.core.manifest import CorpusManifest
 from clinical_corpora.core.registry import Command, exporters, scorers
-
-if TYPE_CHECKING:
-    from clinical_corpora.builders.checks import ExpectationProcess
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -82,7 +78,8 @@ def _parser() -> argparse.ArgumentParser:
             type=_workers,
             metavar="N",
             help="build the corpus's document shards in N processes (default: every core; with more than one, "
-            "the expectations are checked in a process of their own); the release's bytes are the same whatever N",
+            "one corpus's expectations are checked in a process of their own); the release's bytes are the same "
+            "whatever N",
         )
         if name == "release":
             command.add_argument(
@@ -208,9 +205,8 @@ def _workers(text: str) -> int:
 
 def _run(args: argparse.Namespace, mode: Literal["release", "build"]) -> int:
     """Release or build each corpus; with several, try every one and end with a summary table."""
-    from clinical_corpora.builders.base import load_builder_class
-    from clinical_corpora.builders.checks import ExpectationProcess
-    from clinical_corpora.builders.pipeline import default_workers
+    from clinical_corpora.builders.pipeline import run
+    from clinical_corpora.builders.release_check import release_digest
 
     corpora = _selected(args)
     if (args.source or args.sample) and len(corpora) > 1:
@@ -218,29 +214,6 @@ def _run(args: argparse.Namespace, mode: Literal["release", "build"]) -> int:
     if args.gates is not None and len(corpora) > 1:
         raise ClincorpError("--gates applies to one corpus at a time (its expectations name that corpus's tables)")
     overrides = _overrides(args.source)
-    shared = len(corpora) > 1 and (args.workers or default_workers()) > 1  # one great-expectations import for all
-    if shared:
-        for manifest in corpora:  # imported before the expectation process starts, so it needs not import them
-            with contextlib.suppress(ClincorpError):  # said in the corpus's own summary row
-                load_builder_class(manifest.builder)
-    with ExpectationProcess() if shared else contextlib.nullcontext() as checks:
-        summary = _run_each(args, mode, corpora, overrides, checks)
-    if len(corpora) > 1:
-        print(_summary_table(summary))
-    return 1 if any(row[2] == "FAILED" for row in summary) else 0
-
-
-def _run_each(
-    args: argparse.Namespace,
-    mode: Literal["release", "build"],
-    corpora: list[CorpusManifest],
-    overrides: dict[str, Path],
-    checks: ExpectationProcess | None,
-) -> list[list[str]]:
-    """Release or build each corpus in turn: one summary row each."""
-    from clinical_corpora.builders.pipeline import run
-    from clinical_corpora.builders.release_check import release_digest
-
     summary: list[list[str]] = []
     for manifest in corpora:
         try:
@@ -254,7 +227,7 @@ def _run_each(
                 args.max_rejects,
                 args.gates,
                 workers=args.workers,
-                checks=checks,
+                checks_apart=False if len(corpora) > 1 else None,  # one great-expectations import for them all
             )
         except ClincorpError as error:
             if len(corpora) == 1:
@@ -273,7 +246,9 @@ def _run_each(
         summary.append([manifest.name, version, outcome.status, str(outcome.folder)])
         if getattr(args, "text_free", False):
             summary.append(_text_free(manifest, outcome.folder, overrides, args.sample, len(corpora) == 1))
-    return summary
+    if len(corpora) > 1:
+        print(_summary_table(summary))
+    return 1 if any(row[2] == "FAILED" for row in summary) else 0
 
 
 def _text_free(

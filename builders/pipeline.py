@@ -76,7 +76,7 @@ def run(
     max_rejects: int | None = None,
     gate_overlay: Path | None = None,
     workers: int | None = None,
-    checks: ExpectationProcess | None = None,
+    checks_apart: bool | None = None,
 ) -> Outcome:
     """Build, validate and write ``<out>/<corpus>/<version>``; raise GateError if a gate fails.
 
@@ -85,8 +85,9 @@ def run(
     corpus's gate for this run (recorded in the manifest and card). ``gate_overlay`` is a ``--gates`` YAML
     file changing corpus.yaml's gates for this run (recorded, with each change, in the manifest and card).
     ``workers`` processes build the builder's shards (default: every core); the bytes do not depend on it.
-    The expectation suite runs in ``checks`` when given; else, with more than one worker, in a process of its
-    own started before the build (great-expectations is imported there meanwhile); else here.
+    With ``checks_apart`` (default: with more than one worker) the expectation suite runs in a process of its
+    own, started before the build: great-expectations is imported there meanwhile. Else it runs here, after
+    the build (a run of several corpora imports it once).
     """
     overrides = overrides or {}
     overlay = _gate_overlay(manifest, gate_overlay)
@@ -110,10 +111,10 @@ def run(
     _make_folder(corpus_dir)
     _remove_stale_staging(corpus_dir)
     staging = make_staging(corpus_dir, version)
-    own_checks = None
+    checks = None
     try:
-        if checks is None and workers > 1 and manifest.gates.expectations:
-            own_checks = checks = ExpectationProcess()  # imports great-expectations while the records build
+        if (workers > 1 if checks_apart is None else checks_apart) and manifest.gates.expectations:
+            checks = ExpectationProcess()  # imports great-expectations while the records build
         row_counts = _write_rows(builder, manifest, features, ctx, staging, total, workers)
         _refuse_when_all_rejected(manifest, ctx, row_counts, corpus_dir / f"{version}.rejects.jsonl")
         release = _Release(version, invented, inputs, max_rejects, overlay[1] if overlay else None, mode == "release")
@@ -125,8 +126,8 @@ def run(
         _raise_on_failed_gates(gates, None, kept=target)
         return Outcome(target, "built", gates, _read_json(target / "manifest.json"))
     finally:
-        if own_checks is not None:
-            own_checks.close()
+        if checks is not None:
+            checks.close()
         shutil.rmtree(staging, ignore_errors=True)
         for folder in reversed(created):  # a failed release leaves no empty folder behind
             try:

@@ -1,5 +1,6 @@
-"""The expectation process checks a written release as the building process would, skips the outcomes of a
-run that never read them, and turns its death into an error naming the corpus."""
+"""The expectation process checks a written release as the building process would, raises here what was
+raised there, and turns its death into an error naming the corpus; a run of several corpora checks them in
+the building process."""
 
 from __future__ import annotations
 
@@ -24,34 +25,38 @@ def _tiny_release(tiny_corpus: Path, tmp_path: Path) -> tuple[Path, list[Expecta
     return outcome.folder, load_manifest(tiny_corpus).gates.expectations
 
 
-def test_outcomes_are_those_of_the_building_process_and_a_failed_run_s_are_skipped(
-    tiny_corpus: Path, tmp_path: Path
-) -> None:
+def test_outcomes_and_errors_are_those_of_the_building_process(tiny_corpus: Path, tmp_path: Path) -> None:
     folder, suite = _tiny_release(tiny_corpus, tmp_path)
     manifest = load_manifest(tiny_corpus)
     here = [o.as_dict() for o in check_suite(load_builder_class(manifest.builder)(), ReleaseView(folder), suite)]
-    failing = [*suite, Expectation(table="tiny", expectation="expect_column_values_to_not_be_null", column="nope")]
-    with ExpectationProcess() as checks:
-        checks.check(manifest, folder, failing)  # a run that failed before reading its outcomes
+    checks = ExpectationProcess()
+    try:
         there = [o.as_dict() for o in checks.check(manifest, folder, suite)()]
+    finally:
+        checks.close()
+    assert there == here and [o["success"] for o in here] == [True] * len(suite)
+    checks = ExpectationProcess()
+    try:
         unknown = checks.check(manifest.model_copy(update={"builder": "no_such_module:Builder"}), folder, suite)
         with pytest.raises(ClincorpError, match="no_such_module"):  # raised there, raised again here
             unknown()
-        again = [o.as_dict() for o in checks.check(manifest, folder, suite)()]
-    assert there == here == again
-    assert [o["success"] for o in here] == [True] * len(suite)
+    finally:
+        checks.close()
 
 
 def test_a_dead_expectation_process_is_an_error_naming_the_corpus(tiny_corpus: Path, tmp_path: Path) -> None:
     folder, suite = _tiny_release(tiny_corpus, tmp_path)
-    with ExpectationProcess() as checks:
+    checks = ExpectationProcess()
+    try:
         os.kill(checks._process.pid, signal.SIGKILL)
         outcomes = checks.check(load_manifest(tiny_corpus), folder, suite)
         with pytest.raises(ClincorpError, match="tiny: the process checking the expectations died"):
             outcomes()
+    finally:
+        checks.close()
 
 
-def test_release_of_several_corpora_shares_one_expectation_process_and_reports_a_builder_that_fails(
+def test_a_release_of_several_corpora_checks_them_in_the_building_process(
     tiny_corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     from clinical_corpora.builders import checks
@@ -65,7 +70,7 @@ def test_release_of_several_corpora_shares_one_expectation_process_and_reports_a
         text.replace("name: tiny", "name: broken").replace("tests.tiny_corpus.builder", "no_such_module_here")
     )
     started: list[ExpectationProcess] = []
-    monkeypatch.setattr(checks.ExpectationProcess, "__enter__", lambda self: started.append(self) or self)
+    monkeypatch.setattr(checks.ExpectationProcess, "__init__", lambda self: started.append(self))
     corpora.register("tiny", tiny_corpus)
     corpora.register("broken", broken)
     try:
@@ -74,6 +79,6 @@ def test_release_of_several_corpora_shares_one_expectation_process_and_reports_a
         corpora.unregister("tiny")
         corpora.unregister("broken")
     out, err = capsys.readouterr()
-    assert status == 1 and len(started) == 1
+    assert status == 1 and started == []  # great-expectations imported once, here
     assert "tiny 1.0.0+sample: released" in out and "FAILED" in out
     assert "error: broken: cannot load builder 'no_such_module_here:TinyBuilder'" in err
