@@ -5,9 +5,16 @@ Generates, at ``--scale 1``: a synthetic UMLS ``META`` (15M MRCONSO rows, as
 seven sections of about 1,400 passage tokens, three learning points, references, footer) whose
 text mixes filler words with MRCONSO strings. Then releases the corpus twice, each in a fresh
 process: with an empty matcher-index cache (the index is built), and again into another folder
-with the cache filled (the index is loaded). Target: the cold release in ≤ 15 min on 2 cores.
+with the cache filled (the index is loaded). Each release reports its wall and CPU time, peak RSS, and
+per stage of the pipeline the seconds, the RSS at its start and the peak RSS reached by its end.
+Targets at full scale: the warm release in ≤ 5 min and ≤ 2 GB peak RSS on 2 cores.
 
-Usage: ``python benchmarks/clicr_release.py [--scale 0.05] [--keep DIR]``.
+With ``--reuse-inputs`` the generated inputs are kept in the temporary folder, named by scale and seed
+(with ``--keep DIR``, in DIR), and a later run with the same scale and seed reuses them instead of
+generating them again; the matcher index is cached beside them, so such a run measures the warm release
+only (``release_cold_cache`` null).
+
+Usage: ``python benchmarks/clicr_release.py [--scale 0.05] [--seed 0] [--reuse-inputs] [--keep DIR]``.
 """
 
 from __future__ import annotations
@@ -23,6 +30,7 @@ import time
 from html import escape
 from itertools import islice
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -96,53 +104,92 @@ def generate_pages(folder: Path, cases: int, names: list[str], seed: int = 7) ->
     return words
 
 
-def release(pages: str, meta: str, gold: str, out: str) -> dict[str, int]:
-    from clinical_corpora.builders.pipeline import run
+def _rss_mb() -> tuple[float, float]:
+    """This process's RSS and peak RSS (VmRSS, VmHWM) in MB."""
+    fields = dict(line.split(":", 1) for line in Path("/proc/self/status").read_text().splitlines())
+    return int(fields["VmRSS"].split()[0]) / 1024, int(fields["VmHWM"].split()[0]) / 1024
+
+
+def release(pages: str, meta: str, gold: str, out: str) -> dict[str, Any]:
+    from clinical_corpora.builders import pipeline
     from clinical_corpora.builders.plugins import find_corpus
 
+    stages: list[dict[str, Any]] = []
+    started = time.perf_counter()
+    stage_line = pipeline._stage_line
+
+    def record_stage(corpus: str, what: str) -> None:  # each stage line: when, and the memory so far
+        rss, peak = _rss_mb()
+        stages.append({"stage": what, "at_s": round(time.perf_counter() - started, 1), "rss_mb": round(rss)})
+        if len(stages) > 1:
+            stages[-2]["peak_rss_mb_by_end"] = round(peak)
+        stage_line(corpus, what)
+
+    pipeline._stage_line = record_stage  # type: ignore[assignment]
     sources = {"bmj_html": Path(pages), "umls": Path(meta), "entity_gold": Path(gold)}  # empty gold: not run
-    outcome = run(find_corpus("clicr"), Path(out), sources)
+    outcome = pipeline.run(find_corpus("clicr"), Path(out), sources)
+    stages[-1]["peak_rss_mb_by_end"] = round(_rss_mb()[1])
     return {
         "rows": outcome.manifest["counts"]["written"],
         **{gate.gate: gate.success for gate in outcome.gates if gate.gate != "expectations"},
         "expectations": next(gate.success for gate in outcome.gates if gate.gate == "expectations"),
+        "stages": stages,
     }
+
+
+def generate_inputs(work: Path, scale: float, seed: int) -> dict[str, int]:
+    """The synthetic META and pages for ``scale`` in ``work``; a ``sizes.json`` written last marks them done."""
+    done = work / "sizes.json"
+    if done.is_file():
+        return {**json.loads(done.read_text()), "reused": True}
+    shutil.rmtree(work / "META", ignore_errors=True)
+    shutil.rmtree(work / "pages", ignore_errors=True)
+    (work / "META").mkdir(parents=True)
+    sizes = generate_rrf(work / "META", int(ROWS_AT_FULL_SCALE * scale), seed=seed)
+    sizes["cases"] = max(10, int(CASES_AT_FULL_SCALE * scale))
+    sizes["passage_words"] = generate_pages(work / "pages", sizes["cases"], _names(work / "META", 200_000), seed + 7)
+    done.write_text(json.dumps(sizes))
+    return {**sizes, "reused": False}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--scale", type=float, default=1.0, help="fraction of CliCR's cases and UMLS's rows")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the synthetic inputs")
     parser.add_argument("--keep", type=Path, help="generate into (and keep) this folder")
+    parser.add_argument("--reuse-inputs", action="store_true", help="keep the inputs (temporary folder) for reuse")
     args = parser.parse_args()
-    work = args.keep or Path(tempfile.mkdtemp(prefix="clicr-release-bench-"))
-    meta, pages = work / "META", work / "pages"
-    meta.mkdir(parents=True, exist_ok=True)
-    os.environ["CLINCORP_CACHE"] = str(work / "cache")  # inherited by the measured processes
-    shutil.rmtree(work / "cache", ignore_errors=True)
+    cached = Path(tempfile.gettempdir()) / f"clicr-release-bench-inputs-scale{args.scale:g}-seed{args.seed}"
+    inputs = args.keep or (cached if args.reuse_inputs else Path(tempfile.mkdtemp(prefix="clicr-release-bench-")))
+    work = Path(tempfile.mkdtemp(prefix="clicr-release-bench-out-"))
+    cache = inputs / "cache" if args.keep or args.reuse_inputs else work / "cache"  # keyed by the RRF files
+    os.environ["CLINCORP_CACHE"] = str(cache)  # inherited by the measured processes
     try:
         started = time.perf_counter()
-        sizes = generate_rrf(meta, int(ROWS_AT_FULL_SCALE * args.scale))
-        cases = max(10, int(CASES_AT_FULL_SCALE * args.scale))
-        passage_words = generate_pages(pages, cases, _names(meta, 200_000))
+        sizes = generate_inputs(inputs, args.scale, args.seed)
         generate_seconds = time.perf_counter() - started
-        (work / "no-gold").mkdir(exist_ok=True)
-        cold = measure(release, str(pages), str(meta), str(work / "no-gold"), str(work / "out-cold"))
-        warm = measure(release, str(pages), str(meta), str(work / "no-gold"), str(work / "out-warm"))
+        pages, meta = str(inputs / "pages"), str(inputs / "META")
+        (work / "no-gold").mkdir()
+        cold = None  # with the index of reused inputs cached already, only the warm release runs
+        if not any(cache.glob("umls-index-*.pickle")):
+            cold = measure(release, pages, meta, str(work / "no-gold"), str(work / "out-cold"))
+        warm = measure(release, pages, meta, str(work / "no-gold"), str(work / "out-warm"))
     finally:
-        if args.keep is None:
-            shutil.rmtree(work, ignore_errors=True)
+        shutil.rmtree(work, ignore_errors=True)
+        if args.keep is None and not args.reuse_inputs:
+            shutil.rmtree(inputs, ignore_errors=True)
+    cases = sizes["cases"]
     report = {
         "benchmark": "clicr_release",
         "scale": args.scale,
-        "cases": cases,
-        "passage_words": passage_words,
+        "seed": args.seed,
         **sizes,
         "generate_seconds": round(generate_seconds, 1),
         "release_cold_cache": cold,
         "release_warm_cache": warm,
         "cases_per_s_warm": round(cases / warm["seconds"], 1),
-        "cold_vs_warm_ratio": round(cold["seconds"] / warm["seconds"], 2),
-        "targets": {"release_seconds_at_full_scale": 900},
+        "cold_vs_warm_ratio": round(cold["seconds"] / warm["seconds"], 2) if cold else None,
+        "targets": {"release_seconds_at_full_scale": 300, "peak_rss_mb_at_full_scale": 2048},
     }
     print(json.dumps(report, indent=2))
 

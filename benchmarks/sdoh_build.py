@@ -7,7 +7,11 @@ Generates ``--notes`` synthetic social-history notes (gold) and perturbed predic
   (build, parquet, expectation suite, statistics, agreement on the embedded double sample);
 - ``naive_build``: the same records held in memory, written with ``Dataset.from_list().to_parquet``
   (no gates);
-- ``score``: ``clinical_corpora.corpora.sdoh.scoring.score_folders`` gold against predictions, 1 and 2 workers.
+- ``score``: ``clinical_corpora.corpora.sdoh.scoring.score_folders`` gold against predictions, 1 and 2 workers;
+- ``hash_inputs``: the gold's inputs.jsonl lines (``builders.inputs.fingerprint_inputs``), against a naive
+  pathlib walk hashing each file with ``sha256_file`` and a ``stat`` (the same lines: ``agree``);
+- ``card_tables``: the card statistics and quality tables of the release, a batch of notes at a time,
+  against every flattened table of the config in pandas at once (the former ``ReleaseView.tables``): peak RSS.
 
 Rates are given per wall second and per CPU second (the machine may be shared). Targets:
 >= 2,000 notes/s built, >= 5,000 note pairs/s scored, peak RSS <= 1 GB.
@@ -24,6 +28,7 @@ import resource
 import shutil
 import sys
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -81,6 +86,54 @@ def score(gold: str, predicted: str, workers: int) -> dict[str, float]:
     return usage_since(started)
 
 
+def hash_inputs(shac: str, out: str, naive: bool) -> dict[str, float]:
+    """inputs.jsonl lines of the gold folder, written to ``out`` (to compare the two ways)."""
+    started = cpu_seconds()
+    from clinical_corpora.builders.inputs import fingerprint_inputs, resolve_sources, sha256_file
+    from clinical_corpora.core.manifest import load_manifest
+
+    manifest = load_manifest(CORPUS)
+    if naive:
+        root = Path(shac)
+        files = sorted((path for path in root.rglob("*") if path.is_file()), key=lambda p: p.relative_to(root).parts)
+        inputs = [
+            {
+                "source": "shac",
+                "file": p.relative_to(root).as_posix(),
+                "sha256": sha256_file(p),
+                "bytes": p.stat().st_size,
+            }
+            for p in files
+        ]
+    else:
+        inputs = fingerprint_inputs(manifest, resolve_sources(manifest, {"shac": Path(shac)}), {"shac"})
+    Path(out).write_text("".join(json.dumps(item) + "\n" for item in inputs), encoding="utf-8")
+    return usage_since(started)
+
+
+def card_tables(release: str, whole: bool) -> dict[str, float]:
+    """The sdoh card statistics and quality tables of a release, a batch of notes at a time or (``whole``, the
+    former ``ReleaseView.tables``) from every flattened table of the config in pandas at once."""
+    started = cpu_seconds()
+    from datasets import Features
+
+    from clinical_corpora.builders.release_view import ReleaseView
+    from clinical_corpora.corpora.sdoh.builder import SdohBuilder
+    from clinical_corpora.validation.tables import flatten_config
+
+    def whole_config(view: ReleaseView, config: str, fields: list[str], *_: object) -> Iterator[dict]:
+        chosen = Features({name: view.features(config)[name] for name in fields})
+        flat = flatten_config(config, view.arrow(config, columns=fields), chosen, view.split_labels(config))
+        yield {name: table.to_pandas() for name, table in flat.items()}
+
+    if whole:
+        ReleaseView.table_frames = whole_config  # type: ignore[method-assign,assignment]
+    view = ReleaseView(Path(release))
+    SdohBuilder().statistics(view)
+    SdohBuilder().quality_tables(view)
+    return usage_since(started)
+
+
 def rates(run: dict, notes: int, unit: str) -> dict:
     """Throughput by wall clock and by CPU second (the machine may be shared), and peak RSS."""
     return {
@@ -102,6 +155,14 @@ def main() -> None:
         generate(work, args.notes, args.seed)
         gold, predicted = str(work / "gold"), str(work / "pred")
         release = measure(pipeline_release, gold, str(work / "out"))
+        [released] = (work / "out" / "sdoh").iterdir()
+        tables = {
+            way: measure(card_tables, str(released), size) for way, size in (("batched", 10_000), ("whole", 10**9))
+        }
+        hashing = {
+            naive: measure(hash_inputs, gold, str(work / f"inputs-{naive}.jsonl"), naive) for naive in (False, True)
+        }
+        hashes_agree = (work / "inputs-False.jsonl").read_bytes() == (work / "inputs-True.jsonl").read_bytes()
         scores = {workers: measure(score, gold, predicted, workers) for workers in (1, 2)}
         naive = None if args.skip_naive else measure(naive_build, gold, str(work))
     finally:
@@ -111,6 +172,20 @@ def main() -> None:
         "load_average_1min": round(os.getloadavg()[0], 2),
         "release": rates(release, args.notes, "notes"),
         **{f"score_{workers}_workers": rates(run, args.notes, "pairs") for workers, run in scores.items()},
+        "hash_inputs": {
+            "files": 2 * args.notes,
+            "cpu_seconds": round(hashing[False]["result"]["cpu_seconds"], 3),
+            "naive_cpu_seconds": round(hashing[True]["result"]["cpu_seconds"], 3),
+            "agree": hashes_agree,
+        },
+        "card_tables": {
+            way: {
+                "seconds": run["seconds"],
+                "cpu_seconds": round(run["result"]["cpu_seconds"], 3),
+                "peak_rss_mb": run["peak_rss_mb"],
+            }
+            for way, run in tables.items()
+        },  # fmt: skip
     }
     if naive is not None:
         report["naive_build"] = rates(naive, args.notes, "notes")

@@ -29,7 +29,7 @@ parquet writer and gates.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -71,6 +71,15 @@ class Partial:
     """What a shard hands to :meth:`Builder.aggregate` beside its rows (e.g. one note's linked mentions)."""
 
     value: Any
+
+
+def rows_only(items: Iterable[Row | Partial], partials: list[Any]) -> Iterator[Row]:
+    """The rows of a shard's output; its :class:`Partial` values are appended to ``partials``."""
+    for item in items:
+        if isinstance(item, Partial):
+            partials.append(item.value)
+        else:
+            yield item
 
 
 @dataclass
@@ -187,12 +196,8 @@ class Builder:
 
     def generate_documents(self, ctx: BuildContext, documents: dict[str, Any]) -> Iterator[Row]:
         """Every record of ``documents`` (what :meth:`shards` gave) as one shard, then the aggregates."""
-        partials = []
-        for item in self.generate_shard(ctx, **documents):
-            if isinstance(item, Partial):
-                partials.append(item.value)
-            else:
-                yield item
+        partials: list[Any] = []
+        yield from rows_only(self.generate_shard(ctx, **documents), partials)
         yield from self.aggregate(ctx, partials)
 
     def shards(self, ctx: BuildContext) -> dict[str, Any]:
@@ -209,6 +214,10 @@ class Builder:
         """The records built over every document, from the shards' partial values in document order (run
         once, in the main process, after every shard); none by default."""
         return iter(())
+
+    def built(self) -> None:
+        """Called once every record is written: drop what only building needed (a dictionary, a model), since
+        the gates and the card read the written release. Nothing by default."""
 
     def count(self, ctx: BuildContext) -> int | None:
         """How many raw records (``ctx.record`` calls) :meth:`generate` will read, when that is cheap to

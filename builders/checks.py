@@ -18,6 +18,7 @@ from typing import Any
 
 from clinical_corpora.builders.base import Builder, load_builder_class
 from clinical_corpora.builders.release_view import ReleaseView
+from clinical_corpora.builders.writer import rows_per_row_group
 from clinical_corpora.core.errors import ClincorpError
 from clinical_corpora.core.manifest import CorpusManifest, Expectation
 from clinical_corpora.validation.expectations import ExpectationOutcome, load_great_expectations, run_suite
@@ -28,13 +29,17 @@ Outcomes = Callable[[], list[ExpectationOutcome]]
 
 
 def quality_tables(builder: Builder, view: ReleaseView, expectations: list[Expectation]) -> dict[str, Any]:
-    """The flattened configs (the fields the suite reaches), each read batch by batch from the written
-    parquet when its expectations run, plus the builder's derived tables."""
+    """The flattened configs (the fields the suite reaches), each table read batch by batch from the written
+    parquet when its expectations run: a row group's records at a time, and only the fields that table's own
+    expectations reach. Plus the builder's derived tables."""
     tables: dict[str, Any] = {}
     for config in view.configs():
-        fields = fields_checked(config, expectations, view.features(config))
+        features = view.features(config)
+        fields = fields_checked(config, expectations, features)
+        records = rows_per_row_group(builder.CONFIGS[config])
         for name in view.table_names(config, fields) if fields else []:
-            tables[name] = functools.partial(view.table_batches, config, fields, name)
+            own = fields_checked(config, [e for e in expectations if e.table == name], features)
+            tables[name] = functools.partial(view.table_batches, config, own, name, batch_size=records)
     tables.update(builder.quality_tables(view))
     return tables
 

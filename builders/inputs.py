@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import multiprocessing
+import os
 from collections.abc import Iterable
+from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
-from clinical_corpora.builders.sources.discovery import walk_files
+from clinical_corpora.builders.sources.discovery import walk_relative
 from clinical_corpora.core.errors import ClincorpError, SourceError
 from clinical_corpora.core.manifest import SAMPLE_TAG, CorpusManifest, SourceSpec
 
@@ -118,28 +121,157 @@ def sha256_file(path: Path) -> str:
     return digest.hexdigest()
 
 
+InputFile = tuple[str, str, str, int, int]
+"""An input file as listed before the build: source, name relative to it, path, size and modification time
+(ns)."""
+
+
 def fingerprint_inputs(
     manifest: CorpusManifest, sources: dict[str, Path | None], overridden: set[str]
 ) -> list[dict[str, Any]]:
     """sha256 of every input file (every file under a folder source, through linked folders), named relative
     to its source; expected hashes checked for real inputs."""
-    inputs = []
+    return _fingerprint(manifest, list_inputs(sources), overridden)
+
+
+def list_inputs(sources: dict[str, Path | None]) -> list[InputFile]:
+    """Every input file with its size and modification time now."""
+    listed = []
     for name, root in sources.items():
         if root is None:
             continue
-        files = [root] if root.is_file() else walk_files(root)
-        for path in files:
-            relative = path.name if root.is_file() else path.relative_to(root).as_posix()
-            digest = sha256_file(path)
-            expected = manifest.sources[name].sha256.get(relative)
-            if name in overridden and expected and expected != digest:
-                raise SourceError(
-                    path,
-                    f"sha256 is {digest}, expected {expected} for source {name!r}: "
-                    "this is not the file the corpus was built from",
-                )
-            inputs.append({"source": name, "file": relative, "sha256": digest, "bytes": path.stat().st_size})
+        files = [(root.name, os.fspath(root))] if root.is_file() else walk_relative(root)
+        for relative, path in files:
+            try:
+                info = os.stat(path)
+            except OSError as error:
+                raise SourceError(path, f"cannot read the input file: {error.strerror}") from None
+            listed.append((name, relative, path, info.st_size, info.st_mtime_ns))
+    return listed
+
+
+def _fingerprint(manifest: CorpusManifest, listed: list[InputFile], overridden: set[str]) -> list[dict[str, Any]]:
+    """The lines of inputs.jsonl for the ``listed`` files; a file whose size or modification time is not as
+    listed (or changes while it is read) is an error."""
+    inputs = []
+    for name, relative, path, size, modified in listed:
+        digest = _sha256_unchanged(path, size, modified)
+        expected = manifest.sources[name].sha256.get(relative)
+        if name in overridden and expected and expected != digest:
+            raise SourceError(
+                path,
+                f"sha256 is {digest}, expected {expected} for source {name!r}: "
+                "this is not the file the corpus was built from",
+            )
+        inputs.append({"source": name, "file": relative, "sha256": digest, "bytes": size})
     return inputs
+
+
+def _sha256_unchanged(path: str, size: int, modified: int) -> str:
+    """sha256 of a file read through one descriptor, checked to have ``size`` bytes and modification time
+    ``modified`` before and after it is read."""
+    try:
+        handle = os.open(path, os.O_RDONLY)
+    except OSError as error:
+        raise SourceError(path, f"{_CHANGED}: {error.strerror}") from None
+    try:
+        before = os.fstat(handle)
+        digest = hashlib.sha256()
+        read = 0
+        while chunk := os.read(handle, CHUNK):
+            digest.update(chunk)
+            read += len(chunk)
+        after = os.fstat(handle)
+    finally:
+        os.close(handle)
+    states = {(before.st_size, before.st_mtime_ns), (after.st_size, after.st_mtime_ns), (read, modified)}
+    if states != {(size, modified)}:
+        raise SourceError(path, f"{_CHANGED} (its size or modification time is not what it was before the build)")
+    return digest.hexdigest()
+
+
+_CHANGED = "the input file changed while the release was built"
+
+
+class InputHashing:
+    """:func:`fingerprint_inputs` computed in a child process while the build runs (hashing is mostly CPU,
+    and this process is busy building); a plain forked process and a pipe, so this process gains no thread
+    before the build forks its workers.
+
+    The guarantee: every input file is listed with its size and modification time before the build starts
+    (the constructor waits for the list); each is hashed only if it still has them, and :meth:`inputs`,
+    called once the build has read its inputs, fails if any file's size or modification time then differs.
+    So the hashes are of the bytes the build read unless a file was rewritten keeping both its size and its
+    modification time (to the nanosecond).
+    """
+
+    def __init__(self, manifest: CorpusManifest, sources: dict[str, Path | None], overridden: set[str]) -> None:
+        methods = multiprocessing.get_all_start_methods()
+        context = multiprocessing.get_context("fork" if "fork" in methods else None)
+        self._pipe, theirs = context.Pipe()
+        self._process = context.Process(
+            target=_hash_inputs, args=(theirs, manifest, sources, overridden), name="clincorp-hash", daemon=True
+        )
+        self._process.start()
+        theirs.close()
+        self._receive()  # the files are listed: the build may read them
+
+    def inputs(self) -> list[dict[str, Any]]:
+        """The fingerprints, once every file is hashed and checked unchanged since it was listed."""
+        try:
+            try:
+                self._pipe.send("built")
+            except OSError:  # the hashing stopped on an error, which the pipe holds
+                pass
+            inputs: list[dict[str, Any]] = self._receive()
+        finally:
+            self.close()
+        return inputs
+
+    def _receive(self) -> Any:
+        try:
+            outcome = self._pipe.recv()
+        except EOFError:
+            self.close()
+            raise ClincorpError("the process hashing the input files died (out of memory?)") from None
+        if isinstance(outcome, BaseException):
+            self.close()
+            raise outcome
+        return outcome
+
+    def close(self) -> None:
+        """Stop the hashing (when the build failed first) and release the pipe."""
+        if self._process.is_alive():
+            self._process.terminate()
+        self._process.join()
+        self._pipe.close()
+
+
+def _hash_inputs(
+    pipe: Connection, manifest: CorpusManifest, sources: dict[str, Path | None], overridden: set[str]
+) -> None:
+    """The child process: lists the files (and says so), hashes them, waits for the build to end, checks
+    that no file changed, and sends the fingerprints (or the error met)."""
+    try:
+        listed = list_inputs(sources)
+        pipe.send(len(listed))
+        inputs = _fingerprint(manifest, listed, overridden)
+        pipe.recv()
+        for _, _, path, size, modified in listed:
+            try:
+                info = os.stat(path)
+            except OSError as error:
+                raise SourceError(path, f"{_CHANGED}: {error.strerror}") from None
+            if (info.st_size, info.st_mtime_ns) != (size, modified):
+                raise SourceError(path, f"{_CHANGED} (its size or modification time differs from before the build)")
+        pipe.send(inputs)
+    except ClincorpError as error:
+        pipe.send(error)
+    except OSError as error:
+        pipe.send(ClincorpError(f"cannot hash the input files: {error}"))
+    except EOFError:  # the build failed and closed the pipe
+        pass
+    pipe.close()
 
 
 def summarise_inputs(inputs: list[dict[str, Any]], invented: list[str]) -> dict[str, dict[str, Any]]:

@@ -26,7 +26,7 @@ from clinical_corpora.builders.card import render_card, split_sizes
 from clinical_corpora.builders.checks import ExpectationProcess, start_checks
 from clinical_corpora.builders.inputs import (
     INPUTS_FILE,
-    fingerprint_inputs,
+    InputHashing,
     invented_sources,
     release_version,
     resolve_sources,
@@ -36,7 +36,7 @@ from clinical_corpora.builders.inputs import (
 )
 from clinical_corpora.builders.parallel import build_in_process, build_in_workers, document_groups
 from clinical_corpora.builders.release_view import ReleaseView
-from clinical_corpora.builders.writer import SplitWriter
+from clinical_corpora.builders.writer import SplitWriter, rows_per_row_group
 from clinical_corpora.core.errors import ClincorpError, GateError, ReleaseError, SourceError
 from clinical_corpora.core.manifest import (
     SAMPLE_TAG,
@@ -105,19 +105,21 @@ def run(
     ctx = BuildContext(manifest, sources, on_error)
     total = _count_documents(builder, manifest, ctx)
     workers = workers or default_workers()
-    _stage(manifest, "hashing the input files")
-    inputs = fingerprint_inputs(manifest, sources, set(overrides))
     created = [folder for folder in (out, corpus_dir) if not folder.exists()]
     _make_folder(corpus_dir)
     _remove_stale_staging(corpus_dir)
     staging = make_staging(corpus_dir, version)
-    checks = None
+    hashing = checks = None
     try:
+        _stage(manifest, "hashing the input files")
+        hashing = InputHashing(manifest, sources, set(overrides))  # beside the build; checked unchanged after it
         if (workers > 1 if checks_apart is None else checks_apart) and manifest.gates.expectations:
             checks = ExpectationProcess()  # imports great-expectations while the records build
         row_counts = _write_rows(builder, manifest, features, ctx, staging, total, workers)
         _refuse_when_all_rejected(manifest, ctx, row_counts, corpus_dir / f"{version}.rejects.jsonl")
-        release = _Release(version, invented, inputs, max_rejects, overlay[1] if overlay else None, mode == "release")
+        release = _Release(
+            version, invented, hashing.inputs(), max_rejects, overlay[1] if overlay else None, mode == "release"
+        )
         gates = _write_release_files(builder, manifest, features, ctx, staging, row_counts, release, checks)
         target = corpus_dir / version
         if mode == "release":
@@ -128,6 +130,8 @@ def run(
     finally:
         if checks is not None:
             checks.close()
+        if hashing is not None:
+            hashing.close()
         shutil.rmtree(staging, ignore_errors=True)
         for folder in reversed(created):  # a failed release leaves no empty folder behind
             try:
@@ -310,7 +314,12 @@ def _write_rows(
     """Build the documents (in ``workers`` processes when the builder has shards) into per-split parquet
     writers, then quarantine duplicate ids; returns rows per config and split."""
     writers = {
-        (config, split): SplitWriter(staging / "data" / config, split, features[config])
+        (config, split): SplitWriter(
+            staging / "data" / config,
+            split,
+            features[config],
+            rows_per_group=rows_per_row_group(builder.CONFIGS[config]),
+        )
         for config, spec in manifest.configs.items()
         for split in spec.splits
     }
@@ -348,6 +357,8 @@ def _write_rows(
         raise _no_documents(builder, manifest, ctx)
     for writer in writers.values():
         writer.close()
+    builder.built()
+    pa.default_memory_pool().release_unused()  # the writers' buffers: give them back before the gates run
     drop_duplicate_ids(builder, manifest, ctx, staging)
     counts: dict[str, dict[str, int]] = {config: {} for config in manifest.configs}
     view = ReleaseView(staging)
@@ -369,14 +380,16 @@ def drop_duplicate_ids(builder: Builder, manifest: CorpusManifest, ctx: BuildCon
             ctx.reject(SourceError(f"{config}/{split}", f"duplicate id {record_id!r}"))
             drops.setdefault(split, []).append(position)
         for split, positions in drops.items():
-            _rewrite_without(view, config, split, view.features(config), positions)
+            _rewrite_without(view, config, split, view.features(config), positions, builder.CONFIGS[config])
 
 
-def _rewrite_without(view: ReleaseView, config: str, split: str, features: Features, drop: list[int]) -> None:
+def _rewrite_without(
+    view: ReleaseView, config: str, split: str, features: Features, drop: list[int], model: type
+) -> None:
     """Rewrite a split's parquet files without the rows at ``drop`` (positions within the split)."""
     shards = view.shards(config, split)
     folder = shards[0].parent / f".{split}.dedup"
-    writer = SplitWriter(folder, split, features)
+    writer = SplitWriter(folder, split, features, rows_per_group=rows_per_row_group(model))
     dropped = set(drop)
     position = 0
     for batch in view.batches(config, split):

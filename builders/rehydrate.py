@@ -36,7 +36,7 @@ from clinical_corpora.builders.text_free import (
     staging_in,
     stored_rows,
 )
-from clinical_corpora.builders.writer import SplitWriter
+from clinical_corpora.builders.writer import SplitWriter, rows_per_row_group
 from clinical_corpora.core.errors import ClincorpError
 from clinical_corpora.core.manifest import CorpusManifest
 from clinical_corpora.schemas.features import features_for, schema_fingerprint
@@ -217,7 +217,9 @@ def _write_rows(
         model = builder.CONFIGS[config]
         tree, id_field, schema = licensed_tree(model), getattr(model, "id_field", "id"), config_features.arrow_schema
         for split in view.splits(config):
-            writer = SplitWriter(staging / "data" / config, split, config_features)
+            writer = SplitWriter(
+                staging / "data" / config, split, config_features, rows_per_group=rows_per_row_group(model)
+            )
             for shard in view.shards(config, split):
                 for batch in pq.ParquetFile(shard).iter_batches(batch_size=BATCH_ROWS):
                     if bad:

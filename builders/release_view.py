@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -26,17 +26,23 @@ class ReleaseView:
 
     def __init__(self, folder: Path) -> None:
         self.folder = folder
-        self._frames: dict[tuple[str, tuple[str, ...]], dict[str, pd.DataFrame]] = {}
 
-    def tables(self, config: str, fields: list[str]) -> dict[str, pd.DataFrame]:
-        """The flattened tables (``validation.tables``) of some fields of a config, as pandas, computed once."""
-        key = (config, tuple(fields))
-        if key not in self._frames:
-            flat = flatten_config(
-                config, self.arrow(config, columns=fields), self._chosen(config, fields), self.split_labels(config)
-            )
-            self._frames[key] = {name: table.to_pandas() for name, table in flat.items()}
-        return self._frames[key]
+    def table_frames(
+        self, config: str, fields: list[str], columns: dict[str, list[str]], batch_size: int = 10_000
+    ) -> Iterator[dict[str, pd.DataFrame]]:
+        """The flattened tables (``validation.tables``) of some fields of a config, ``batch_size`` records at a
+        time, as pandas (memory bounded by the batch): for each table named in ``columns``, those columns and
+        its keys ``_split``, ``_row`` and ``_parent``, numbered as in the whole table, which is also each
+        frame's index. At least one (maybe empty) batch."""
+        for flat in self._flat_batches(config, fields, batch_size):
+            frames = {}
+            for name, wanted in columns.items():
+                part, first = flat[name]
+                keys = [key for key in ("_split", "_row", "_parent") if key in part.column_names]
+                frame = part.select([*keys, *(column for column in wanted if column not in keys)]).to_pandas()
+                frame.index = pd.RangeIndex(first, first + len(frame))
+                frames[name] = frame
+            yield frames
 
     def table_names(self, config: str, fields: list[str]) -> list[str]:
         """The names of the flattened tables of some fields of a config (nothing is read but the schema)."""
@@ -48,26 +54,37 @@ class ReleaseView:
         """One flattened table of some fields of a config, in row order, flattened ``batch_size`` records at
         a time (memory bounded by the batch): only ``columns`` and the keys ``_split``, ``_row`` and
         ``_parent``, numbered as in the whole table. At least one (maybe empty) batch."""
+        wanted = {"_split", "_row", "_parent", *columns}
+        for flat in self._flat_batches(config, fields, batch_size):
+            part = flat[table][0]
+            yield part.select([name for name in part.column_names if name in wanted])
+
+    def _flat_batches(
+        self, config: str, fields: list[str], batch_size: int
+    ) -> Iterator[dict[str, tuple[pa.Table, int]]]:
+        """Each batch's flattened tables, ``_row`` and ``_parent`` shifted past the rows of earlier batches,
+        with the position of each table's first row in the whole table."""
         chosen = self._chosen(config, fields)
         rows_so_far: dict[str, int] = {}  # rows of each flattened table in the batches before
-        parent = table.rsplit(".", 1)[0] if "." in table else None
-        wanted = {"_split", "_row", "_parent", *columns}
         for path in self.shards(config):
             split = pa.scalar(self.split_of(path), pa.string())
             for batch in pq.ParquetFile(path).iter_batches(batch_size=batch_size, columns=fields):
                 flat = flatten_config(config, pa.Table.from_batches([batch]), chosen, pa.repeat(split, batch.num_rows))
-                yield self._renumbered(flat[table], rows_so_far, config, parent, wanted)
+                yield {
+                    name: (
+                        self._renumbered(part, rows_so_far, config, _parent_table(name, flat)),
+                        rows_so_far.get(name, 0),
+                    )
+                    for name, part in flat.items()
+                }
                 for name, part in flat.items():
                     rows_so_far[name] = rows_so_far.get(name, 0) + part.num_rows
         if not rows_so_far:
-            yield self._renumbered(_flat_empty(config, chosen)[table], rows_so_far, config, parent, wanted)
+            yield {name: (part, 0) for name, part in _flat_empty(config, chosen).items()}
 
     @staticmethod
-    def _renumbered(
-        part: pa.Table, rows_so_far: dict[str, int], config: str, parent: str | None, wanted: set[str]
-    ) -> pa.Table:
+    def _renumbered(part: pa.Table, rows_so_far: dict[str, int], config: str, parent: str | None) -> pa.Table:
         """A batch's flattened table, its ``_row`` and ``_parent`` shifted past the rows of earlier batches."""
-        part = part.select([name for name in part.column_names if name in wanted])
         shifts = {"_row": rows_so_far.get(config, 0), "_parent": rows_so_far.get(parent or "", 0)}
         for key, shift in shifts.items():
             if shift and key in part.column_names:
@@ -169,6 +186,15 @@ class ReleaseView:
             for batch in pq.ParquetFile(path).iter_batches(batch_size=1024):
                 for row in batch.to_pylist():
                     yield shard_split, decode(row)
+
+
+def _parent_table(table: str, tables: Mapping[str, object]) -> str | None:
+    """The table whose rows ``_parent`` numbers: the longest dotted prefix that is a table (a list inside a
+    struct, ``c.events.trigger.fragments``, has parent ``c.events``)."""
+    parts = table.split(".")
+    return next(
+        (".".join(parts[:end]) for end in range(len(parts) - 1, 0, -1) if ".".join(parts[:end]) in tables), None
+    )
 
 
 def _flat_empty(config: str, features: Features) -> dict[str, pa.Table]:

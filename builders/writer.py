@@ -10,20 +10,34 @@ from datasets.arrow_writer import ParquetWriter
 
 ROWS_PER_SHARD = 500_000
 ROWS_PER_ROW_GROUP = 10_000
+"""Rows per row group unless the config's record model sets ``rows_per_row_group`` (wide rows: fewer)."""
+
+
+def rows_per_row_group(model: type) -> int:
+    """A config's row-group length: its record model's ``rows_per_row_group``, else :data:`ROWS_PER_ROW_GROUP`."""
+    return int(getattr(model, "rows_per_row_group", ROWS_PER_ROW_GROUP))
 
 
 class SplitWriter:
     """Streams Arrow record batches of one config and split into ``<split>-NNNNN-of-NNNNN.parquet`` files.
 
-    Row groups are cut at fixed row counts whatever the size of the batches written, so the bytes depend
-    on the rows alone (not on how many workers built them).
+    Row groups are cut every ``rows_per_group`` rows whatever the size of the batches written, so the bytes
+    depend on the rows alone (not on how many workers built them); at most about a row group is held.
     """
 
-    def __init__(self, folder: Path, split: str, features: Features, rows_per_shard: int = ROWS_PER_SHARD):
+    def __init__(
+        self,
+        folder: Path,
+        split: str,
+        features: Features,
+        rows_per_shard: int = ROWS_PER_SHARD,
+        rows_per_group: int = ROWS_PER_ROW_GROUP,
+    ):
         self.folder = folder
         self.split = split
         self.features = features
         self.rows_per_shard = rows_per_shard
+        self.rows_per_group = rows_per_group
         self.rows = 0
         self._parts: list[Path] = []
         self._writer: ParquetWriter | None = None
@@ -44,8 +58,8 @@ class SplitWriter:
     def _next_group(self) -> int:
         """Rows of the next row group: a full one, or what is left of the current parquet file."""
         if self._writer is None or self._rows_in_part >= self.rows_per_shard:
-            return min(ROWS_PER_ROW_GROUP, self.rows_per_shard)
-        return min(ROWS_PER_ROW_GROUP, self.rows_per_shard - self._rows_in_part)
+            return min(self.rows_per_group, self.rows_per_shard)
+        return min(self.rows_per_group, self.rows_per_shard - self._rows_in_part)
 
     def _flush(self, rows: int) -> None:
         """Write the first ``rows`` buffered rows as one contiguous row group."""
@@ -79,7 +93,7 @@ class SplitWriter:
         self.folder.mkdir(parents=True, exist_ok=True)
         part = self.folder / f".{self.split}-{len(self._parts):05d}.parquet.part"
         self._parts.append(part)
-        self._writer = ParquetWriter(path=str(part), features=self.features, writer_batch_size=ROWS_PER_ROW_GROUP)
+        self._writer = ParquetWriter(path=str(part), features=self.features, writer_batch_size=self.rows_per_group)
         self._rows_in_part = 0
 
     def _close_part(self) -> None:

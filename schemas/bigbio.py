@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from itertools import pairwise
-from typing import Annotated
+from typing import Annotated, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -130,6 +130,8 @@ class KbDocument(Record):
 class QaRecord(Record):
     """One question in BigBio's ``qa`` schema; ``type`` is BigBio's question type (``factoid``, ``yesno``…)."""
 
+    rows_per_row_group: ClassVar[int] = 1_000
+    """Each row holds a whole context: a parquet row group (and the writer's buffer) of 1k rows, not 10k."""
     id: str
     question_id: str
     document_id: str

@@ -9,17 +9,28 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
+from typing import Any
 
 import datasets
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
-from clinical_corpora.builders.pipeline import Outcome, run
+from clinical_corpora.builders.pipeline import Outcome, quality_tables, run
 from clinical_corpora.builders.plugins import find_corpus
 from clinical_corpora.builders.release_view import ReleaseView
 from clinical_corpora.builders.sources.bmj_html import read_case_report
+from clinical_corpora.builders.writer import rows_per_row_group
 from clinical_corpora.core.errors import GateError, SourceError
-from clinical_corpora.corpora.clicr.builder import assign_splits, blank_repeats_passage, case_text, entity_scores
+from clinical_corpora.corpora.clicr.builder import (
+    ClicrBuilder,
+    assign_splits,
+    blank_repeats_passage,
+    case_text,
+    entity_scores,
+)
 from clinical_corpora.corpora.clicr.entity_matcher import Entity
+from clinical_corpora.corpora.clicr.records import ClicrDocument, ClicrQuery
 from tests.conftest import SampleRelease
 
 SAMPLE = Path(__file__).resolve().parents[1] / "corpora" / "clicr" / "sample"
@@ -180,6 +191,31 @@ def test_load_dataset_gives_class_labels(released: Outcome) -> None:
     assert loaded["test"][0]["id"] == "bcr-2019-228214.1"
 
 
+def test_each_expectation_table_reads_its_own_fields_a_row_group_at_a_time(
+    view: ReleaseView, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The passage check reads no entity, the entity checks no passage, 1k cases at a time (wide rows)."""
+    manifest = find_corpus("clicr")
+    tables = quality_tables(ClicrBuilder(), view, manifest.gates.expectations)
+    cases = sum(1 for _ in view.rows("clicr_documents"))
+    reads: list[tuple[list[str], int]] = []
+    iter_batches = pq.ParquetFile.iter_batches
+
+    def recorded(self: pq.ParquetFile, batch_size: int = 65_536, **options: Any) -> Any:
+        reads.append((options["columns"], batch_size))
+        return iter_batches(self, batch_size=batch_size, **options)
+
+    monkeypatch.setattr(pq.ParquetFile, "iter_batches", recorded)
+    passages = pa.concat_tables(tables["clicr_documents"](["passage"]))
+    assert {tuple(columns) for columns, _ in reads} == {("id", "passage")} and {size for _, size in reads} == {1_000}
+    assert passages.num_rows == cases
+    reads.clear()
+    entities = pa.concat_tables(tables["clicr_documents.entities"](["start", "end"]))
+    assert {tuple(columns) for columns, _ in reads} == {("entities",)}
+    assert entities.column_names == ["_split", "_row", "_parent", "start", "end"]
+    assert rows_per_row_group(ClicrDocument) == rows_per_row_group(ClicrQuery) == 1_000
+
+
 def test_assign_splits_is_seeded_and_proportional() -> None:
     ids = [f"bcr-{n:04d}" for n in range(1000)]
     splits = assign_splits(ids)
@@ -210,6 +246,23 @@ def test_entity_scores_by_hand() -> None:
 def _copy_sample(tmp_path: Path) -> Path:
     shutil.copytree(SAMPLE, tmp_path / "sample")
     return tmp_path / "sample"
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_the_matcher_index_is_dropped_before_the_gates(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, workers: int
+) -> None:
+    """Built in this process or not, the index is not held while the expectations and the card run."""
+    held: list[int] = []
+    statistics = ClicrBuilder.statistics
+
+    def counted(self: ClicrBuilder, release: ReleaseView) -> Any:
+        held.append(len(self._matchers))
+        return statistics(self, release)
+
+    monkeypatch.setattr(ClicrBuilder, "statistics", counted)
+    run(find_corpus("clicr"), tmp_path / "out", {}, samples=["bmj_html", "umls", "entity_gold"], workers=workers)
+    assert held == [0]
 
 
 def test_empty_page_fails_naming_the_file(tmp_path: Path) -> None:

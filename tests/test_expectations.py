@@ -89,8 +89,11 @@ def in_batches(table: pa.Table, size: int) -> Any:
     return batches
 
 
-def test_a_table_read_in_batches_gives_the_outcomes_of_the_whole_table(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(expectations_module, "WHOLE_ROWS", 0)  # even this small table is checked batch by batch
+@pytest.mark.parametrize("limit", ["WHOLE_ROWS", "WHOLE_BYTES"])
+def test_a_table_read_in_batches_gives_the_outcomes_of_the_whole_table(
+    monkeypatch: pytest.MonkeyPatch, limit: str
+) -> None:
+    monkeypatch.setattr(expectations_module, limit, 0)  # even this small table is checked batch by batch
     rows = 97  # more offending rows than are listed, a null in some batches only, a tolerated share
     spans = pa.table(
         {

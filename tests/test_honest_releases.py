@@ -7,20 +7,22 @@ import json
 import os
 import shutil
 import stat
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from hashlib import sha256
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from clinical_corpora.builders import pipeline
-from clinical_corpora.builders.base import BuildContext, load_builder_class
+from clinical_corpora.builders.base import BuildContext, Row, load_builder_class
 from clinical_corpora.builders.cli import main
 from clinical_corpora.builders.inputs import resolve_sources
 from clinical_corpora.builders.pipeline import run
 from clinical_corpora.builders.plugins import all_corpora, find_corpus
 from clinical_corpora.builders.release_check import check_release
-from clinical_corpora.core.errors import ClincorpError, GateError, ReleaseError
+from clinical_corpora.builders.sources.line_chunks import LineChunk
+from clinical_corpora.core.errors import ClincorpError, GateError, ReleaseError, SourceError
 from clinical_corpora.core.manifest import load_manifest
 from tests.conftest import SampleRelease
 from tests.test_pipeline import edit_yaml
@@ -302,3 +304,46 @@ def test_validate_checks_inputs_jsonl_against_the_manifest(tmp_path: Path, sampl
     [problem] = [d["problem"] for d in files.details]
     assert problem.startswith(f"inputs.jsonl: source {first['source']!r} sha256 is ")
     assert problem.endswith(f", manifest.json says {manifest['inputs'][first['source']]['sha256']}")
+
+
+class RewritingTinyBuilder(TinyBuilder):
+    """The tiny builder appending a span to its spans file once it has read it: an input changed mid-build."""
+
+    def generate_shard(self, ctx: BuildContext, chunks: Sequence[LineChunk] = ()) -> Iterator[Row]:
+        yield from super().generate_shard(ctx, chunks)
+        with ctx.source("spans").open("a", encoding="utf-8") as spans:
+            spans.write("n9\t0\t1\tproblem\n")
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_an_input_rewritten_during_the_build_fails_the_release_naming_it(
+    tiny_corpus: Path, tmp_path: Path, workers: int
+) -> None:
+    edit_yaml(tiny_corpus, lambda d: d.update(builder=f"{__name__}:RewritingTinyBuilder"))
+    with pytest.raises(SourceError, match="the input file changed while the release was built") as raised:
+        run(load_manifest(tiny_corpus), tmp_path / "out", workers=workers)
+    assert raised.value.path == str(tiny_corpus / "sample" / "spans.tsv")
+    assert not (tmp_path / "out").exists()
+
+
+def test_inputs_jsonl_holds_each_input_files_sha256_and_size(sample_release: SampleRelease) -> None:
+    outcome = sample_release("sdoh")
+    manifest = find_corpus("sdoh")
+    sources = resolve_sources(manifest, {})
+    listed = [json.loads(line) for line in (outcome.folder / "inputs.jsonl").read_text().splitlines()]
+    assert listed == [
+        {"source": name, "file": path.relative_to(root).as_posix(), "sha256": sha256(path.read_bytes()).hexdigest(),
+         "bytes": path.stat().st_size}
+        for name, root in sources.items() if root is not None
+        for path in sorted((p for p in root.rglob("*") if p.is_file()), key=lambda p: p.relative_to(root).parts)
+    ]  # fmt: skip
+
+
+def test_a_real_input_with_another_sha256_than_corpus_yaml_expects_fails_naming_it(
+    tiny_corpus: Path, tmp_path: Path
+) -> None:
+    sources = real_inputs(tiny_corpus, tmp_path / "real")
+    edit_yaml(tiny_corpus, lambda d: d["sources"]["spans"].update(sha256={"spans.tsv": "0" * 64}))
+    with pytest.raises(SourceError, match=r"sha256 is [0-9a-f]{64}, expected 0{64} for source 'spans'") as raised:
+        run(load_manifest(tiny_corpus), tmp_path / "out", sources)
+    assert raised.value.path == str(sources["spans"])

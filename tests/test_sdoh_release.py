@@ -12,9 +12,10 @@ import shutil
 from pathlib import Path
 from typing import Any, get_args
 
+import pandas as pd
 import pytest
 import yaml
-from datasets import ClassLabel, load_dataset
+from datasets import ClassLabel, Features, load_dataset
 from pydantic import ValidationError
 
 from clinical_corpora.builders.base import BuildContext
@@ -23,9 +24,11 @@ from clinical_corpora.builders.plugins import find_corpus
 from clinical_corpora.builders.release_view import ReleaseView
 from clinical_corpora.core.errors import GateError, SourceError
 from clinical_corpora.core.manifest import load_manifest
+from clinical_corpora.corpora.sdoh import builder as sdoh_builder
 from clinical_corpora.corpora.sdoh.builder import SdohBuilder
 from clinical_corpora.corpora.sdoh.records import SUBTYPES_BY_ARGUMENT, SdohNote, Subtype
 from clinical_corpora.validation.metrics.sdoh import LABELED_ARGUMENTS, NOT_APPLICABLE
+from clinical_corpora.validation.tables import flatten_config
 from tests.conftest import SampleRelease
 
 CORPUS = Path(__file__).resolve().parents[1] / "corpora" / "sdoh"
@@ -320,3 +323,51 @@ def test_quarantine_keeps_good_notes_and_counts_the_bad_one(tmp_path: Path) -> N
         ("shac/train/mimic/0002.ann:5", "annotation", True),
         ("shac/validation/mimic/0005.ann", "record", False),
     ]
+
+
+# --- statistics and quality tables, a batch of notes at a time ---------------------------
+
+
+def test_flattened_batches_number_rows_and_parents_as_the_whole_table(released: Outcome) -> None:
+    view = ReleaseView(released.folder)
+    fields = ["id", "split", "text", "events", "unused_textbounds"]
+    chosen = Features({name: view.features("sdoh")[name] for name in fields})
+    whole = flatten_config("sdoh", view.arrow("sdoh", columns=fields), chosen, view.split_labels("sdoh"))
+    columns = {name: [c for c in table.column_names if not c.startswith("_")] for name, table in whole.items()}
+    assert "sdoh.events.trigger.fragments" in columns  # a list inside a struct: its parents are events
+    for size in (1, 5):
+        batches = list(view.table_frames("sdoh", fields, columns, batch_size=size))
+        assert len(batches) == -(-12 // size)
+        for name, table in whole.items():
+            expected = table.to_pandas()
+            got = pd.concat([batch[name] for batch in batches])
+            pd.testing.assert_frame_equal(got[expected.columns], expected, check_index_type=False)
+            assert list(got.index) == list(range(len(expected)))
+
+
+def test_card_statistics_and_quality_tables_do_not_depend_on_the_batch_of_notes(
+    released: Outcome, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    view = ReleaseView(released.folder)
+    whole = SdohBuilder().statistics(view), SdohBuilder().quality_tables(view)
+    assert (
+        len(whole[1]["sdoh.spans"]) > len(whole[1]["sdoh.value_slots"]) > len(whole[1]["sdoh.required_arguments"]) > 12
+    )
+    for size in (1, 5):
+        monkeypatch.setattr(sdoh_builder, "NOTES_PER_BATCH", size)
+        statistics, tables = SdohBuilder().statistics(view), SdohBuilder().quality_tables(view)
+        assert statistics == whole[0]
+        assert tables.keys() == whole[1].keys()
+        for name, table in tables.items():
+            pd.testing.assert_frame_equal(table, whole[1][name])
+
+
+def test_an_input_folder_that_cannot_be_hashed_fails_before_the_build_and_leaves_no_folder(tmp_path: Path) -> None:
+    corpus = tmp_path / "sdoh"
+    shutil.copytree(CORPUS, corpus)
+    loop = corpus / "sample" / "shac_double" / "annotator_a" / "loop"
+    loop.symlink_to("..")  # only the input hashing walks shac_double before the build
+    with pytest.raises(SourceError, match="a symbolic link looping back to") as raised:
+        run(load_manifest(corpus), tmp_path / "out")
+    assert raised.value.path == str(loop)
+    assert not (tmp_path / "out").exists()

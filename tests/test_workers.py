@@ -18,9 +18,10 @@ from clinical_corpora.builders.parallel import document_groups
 from clinical_corpora.builders.pipeline import run
 from clinical_corpora.builders.release_view import ReleaseView
 from clinical_corpora.builders.sources.line_chunks import chunk_lines, line_chunks
-from clinical_corpora.builders.writer import SplitWriter
+from clinical_corpora.builders.writer import ROWS_PER_ROW_GROUP, SplitWriter, rows_per_row_group
 from clinical_corpora.core.errors import ClincorpError, SourceError
 from clinical_corpora.core.manifest import load_manifest
+from clinical_corpora.schemas.bigbio import QaRecord
 from tests.tiny_corpus.builder import TinyBuilder
 
 
@@ -140,6 +141,22 @@ def test_row_groups_do_not_depend_on_the_batches_written(tmp_path: Path) -> None
     assert written[7] == written[1_000] == written[25_000] and len(written[7]) == 3
     first = pq.ParquetFile(tmp_path / "7" / "train-00000-of-00003.parquet").metadata
     assert [first.row_group(i).num_rows for i in range(first.num_row_groups)] == [10_000, 2_000]
+
+
+def test_a_config_of_wide_rows_cuts_row_groups_at_its_own_count(tmp_path: Path) -> None:
+    """A record model's ``rows_per_row_group`` (1k for wide rows) sets the row groups, whatever the batches."""
+    features = Features({"id": Value("string"), "text": Value("string")})
+    rows = [{"id": f"r{i}", "text": "word " * (i % 50)} for i in range(2_500)]
+    written = {}
+    for size in (3, 700, 2_500):
+        writer = SplitWriter(tmp_path / str(size), "train", features, rows_per_group=rows_per_row_group(QaRecord))
+        for start in range(0, len(rows), size):
+            writer.write(pa.RecordBatch.from_pylist(rows[start : start + size], schema=features.arrow_schema))
+        written[size] = [path.read_bytes() for path in writer.close()]
+    assert written[3] == written[700] == written[2_500] and len(written[3]) == 1
+    metadata = pq.ParquetFile(tmp_path / "3" / "train-00000-of-00001.parquet").metadata
+    assert [metadata.row_group(i).num_rows for i in range(metadata.num_row_groups)] == [1_000, 1_000, 500]
+    assert rows_per_row_group(TinyBuilder.CONFIGS["notes"]) == ROWS_PER_ROW_GROUP == 10_000
 
 
 def test_line_chunks_cover_the_file_in_whole_lines(tmp_path: Path) -> None:

@@ -59,6 +59,7 @@ ROW_WISE = frozenset(
 )
 NO_RESULT = "great-expectations returned no result for this expectation"
 WHOLE_ROWS = 50_000  # a table read in batches but no longer than this is validated whole, in one run
+WHOLE_BYTES = 64 << 20  # ... and no larger than this as Arrow (long texts: pandas and GX hold several copies)
 
 
 @dataclass
@@ -276,14 +277,14 @@ def _validate_table(
 def _validate_batches(
     gx: Any, batch_definition: Any, batches: TableBatches, table_name: str, wanted: list[Expectation]
 ) -> list[_Checked]:
-    """A table of at most WHOLE_ROWS rows in one validation, as a whole table; otherwise, in one pass over its
-    batches, row-wise expectations batch by batch, merged, and the others in one validation of the whole table
-    cut down to the columns they name."""
+    """A table of at most WHOLE_ROWS rows and WHOLE_BYTES in one validation, as a whole table; otherwise, in one
+    pass over its batches, row-wise expectations batch by batch, merged, and the others in one validation of the
+    whole table cut down to the columns they name."""
     parts = iter(batches(_used_columns(wanted)))
     head: list[pa.Table] = []
     for part in parts:
         head.append(part)
-        if sum(table.num_rows for table in head) > WHOLE_ROWS:
+        if sum(table.num_rows for table in head) > WHOLE_ROWS or sum(table.nbytes for table in head) > WHOLE_BYTES:
             break
     else:
         return _validate_table(gx, batch_definition, pa.concat_tables(head), table_name, wanted)
@@ -292,12 +293,11 @@ def _validate_batches(
     merged = _RowWiseRun(gx, table_name, [wanted[p] for p in row_wise])
     kept = {"_split", "_row", "_parent", *_used_columns(others)}
     columns_of_others: list[pa.Table] = []
-    for part in itertools.chain(head, parts):
+    for part in itertools.chain(_taken(head), parts):
         if row_wise:
             merged.add(batch_definition, part)
         if others:
             columns_of_others.append(part.select([name for name in part.column_names if name in kept]))
-    del head
     checked: dict[int, _Checked] = dict(zip(row_wise, merged.checked(), strict=True)) if row_wise else {}
     if others:
         whole = pa.concat_tables(columns_of_others)
@@ -305,6 +305,12 @@ def _validate_batches(
         positions = [position for position in range(len(wanted)) if position not in row_wise]
         checked.update(zip(positions, _validate_table(gx, batch_definition, whole, table_name, others), strict=True))
     return _in_order(checked, wanted)
+
+
+def _taken(batches: list[pa.Table]) -> Iterator[pa.Table]:
+    """The batches in order, each let go of by the list as it is taken."""
+    while batches:
+        yield batches.pop(0)
 
 
 class _RowWiseRun:

@@ -306,6 +306,10 @@ class ClicrBuilder(Builder):
         self._rrf_files: dict[Path, tuple[Path, Path]] = {}
         """UMLS META folder → its MRCONSO.RRF and MRSTY.RRF, located (and its other files warned of) once."""
 
+    def built(self) -> None:
+        """The matcher index (hundreds of MB at UMLS scale) is not needed by the gates and the card."""
+        self._matchers.clear()
+
     def _located(self, meta: Path) -> tuple[Path, Path]:
         if meta not in self._rrf_files:
             self._rrf_files[meta] = locate_rrf_files(meta)

@@ -8,7 +8,7 @@ its Learning points), end exclusive. Categories are the i2b2-2010 ones the recog
 from __future__ import annotations
 
 from itertools import pairwise
-from typing import Literal
+from typing import ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -36,6 +36,9 @@ class Answer(BaseModel):
 
 class ClicrQuery(Record):
     """A learning point with one entity blanked out, its passage and its answers."""
+
+    rows_per_row_group: ClassVar[int] = 1_000
+    """Each row holds its case's passage: a parquet row group (and the writer's buffer) of 1k rows, not 10k."""
 
     id: str = Field(description="<case id>.<n>, n counting the case's queries from 1")
     document_id: str
@@ -83,6 +86,9 @@ class CaseMetadata(BaseModel):
 
 class ClicrDocument(TextRecord):
     """One case report: passage, sections, learning points, passage entities and metadata."""
+
+    rows_per_row_group: ClassVar[int] = 1_000
+    """A case is about 100 KB as Arrow (hundreds of entities): row groups (and the writer's buffer) of 1k rows."""
 
     text_field = "passage"
     id: str = Field(description="the case id, the page's file stem")

@@ -131,23 +131,23 @@ class SdohBuilder(Builder):
         )
 
     def statistics(self, release: ReleaseView) -> list[CardSection]:
-        tables = _flattened(release)
-        notes, events, arguments = tables[CONFIG], tables[f"{CONFIG}.events"], tables[f"{CONFIG}.events.arguments"]
-        notes = notes.assign(group=notes["split"] + "/" + notes["source"])
-        groups = [
-            f"{split}/{source}" for split in SPLITS for source in SOURCES if f"{split}/{source}" in set(notes["group"])
-        ]
-        events = events.assign(group=notes["group"].to_numpy()[events["_row"]])
-        arguments = arguments.assign(group=notes["group"].to_numpy()[arguments["_row"]])
+        """Counts per split and source, summed over batches of notes (memory flat in the corpus size)."""
+        counted: dict[str, pd.Series] = {}
+        for tables in _flattened(release):
+            notes, events, arguments = tables[CONFIG], tables[f"{CONFIG}.events"], tables[f"{CONFIG}.events.arguments"]
+            group = notes["split"] + "/" + notes["source"]
+            events = events.assign(group=group.loc[events["_row"]].to_numpy())
+            arguments = arguments.assign(group=group.loc[arguments["_row"]].to_numpy())
+            _add_counts(counted, "notes", group.groupby(group).size())
+            _add_counts(counted, "events", events.groupby("group").size())
+            _add_counts(counted, "arguments", arguments.groupby("group").size())
+            _add_counts(counted, "without .ann", (~notes["has_ann_file"].astype(bool)).groupby(group).sum())
+            _add_counts(counted, "event types", events.groupby(["type", "group"]).size())
+            _add_counts(counted, "argument types", arguments.groupby(["type", "subtype", "group"]).size())
+        present = set(counted["notes"].index)
+        groups = [f"{split}/{source}" for split in SPLITS for source in SOURCES if f"{split}/{source}" in present]
         per_group = (
-            pd.DataFrame(
-                {
-                    "notes": notes.groupby("group").size(),
-                    "events": events.groupby("group").size(),
-                    "arguments": arguments.groupby("group").size(),
-                    "without .ann": (~notes["has_ann_file"].astype(bool)).groupby(notes["group"]).sum(),
-                }
-            )
+            pd.DataFrame({name: counted[name] for name in ("notes", "events", "arguments", "without .ann")})
             .reindex(groups)
             .fillna(0)
         )
@@ -160,15 +160,16 @@ class SdohBuilder(Builder):
                 "and counted under `without .ann`.",
                 Table(["split", "source", "notes", "events", "arguments", "without .ann"], note_rows),
             ),
-            CardSection("Events by type", table=_crosstab(events, ["type"], groups, ["event type"])),
+            CardSection("Events by type", table=_crosstab(counted["event types"], groups, ["event type"])),
             CardSection(
                 "Arguments by type and subtype",
-                table=_crosstab(arguments, ["type", "subtype"], groups, ["argument type", "subtype"]),
+                table=_crosstab(counted["argument types"], groups, ["argument type", "subtype"]),
             ),
         ]
 
     def quality_tables(self, release: ReleaseView) -> dict[str, pd.DataFrame]:
-        """Tables for the expectation suite.
+        """Tables for the expectation suite, derived batch by batch of notes: the flattened config is never
+        held whole, only these tables' few columns.
 
         Both tables below carry the note's ``_split`` and ``_row``, so a violation names its note.
 
@@ -180,63 +181,88 @@ class SdohBuilder(Builder):
           the length of its note's text (an empty fragment, ``232 232``, is valid BRAT: brat and the
           n2c2 scorer accept it, and the real SHAC training split has nine).
         """
-        tables = _flattened(release)
-        notes, events, arguments = tables[CONFIG], tables[f"{CONFIG}.events"], tables[f"{CONFIG}.events.arguments"]
-        where = notes["id"].to_numpy()[events["_row"]] + " " + events["id"]
-        lacking = pd.Series("", index=events.index)
-        for event_type, required_types in REQUIRED_ARGUMENTS.items():
-            for argument_type in required_types:
-                holders = arguments.loc[arguments["type"] == argument_type, "_parent"]
-                absent = (events["type"] == event_type) & ~events.index.isin(holders)
-                lacking[absent] += ", " + argument_type
-        missing = (where + ":" + lacking.str[1:]).where(lacking != "", "")
-        required = pd.DataFrame(
-            {
-                "_split": events["_split"],
-                "_row": events["_row"],
-                "event": where,
-                "type": events["type"],
-                "missing": missing,
-            }
-        )
-        argument_event_types = events["type"].to_numpy()[arguments["_parent"]]
-        slots = pd.DataFrame(
-            {
-                "_split": arguments["_split"],
-                "_row": arguments["_row"],
-                "event": where.to_numpy()[arguments["_parent"]],
-                "argument": arguments["id"],
-                "slot": argument_event_types + "/" + arguments["type"] + "/" + arguments["subtype"],
-            }
-        )
-        challenge = pd.Series(argument_event_types).isin(CHALLENGE_EVENT_TYPES).to_numpy()
-        text_length = notes["text"].str.len().to_numpy()
-        spans = pd.concat(
-            [
-                pd.DataFrame(
-                    {
-                        "kind": kind,
-                        "start": table[f"{prefix}start"],
-                        "end": table[f"{prefix}end"],
-                        "text_length": text_length[table["_row"]],
-                    }
-                )
-                for kind, table, prefix in (
-                    ("trigger", events, "trigger."),
-                    ("argument", arguments, ""),
-                    ("unused", tables[f"{CONFIG}.unused_textbounds"], ""),
-                    ("fragment", tables[f"{CONFIG}.events.trigger.fragments"], ""),
-                    ("fragment", tables[f"{CONFIG}.events.arguments.fragments"], ""),
-                )
-            ],
-            ignore_index=True,
-        )
-        spans = spans[(spans["kind"] != "fragment") | (spans["start"] < spans["end"])].reset_index(drop=True)
+        parts: dict[str, list[pd.DataFrame]] = {}
+        for tables in _flattened(release):
+            for name, part in _quality_parts(tables).items():
+                parts.setdefault(name, []).append(part)
+        spans = _concat([_concat(parts[kind]) for kind in SPAN_KINDS])
         return {
-            f"{CONFIG}.required_arguments": required[required["type"].isin(CHALLENGE_EVENT_TYPES)],
-            f"{CONFIG}.value_slots": slots[challenge].reset_index(drop=True),
-            f"{CONFIG}.spans": spans,
+            f"{CONFIG}.required_arguments": _concat(parts["required"]),
+            f"{CONFIG}.value_slots": _concat(parts["slots"]).reset_index(drop=True),
+            f"{CONFIG}.spans": spans[(spans["kind"] != "fragment") | (spans["start"] < spans["end"])].reset_index(
+                drop=True
+            ),
         }
+
+
+SPAN_KINDS = ("trigger", "argument", "unused", "trigger fragment", "argument fragment")
+"""The spans of ``sdoh.spans`` in their order: every trigger, then every argument, and so on."""
+
+
+def _quality_parts(tables: dict[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
+    """One batch of notes' part of each quality table (indexed as in the whole table)."""
+    notes, events, arguments = tables[CONFIG], tables[f"{CONFIG}.events"], tables[f"{CONFIG}.events.arguments"]
+    where = notes["id"].loc[events["_row"]].to_numpy() + " " + events["id"]
+    lacking = pd.Series("", index=events.index)
+    for event_type, required_types in REQUIRED_ARGUMENTS.items():
+        for argument_type in required_types:
+            holders = arguments.loc[arguments["type"] == argument_type, "_parent"]
+            absent = (events["type"] == event_type) & ~events.index.isin(holders)
+            lacking[absent] += ", " + argument_type
+    missing = (where + ":" + lacking.str[1:]).where(lacking != "", "")
+    required = pd.DataFrame(
+        {
+            "_split": events["_split"],
+            "_row": events["_row"],
+            "event": where,
+            "type": events["type"],
+            "missing": missing,
+        }
+    )
+    argument_event_types = events["type"].loc[arguments["_parent"]].to_numpy()
+    slots = pd.DataFrame(
+        {
+            "_split": arguments["_split"],
+            "_row": arguments["_row"],
+            "event": where.loc[arguments["_parent"]].to_numpy(),
+            "argument": arguments["id"],
+            "slot": argument_event_types + "/" + arguments["type"] + "/" + arguments["subtype"],
+        }
+    )
+    challenge = pd.Series(argument_event_types).isin(CHALLENGE_EVENT_TYPES).to_numpy()
+    text_length = notes["text"].str.len()
+    spans = {
+        kind: pd.DataFrame(
+            {
+                "kind": kind.split()[-1],
+                "start": table[f"{prefix}start"],
+                "end": table[f"{prefix}end"],
+                "text_length": text_length.loc[table["_row"]].to_numpy(),
+            }
+        )
+        for kind, table, prefix in (
+            ("trigger", events, "trigger."),
+            ("argument", arguments, ""),
+            ("unused", tables[f"{CONFIG}.unused_textbounds"], ""),
+            ("trigger fragment", tables[f"{CONFIG}.events.trigger.fragments"], ""),
+            ("argument fragment", tables[f"{CONFIG}.events.arguments.fragments"], ""),
+        )
+    }
+    return {
+        "required": required[required["type"].isin(CHALLENGE_EVENT_TYPES)],
+        "slots": slots[challenge],
+        **spans,
+    }
+
+
+def _concat(frames: list[pd.DataFrame]) -> pd.DataFrame:
+    """The batches' parts of a table as one (empty parts left out, so no column changes type)."""
+    kept = [frame for frame in frames if len(frame)] or frames[:1]
+    return kept[0] if len(kept) == 1 else pd.concat(kept)
+
+
+def _add_counts(counted: dict[str, pd.Series], name: str, counts: pd.Series) -> None:
+    counted[name] = counts if name not in counted else counted[name].add(counts, fill_value=0)
 
 
 def split_and_source(doc_id: str, ann_path: Path) -> tuple[str, str]:
@@ -321,16 +347,31 @@ def _typed_span(span: ValuedTextBound, text: str) -> dict[str, Any]:
     return {"type": span.textbound.type, "subtype": subtype, **_span(span.textbound, text)}
 
 
-def _flattened(release: ReleaseView) -> dict[str, pd.DataFrame]:
-    """The flattened tables the statistics and quality tables use."""
-    return release.tables(CONFIG, ["id", "split", "source", "text", "events", "unused_textbounds", "has_ann_file"])
+NOTES_PER_BATCH = 10_000
+"""Notes flattened at a time for the statistics and quality tables."""
+
+_COLUMNS = {
+    CONFIG: ["id", "split", "source", "text", "has_ann_file"],
+    f"{CONFIG}.events": ["id", "type", "trigger.start", "trigger.end"],
+    f"{CONFIG}.events.arguments": ["id", "type", "subtype", "start", "end"],
+    f"{CONFIG}.unused_textbounds": ["start", "end"],
+    f"{CONFIG}.events.trigger.fragments": ["start", "end"],
+    f"{CONFIG}.events.arguments.fragments": ["start", "end"],
+}
+"""The columns of the flattened tables the statistics and quality tables use."""
 
 
-def _crosstab(items: pd.DataFrame, keys: list[str], groups: list[str], headers: list[str]) -> Table:
-    """Counts of ``keys`` per split/source group, plus a total column."""
-    counts = items.groupby([*keys, "group"]).size().unstack("group", fill_value=0).reindex(columns=groups, fill_value=0)
+def _flattened(release: ReleaseView) -> Iterator[dict[str, pd.DataFrame]]:
+    """The flattened tables the statistics and quality tables use, a batch of notes at a time."""
+    fields = ["id", "split", "source", "text", "events", "unused_textbounds", "has_ann_file"]
+    return release.table_frames(CONFIG, fields, _COLUMNS, NOTES_PER_BATCH)
+
+
+def _crosstab(counts: pd.Series, groups: list[str], headers: list[str]) -> Table:
+    """Counts (by keys, then split/source group) as a table with a column per group, plus a total column."""
+    table = counts.unstack("group", fill_value=0).reindex(columns=groups, fill_value=0)
     rows = [
         [*(key if isinstance(key, tuple) else (key,)), *map(int, values), int(sum(values))]
-        for key, values in counts.iterrows()
+        for key, values in table.iterrows()
     ]
     return Table([*headers, *groups, "total"], rows)

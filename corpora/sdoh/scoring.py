@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import csv
 import functools
+import multiprocessing
 import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
@@ -92,11 +93,9 @@ def score_folders(
     if problem:
         raise SourceError(pred_dir, f"{problem} (gold folder: {gold_dir})")
     pairs = [(doc_id, gold[doc_id], predicted[doc_id]) for doc_id in sorted(gold)]
-    chunks = [pairs[i : i + _CHUNK_SIZE] for i in range(0, len(pairs), _CHUNK_SIZE)]
-    score_chunk = functools.partial(_score_chunk, criteria, on_document is not None)
     total = Counts()
-    with _chunk_mapper(workers) as mapper:
-        for outcome in mapper(score_chunk, chunks):
+    with _chunk_mapper(workers, pairs) as mapper:
+        for outcome in mapper(functools.partial(_score_chunk, criteria, on_document is not None)):
             if isinstance(outcome, _FailedChunk):
                 raise SourceError(outcome.path, outcome.message, line=outcome.line,
                                   record=outcome.record)  # fmt: skip
@@ -175,6 +174,9 @@ def gold_folder(gold: Path, split: str | None = None) -> Iterator[Path]:
 
 _CHUNK_SIZE = 256
 
+Pair = tuple[str, Document, Document]
+"""A document's id, its gold files and its predicted files."""
+
 
 @dataclass(frozen=True, slots=True)
 class _FailedChunk:
@@ -189,9 +191,7 @@ class _FailedChunk:
 ChunkOutcome = tuple[Counts, list[tuple[str, list[ScoreRow]]]] | _FailedChunk
 
 
-def _score_chunk(
-    criteria: ScoringCriteria, keep_rows: bool, pairs: list[tuple[str, Document, Document]]
-) -> ChunkOutcome:
+def _score_chunk(criteria: ScoringCriteria, keep_rows: bool, pairs: list[Pair]) -> ChunkOutcome:
     """Counts of a chunk of (id, gold, predicted) documents, and each document's rows when ``keep_rows``."""
     total = Counts()
     documents = []
@@ -206,15 +206,37 @@ def _score_chunk(
     return total, documents
 
 
+ChunkScorer = Callable[[list[Pair]], ChunkOutcome]
+
+
 @contextlib.contextmanager
-def _chunk_mapper(workers: int) -> Iterator[Callable[..., Iterator[ChunkOutcome]]]:
+def _chunk_mapper(workers: int, pairs: list[Pair]) -> Iterator[Callable[[ChunkScorer], Iterator[ChunkOutcome]]]:
+    """Maps a chunk scorer over ``pairs`` in chunks of ``_CHUNK_SIZE``, in order. Worker processes are given
+    the pairs once, when they start (inherited, not pickled, where processes fork), and each job only the
+    start of its chunk."""
     if workers < 1:
         raise ValueError(f"workers must be at least 1; got {workers}")
+    starts = range(0, len(pairs), _CHUNK_SIZE)
     if workers == 1:
-        yield map
+        yield lambda score: (score(pairs[start : start + _CHUNK_SIZE]) for start in starts)
         return
-    with ProcessPoolExecutor(workers) as pool:
-        yield pool.map
+    methods = multiprocessing.get_all_start_methods()
+    context = multiprocessing.get_context("fork" if "fork" in methods else None)
+    with ProcessPoolExecutor(workers, mp_context=context, initializer=_hold_pairs, initargs=(pairs,)) as pool:
+        yield lambda score: pool.map(functools.partial(_score_held, score), starts)
+
+
+_HELD: list[Pair] = []
+"""In a worker process: every pair being scored (set once, when the worker starts)."""
+
+
+def _hold_pairs(pairs: list[Pair]) -> None:
+    global _HELD
+    _HELD = pairs
+
+
+def _score_held(score: ChunkScorer, start: int) -> ChunkOutcome:
+    return score(_HELD[start : start + _CHUNK_SIZE])
 
 
 def _folder_events(document: Document) -> list[SdohEvent]:
