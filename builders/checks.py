@@ -1,9 +1,9 @@
 """A release's expectation suite, run in this process or in a process of its own.
 
-:class:`ExpectationProcess` starts a process that imports great-expectations at once, so its import runs on
-another core while this process builds the records; the building process itself never imports it. A suite
-is then checked there on the written parquet (the process reads the tables itself) while this process
-measures agreement and writes the card. The outcomes are those of :func:`check_suite` in this process.
+:class:`ExpectationProcess`, started once the records are written, imports great-expectations at once, so
+its import and the suite run on another core (on the written parquet: the process reads the tables itself)
+while this process measures agreement and writes the card; the building process never imports it. The
+outcomes are those of :func:`check_suite` in this process.
 """
 
 from __future__ import annotations

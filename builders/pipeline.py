@@ -113,10 +113,10 @@ def run(
     try:
         _stage(manifest, "hashing the input files")
         hashing = InputHashing(manifest, sources, set(overrides))  # beside the build; checked unchanged after it
-        if (workers > 1 if checks_apart is None else checks_apart) and manifest.gates.expectations:
-            checks = ExpectationProcess()  # imports great-expectations while the records build
         row_counts = _write_rows(builder, manifest, features, ctx, staging, total, workers)
         _refuse_when_all_rejected(manifest, ctx, row_counts, corpus_dir / f"{version}.rejects.jsonl")
+        if (workers > 1 if checks_apart is None else checks_apart) and manifest.gates.expectations:
+            checks = ExpectationProcess()  # the records are written: import great-expectations beside the rest
         release = _Release(
             version, invented, hashing.inputs(), max_rejects, overlay[1] if overlay else None, mode == "release"
         )
