@@ -86,8 +86,8 @@ def run(
     file changing corpus.yaml's gates for this run (recorded, with each change, in the manifest and card).
     ``workers`` processes build the builder's shards (default: every core); the bytes do not depend on it.
     With ``checks_apart`` (default: with more than one worker) the expectation suite runs in a process of its
-    own, started before the build: great-expectations is imported there meanwhile. Else it runs here, after
-    the build (a run of several corpora imports it once).
+    own, started once the records are written, while agreement and the card are computed here. Else it runs
+    here (a run of several corpora imports great-expectations once).
     """
     overrides = overrides or {}
     overlay = _gate_overlay(manifest, gate_overlay)
