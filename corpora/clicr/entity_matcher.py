@@ -35,8 +35,18 @@ from pathlib import Path
 
 import justext
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 
-from clinical_corpora.builders.sources.umls import file_sha256, read_mrconso_lines, read_mrsty
+from clinical_corpora.builders.sources.umls import (
+    MRCONSO_COLUMNS,
+    MRSTY_COLUMNS,
+    NotPlainRrf,
+    file_sha256,
+    read_mrconso_lines,
+    read_mrsty,
+    rrf_batches,
+)
 from clinical_corpora.builders.text_units import TOKEN_PATTERN, Sentence, split_sentences, token_strings, tokenize
 from clinical_corpora.core.labels import Category
 
@@ -222,52 +232,134 @@ def _is_useful_key(tokens: Sequence[str]) -> bool:
 
 def build_index(mrconso: str | Path, mrsty: str | Path, *, source_sha256: dict[str, str] | None = None) -> UmlsIndex:
     """Build the dictionary from MRSTY.RRF and MRCONSO.RRF (two streaming passes); ``source_sha256``, the
-    files' digests when the caller has them (else they are computed)."""
-    semantic_types: dict[int, int] = {}
-    typed = bytearray(_CUI_LIMIT // 8)  # one bit per CUI number with any MRSTY row
+    files' digests when the caller has them (else they are computed).
+
+    The files are read as Arrow columns and filtered there (language, suppression, semantic type), so only
+    the mapped concepts' names reach Python; a file the columnar reader cannot vouch for
+    (:class:`NotPlainRrf`) is read row by row, which gives the same index or the error naming its line."""
+    try:
+        ranks, typed = _semantic_types(mrsty, columnar=True)
+        names = _Names(ranks)
+        untyped = _read_names_columnar(mrconso, names, typed)
+    except NotPlainRrf:
+        ranks, typed = _semantic_types(mrsty, columnar=False)
+        names = _Names(ranks)
+        untyped = _read_names_by_row(mrconso, names, typed)
+    hashes = source_sha256 or _rrf_sha256(mrconso, mrsty)
+    entries, concepts = names.finish()
+    return UmlsIndex(entries, concepts, hashes, untyped)
+
+
+_NO_RANK = 127
+
+
+def _semantic_types(mrsty: str | Path, *, columnar: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Per CUI number, the best rank of its mapped semantic types (:data:`_NO_RANK` when none) and whether it
+    has any MRSTY row."""
+    ranks = np.full(_CUI_LIMIT, _NO_RANK, dtype=np.int8)
+    typed = np.zeros(_CUI_LIMIT, dtype=bool)
+    if columnar:
+        tuis = pa.array(list(_TUI_PRIORITY))  # in rank order
+        for _, batch in rrf_batches(mrsty, MRSTY_COLUMNS, ["CUI", "TUI"]):
+            numbers = _cui_numbers(batch.column("CUI"))
+            typed[numbers] = True
+            rank = pc.index_in(batch.column("TUI"), value_set=tuis)
+            mapped = rank.is_valid().to_numpy(zero_copy_only=False)
+            np.minimum.at(ranks, numbers[mapped], rank.drop_null().to_numpy().astype(np.int8))
+        return ranks, typed
     for semantic_type in read_mrsty(mrsty):
-        typed_number = _cui_number(semantic_type.cui)
-        typed[typed_number >> 3] |= 1 << (typed_number & 7)
+        number = _cui_number(semantic_type.cui)
+        typed[number] = True
         rank = _TUI_PRIORITY.get(semantic_type.tui)
         if rank is not None:
-            number = _cui_number(semantic_type.cui)
-            semantic_types[number] = min(rank, semantic_types.get(number, rank))
+            ranks[number] = min(rank, ranks[number])
+    return ranks, typed
 
-    keys: dict[str, int] = {}
-    prefixes: set[str] = set()
-    synonym_table: dict[int, list[str]] = {}
+
+def _cui_numbers(cuis: pa.Array) -> np.ndarray:
+    return pc.cast(pc.utf8_slice_codeunits(cuis, 1), pa.int64()).to_numpy()
+
+
+def _read_names_columnar(mrconso: str | Path, names: _Names, typed: np.ndarray) -> dict[str, int]:
+    """Feed the English non-suppressed names of mapped concepts to ``names``; returns the untyped CUIs."""
     untyped: dict[str, int] = {}
-    group_cui, group_names = -1, set[str]()  # MRCONSO is grouped by CUI: de-duplicate within a group
+    wanted = ["CUI", "LAT", "TS", "STT", "ISPREF", "STR", "SUPPRESS"]
+    for line, batch in rrf_batches(mrconso, MRCONSO_COLUMNS, wanted):
+        english = pc.and_(pc.equal(batch.column("LAT"), "ENG"), pc.equal(batch.column("SUPPRESS"), "N"))
+        rows = np.flatnonzero(english.to_numpy(zero_copy_only=False))
+        numbers = _cui_numbers(batch.column("CUI").take(rows))
+        mapped = names.ranks[numbers] != _NO_RANK
+        cuis = batch.column("CUI")
+        for row in rows[~mapped & ~typed[numbers]].tolist():
+            untyped.setdefault(cuis[row].as_py(), line + row)
+        kept = pa.array(rows[mapped])
+        preferred = pc.and_(
+            pc.and_(pc.equal(batch.column("TS").take(kept), "P"), pc.equal(batch.column("STT").take(kept), "PF")),
+            pc.equal(batch.column("ISPREF").take(kept), "Y"),
+        )
+        names.add(numbers[mapped].tolist(), batch.column("STR").take(kept).to_pylist(), preferred.to_pylist())
+    return untyped
+
+
+def _read_names_by_row(mrconso: str | Path, names: _Names, typed: np.ndarray) -> dict[str, int]:
+    """:func:`_read_names_columnar` reading row by row (any file the row reader accepts)."""
+    untyped: dict[str, int] = {}
     for line_number, row in read_mrconso_lines(mrconso):
         if row.lat != "ENG" or row.suppress != "N":
             continue
         number = _cui_number(row.cui)
-        if number not in semantic_types:
-            if not typed[number >> 3] & (1 << (number & 7)):
+        if names.ranks[number] == _NO_RANK:
+            if not typed[number]:
                 untyped.setdefault(row.cui, line_number)
             continue
-        if number != group_cui:
-            group_cui, group_names = number, set()
-        if row.string.lower() not in group_names:
-            group_names.add(row.string.lower())
-            synonym_table.setdefault(number, []).append(row.string)
-        tokens = [token.lower() for token in token_strings(row.string)]
-        if not tokens or not _is_useful_key(tokens):
-            continue
-        preferred = row.ts == "P" and row.stt == "PF" and row.ispref == "Y"
-        ranked = number if preferred else number + _NOT_PREFERRED
-        key = " ".join(tokens)
-        if ranked < keys.get(key, _NOT_PREFERRED * 2):
-            keys[key] = ranked
-        for end in range(1, len(tokens)):
-            prefixes.add(" ".join(tokens[:end]))
-    entries = dict.fromkeys(prefixes, -1)
-    for key, ranked in keys.items():
-        number = ranked % _NOT_PREFERRED
-        entries[key] = ((number << _RANK_BITS | semantic_types[number]) << 1) | (key in prefixes)
-    del keys, prefixes
-    hashes = source_sha256 or _rrf_sha256(mrconso, mrsty)
-    return UmlsIndex(entries, ConceptTable(semantic_types, synonym_table), hashes, untyped)
+        names.add([number], [row.string], [row.ts == "P" and row.stt == "PF" and row.ispref == "Y"])
+    return untyped
+
+
+class _Names:
+    """The mapped concepts' names, in file order: the dictionary keys and each concept's synonyms."""
+
+    def __init__(self, ranks: np.ndarray) -> None:
+        self.ranks = ranks
+        self.keys: dict[str, int] = {}
+        self.prefixes: set[str] = set()
+        self.synonyms: dict[int, list[str]] = {}
+        self.group_cui, self.group_names = -1, set[str]()  # MRCONSO is grouped by CUI: de-duplicate in a group
+
+    def add(self, numbers: list[int], strings: list[str], preferred: list[bool]) -> None:
+        keys, prefixes, synonyms = self.keys, self.prefixes, self.synonyms
+        group_cui, group_names = self.group_cui, self.group_names
+        for number, string, is_preferred in zip(numbers, strings, preferred, strict=True):
+            if number != group_cui:
+                group_cui, group_names = number, set()
+            lowered = string.lower()
+            if lowered not in group_names:
+                group_names.add(lowered)
+                synonyms.setdefault(number, []).append(string)
+            tokens = [token.lower() for token in token_strings(string)]
+            if not tokens or not _is_useful_key(tokens):
+                continue
+            ranked = number if is_preferred else number + _NOT_PREFERRED
+            key = " ".join(tokens)
+            if ranked < keys.get(key, _NOT_PREFERRED * 2):
+                keys[key] = ranked
+            for end in range(1, len(tokens)):
+                prefixes.add(" ".join(tokens[:end]))
+        self.group_cui, self.group_names = group_cui, group_names
+
+    def finish(self) -> tuple[dict[str, int], ConceptTable]:
+        """The matcher's entries (see :class:`UmlsIndex`) and the concept table; empties this."""
+        ranks = self.ranks
+        entries = dict.fromkeys(self.prefixes, -1)
+        for key, ranked in self.keys.items():
+            number = ranked % _NOT_PREFERRED
+            entries[key] = ((number << _RANK_BITS | int(ranks[number])) << 1) | (key in self.prefixes)
+        self.keys, self.prefixes = {}, set()
+        typed_numbers = np.flatnonzero(ranks != _NO_RANK)
+        semantic_types = dict(zip(typed_numbers.tolist(), ranks[typed_numbers].tolist(), strict=True))
+        concepts = ConceptTable(semantic_types, self.synonyms)
+        self.synonyms = {}
+        return entries, concepts
 
 
 def _rrf_sha256(mrconso: str | Path, mrsty: str | Path) -> dict[str, str]:
