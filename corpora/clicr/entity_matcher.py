@@ -26,10 +26,14 @@ both files' SHA-256 and this module's matching rules, so the next run with the s
 from __future__ import annotations
 
 import hashlib
+import multiprocessing
 import os
 import pickle
+import sys
 import tempfile
 from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -48,6 +52,7 @@ from clinical_corpora.builders.sources.umls import (
     rrf_batches,
 )
 from clinical_corpora.builders.text_units import TOKEN_PATTERN, Sentence, split_sentences, token_strings, tokenize
+from clinical_corpora.core.errors import ClincorpError
 from clinical_corpora.core.labels import Category
 
 CATEGORIES: tuple[Category, ...] = ("problem", "treatment", "test")
@@ -153,6 +158,15 @@ class ConceptTable:
         blocks = ["\n".join(names.get(number, ())).encode("utf-8") for number in self.numbers.tolist()]
         self.name_offsets = np.concatenate(([0], np.cumsum([len(block) for block in blocks], dtype=np.int64)))
         self.names = b"".join(blocks)
+
+    @classmethod
+    def from_arrays(
+        cls, numbers: np.ndarray, ranks: np.ndarray, name_offsets: np.ndarray, names: bytes
+    ) -> ConceptTable:
+        """The table of these arrays (as :func:`write_index` stores them)."""
+        table = cls.__new__(cls)
+        table.numbers, table.ranks, table.name_offsets, table.names = numbers, ranks, name_offsets, names
+        return table
 
     def _row(self, number: int) -> int | None:
         row = int(np.searchsorted(self.numbers, number))
@@ -367,24 +381,102 @@ def _rrf_sha256(mrconso: str | Path, mrsty: str | Path) -> dict[str, str]:
 
 
 def load_or_build_index(mrconso: str | Path, mrsty: str | Path, cache_dir: str | Path) -> UmlsIndex:
-    """The index for these RRF files: loaded from ``cache_dir`` if built before, else built and cached."""
+    """The index for these RRF files: loaded from ``cache_dir`` if built before, else built and cached.
+
+    The build runs in a child process, so its peak memory (about three times the index's) leaves with it;
+    the caller then loads the cache. A cache file that fails its checksum (truncated, damaged) is said so
+    on stderr and rebuilt."""
     rules = (INDEX_VERSION, SEMANTIC_TYPE_CATEGORIES, sorted(FUNCTION_WORDS), sorted(_ENGLISH_STOPWORDS))
     hashes = _rrf_sha256(mrconso, mrsty)  # hashed once: MRCONSO.RRF is gigabytes
     fingerprint = hashlib.sha256(
         f"{rules}|{TOKEN_PATTERN.pattern}|{hashes['MRCONSO.RRF']}|{hashes['MRSTY.RRF']}".encode()
     ).hexdigest()
-    cache_dir = Path(cache_dir)
-    cached = cache_dir / f"umls-index-{fingerprint[:24]}.pickle"
+    cached = Path(cache_dir) / f"umls-index-{fingerprint[:24]}{CACHE_SUFFIX}"
     if cached.exists():
-        with open(cached, "rb") as cache:
-            index: UmlsIndex = pickle.load(cache)
-            return index
-    index = build_index(mrconso, mrsty, source_sha256=hashes)
-    cache_dir.mkdir(parents=True, exist_ok=True)
-    with tempfile.NamedTemporaryFile("wb", dir=cache_dir, delete=False, suffix=".partial") as partial:
-        pickle.dump(index, partial, protocol=pickle.HIGHEST_PROTOCOL)
-    os.replace(partial.name, cached)
-    return index
+        try:
+            return read_index(cached)
+        except CorruptIndexCache as error:
+            print(f"{cached}: {error}; building the matcher index again", file=sys.stderr)
+    context = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else None)
+    with ProcessPoolExecutor(1, mp_context=context) as child:
+        try:
+            child.submit(_build_and_write, str(mrconso), str(mrsty), hashes, cached).result()
+        except BrokenProcessPool:
+            raise ClincorpError(
+                f"the process building the UMLS matcher index from {mrconso} died (out of memory?)"
+            ) from None
+    return read_index(cached)
+
+
+CACHE_SUFFIX = ".index"
+_CACHE_MAGIC = b"clinical-corpora umls index\n"
+
+
+class CorruptIndexCache(Exception):
+    """A cached index file is not what :func:`write_index` wrote (truncated, damaged)."""
+
+
+def _build_and_write(mrconso: str, mrsty: str, hashes: dict[str, str], cached: Path) -> None:
+    write_index(build_index(mrconso, mrsty, source_sha256=hashes), cached)
+
+
+def write_index(index: UmlsIndex, path: Path) -> None:
+    """Write ``index`` to ``path`` atomically (a partial file renamed when complete): the magic line, the
+    SHA-256 of the rest, then flat buffers (keys as one UTF-8 text, values as int64, the concept table's
+    arrays) and the pickled record of them, each after its length."""
+    keys = "\n".join(index.entries).encode("utf-8")  # a key never holds a line break (tokens hold no space)
+    values = np.fromiter(index.entries.values(), dtype=np.int64, count=len(index.entries))
+    concepts = index.concepts
+    buffers: list[pickle.PickleBuffer] = []
+    record = pickle.dumps(
+        {
+            "keys": pickle.PickleBuffer(keys),
+            "values": pickle.PickleBuffer(values),
+            "concepts": [pickle.PickleBuffer(a) for a in (concepts.numbers, concepts.ranks, concepts.name_offsets)],
+            "names": pickle.PickleBuffer(concepts.names),
+            "source_sha256": index.source_sha256,
+            "untyped": index.untyped,
+        },
+        protocol=5,
+        buffer_callback=buffers.append,
+    )
+    parts = [memoryview(record), *(buffer.raw() for buffer in buffers)]
+    digest = hashlib.sha256()
+    for part in parts:
+        digest.update(len(part).to_bytes(8, "little"))
+        digest.update(part)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.NamedTemporaryFile("wb", dir=path.parent, delete=False, suffix=".partial") as partial:
+        partial.write(_CACHE_MAGIC + digest.digest())
+        for part in parts:
+            partial.write(len(part).to_bytes(8, "little"))
+            partial.write(part)
+    os.replace(partial.name, path)
+
+
+def read_index(path: Path) -> UmlsIndex:
+    """The index :func:`write_index` wrote; :class:`CorruptIndexCache` when the file does not check out."""
+    data = memoryview(path.read_bytes())
+    head = len(_CACHE_MAGIC) + 32
+    if (
+        data[: len(_CACHE_MAGIC)] != _CACHE_MAGIC
+        or hashlib.sha256(data[head:]).digest() != data[len(_CACHE_MAGIC) : head]
+    ):
+        raise CorruptIndexCache("the cached matcher index is truncated or damaged (its checksum does not match)")
+    parts, at = [], head
+    while at < len(data):
+        size = int.from_bytes(data[at : at + 8], "little")
+        parts.append(data[at + 8 : at + 8 + size])
+        at += 8 + size
+    record = pickle.loads(parts[0], buffers=parts[1:])
+    keys = str(record["keys"], "utf-8").split("\n") if len(parts[1]) else []
+    entries = dict(zip(keys, np.frombuffer(record["values"], dtype=np.int64).tolist(), strict=True))
+    del keys
+    numbers, ranks, offsets = (
+        np.frombuffer(a, dtype=t).copy() for a, t in zip(record["concepts"], (np.int64, np.int8, np.int64), strict=True)
+    )
+    concepts = ConceptTable.from_arrays(numbers, ranks, offsets, bytes(record["names"]))
+    return UmlsIndex(entries, concepts, record["source_sha256"], record["untyped"])
 
 
 class EntityMatcher:
