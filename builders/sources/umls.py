@@ -40,7 +40,7 @@ _TUI = re.compile(r"T\d{3}")
 
 MRCONSO_COLUMNS = tuple("CUI LAT TS LUI STT SUI ISPREF AUI SAUI SCUI SDUI SAB TTY CODE STR SRL SUPPRESS CVF".split())
 MRSTY_COLUMNS = tuple("CUI TUI STN STY ATUI CVF".split())
-_BLOCK_BYTES = 16 << 20
+_BLOCK_BYTES = 4 << 20
 
 
 class NotPlainRrf(Exception):

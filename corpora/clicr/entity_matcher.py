@@ -152,10 +152,11 @@ class ConceptTable:
 
     __slots__ = ("name_offsets", "names", "numbers", "ranks")
 
-    def __init__(self, ranks: dict[int, int], names: dict[int, list[str]]) -> None:
+    def __init__(self, ranks: dict[int, int], names: dict[int, bytes]) -> None:
+        """``names``: per CUI number, its names as UTF-8, one per line."""
         self.numbers = np.array(sorted(ranks), dtype=np.int64)
         self.ranks = np.array([ranks[number] for number in self.numbers.tolist()], dtype=np.int8)
-        blocks = ["\n".join(names.get(number, ())).encode("utf-8") for number in self.numbers.tolist()]
+        blocks = [names.get(number, b"") for number in self.numbers.tolist()]
         self.name_offsets = np.concatenate(([0], np.cumsum([len(block) for block in blocks], dtype=np.int64)))
         self.names = b"".join(blocks)
 
@@ -331,48 +332,68 @@ def _read_names_by_row(mrconso: str | Path, names: _Names, typed: np.ndarray) ->
 
 
 class _Names:
-    """The mapped concepts' names, in file order: the dictionary keys and each concept's synonyms."""
+    """The mapped concepts' names, in file order: the dictionary entries and each concept's synonyms.
+
+    While names are added, ``entries`` maps a key to ``ranked * 2 + is_prefix`` (``ranked``: the CUI number,
+    plus :data:`_NOT_PREFERRED` unless the string is the concept's preferred name) and a proper prefix of
+    keys to -1, in one dictionary: :meth:`finish` rewrites the values in place.
+    """
 
     def __init__(self, ranks: np.ndarray) -> None:
         self.ranks = ranks
-        self.keys: dict[str, int] = {}
-        self.prefixes: set[str] = set()
-        self.synonyms: dict[int, list[str]] = {}
+        self.entries: dict[str, int] = {}
+        self.synonyms: dict[int, bytes] = {}
+        """Per CUI number, its names (de-duplicated in each group of rows) as UTF-8, one per line."""
         self.group_cui, self.group_names = -1, set[str]()  # MRCONSO is grouped by CUI: de-duplicate in a group
+        self.group_strings: list[str] = []
 
     def add(self, numbers: list[int], strings: list[str], preferred: list[bool]) -> None:
-        keys, prefixes, synonyms = self.keys, self.prefixes, self.synonyms
-        group_cui, group_names = self.group_cui, self.group_names
+        entries = self.entries
+        group_cui, group_names, group_strings = self.group_cui, self.group_names, self.group_strings
         for number, string, is_preferred in zip(numbers, strings, preferred, strict=True):
             if number != group_cui:
-                group_cui, group_names = number, set()
+                self._keep_synonyms(group_cui, group_strings)
+                group_cui, group_names, group_strings = number, set(), []
             lowered = string.lower()
             if lowered not in group_names:
                 group_names.add(lowered)
-                synonyms.setdefault(number, []).append(string)
-            tokens = [token.lower() for token in token_strings(string)]
+                group_strings.append(string)
+            # lower-casing ASCII moves no token boundary; other scripts are tokenised before lower-casing
+            tokens = token_strings(lowered) if string.isascii() else [t.lower() for t in token_strings(string)]
             if not tokens or not _is_useful_key(tokens):
                 continue
             ranked = number if is_preferred else number + _NOT_PREFERRED
             key = " ".join(tokens)
-            if ranked < keys.get(key, _NOT_PREFERRED * 2):
-                keys[key] = ranked
+            known = entries.get(key)
+            if known is None or known == -1:
+                entries[key] = ranked << 1 | (known == -1)
+            elif ranked < known >> 1:
+                entries[key] = ranked << 1 | (known & 1)
             for end in range(1, len(tokens)):
-                prefixes.add(" ".join(tokens[:end]))
-        self.group_cui, self.group_names = group_cui, group_names
+                prefix = " ".join(tokens[:end])
+                known = entries.setdefault(prefix, -1)
+                if known >= 0 and not known & 1:
+                    entries[prefix] = known | 1
+        self.group_cui, self.group_names, self.group_strings = group_cui, group_names, group_strings
+
+    def _keep_synonyms(self, number: int, strings: list[str]) -> None:
+        if strings:
+            block = "\n".join(strings).encode("utf-8")
+            known = self.synonyms.get(number)
+            self.synonyms[number] = block if known is None else known + b"\n" + block
 
     def finish(self) -> tuple[dict[str, int], ConceptTable]:
         """The matcher's entries (see :class:`UmlsIndex`) and the concept table; empties this."""
-        ranks = self.ranks
-        entries = dict.fromkeys(self.prefixes, -1)
-        for key, ranked in self.keys.items():
-            number = ranked % _NOT_PREFERRED
-            entries[key] = ((number << _RANK_BITS | int(ranks[number])) << 1) | (key in self.prefixes)
-        self.keys, self.prefixes = {}, set()
-        typed_numbers = np.flatnonzero(ranks != _NO_RANK)
-        semantic_types = dict(zip(typed_numbers.tolist(), ranks[typed_numbers].tolist(), strict=True))
+        self._keep_synonyms(self.group_cui, self.group_strings)
+        typed_numbers = np.flatnonzero(self.ranks != _NO_RANK)
+        semantic_types = dict(zip(typed_numbers.tolist(), self.ranks[typed_numbers].tolist(), strict=True))
+        entries = self.entries
+        for key, value in entries.items():
+            if value >= 0:
+                number = (value >> 1) % _NOT_PREFERRED
+                entries[key] = ((number << _RANK_BITS | semantic_types[number]) << 1) | (value & 1)
         concepts = ConceptTable(semantic_types, self.synonyms)
-        self.synonyms = {}
+        self.entries, self.synonyms, self.group_strings = {}, {}, []
         return entries, concepts
 
 
