@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from clinical_corpora.builders.sources.bmj_html import read_case_report
 from clinical_corpora.builders.sources.brat import iter_brat_folder
+from clinical_corpora.core.errors import SourceError
 from clinical_corpora.corpora.clicr import entity_matcher
 from clinical_corpora.corpora.clicr.entity_matcher import (
     FUNCTION_WORDS,
@@ -169,6 +170,15 @@ def test_rrf_the_columnar_reader_cannot_vouch_for_gives_the_same_index(tmp_path:
     by_row = build_index(crlf, MRSTY)
     assert by_row.entries == index.entries and by_row.untyped == index.untyped
     assert by_row.concepts.names == index.concepts.names
+
+
+def test_malformed_mrconso_line_is_named_by_the_index_build(tmp_path: Path) -> None:
+    lines = MRCONSO.read_text(encoding="utf-8").splitlines(keepends=True)
+    broken = tmp_path / "MRCONSO.RRF"
+    broken.write_text("".join(lines[:4]) + lines[4].replace("|", "", 1) + "".join(lines[5:]), encoding="utf-8")
+    with pytest.raises(SourceError, match="expected 18 fields") as caught:
+        build_index(broken, MRSTY)
+    assert caught.value.line == 5
 
 
 def test_recogniser_against_hand_marked_gold(matcher: EntityMatcher) -> None:

@@ -19,8 +19,9 @@ Choices, all deterministic:
   punctuation, keys made only of frequent English words (jusText's English stoplist: ``all``,
   ``was``, ``men`` are also UMLS acronyms), and keys starting with a determiner or pronoun.
 
-The index is built by streaming MRSTY then MRCONSO, and cached on disk under a name derived from
-both files' SHA-256 and this module's matching rules, so the next run with the same files loads it.
+The index is built in a child process by streaming MRSTY then MRCONSO (as Arrow columns), and cached on
+disk under a name derived from both files' SHA-256 and this module's matching rules, so the next run with
+the same files loads it; the cache file is checksummed, and a damaged one is rebuilt.
 """
 
 from __future__ import annotations
@@ -404,7 +405,7 @@ def _rrf_sha256(mrconso: str | Path, mrsty: str | Path) -> dict[str, str]:
 def load_or_build_index(mrconso: str | Path, mrsty: str | Path, cache_dir: str | Path) -> UmlsIndex:
     """The index for these RRF files: loaded from ``cache_dir`` if built before, else built and cached.
 
-    The build runs in a child process, so its peak memory (about three times the index's) leaves with it;
+    The build runs in a child process, so its peak memory leaves with it;
     the caller then loads the cache. A cache file that fails its checksum (truncated, damaged) is said so
     on stderr and rebuilt."""
     rules = (INDEX_VERSION, SEMANTIC_TYPE_CATEGORIES, sorted(FUNCTION_WORDS), sorted(_ENGLISH_STOPWORDS))
