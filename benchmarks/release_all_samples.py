@@ -2,14 +2,17 @@
 one expectation when a table's suite runs in one great-expectations validation against the naive way
 (one validation per expectation), on the same tables in the same run. Prints JSON.
 
-Breakdown (wall and CPU seconds, one fresh process; on a shared machine CPU is the steadier): ``imports``
-(the CLI, the pipeline and every corpus, before any build), ``great_expectations_import``, ``expectations``
-(the suites, without that import) and ``build`` (everything else: reading, records, parquet, agreement,
-cards, hashing).
+The release runs with ``--workers`` (default 2) and, in the same run, with every stage in one process
+(``--workers 1``); several corpora check their suites in the building process either way (one
+great-expectations import). Breakdown (wall and CPU seconds of the building process, one fresh process; on a
+shared machine CPU is the steadier): ``imports`` (the CLI, the pipeline and every corpus, before any build),
+``great_expectations_import``, ``expectations`` (the suites, without that import) and ``build`` (everything
+else: reading, records, parquet, agreement, cards, hashing). ``worker_cpu_seconds``: the build workers' CPU.
 """
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import io
 import json
@@ -25,6 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from benchmarks._measure import measure  # noqa: E402
 
 TARGET_SECONDS = 3.0
+STAGES = ("great_expectations_import", "expectations")
 
 
 def _now() -> tuple[float, float]:
@@ -36,8 +40,9 @@ def _since(begin: tuple[float, float]) -> tuple[float, float]:
     return wall - begin[0], cpu - begin[1]
 
 
-def release_all(out: str) -> dict[str, Any]:
-    """Release every corpus from its samples, timing (wall and CPU) the imports and the expectation suites."""
+def release_all(out: str, workers: int) -> dict[str, Any]:
+    """Release every corpus from its samples with ``--workers``, timing (wall and CPU, this process) the
+    imports, great-expectations' import and the expectation suites."""
     start = _now()
     from clinical_corpora.builders.cli import main
     from clinical_corpora.builders.plugins import all_corpora
@@ -45,8 +50,7 @@ def release_all(out: str) -> dict[str, Any]:
 
     all_corpora()
     __import__("clinical_corpora.builders.pipeline")
-    spent = {"imports": _since(start), "great_expectations_import": (0.0, 0.0), "expectations": (0.0, 0.0)}
-    importer, suite_runner = expectations._import_great_expectations, expectations._run_suite
+    spent = {"imports": _since(start), **dict.fromkeys(STAGES, (0.0, 0.0))}
 
     def timed(stage: str, function: Any) -> Any:
         def run(*args: Any) -> Any:
@@ -59,10 +63,11 @@ def release_all(out: str) -> dict[str, Any]:
 
         return run
 
+    importer, suite_runner = expectations._import_great_expectations, expectations._run_suite
     expectations._import_great_expectations = timed("great_expectations_import", importer)
     expectations._run_suite = timed("expectations", suite_runner)
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-        status = main(["release", "--all", "--out", out])
+        status = main(["release", "--all", "--out", out, "--workers", str(workers)])
     total = _since(start)
     gx_import, suites = spent["great_expectations_import"], spent["expectations"]
     spent["expectations"] = (suites[0] - gx_import[0], suites[1] - gx_import[1])  # the suites include the import
@@ -82,7 +87,7 @@ def per_expectation_cost(releases: str, repeats: int) -> dict[str, Any]:
     import pyarrow as pa
 
     from clinical_corpora.builders.base import load_builder_class
-    from clinical_corpora.builders.pipeline import quality_tables
+    from clinical_corpora.builders.checks import quality_tables
     from clinical_corpora.builders.plugins import all_corpora
     from clinical_corpora.builders.release_view import ReleaseView
     from clinical_corpora.validation import expectations
@@ -135,17 +140,24 @@ def per_expectation_cost(releases: str, repeats: int) -> dict[str, Any]:
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--workers", type=int, default=2, help="the release's --workers (1: all in one process)")
+    args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="clincorp-bench-"))
     try:
-        release = measure(release_all, str(work / "releases"))
+        release = measure(release_all, str(work / "releases"), args.workers)
+        one_process = measure(release_all, str(work / "one-process"), 1)
         cost = measure(per_expectation_cost, str(work / "releases"), 5)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     suites = cost["result"]
     report = {
         "benchmark": "release_all_samples",
-        "release_all": {key: release[key] for key in ("seconds", "cpu_seconds", "peak_rss_mb")},
-        **release["result"],
+        "workers": args.workers,
+        "release_all": _run(release),
+        # the same release with every stage in one process, great-expectations imported after the build
+        "release_all_in_one_process": _run(one_process),
+        "speedup_vs_one_process": round(one_process["seconds"] / release["seconds"], 2),
         "per_expectation": suites,
         "suite_speedup_vs_naive": round(
             suites["one_validation_per_expectation"]["cpu_seconds"] / suites["one_validation_per_table"]["cpu_seconds"],
@@ -154,7 +166,8 @@ def main() -> None:
         # the floor with great-expectations in-process: the imports alone, before any build or check
         "floor_cpu_seconds": round(
             sum(
-                release["result"]["breakdown_cpu_seconds"][stage] for stage in ("imports", "great_expectations_import")
+                one_process["result"]["breakdown_cpu_seconds"][stage]
+                for stage in ("imports", "great_expectations_import")
             ),
             3,
         ),
@@ -162,6 +175,11 @@ def main() -> None:
         "within_target": release["seconds"] <= TARGET_SECONDS,
     }
     print(json.dumps(report, indent=2))
+
+
+def _run(measured: dict[str, Any]) -> dict[str, Any]:
+    keys = ("seconds", "cpu_seconds", "worker_cpu_seconds", "peak_rss_mb", "worker_peak_rss_mb")
+    return {**{key: measured[key] for key in keys}, **measured["result"]}
 
 
 if __name__ == "__main__":

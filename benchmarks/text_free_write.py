@@ -107,17 +107,22 @@ def run_text_free_rows(release: str, inputs: str, documents: str, out: str) -> s
     return _digest(Path(out))
 
 
-def run_row_by_row(release: str, inputs: str, documents: str, out: str) -> str:
-    """The rows as the first text-free writer made them: a pass of the hook over dict rows for the wanted
-    documents, then per row nested dicts, a recipe per string and ``from_pylist``."""
-    builder, ctx, view, models = _setting(release, inputs)
-    wanted = {
+def _wanted(builder: Any, ctx: BuildContext, view: ReleaseView, models: dict[str, Any]) -> set[str]:
+    """Every document locator the release's rows name, by the builder's own hook."""
+    return {
         locator
         for config in models
         for shard in view.shards(config)
         for row in stored_rows(shard)
         for locator in builder.source_documents(ctx, config, row)
     }
+
+
+def run_row_by_row(release: str, inputs: str, documents: str, out: str) -> str:
+    """The rows as the first text-free writer made them: a pass of the hook over dict rows for the wanted
+    documents, then per row nested dicts, a recipe per string and ``from_pylist``."""
+    builder, ctx, view, models = _setting(release, inputs)
+    wanted = _wanted(builder, ctx, view, models)
     texts = {locator: text for locator, text in pickle.loads(Path(documents).read_bytes()).items() if locator in wanted}
     hashes = {locator: text_sha256(text) for locator, text in texts.items()}
     for config, model in models.items():
@@ -168,13 +173,7 @@ def main() -> None:
         overrides = {"noteevents": inputs / "NOTEEVENTS.csv.gz", "annotations": inputs}
         full = run(corpus, folder / "releases", overrides, max_rejects=0).folder
         builder, ctx, view, models = _setting(str(full), str(inputs))
-        wanted = {
-            locator
-            for config in models
-            for shard in view.shards(config)
-            for row in stored_rows(shard)
-            for locator in builder.source_documents(ctx, config, row)
-        }
+        wanted = _wanted(builder, ctx, view, models)
         documents = folder / "documents.pickle"
         documents.write_bytes(pickle.dumps(read_wanted(builder, ctx, wanted)))
         rows = {config: sum(view.rows_in(shard) for shard in view.shards(config)) for config in models}

@@ -29,7 +29,7 @@ parquet writer and gates.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -71,6 +71,15 @@ class Partial:
     """What a shard hands to :meth:`Builder.aggregate` beside its rows (e.g. one note's linked mentions)."""
 
     value: Any
+
+
+def rows_only(items: Iterable[Row | Partial], partials: list[Any]) -> Iterator[Row]:
+    """The rows of a shard's output; its :class:`Partial` values are appended to ``partials``."""
+    for item in items:
+        if isinstance(item, Partial):
+            partials.append(item.value)
+        else:
+            yield item
 
 
 @dataclass
@@ -187,12 +196,8 @@ class Builder:
 
     def generate_documents(self, ctx: BuildContext, documents: dict[str, Any]) -> Iterator[Row]:
         """Every record of ``documents`` (what :meth:`shards` gave) as one shard, then the aggregates."""
-        partials = []
-        for item in self.generate_shard(ctx, **documents):
-            if isinstance(item, Partial):
-                partials.append(item.value)
-            else:
-                yield item
+        partials: list[Any] = []
+        yield from rows_only(self.generate_shard(ctx, **documents), partials)
         yield from self.aggregate(ctx, partials)
 
     def shards(self, ctx: BuildContext) -> dict[str, Any]:

@@ -23,7 +23,7 @@ from typing import Any
 import pyarrow as pa
 from datasets import Features
 
-from clinical_corpora.builders.base import BuildContext, Builder, Partial, Reject, Row
+from clinical_corpora.builders.base import BuildContext, Builder, Reject, Row, rows_only
 from clinical_corpora.core.errors import ClincorpError
 from clinical_corpora.core.manifest import CorpusManifest
 from clinical_corpora.schemas.features import row_encoder
@@ -135,21 +135,13 @@ def _build_group(group: dict[str, Any]) -> GroupOutput:
     state = _STATE
     ctx = BuildContext(state.manifest, state.sources, state.on_error)
     output = GroupOutput()
-    rows = _rows_only(state.builder.generate_shard(ctx, **group), output.partials)
+    rows = rows_only(state.builder.generate_shard(ctx, **group), output.partials)
     for _ in build_in_process(
         state.builder, state.manifest, state.features, rows, lambda c, s, b: output.batches.append((c, s, b))
     ):
         pass
     output.read, output.rejects = ctx.read, ctx.rejects
     return output
-
-
-def _rows_only(items: Iterable[Row | Partial], partials: list[Any]) -> Iterator[Row]:
-    for item in items:
-        if isinstance(item, Partial):
-            partials.append(item.value)
-        else:
-            yield item
 
 
 def build_in_workers(

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import errno
-import functools
 import gc
 import json
 import os
@@ -24,6 +23,7 @@ from tqdm import tqdm
 
 from clinical_corpora.builders.base import BuildContext, Builder, OnError, Reject, load_builder_class
 from clinical_corpora.builders.card import render_card, split_sizes
+from clinical_corpora.builders.checks import ExpectationProcess, start_checks
 from clinical_corpora.builders.inputs import (
     INPUTS_FILE,
     InputHashing,
@@ -41,12 +41,10 @@ from clinical_corpora.core.errors import ClincorpError, GateError, ReleaseError,
 from clinical_corpora.core.manifest import (
     SAMPLE_TAG,
     CorpusManifest,
-    Expectation,
     apply_gate_overlay,
     load_gate_overlay,
 )
 from clinical_corpora.schemas.features import features_for, schema_fingerprint
-from clinical_corpora.validation.expectations import run_suite
 from clinical_corpora.validation.gates import (
     GateResult,
     agreement_gates,
@@ -54,7 +52,6 @@ from clinical_corpora.validation.gates import (
     rejects_gate,
     violation_text,
 )
-from clinical_corpora.validation.tables import fields_checked
 
 Mode = Literal["release", "build"]
 
@@ -79,6 +76,7 @@ def run(
     max_rejects: int | None = None,
     gate_overlay: Path | None = None,
     workers: int | None = None,
+    checks_apart: bool | None = None,
 ) -> Outcome:
     """Build, validate and write ``<out>/<corpus>/<version>``; raise GateError if a gate fails.
 
@@ -87,6 +85,9 @@ def run(
     corpus's gate for this run (recorded in the manifest and card). ``gate_overlay`` is a ``--gates`` YAML
     file changing corpus.yaml's gates for this run (recorded, with each change, in the manifest and card).
     ``workers`` processes build the builder's shards (default: every core); the bytes do not depend on it.
+    With ``checks_apart`` (default: with more than one worker) the expectation suite runs in a process of its
+    own, started once the records are written, while agreement and the card are computed here. Else it runs
+    here (a run of several corpora imports great-expectations once).
     """
     overrides = overrides or {}
     overlay = _gate_overlay(manifest, gate_overlay)
@@ -103,20 +104,23 @@ def run(
     features = _features(builder, manifest)
     ctx = BuildContext(manifest, sources, on_error)
     total = _count_documents(builder, manifest, ctx)
+    workers = workers or default_workers()
     created = [folder for folder in (out, corpus_dir) if not folder.exists()]
     _make_folder(corpus_dir)
     _remove_stale_staging(corpus_dir)
     staging = make_staging(corpus_dir, version)
-    hashing = None
+    hashing = checks = None
     try:
         _stage(manifest, "hashing the input files")
         hashing = InputHashing(manifest, sources, set(overrides))  # beside the build; checked unchanged after it
-        row_counts = _write_rows(builder, manifest, features, ctx, staging, total, workers or default_workers())
+        row_counts = _write_rows(builder, manifest, features, ctx, staging, total, workers)
         _refuse_when_all_rejected(manifest, ctx, row_counts, corpus_dir / f"{version}.rejects.jsonl")
+        if (workers > 1 if checks_apart is None else checks_apart) and manifest.gates.expectations:
+            checks = ExpectationProcess()  # the records are written: import great-expectations beside the rest
         release = _Release(
             version, invented, hashing.inputs(), max_rejects, overlay[1] if overlay else None, mode == "release"
         )
-        gates = _write_release_files(builder, manifest, features, ctx, staging, row_counts, release)
+        gates = _write_release_files(builder, manifest, features, ctx, staging, row_counts, release, checks)
         target = corpus_dir / version
         if mode == "release":
             return _publish(staging, target, gates, corpus_dir)
@@ -124,6 +128,8 @@ def run(
         _raise_on_failed_gates(gates, None, kept=target)
         return Outcome(target, "built", gates, _read_json(target / "manifest.json"))
     finally:
+        if checks is not None:
+            checks.close()
         if hashing is not None:
             hashing.close()
         shutil.rmtree(staging, ignore_errors=True)
@@ -418,33 +424,6 @@ def _write_rejects(path: Path, rejects: list[Reject]) -> None:
     )
 
 
-def quality_tables(builder: Builder, view: ReleaseView, expectations: list[Expectation]) -> dict[str, Any]:
-    """The flattened configs (the fields the suite reaches), each table read batch by batch from the written
-    parquet when its expectations run: a row group's records at a time, and only the fields that table's own
-    expectations reach. Plus the builder's derived tables."""
-    tables: dict[str, Any] = {}
-    for config in view.configs():
-        features = view.features(config)
-        fields = fields_checked(config, expectations, features)
-        records = rows_per_row_group(builder.CONFIGS[config])
-        for name in view.table_names(config, fields) if fields else []:
-            own = fields_checked(config, [e for e in expectations if e.table == name], features)
-            tables[name] = functools.partial(view.table_batches, config, own, name, batch_size=records)
-    tables.update(builder.quality_tables(view))
-    return tables
-
-
-def record_ids(builder: Builder, view: ReleaseView) -> dict[str, list[str]]:
-    """Each config's record ids in row order, so the expectation suite can name the records it rejects."""
-    ids = {}
-    for config in view.configs():
-        model = builder.CONFIGS.get(config)
-        id_field = getattr(model, "id_field", "id")
-        if model is not None and id_field in view.features(config):
-            ids[config] = [str(value) for value in view.arrow(config, columns=[id_field]).column(0).to_pylist()]
-    return ids
-
-
 def _write_release_files(
     builder: Builder,
     manifest: CorpusManifest,
@@ -453,21 +432,25 @@ def _write_release_files(
     staging: Path,
     row_counts: dict[str, dict[str, int]],
     release: _Release,
+    checks: ExpectationProcess | None = None,
 ) -> list[GateResult]:
-    """Run the gates and write rejects.jsonl, inputs.jsonl, validation.json, README.md and manifest.json."""
+    """Run the gates and write rejects.jsonl, inputs.jsonl, validation.json, README.md and manifest.json;
+    the expectation suite runs in ``checks`` when given."""
     write_inputs_file(staging, release.inputs)
     view = ReleaseView(staging)
     expectations = manifest.gates.expectations
     _stage(manifest, f"checking {len(expectations)} expectations")
-    outcomes = run_suite(expectations, quality_tables(builder, view, expectations), lambda: record_ids(builder, view))
+    outcomes = start_checks(checks, builder, manifest, view, expectations)  # in checks: meanwhile the rest runs
     _stage(manifest, "measuring agreement")
     agreement = builder.agreement(ctx, view)
     if ctx.rejects:  # after agreement: an annotator's quarantined annotations are rejects too
         _write_rejects(staging / "rejects.jsonl", ctx.rejects)
+    _stage(manifest, "writing the card")
+    sections = [*builder.statistics(view), *(agreement.sections if agreement else [])]
     max_rejects = manifest.gates.max_rejects if release.max_rejects is None else release.max_rejects
     gates = [
         rejects_gate(len(ctx.rejects), max_rejects),
-        expectations_gate(outcomes),
+        expectations_gate(outcomes()),
         *agreement_gates(agreement.measures if agreement else None, manifest.gates.agreement),
     ]
     written = sum(sum(splits.values()) for splits in row_counts.values())
@@ -495,8 +478,6 @@ def _write_release_files(
             "gates": [gate.as_dict() for gate in gates],
         },
     )
-    _stage(manifest, "writing the card")
-    sections = [*builder.statistics(view), *(agreement.sections if agreement else [])]
     (staging / "README.md").write_text(
         render_card(manifest, features, row_counts, sections, gates, provenance, release.version, split_sizes(staging)),
         encoding="utf-8",

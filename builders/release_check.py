@@ -15,8 +15,8 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from clinical_corpora.builders.base import Builder, load_builder_class
+from clinical_corpora.builders.checks import check_suite
 from clinical_corpora.builders.inputs import inputs_problems, sha256_file
-from clinical_corpora.builders.pipeline import quality_tables, record_ids
 from clinical_corpora.builders.plugins import find_corpus
 from clinical_corpora.builders.release_view import SHARD_PATTERN, ReleaseView
 from clinical_corpora.builders.text_free import VARIANT, read_json, stored_rows
@@ -30,7 +30,6 @@ from clinical_corpora.core.manifest import (
     parse_gate_overlay,
 )
 from clinical_corpora.schemas.features import LabelIdError, features_for, row_decoder, schema_fingerprint
-from clinical_corpora.validation.expectations import run_suite
 from clinical_corpora.validation.gates import GateResult, agreement_gates, expectations_gate, rejects_gate
 
 MAX_LISTED = 20
@@ -161,7 +160,7 @@ def _expectations_gate(
             "the installed corpus's suite",
             [{"problem": p} for p in problems[:MAX_LISTED]],
         )
-    return expectations_gate(run_suite(suite, quality_tables(builder, view, suite), lambda: record_ids(builder, view)))
+    return expectations_gate(check_suite(builder, view, suite))
 
 
 def _suite(folder: Path, manifest: dict[str, Any], corpus: CorpusManifest) -> tuple[list[Expectation], list[str]]:

@@ -16,7 +16,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from clinical_corpora.builders.pipeline import Outcome, quality_tables, run
+from clinical_corpora.builders.checks import quality_tables
+from clinical_corpora.builders.pipeline import Outcome, run
 from clinical_corpora.builders.plugins import find_corpus
 from clinical_corpora.builders.release_view import ReleaseView
 from clinical_corpora.builders.sources.bmj_html import read_case_report

@@ -141,30 +141,51 @@ def test_an_expectation_gx_cannot_build_or_run_fails_alone_with_its_reason() -> 
 
 
 GX_IMPORT_WATCH = """
-import json, sys
+import json, os, sys
 from pathlib import Path
 from clinical_corpora.builders.pipeline import run
 from clinical_corpora.core.manifest import load_manifest
 
-out = Path(sys.argv[2])
-parquet_when_imported = []
+out, log = Path(sys.argv[2]), Path(sys.argv[3])
+imported = []
 
-def watch(event, args):
-    if event == "import" and args[0] == "great_expectations" and not parquet_when_imported:
-        parquet_when_imported.append(len(list(out.rglob("*.parquet"))))
+def watch(event, args):  # inherited by forked processes: each logs its own first import
+    if event == "import" and args[0] == "great_expectations" and os.getpid() not in imported:
+        imported.append(os.getpid())
+        with log.open("a") as file:
+            file.write(json.dumps([os.getpid(), len(list(out.rglob("*.parquet")))]) + "\\n")
 
 sys.addaudithook(watch)
-run(load_manifest(Path(sys.argv[1])), out)
-print(json.dumps(parquet_when_imported))
+outcome = run(load_manifest(Path(sys.argv[1])), out, workers=int(sys.argv[4]))
+print(json.dumps([os.getpid(), len(outcome.gates[1].details)]))
 """
 
 
-def test_great_expectations_is_imported_only_after_the_records_are_written(tiny_corpus: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize("workers", [1, 2])
+def test_the_building_process_imports_great_expectations_only_after_the_records_are_written(
+    tiny_corpus: Path, tmp_path: Path, workers: int
+) -> None:
+    log = tmp_path / "imports.jsonl"
     result = subprocess.run(
-        [sys.executable, "-c", GX_IMPORT_WATCH, str(tiny_corpus), str(tmp_path / "out")],
+        [sys.executable, "-c", GX_IMPORT_WATCH, str(tiny_corpus), str(tmp_path / "out"), str(log), str(workers)],
         capture_output=True,
         text=True,
         check=True,
     )
-    [parquet_files] = json.loads(result.stdout.splitlines()[-1])
-    assert parquet_files >= 1
+    building, checked = json.loads(result.stdout.splitlines()[-1])
+    assert checked == 3  # the suite ran, wherever it ran
+    imports = dict(json.loads(line) for line in log.read_text().splitlines())
+    assert len(imports) == 1 and min(imports.values()) >= 1  # imported once, after the parquet was written
+    if workers == 1:
+        assert list(imports) == [building]
+    else:  # by the expectation process, never by the building process
+        assert building not in imports
+
+
+def test_great_expectations_does_not_fingerprint_the_checked_tables(monkeypatch: pytest.MonkeyPatch) -> None:
+    from great_expectations.execution_engine import pandas_execution_engine
+
+    hashed: list[int] = []
+    monkeypatch.setattr(pandas_execution_engine, "hash_pandas_dataframe", lambda frame: hashed.append(len(frame)))
+    outcomes = run_suite(SUITE, TABLES, {"c": ["note-a", "note-b"]})
+    assert [o.observed.get("unexpected_count") for o in outcomes] == [None, 1, 1, 1] and hashed == []

@@ -11,10 +11,12 @@ run once over only the columns they name.
 from __future__ import annotations
 
 import functools
+import itertools
 import logging
 import math
 import numbers
 import os
+import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias
@@ -23,6 +25,7 @@ import pandas as pd
 import pyarrow as pa
 
 from clinical_corpora.core.manifest import Expectation
+from clinical_corpora.validation.deferred import defer
 
 _OBSERVED_KEYS = (
     "observed_value",
@@ -87,10 +90,17 @@ def _camel(snake: str) -> str:
     return "".join(part.capitalize() for part in snake.split("_"))
 
 
+GX_DEFERRED = ("scipy.stats", "altair")
+"""Modules great-expectations imports at module level for expectations and charts our suites do not use:
+their code runs only if something uses them (see :mod:`~clinical_corpora.validation.deferred`)."""
+
+
 def _import_great_expectations() -> Any:
     os.environ.setdefault("GX_ANALYTICS_ENABLED", "False")
     logging.getLogger("great_expectations").setLevel(logging.ERROR)
-    import great_expectations as gx  # slow import (~2.5 s): only when a suite runs
+    if "great_expectations" not in sys.modules:
+        defer(GX_DEFERRED)
+    import great_expectations as gx  # slow import (~1.5 s, 2.5 s with GX_DEFERRED): only when a suite runs
 
     return gx
 
@@ -199,13 +209,23 @@ def _run_suite(expectations: list[Expectation], tables: dict[str, Table | TableB
     return checked
 
 
+def load_great_expectations() -> None:
+    """Import great-expectations and make the context suites run in, now (in a process that will check)."""
+    _great_expectations()
+
+
 @functools.cache
 def _great_expectations() -> tuple[Any, Any]:
     """great-expectations and one batch definition of an in-memory dataframe, made once per process: GX
     serialises its whole project config each time an asset or batch definition is added."""
     gx = _import_great_expectations()
     from great_expectations.data_context.types.base import ProgressBarsConfig
+    from great_expectations.execution_engine import pandas_execution_engine
 
+    if isinstance(getattr(pandas_execution_engine, "HASH_THRESHOLD", None), int | float):
+        # GX fingerprints each dataframe smaller than this (an md5 of pandas' row hashes, a quarter of a
+        # suite's time) for batch metadata no outcome reads: never
+        pandas_execution_engine.HASH_THRESHOLD = 0
     context = gx.get_context(mode="ephemeral")
     context.variables.progress_bars = ProgressBarsConfig(globally=False)
     asset = context.data_sources.add_pandas("release").add_dataframe_asset(name="table")
@@ -257,31 +277,40 @@ def _validate_table(
 def _validate_batches(
     gx: Any, batch_definition: Any, batches: TableBatches, table_name: str, wanted: list[Expectation]
 ) -> list[_Checked]:
-    """A table of at most WHOLE_ROWS rows and WHOLE_BYTES in one validation, as a whole table; otherwise
-    row-wise expectations batch by batch, merged, and the others in one validation of the whole table cut down
-    to the columns they name."""
+    """A table of at most WHOLE_ROWS rows and WHOLE_BYTES in one validation, as a whole table; otherwise, in one
+    pass over its batches, row-wise expectations batch by batch, merged, and the others in one validation of the
+    whole table cut down to the columns they name."""
+    parts = iter(batches(_used_columns(wanted)))
     head: list[pa.Table] = []
-    for part in batches(_used_columns(wanted)):
+    for part in parts:
         head.append(part)
         if sum(table.num_rows for table in head) > WHOLE_ROWS or sum(table.nbytes for table in head) > WHOLE_BYTES:
             break
     else:
         return _validate_table(gx, batch_definition, pa.concat_tables(head), table_name, wanted)
-    del head
     row_wise = [position for position, e in enumerate(wanted) if e.expectation in ROW_WISE]
     others = [e for e in wanted if e.expectation not in ROW_WISE]
-    checked: dict[int, _Checked] = {}
+    merged = _RowWiseRun(gx, table_name, [wanted[p] for p in row_wise])
+    kept = {"_split", "_row", "_parent", *_used_columns(others)}
+    columns_of_others: list[pa.Table] = []
+    for part in itertools.chain(_taken(head), parts):
+        if row_wise:
+            merged.add(batch_definition, part)
+        if others:
+            columns_of_others.append(part.select([name for name in part.column_names if name in kept]))
+    checked: dict[int, _Checked] = dict(zip(row_wise, merged.checked(), strict=True)) if row_wise else {}
     if others:
-        whole = pa.concat_tables(batches(_used_columns(others)))
+        whole = pa.concat_tables(columns_of_others)
+        del columns_of_others
         positions = [position for position in range(len(wanted)) if position not in row_wise]
         checked.update(zip(positions, _validate_table(gx, batch_definition, whole, table_name, others), strict=True))
-        del whole
-    if row_wise:
-        merged = _RowWiseRun(gx, table_name, [wanted[p] for p in row_wise])
-        for batch in batches(_used_columns([wanted[p] for p in row_wise])):
-            merged.add(batch_definition, batch)
-        checked.update(zip(row_wise, merged.checked(), strict=True))
     return _in_order(checked, wanted)
+
+
+def _taken(batches: list[pa.Table]) -> Iterator[pa.Table]:
+    """The batches in order, each let go of by the list as it is taken."""
+    while batches:
+        yield batches.pop(0)
 
 
 class _RowWiseRun:
