@@ -454,7 +454,9 @@ def write_index(index: UmlsIndex, path: Path) -> None:
         {
             "keys": pickle.PickleBuffer(keys),
             "values": pickle.PickleBuffer(values.data),
-            "concepts": [pickle.PickleBuffer(a.data) for a in (concepts.numbers, concepts.ranks, concepts.name_offsets)],
+            "concepts": [
+                pickle.PickleBuffer(a.data) for a in (concepts.numbers, concepts.ranks, concepts.name_offsets)
+            ],
             "names": pickle.PickleBuffer(concepts.names),
             "source_sha256": index.source_sha256,
             "untyped": index.untyped,
