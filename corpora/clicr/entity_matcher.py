@@ -431,7 +431,7 @@ def load_or_build_index(mrconso: str | Path, mrsty: str | Path, cache_dir: str |
 
 
 CACHE_SUFFIX = ".index"
-_CACHE_MAGIC = b"clinical-corpora umls index\n"
+_CACHE_MAGIC = b"clinical-corpora umls index v1\n"
 
 
 class CorruptIndexCache(Exception):
@@ -444,27 +444,18 @@ def _build_and_write(mrconso: str, mrsty: str, hashes: dict[str, str], cached: P
 
 def write_index(index: UmlsIndex, path: Path) -> None:
     """Write ``index`` to ``path`` atomically (a partial file renamed when complete): the magic line, the
-    SHA-256 of the rest, then flat buffers (keys as one UTF-8 text, values as int64, the concept table's
-    arrays) and the pickled record of them, each after its length."""
-    keys = "\n".join(index.entries).encode("utf-8")  # a key never holds a line break (tokens hold no space)
-    values = np.fromiter(index.entries.values(), dtype=np.int64, count=len(index.entries))
+    SHA-256 of the rest, then each part after its length: the pickled digests and untyped CUIs, the keys as
+    one UTF-8 text, the values as int64, the concept table's arrays and names."""
     concepts = index.concepts
-    buffers: list[pickle.PickleBuffer] = []
-    record = pickle.dumps(
-        {
-            "keys": pickle.PickleBuffer(keys),
-            "values": pickle.PickleBuffer(values.data),
-            "concepts": [
-                pickle.PickleBuffer(a.data) for a in (concepts.numbers, concepts.ranks, concepts.name_offsets)
-            ],
-            "names": pickle.PickleBuffer(concepts.names),
-            "source_sha256": index.source_sha256,
-            "untyped": index.untyped,
-        },
-        protocol=5,
-        buffer_callback=buffers.append,
-    )
-    parts = [memoryview(record), *(buffer.raw() for buffer in buffers)]
+    parts = [
+        pickle.dumps((index.source_sha256, index.untyped), protocol=pickle.HIGHEST_PROTOCOL),
+        "\n".join(index.entries).encode("utf-8"),  # a key never holds a line break (tokens hold no space)
+        np.fromiter(index.entries.values(), dtype=np.int64, count=len(index.entries)).tobytes(),
+        concepts.numbers.tobytes(),
+        concepts.ranks.tobytes(),
+        concepts.name_offsets.tobytes(),
+        concepts.names,
+    ]
     digest = hashlib.sha256()
     for part in parts:
         digest.update(len(part).to_bytes(8, "little"))
@@ -479,28 +470,31 @@ def write_index(index: UmlsIndex, path: Path) -> None:
 
 
 def read_index(path: Path) -> UmlsIndex:
-    """The index :func:`write_index` wrote; :class:`CorruptIndexCache` when the file does not check out."""
-    data = memoryview(path.read_bytes())
-    head = len(_CACHE_MAGIC) + 32
-    if (
-        data[: len(_CACHE_MAGIC)] != _CACHE_MAGIC
-        or hashlib.sha256(data[head:]).digest() != data[len(_CACHE_MAGIC) : head]
-    ):
-        raise CorruptIndexCache("the cached matcher index is truncated or damaged (its checksum does not match)")
-    parts, at = [], head
-    while at < len(data):
-        size = int.from_bytes(data[at : at + 8], "little")
-        parts.append(data[at + 8 : at + 8 + size])
-        at += 8 + size
-    record = pickle.loads(parts[0], buffers=parts[1:])
-    keys = str(record["keys"], "utf-8").split("\n") if len(parts[1]) else []
-    entries = dict(zip(keys, np.frombuffer(record["values"], dtype=np.int64).tolist(), strict=True))
-    del keys
-    numbers, ranks, offsets = (
-        np.frombuffer(a, dtype=t).copy() for a, t in zip(record["concepts"], (np.int64, np.int8, np.int64), strict=True)
-    )
-    concepts = ConceptTable.from_arrays(numbers, ranks, offsets, bytes(record["names"]))
-    return UmlsIndex(entries, concepts, record["source_sha256"], record["untyped"])
+    """The index :func:`write_index` wrote; :class:`CorruptIndexCache` when the file does not check out.
+
+    The checksum is verified in a first streaming pass, then the parts are read one at a time, so the
+    file's bytes are never all in memory beside the index."""
+    with open(path, "rb") as handle:
+        if handle.read(len(_CACHE_MAGIC)) != _CACHE_MAGIC:
+            raise CorruptIndexCache("the cached matcher index does not start as one (damaged)")
+        expected = handle.read(32)
+        start = handle.tell()
+        if hashlib.file_digest(handle, "sha256").digest() != expected:
+            raise CorruptIndexCache("the cached matcher index is truncated or damaged (its checksum does not match)")
+        handle.seek(start)
+
+        def part() -> bytes:
+            return handle.read(int.from_bytes(handle.read(8), "little"))
+
+        source_sha256, untyped = pickle.loads(part())
+        keys = part().decode("utf-8")
+        entries = dict(
+            zip(keys.split("\n") if keys else [], np.frombuffer(part(), dtype=np.int64).tolist(), strict=True)
+        )
+        del keys
+        numbers, ranks, offsets = (np.frombuffer(part(), dtype=kind) for kind in (np.int64, np.int8, np.int64))
+        concepts = ConceptTable.from_arrays(numbers, ranks, offsets, part())
+    return UmlsIndex(entries, concepts, source_sha256, untyped)
 
 
 class EntityMatcher:
