@@ -171,7 +171,7 @@ def main() -> None:
         pages, meta = str(inputs / "pages"), str(inputs / "META")
         (work / "no-gold").mkdir()
         cold = None  # with the index of reused inputs cached already, only the warm release runs
-        if not any(cache.glob("umls-index-*.pickle")):
+        if not any(cache.glob("umls-index-*")):
             cold = measure(release, pages, meta, str(work / "no-gold"), str(work / "out-cold"))
         warm = measure(release, pages, meta, str(work / "no-gold"), str(work / "out-warm"))
     finally:

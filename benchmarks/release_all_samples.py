@@ -124,7 +124,7 @@ def per_expectation_cost(releases: str, repeats: int) -> dict[str, Any]:
                 for e in suite:
                     if e.table == name:
                         batch.validate(
-                            getattr(gx.expectations, expectations._camel(e.expectation))(**e.kwargs),
+                            expectations.expectation_class(e.expectation)(**e.kwargs),
                             result_format={"result_format": "SUMMARY", "partial_unexpected_count": 20},
                         )
 

@@ -215,6 +215,10 @@ class Builder:
         once, in the main process, after every shard); none by default."""
         return iter(())
 
+    def workers_started(self) -> None:
+        """Called in the main process once the worker processes have started, each with its own copy of
+        what :meth:`shards` loaded: drop what only :meth:`generate_shard` needs. Nothing by default."""
+
     def built(self) -> None:
         """Called once every record is written: drop what only building needed (a dictionary, a model), since
         the gates and the card read the written release. Nothing by default."""

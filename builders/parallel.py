@@ -186,6 +186,7 @@ def build_in_workers(
     try:
         queued = iter(groups)
         running: deque[Future[GroupOutput]] = deque(pool.submit(_build_group, g) for g in islice(queued, workers * 2))
+        builder.workers_started()  # every worker has started (fork starts them all on the first submit)
         while running:
             try:
                 output = running.popleft().result()

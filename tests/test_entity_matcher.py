@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from clinical_corpora.builders.sources.bmj_html import read_case_report
 from clinical_corpora.builders.sources.brat import iter_brat_folder
+from clinical_corpora.core.errors import SourceError
 from clinical_corpora.corpora.clicr import entity_matcher
 from clinical_corpora.corpora.clicr.entity_matcher import (
     FUNCTION_WORDS,
@@ -133,7 +134,7 @@ def test_synonyms_for_answer_expansion(index: UmlsIndex) -> None:
 
 def test_index_is_cached_by_file_hashes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     first = load_or_build_index(MRCONSO, MRSTY, tmp_path / "cache")
-    assert len(list((tmp_path / "cache").glob("umls-index-*.pickle"))) == 1
+    assert len(list((tmp_path / "cache").glob("umls-index-*"))) == 1
 
     def must_not_build(*_: object) -> UmlsIndex:
         raise AssertionError("the cached index should have been loaded")
@@ -147,8 +148,37 @@ def test_index_is_cached_by_file_hashes(tmp_path: Path, monkeypatch: pytest.Monk
     changed.write_text(MRCONSO.read_text(encoding="utf-8") + "C9999999|ENG|P|L1|PF|S1|Y|A1||||MTH|PN|1|Quinsy|0|N||\n")
     monkeypatch.undo()
     rebuilt = load_or_build_index(changed, MRSTY, tmp_path / "cache")
-    assert len(list((tmp_path / "cache").glob("umls-index-*.pickle"))) == 2
+    assert len(list((tmp_path / "cache").glob("umls-index-*"))) == 2
     assert rebuilt.entries == first.entries  # the new concept has no semantic type, so nothing new is indexed
+
+
+def test_damaged_or_truncated_cache_is_said_and_rebuilt(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    first = load_or_build_index(MRCONSO, MRSTY, tmp_path)
+    (cached,) = tmp_path.glob("umls-index-*")
+    data = cached.read_bytes()
+    for damaged in (data[: len(data) // 2], data[:-40] + bytes([data[-40] ^ 1]) + data[-39:]):
+        cached.write_bytes(damaged)
+        again = load_or_build_index(MRCONSO, MRSTY, tmp_path)
+        assert "truncated or damaged" in capsys.readouterr().err
+        assert again.entries == first.entries and again.untyped == first.untyped
+        assert cached.read_bytes() == data  # written again, whole
+
+
+def test_rrf_the_columnar_reader_cannot_vouch_for_gives_the_same_index(tmp_path: Path, index: UmlsIndex) -> None:
+    crlf = tmp_path / "MRCONSO.RRF"  # carriage returns: read row by row
+    crlf.write_bytes(MRCONSO.read_bytes().replace(b"\n", b"\r\n"))
+    by_row = build_index(crlf, MRSTY)
+    assert by_row.entries == index.entries and by_row.untyped == index.untyped
+    assert by_row.concepts.names == index.concepts.names
+
+
+def test_malformed_mrconso_line_is_named_by_the_index_build(tmp_path: Path) -> None:
+    lines = MRCONSO.read_text(encoding="utf-8").splitlines(keepends=True)
+    broken = tmp_path / "MRCONSO.RRF"
+    broken.write_text("".join(lines[:4]) + lines[4].replace("|", "", 1) + "".join(lines[5:]), encoding="utf-8")
+    with pytest.raises(SourceError, match="expected 18 fields") as caught:
+        build_index(broken, MRSTY)
+    assert caught.value.line == 5
 
 
 def test_recogniser_against_hand_marked_gold(matcher: EntityMatcher) -> None:

@@ -133,7 +133,9 @@ def test_an_expectation_gx_cannot_build_or_run_fails_alone_with_its_reason() -> 
     ]
     outcomes = run_suite(suite, TABLES)
     assert [o.success for o in outcomes] == [False, False, False, True, False]
-    assert "has no attribute 'ExpectNoSuchThing'" in outcomes[0].observed["error"]
+    assert outcomes[0].observed["error"] == (
+        "cannot run expect_no_such_thing: great-expectations has no expectation 'expect_no_such_thing'"
+    )
     assert "bogus" in outcomes[1].observed["error"]
     # before: observed {} — GX keys a caught error by metric when a suite runs
     assert outcomes[2].observed["error"] == 'Error: The column "missing_column" in BatchData does not exist.'
@@ -180,6 +182,18 @@ def test_the_building_process_imports_great_expectations_only_after_the_records_
         assert list(imports) == [building]
     else:  # by the expectation process, never by the building process
         assert building not in imports
+
+
+def test_an_expectation_is_found_by_its_name_even_when_its_class_name_is_not_that_name_in_camel_case() -> None:
+    kl = expectation(  # class ExpectColumnKLDivergenceToBeLessThan: "Kl" from the name would not find it
+        "c.spans",
+        "expect_column_kl_divergence_to_be_less_than",
+        column="start",
+        partition_object={"bins": [0, 10, 100], "weights": [0.5, 0.5]},
+        threshold=0.9,
+    )
+    [outcome] = run_suite([kl], TABLES)
+    assert "error" not in outcome.observed and "observed_value" in outcome.observed  # built and run by GX
 
 
 def test_great_expectations_does_not_fingerprint_the_checked_tables(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -7,7 +7,15 @@ from pathlib import Path
 
 import pytest
 
-from clinical_corpora.builders.sources.umls import file_sha256, read_mrconso, read_mrsty
+from clinical_corpora.builders.sources.umls import (
+    MRCONSO_COLUMNS,
+    MRSTY_COLUMNS,
+    NotPlainRrf,
+    file_sha256,
+    read_mrconso,
+    read_mrsty,
+    rrf_batches,
+)
 from clinical_corpora.core.errors import SourceError
 
 META = Path(__file__).resolve().parents[1] / "corpora" / "clicr" / "sample" / "umls" / "META"
@@ -42,16 +50,16 @@ def test_mrsty_rows_and_several_types_per_concept() -> None:
     ]
 
 
-@pytest.mark.parametrize(
-    ("bad_line", "expected"),
-    [
-        (CONSO_ROW[:-1], "found 17 '\\|', with text after the last one"),
-        (CONSO_ROW + "extra|", "found 19 '\\|'"),
-        (CONSO_ROW.replace("|Sugar diabetes|", "|Sugar|diabetes|"), "found 19 '\\|'"),
-        ("C910000|" + CONSO_ROW[9:], "expected a CUI"),
-        ("", "found 0 '\\|'"),
-    ],
-)
+MALFORMED_LINES = [
+    (CONSO_ROW[:-1], "found 17 '\\|', with text after the last one"),
+    (CONSO_ROW + "extra|", "found 19 '\\|'"),
+    (CONSO_ROW.replace("|Sugar diabetes|", "|Sugar|diabetes|"), "found 19 '\\|'"),
+    ("C910000|" + CONSO_ROW[9:], "expected a CUI"),
+    ("", "found 0 '\\|'"),
+]
+
+
+@pytest.mark.parametrize(("bad_line", "expected"), MALFORMED_LINES)
 def test_malformed_mrconso_line_names_file_and_line(tmp_path: Path, bad_line: str, expected: str) -> None:
     path = tmp_path / "MRCONSO.RRF"
     path.write_text(f"{CONSO_ROW}\n{CONSO_ROW}\n{bad_line}\n{CONSO_ROW}\n", encoding="utf-8")
@@ -74,3 +82,31 @@ def test_malformed_mrsty_tui(tmp_path: Path) -> None:
 def test_file_sha256_matches_hashlib() -> None:
     path = META / "MRSTY.RRF"
     assert file_sha256(path) == hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_columnar_reader_gives_the_row_readers_fields_and_lines() -> None:
+    rows = list(read_mrconso(META / "MRCONSO.RRF"))
+    batches = list(rrf_batches(META / "MRCONSO.RRF", MRCONSO_COLUMNS, ["CUI", "STR", "SUPPRESS"]))
+    assert batches[0][0] == 1 and sum(batch.num_rows for _, batch in batches) == len(rows)
+    columns = {
+        name: [value for _, batch in batches for value in batch.column(name).to_pylist()] for name in ["CUI", "STR"]
+    }
+    assert columns == {"CUI": [row.cui for row in rows], "STR": [row.string for row in rows]}
+    ((_, types),) = rrf_batches(META / "MRSTY.RRF", MRSTY_COLUMNS, ["TUI"])
+    assert types.column("TUI").to_pylist() == [row.tui for row in read_mrsty(META / "MRSTY.RRF")]
+
+
+@pytest.mark.parametrize(
+    "bad_line",
+    [line for line, _ in MALFORMED_LINES]
+    + [CONSO_ROW.replace("Sugar", "Su\rgar"), CONSO_ROW.replace("C91", "C\u0669\u0661")],
+)
+def test_columnar_reader_hands_rows_it_cannot_vouch_for_to_the_row_reader(tmp_path: Path, bad_line: str) -> None:
+    path = tmp_path / "MRCONSO.RRF"
+    path.write_text(f"{CONSO_ROW}\n{bad_line}\n{CONSO_ROW}\n", encoding="utf-8", newline="")
+    with pytest.raises(NotPlainRrf):
+        list(rrf_batches(path, MRCONSO_COLUMNS, ["CUI"]))
+    for prefix in (b"\xef\xbb\xbf", b"\xff"):
+        path.write_bytes(prefix + f"{CONSO_ROW}\n".encode())
+        with pytest.raises(NotPlainRrf):
+            list(rrf_batches(path, MRCONSO_COLUMNS, ["CUI"]))

@@ -86,8 +86,17 @@ class ExpectationOutcome:
         }
 
 
-def _camel(snake: str) -> str:
-    return "".join(part.capitalize() for part in snake.split("_"))
+def expectation_class(name: str) -> Any:
+    """great-expectations' class for an expectation's snake_case name, from its registry (a name such as
+    ``expect_column_kl_divergence_to_be_less_than`` is not its class's name split at capitals); AttributeError
+    naming it when great-expectations has none."""
+    from great_expectations.exceptions import ExpectationNotFoundError
+    from great_expectations.expectations.registry import get_expectation_impl
+
+    try:
+        return get_expectation_impl(name)
+    except ExpectationNotFoundError:
+        raise AttributeError(f"great-expectations has no expectation {name!r}") from None
 
 
 GX_DEFERRED = ("scipy.stats", "altair")
@@ -241,7 +250,7 @@ def _suite(gx: Any, table_name: str, wanted: list[Expectation]) -> tuple[Any, di
         kwargs = expectation.kwargs
         kwargs["meta"] = {**(kwargs.get("meta") or {}), _POSITION: position}
         try:
-            suite.expectations.append(getattr(gx.expectations, _camel(expectation.expectation))(**kwargs))
+            suite.expectations.append(expectation_class(expectation.expectation)(**kwargs))
         except (AttributeError, TypeError, ValueError) as error:
             failed[position] = _outcome(expectation, False, {"error": f"cannot run {expectation.expectation}: {error}"})
     return suite, failed

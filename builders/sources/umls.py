@@ -8,15 +8,24 @@ line ends with a trailing pipe), no quoting or escaping. MRCONSO has 18 columns:
 and MRSTY 6 (``CUI|TUI|STN|STY|ATUI|CVF|``). The readers stream: memory does not grow with the
 file. A line with another number of fields, without its trailing pipe, or with a CUI that is not
 ``C`` + 7 digits (a TUI not ``T`` + 3 digits) raises :class:`SourceError` naming file and line.
+
+:func:`rrf_batches` reads chosen columns as Arrow record batches (pyarrow's CSV reader, ``|``-delimited,
+no quoting), many times faster than the row readers. It checks the same rules per batch; a file it cannot
+vouch for row by row (a carriage return anywhere, a byte-order mark, a row breaking a rule) raises
+:class:`NotPlainRrf`, and the row readers then give the exact result or the error naming the line.
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import NamedTuple
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.csv as pacsv
 
 from clinical_corpora.builders.sources.discovery import walk_files, warn_left_out
 from clinical_corpora.builders.sources.text_lines import utf8_lines
@@ -27,6 +36,15 @@ MRSTY_FILENAME = "MRSTY.RRF"
 
 _CUI = re.compile(r"C\d{7}")
 _TUI = re.compile(r"T\d{3}")
+
+
+MRCONSO_COLUMNS = tuple("CUI LAT TS LUI STT SUI ISPREF AUI SAUI SCUI SDUI SAB TTY CODE STR SRL SUPPRESS CVF".split())
+MRSTY_COLUMNS = tuple("CUI TUI STN STY ATUI CVF".split())
+_BLOCK_BYTES = 4 << 20
+
+
+class NotPlainRrf(Exception):
+    """The columnar reader cannot vouch for a file row by row: read it with the row readers instead."""
 
 
 class MrconsoRow(NamedTuple):
@@ -100,6 +118,53 @@ def read_mrsty(path: str | Path) -> Iterator[MrstyRow]:
             raise SourceError(path, f"expected a TUI (T + 3 digits) in column 2, found {fields[1]!r}", line=line_number)
         fields.pop()
         yield MrstyRow._make(fields)
+
+
+def rrf_batches(
+    path: str | Path, header: Sequence[str], columns: Sequence[str]
+) -> Iterator[tuple[int, pa.RecordBatch]]:
+    """``(line number of the first row, batch of ``columns`` as strings)`` for an RRF file whose rows have the
+    ``header`` fields; rows are lines. Raises :class:`NotPlainRrf` where the row readers' rules or line
+    numbering could differ (a CUI column not ``C`` + 7 ASCII digits, a TUI column not ``T`` + 3, a wrong
+    number of fields, text after the last pipe, bytes that are not UTF-8, a carriage return, a BOM)."""
+    path = Path(path)
+    if _has_carriage_return_or_bom(path):
+        raise NotPlainRrf(path)
+    names = [*header, ""]  # the empty field after the trailing pipe
+    try:
+        reader = pacsv.open_csv(
+            path,
+            read_options=pacsv.ReadOptions(column_names=names, block_size=_BLOCK_BYTES),
+            parse_options=pacsv.ParseOptions(
+                delimiter="|", quote_char=False, escape_char=False, double_quote=False, ignore_empty_lines=False
+            ),
+            convert_options=pacsv.ConvertOptions(
+                include_columns=[*columns, ""], column_types=dict.fromkeys(names, pa.string())
+            ),
+        )
+        line = 1
+        for batch in reader:
+            _check_batch(batch)
+            yield line, batch.drop_columns([""])
+            line += batch.num_rows
+    except (pa.ArrowInvalid, UnicodeDecodeError) as error:
+        raise NotPlainRrf(path) from error
+
+
+def _check_batch(batch: pa.RecordBatch) -> None:
+    if not pc.all(pc.equal(batch.column(""), "")).as_py():
+        raise NotPlainRrf("text after the last pipe")
+    for name, pattern in (("CUI", "^C[0-9]{7}$"), ("TUI", "^T[0-9]{3}$")):
+        if name in batch.schema.names and not pc.all(pc.match_substring_regex(batch.column(name), pattern)).as_py():
+            raise NotPlainRrf(f"a {name} that is not plain")
+
+
+def _has_carriage_return_or_bom(path: Path) -> bool:
+    with open(path, "rb") as handle:
+        if handle.read(3) == b"\xef\xbb\xbf":
+            return True
+        handle.seek(0)
+        return any(b"\r" in block for block in iter(lambda: handle.read(_BLOCK_BYTES), b""))
 
 
 def locate_rrf_files(meta: Path) -> tuple[Path, Path]:

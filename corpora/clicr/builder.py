@@ -306,8 +306,13 @@ class ClicrBuilder(Builder):
         self._rrf_files: dict[Path, tuple[Path, Path]] = {}
         """UMLS META folder → its MRCONSO.RRF and MRSTY.RRF, located (and its other files warned of) once."""
 
+    def workers_started(self) -> None:
+        """The forked workers hold the matcher index (hundreds of MB at UMLS scale); the main process no
+        longer needs it (shards() took what it needed, and there is no aggregate)."""
+        self._matchers.clear()
+
     def built(self) -> None:
-        """The matcher index (hundreds of MB at UMLS scale) is not needed by the gates and the card."""
+        """The matcher index is not needed by the gates and the card."""
         self._matchers.clear()
 
     def _located(self, meta: Path) -> tuple[Path, Path]:

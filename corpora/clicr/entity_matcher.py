@@ -19,25 +19,41 @@ Choices, all deterministic:
   punctuation, keys made only of frequent English words (jusText's English stoplist: ``all``,
   ``was``, ``men`` are also UMLS acronyms), and keys starting with a determiner or pronoun.
 
-The index is built by streaming MRSTY then MRCONSO, and cached on disk under a name derived from
-both files' SHA-256 and this module's matching rules, so the next run with the same files loads it.
+The index is built in a child process by streaming MRSTY then MRCONSO (as Arrow columns), and cached on
+disk under a name derived from both files' SHA-256 and this module's matching rules, so the next run with
+the same files loads it; the cache file is checksummed, and a damaged one is rebuilt.
 """
 
 from __future__ import annotations
 
 import hashlib
+import multiprocessing
 import os
 import pickle
+import sys
 import tempfile
 from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from pathlib import Path
 
 import justext
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 
-from clinical_corpora.builders.sources.umls import file_sha256, read_mrconso_lines, read_mrsty
+from clinical_corpora.builders.sources.umls import (
+    MRCONSO_COLUMNS,
+    MRSTY_COLUMNS,
+    NotPlainRrf,
+    file_sha256,
+    read_mrconso_lines,
+    read_mrsty,
+    rrf_batches,
+)
 from clinical_corpora.builders.text_units import TOKEN_PATTERN, Sentence, split_sentences, token_strings, tokenize
+from clinical_corpora.core.errors import ClincorpError
 from clinical_corpora.core.labels import Category
 
 CATEGORIES: tuple[Category, ...] = ("problem", "treatment", "test")
@@ -137,12 +153,22 @@ class ConceptTable:
 
     __slots__ = ("name_offsets", "names", "numbers", "ranks")
 
-    def __init__(self, ranks: dict[int, int], names: dict[int, list[str]]) -> None:
+    def __init__(self, ranks: dict[int, int], names: dict[int, bytes]) -> None:
+        """``names``: per CUI number, its names as UTF-8, one per line."""
         self.numbers = np.array(sorted(ranks), dtype=np.int64)
         self.ranks = np.array([ranks[number] for number in self.numbers.tolist()], dtype=np.int8)
-        blocks = ["\n".join(names.get(number, ())).encode("utf-8") for number in self.numbers.tolist()]
+        blocks = [names.get(number, b"") for number in self.numbers.tolist()]
         self.name_offsets = np.concatenate(([0], np.cumsum([len(block) for block in blocks], dtype=np.int64)))
         self.names = b"".join(blocks)
+
+    @classmethod
+    def from_arrays(
+        cls, numbers: np.ndarray, ranks: np.ndarray, name_offsets: np.ndarray, names: bytes
+    ) -> ConceptTable:
+        """The table of these arrays (as :func:`write_index` stores them)."""
+        table = cls.__new__(cls)
+        table.numbers, table.ranks, table.name_offsets, table.names = numbers, ranks, name_offsets, names
+        return table
 
     def _row(self, number: int) -> int | None:
         row = int(np.searchsorted(self.numbers, number))
@@ -222,52 +248,154 @@ def _is_useful_key(tokens: Sequence[str]) -> bool:
 
 def build_index(mrconso: str | Path, mrsty: str | Path, *, source_sha256: dict[str, str] | None = None) -> UmlsIndex:
     """Build the dictionary from MRSTY.RRF and MRCONSO.RRF (two streaming passes); ``source_sha256``, the
-    files' digests when the caller has them (else they are computed)."""
-    semantic_types: dict[int, int] = {}
-    typed = bytearray(_CUI_LIMIT // 8)  # one bit per CUI number with any MRSTY row
+    files' digests when the caller has them (else they are computed).
+
+    The files are read as Arrow columns and filtered there (language, suppression, semantic type), so only
+    the mapped concepts' names reach Python; a file the columnar reader cannot vouch for
+    (:class:`NotPlainRrf`) is read row by row, which gives the same index or the error naming its line."""
+    try:
+        ranks, typed = _semantic_types(mrsty, columnar=True)
+        names = _Names(ranks)
+        untyped = _read_names_columnar(mrconso, names, typed)
+    except NotPlainRrf:
+        ranks, typed = _semantic_types(mrsty, columnar=False)
+        names = _Names(ranks)
+        untyped = _read_names_by_row(mrconso, names, typed)
+    hashes = source_sha256 or _rrf_sha256(mrconso, mrsty)
+    entries, concepts = names.finish()
+    return UmlsIndex(entries, concepts, hashes, untyped)
+
+
+_NO_RANK = 127
+
+
+def _semantic_types(mrsty: str | Path, *, columnar: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Per CUI number, the best rank of its mapped semantic types (:data:`_NO_RANK` when none) and whether it
+    has any MRSTY row."""
+    ranks = np.full(_CUI_LIMIT, _NO_RANK, dtype=np.int8)
+    typed = np.zeros(_CUI_LIMIT, dtype=bool)
+    if columnar:
+        tuis = pa.array(list(_TUI_PRIORITY))  # in rank order
+        for _, batch in rrf_batches(mrsty, MRSTY_COLUMNS, ["CUI", "TUI"]):
+            numbers = _cui_numbers(batch.column("CUI"))
+            typed[numbers] = True
+            rank = pc.index_in(batch.column("TUI"), value_set=tuis)
+            mapped = rank.is_valid().to_numpy(zero_copy_only=False)
+            np.minimum.at(ranks, numbers[mapped], rank.drop_null().to_numpy().astype(np.int8))
+        return ranks, typed
     for semantic_type in read_mrsty(mrsty):
-        typed_number = _cui_number(semantic_type.cui)
-        typed[typed_number >> 3] |= 1 << (typed_number & 7)
+        number = _cui_number(semantic_type.cui)
+        typed[number] = True
         rank = _TUI_PRIORITY.get(semantic_type.tui)
         if rank is not None:
-            number = _cui_number(semantic_type.cui)
-            semantic_types[number] = min(rank, semantic_types.get(number, rank))
+            ranks[number] = min(rank, ranks[number])
+    return ranks, typed
 
-    keys: dict[str, int] = {}
-    prefixes: set[str] = set()
-    synonym_table: dict[int, list[str]] = {}
+
+def _cui_numbers(cuis: pa.Array) -> np.ndarray:
+    return pc.cast(pc.utf8_slice_codeunits(cuis, 1), pa.int64()).to_numpy()
+
+
+def _read_names_columnar(mrconso: str | Path, names: _Names, typed: np.ndarray) -> dict[str, int]:
+    """Feed the English non-suppressed names of mapped concepts to ``names``; returns the untyped CUIs."""
     untyped: dict[str, int] = {}
-    group_cui, group_names = -1, set[str]()  # MRCONSO is grouped by CUI: de-duplicate within a group
+    wanted = ["CUI", "LAT", "TS", "STT", "ISPREF", "STR", "SUPPRESS"]
+    for line, batch in rrf_batches(mrconso, MRCONSO_COLUMNS, wanted):
+        english = pc.and_(pc.equal(batch.column("LAT"), "ENG"), pc.equal(batch.column("SUPPRESS"), "N"))
+        rows = np.flatnonzero(english.to_numpy(zero_copy_only=False))
+        numbers = _cui_numbers(batch.column("CUI").take(rows))
+        mapped = names.ranks[numbers] != _NO_RANK
+        cuis = batch.column("CUI")
+        for row in rows[~mapped & ~typed[numbers]].tolist():
+            untyped.setdefault(cuis[row].as_py(), line + row)
+        kept = pa.array(rows[mapped])
+        preferred = pc.and_(
+            pc.and_(pc.equal(batch.column("TS").take(kept), "P"), pc.equal(batch.column("STT").take(kept), "PF")),
+            pc.equal(batch.column("ISPREF").take(kept), "Y"),
+        )
+        names.add(numbers[mapped].tolist(), batch.column("STR").take(kept).to_pylist(), preferred.to_pylist())
+    return untyped
+
+
+def _read_names_by_row(mrconso: str | Path, names: _Names, typed: np.ndarray) -> dict[str, int]:
+    """:func:`_read_names_columnar` reading row by row (any file the row reader accepts)."""
+    untyped: dict[str, int] = {}
     for line_number, row in read_mrconso_lines(mrconso):
         if row.lat != "ENG" or row.suppress != "N":
             continue
         number = _cui_number(row.cui)
-        if number not in semantic_types:
-            if not typed[number >> 3] & (1 << (number & 7)):
+        if names.ranks[number] == _NO_RANK:
+            if not typed[number]:
                 untyped.setdefault(row.cui, line_number)
             continue
-        if number != group_cui:
-            group_cui, group_names = number, set()
-        if row.string.lower() not in group_names:
-            group_names.add(row.string.lower())
-            synonym_table.setdefault(number, []).append(row.string)
-        tokens = [token.lower() for token in token_strings(row.string)]
-        if not tokens or not _is_useful_key(tokens):
-            continue
-        preferred = row.ts == "P" and row.stt == "PF" and row.ispref == "Y"
-        ranked = number if preferred else number + _NOT_PREFERRED
-        key = " ".join(tokens)
-        if ranked < keys.get(key, _NOT_PREFERRED * 2):
-            keys[key] = ranked
-        for end in range(1, len(tokens)):
-            prefixes.add(" ".join(tokens[:end]))
-    entries = dict.fromkeys(prefixes, -1)
-    for key, ranked in keys.items():
-        number = ranked % _NOT_PREFERRED
-        entries[key] = ((number << _RANK_BITS | semantic_types[number]) << 1) | (key in prefixes)
-    del keys, prefixes
-    hashes = source_sha256 or _rrf_sha256(mrconso, mrsty)
-    return UmlsIndex(entries, ConceptTable(semantic_types, synonym_table), hashes, untyped)
+        names.add([number], [row.string], [row.ts == "P" and row.stt == "PF" and row.ispref == "Y"])
+    return untyped
+
+
+class _Names:
+    """The mapped concepts' names, in file order: the dictionary entries and each concept's synonyms.
+
+    While names are added, ``entries`` maps a key to ``ranked * 2 + is_prefix`` (``ranked``: the CUI number,
+    plus :data:`_NOT_PREFERRED` unless the string is the concept's preferred name) and a proper prefix of
+    keys to -1, in one dictionary: :meth:`finish` rewrites the values in place.
+    """
+
+    def __init__(self, ranks: np.ndarray) -> None:
+        self.ranks = ranks
+        self.entries: dict[str, int] = {}
+        self.synonyms: dict[int, bytes] = {}
+        """Per CUI number, its names (de-duplicated in each group of rows) as UTF-8, one per line."""
+        self.group_cui, self.group_names = -1, set[str]()  # MRCONSO is grouped by CUI: de-duplicate in a group
+        self.group_strings: list[str] = []
+
+    def add(self, numbers: list[int], strings: list[str], preferred: list[bool]) -> None:
+        entries = self.entries
+        group_cui, group_names, group_strings = self.group_cui, self.group_names, self.group_strings
+        for number, string, is_preferred in zip(numbers, strings, preferred, strict=True):
+            if number != group_cui:
+                self._keep_synonyms(group_cui, group_strings)
+                group_cui, group_names, group_strings = number, set(), []
+            lowered = string.lower()
+            if lowered not in group_names:
+                group_names.add(lowered)
+                group_strings.append(string)
+            # lower-casing ASCII moves no token boundary; other scripts are tokenised before lower-casing
+            tokens = token_strings(lowered) if string.isascii() else [t.lower() for t in token_strings(string)]
+            if not tokens or not _is_useful_key(tokens):
+                continue
+            ranked = number if is_preferred else number + _NOT_PREFERRED
+            key = " ".join(tokens)
+            known = entries.get(key)
+            if known is None or known == -1:
+                entries[key] = ranked << 1 | (known == -1)
+            elif ranked < known >> 1:
+                entries[key] = ranked << 1 | (known & 1)
+            for end in range(1, len(tokens)):
+                prefix = " ".join(tokens[:end])
+                known = entries.setdefault(prefix, -1)
+                if known >= 0 and not known & 1:
+                    entries[prefix] = known | 1
+        self.group_cui, self.group_names, self.group_strings = group_cui, group_names, group_strings
+
+    def _keep_synonyms(self, number: int, strings: list[str]) -> None:
+        if strings:
+            block = "\n".join(strings).encode("utf-8")
+            known = self.synonyms.get(number)
+            self.synonyms[number] = block if known is None else known + b"\n" + block
+
+    def finish(self) -> tuple[dict[str, int], ConceptTable]:
+        """The matcher's entries (see :class:`UmlsIndex`) and the concept table; empties this."""
+        self._keep_synonyms(self.group_cui, self.group_strings)
+        typed_numbers = np.flatnonzero(self.ranks != _NO_RANK)
+        semantic_types = dict(zip(typed_numbers.tolist(), self.ranks[typed_numbers].tolist(), strict=True))
+        entries = self.entries
+        for key, value in entries.items():
+            if value >= 0:
+                number = (value >> 1) % _NOT_PREFERRED
+                entries[key] = ((number << _RANK_BITS | semantic_types[number]) << 1) | (value & 1)
+        concepts = ConceptTable(semantic_types, self.synonyms)
+        self.entries, self.synonyms, self.group_strings = {}, {}, []
+        return entries, concepts
 
 
 def _rrf_sha256(mrconso: str | Path, mrsty: str | Path) -> dict[str, str]:
@@ -275,24 +403,98 @@ def _rrf_sha256(mrconso: str | Path, mrsty: str | Path) -> dict[str, str]:
 
 
 def load_or_build_index(mrconso: str | Path, mrsty: str | Path, cache_dir: str | Path) -> UmlsIndex:
-    """The index for these RRF files: loaded from ``cache_dir`` if built before, else built and cached."""
+    """The index for these RRF files: loaded from ``cache_dir`` if built before, else built and cached.
+
+    The build runs in a child process, so its peak memory leaves with it;
+    the caller then loads the cache. A cache file that fails its checksum (truncated, damaged) is said so
+    on stderr and rebuilt."""
     rules = (INDEX_VERSION, SEMANTIC_TYPE_CATEGORIES, sorted(FUNCTION_WORDS), sorted(_ENGLISH_STOPWORDS))
     hashes = _rrf_sha256(mrconso, mrsty)  # hashed once: MRCONSO.RRF is gigabytes
     fingerprint = hashlib.sha256(
         f"{rules}|{TOKEN_PATTERN.pattern}|{hashes['MRCONSO.RRF']}|{hashes['MRSTY.RRF']}".encode()
     ).hexdigest()
-    cache_dir = Path(cache_dir)
-    cached = cache_dir / f"umls-index-{fingerprint[:24]}.pickle"
+    cached = Path(cache_dir) / f"umls-index-{fingerprint[:24]}{CACHE_SUFFIX}"
     if cached.exists():
-        with open(cached, "rb") as cache:
-            index: UmlsIndex = pickle.load(cache)
-            return index
-    index = build_index(mrconso, mrsty, source_sha256=hashes)
-    cache_dir.mkdir(parents=True, exist_ok=True)
-    with tempfile.NamedTemporaryFile("wb", dir=cache_dir, delete=False, suffix=".partial") as partial:
-        pickle.dump(index, partial, protocol=pickle.HIGHEST_PROTOCOL)
-    os.replace(partial.name, cached)
-    return index
+        try:
+            return read_index(cached)
+        except CorruptIndexCache as error:
+            print(f"{cached}: {error}; building the matcher index again", file=sys.stderr)
+    context = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else None)
+    with ProcessPoolExecutor(1, mp_context=context) as child:
+        try:
+            child.submit(_build_and_write, str(mrconso), str(mrsty), hashes, cached).result()
+        except BrokenProcessPool:
+            raise ClincorpError(
+                f"the process building the UMLS matcher index from {mrconso} died (out of memory?)"
+            ) from None
+    return read_index(cached)
+
+
+CACHE_SUFFIX = ".index"
+_CACHE_MAGIC = b"clinical-corpora umls index v1\n"
+
+
+class CorruptIndexCache(Exception):
+    """A cached index file is not what :func:`write_index` wrote (truncated, damaged)."""
+
+
+def _build_and_write(mrconso: str, mrsty: str, hashes: dict[str, str], cached: Path) -> None:
+    write_index(build_index(mrconso, mrsty, source_sha256=hashes), cached)
+
+
+def write_index(index: UmlsIndex, path: Path) -> None:
+    """Write ``index`` to ``path`` atomically (a partial file renamed when complete): the magic line, the
+    SHA-256 of the rest, then each part after its length: the pickled digests and untyped CUIs, the keys as
+    one UTF-8 text, the values as int64, the concept table's arrays and names."""
+    concepts = index.concepts
+    parts = [
+        pickle.dumps((index.source_sha256, index.untyped), protocol=pickle.HIGHEST_PROTOCOL),
+        "\n".join(index.entries).encode("utf-8"),  # a key never holds a line break (tokens hold no space)
+        np.fromiter(index.entries.values(), dtype=np.int64, count=len(index.entries)).tobytes(),
+        concepts.numbers.tobytes(),
+        concepts.ranks.tobytes(),
+        concepts.name_offsets.tobytes(),
+        concepts.names,
+    ]
+    digest = hashlib.sha256()
+    for part in parts:
+        digest.update(len(part).to_bytes(8, "little"))
+        digest.update(part)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.NamedTemporaryFile("wb", dir=path.parent, delete=False, suffix=".partial") as partial:
+        partial.write(_CACHE_MAGIC + digest.digest())
+        for part in parts:
+            partial.write(len(part).to_bytes(8, "little"))
+            partial.write(part)
+    os.replace(partial.name, path)
+
+
+def read_index(path: Path) -> UmlsIndex:
+    """The index :func:`write_index` wrote; :class:`CorruptIndexCache` when the file does not check out.
+
+    The checksum is verified in a first streaming pass, then the parts are read one at a time, so the
+    file's bytes are never all in memory beside the index."""
+    with open(path, "rb") as handle:
+        if handle.read(len(_CACHE_MAGIC)) != _CACHE_MAGIC:
+            raise CorruptIndexCache("the cached matcher index does not start as one (damaged)")
+        expected = handle.read(32)
+        start = handle.tell()
+        if hashlib.file_digest(handle, "sha256").digest() != expected:
+            raise CorruptIndexCache("the cached matcher index is truncated or damaged (its checksum does not match)")
+        handle.seek(start)
+
+        def part() -> bytes:
+            return handle.read(int.from_bytes(handle.read(8), "little"))
+
+        source_sha256, untyped = pickle.loads(part())
+        keys = part().decode("utf-8")
+        entries = dict(
+            zip(keys.split("\n") if keys else [], np.frombuffer(part(), dtype=np.int64).tolist(), strict=True)
+        )
+        del keys
+        numbers, ranks, offsets = (np.frombuffer(part(), dtype=kind) for kind in (np.int64, np.int8, np.int64))
+        concepts = ConceptTable.from_arrays(numbers, ranks, offsets, part())
+    return UmlsIndex(entries, concepts, source_sha256, untyped)
 
 
 class EntityMatcher:
