@@ -55,12 +55,19 @@ class GroupOutput:
 class RowEncoder:
     """Checks each row against the corpus's configs and turns rows into record batches of ~1k rows."""
 
-    def __init__(self, builder: Builder, manifest: CorpusManifest, features: dict[str, Features], sink: Sink):
+    def __init__(
+        self,
+        builder: Builder,
+        manifest: CorpusManifest,
+        features: dict[str, Features],
+        sink: Sink,
+        encoding: Encoding | None = None,
+    ):
         self.builder = builder
         self.manifest = manifest
         self.sink = sink
         self.splits = {config: set(spec.splits) for config, spec in manifest.configs.items()}
-        self.encoders, self.schemas = _encoding(features)
+        self.encoders, self.schemas = encoding or encoding_of(features)
         self.buffers: dict[tuple[str, str], list[dict[str, Any]]] = {}
 
     def add(self, row: Row) -> None:
@@ -90,22 +97,25 @@ class RowEncoder:
             self.sink(config, split, pa.RecordBatch.from_pylist(rows, schema=self.schemas[config]))
 
 
-_ENCODING: tuple[dict[str, Features], dict[str, Converter], dict[str, pa.Schema]] | None = None
+Encoding = tuple[dict[str, Converter], dict[str, pa.Schema]]
+"""Each config's row encoder and Arrow schema."""
 
 
-def _encoding(features: dict[str, Features]) -> tuple[dict[str, Converter], dict[str, pa.Schema]]:
-    """Each config's row encoder and Arrow schema, made once for a build's features: every worker job
-    encodes with them (``Features.arrow_schema`` alone takes ~5 ms, ~80 µs a note in a job of 64 SDOH notes)."""
-    global _ENCODING
-    if _ENCODING is None or _ENCODING[0] is not features:
-        encoders = {config: row_encoder(config_features) for config, config_features in features.items()}
-        schemas = {config: config_features.arrow_schema for config, config_features in features.items()}
-        _ENCODING = (features, encoders, schemas)
-    return _ENCODING[1], _ENCODING[2]
+def encoding_of(features: dict[str, Features]) -> Encoding:
+    """Each config's row encoder and Arrow schema; made once per build and inherited by the workers, since
+    ``Features.arrow_schema`` alone takes ~5 ms (~80 µs a note in a job of 64 SDOH notes)."""
+    encoders = {config: row_encoder(config_features) for config, config_features in features.items()}
+    schemas = {config: config_features.arrow_schema for config, config_features in features.items()}
+    return encoders, schemas
 
 
 def build_in_process(
-    builder: Builder, manifest: CorpusManifest, features: dict[str, Features], rows: Iterable[Row], sink: Sink
+    builder: Builder,
+    manifest: CorpusManifest,
+    features: dict[str, Features],
+    rows: Iterable[Row],
+    sink: Sink,
+    encoding: Encoding | None = None,
 ) -> Iterator[None]:
     """Encode ``rows`` (built in this process) into ``sink``; yields after each row (for progress).
 
@@ -115,7 +125,7 @@ def build_in_process(
     allocations: a third of a one-process SDOH build. Frozen objects are still freed by reference counting
     when dropped; only a cycle alive at a freeze waits for the pipeline's ``gc.unfreeze()`` (or the worker's
     exit) to be collected."""
-    encoder = RowEncoder(builder, manifest, features, sink)
+    encoder = RowEncoder(builder, manifest, features, sink, encoding)
     for count, row in enumerate(rows, start=1):
         encoder.add(row)
         if count % ROWS_PER_FREEZE == 0:
@@ -145,6 +155,7 @@ class _WorkerState:
     features: dict[str, Features]
     sources: dict[str, Any]
     on_error: Any
+    encoding: Encoding
 
 
 _STATE: _WorkerState | None = None
@@ -162,9 +173,8 @@ def _build_group(group: dict[str, Any]) -> GroupOutput:
     ctx = BuildContext(state.manifest, state.sources, state.on_error)
     output = GroupOutput()
     rows = rows_only(state.builder.generate_shard(ctx, **group), output.partials)
-    for _ in build_in_process(
-        state.builder, state.manifest, state.features, rows, lambda c, s, b: output.batches.append((c, s, b))
-    ):
+    sink: Sink = lambda c, s, b: output.batches.append((c, s, b))  # noqa: E731
+    for _ in build_in_process(state.builder, state.manifest, state.features, rows, sink, state.encoding):
         pass
     output.read, output.rejects = ctx.read, ctx.rejects
     return output
@@ -181,7 +191,7 @@ def build_in_workers(
     """Each group's output, in group order, built by ``workers`` processes (at most two jobs ahead each)."""
     methods = multiprocessing.get_all_start_methods()
     context = multiprocessing.get_context("fork" if "fork" in methods else None)
-    state = _WorkerState(builder, manifest, features, ctx.sources, ctx.on_error)
+    state = _WorkerState(builder, manifest, features, ctx.sources, ctx.on_error, encoding_of(features))
     pool = ProcessPoolExecutor(workers, mp_context=context, initializer=_start_worker, initargs=(state,))
     try:
         queued = iter(groups)
