@@ -1,9 +1,10 @@
 """A release's expectation suite, run in this process or in a process of its own.
 
-:class:`ExpectationProcess`, started once the records are written, imports great-expectations at once, so
-its import and the suite run on another core (on the written parquet: the process reads the tables itself)
-while this process measures agreement and writes the card; the building process never imports it. The
-outcomes are those of :func:`check_suite` in this process.
+:class:`ExpectationProcess` starts when it is sent its first written release; it imports great-expectations
+at once, so its import and the suites run on another core (on the written parquet: the process reads the
+tables itself) while this process measures agreement, writes the card, or builds the next corpus of a
+``release --all``; the building process never imports it. The outcomes are those of :func:`check_suite` in
+this process.
 """
 
 from __future__ import annotations
@@ -75,16 +76,19 @@ def start_checks(
 
 
 def _serve(connection: Connection) -> None:
-    """The expectation process: import great-expectations, then check the release it is sent."""
+    """The expectation process: import great-expectations, then check each release it is sent, in turn."""
     load_great_expectations()
-    try:
-        builder_class, folder, expectations = connection.recv()
-    except EOFError:
-        return
-    try:
-        connection.send((check_suite(load_builder_class(builder_class)(), ReleaseView(folder), expectations), None))
-    except Exception as error:  # raised again in the process that waits for these outcomes
-        connection.send((None, error if _picklable(error) else ClincorpError(f"{type(error).__name__}: {error}")))
+    while True:
+        try:
+            ticket, builder_class, folder, expectations = connection.recv()
+        except EOFError:
+            return
+        try:
+            checked = check_suite(load_builder_class(builder_class)(), ReleaseView(folder), expectations)
+            connection.send((ticket, checked, None))
+        except Exception as error:  # raised again in the process that waits for these outcomes
+            error = error if _picklable(error) else ClincorpError(f"{type(error).__name__}: {error}")
+            connection.send((ticket, None, error))
 
 
 def _picklable(error: Exception) -> bool:
@@ -96,30 +100,37 @@ def _picklable(error: Exception) -> bool:
 
 
 class ExpectationProcess:
-    """A process, started now, that imports great-expectations and then checks one release. Closing it ends
-    it, whatever it is doing: a run that failed does not wait for its checks."""
+    """A process, started by the first :meth:`check`, that imports great-expectations and then checks the
+    releases it is sent, in the order sent. Closing it ends it, whatever it is doing: a run that failed does
+    not wait for its checks."""
 
     def __init__(self) -> None:
-        methods = multiprocessing.get_all_start_methods()
-        context = multiprocessing.get_context("fork" if "fork" in methods else None)
-        self._connection, child = context.Pipe()
-        self._process = context.Process(target=_serve, args=(child,), name="clincorp-expectations", daemon=True)
-        self._process.start()
-        child.close()
+        self._process: multiprocessing.process.BaseProcess | None = None
+        self._connection: Connection | None = None
+        self._sent = self._answered = 0
+        self._received: dict[int, tuple[list[ExpectationOutcome] | None, Exception | None]] = {}
+        self._gone = False  # the process died: no more outcomes will come
+
+    def _start(self) -> Connection:
+        if self._connection is None:
+            methods = multiprocessing.get_all_start_methods()
+            context = multiprocessing.get_context("fork" if "fork" in methods else None)
+            self._connection, child = context.Pipe()
+            self._process = context.Process(target=_serve, args=(child,), name="clincorp-expectations", daemon=True)
+            self._process.start()
+            child.close()
+        return self._connection
 
     def check(self, manifest: CorpusManifest, folder: Path, expectations: list[Expectation]) -> Outcomes:
         """Send the release written in ``folder`` to be checked; the function returned waits for the outcomes."""
+        ticket, self._sent = self._sent, self._sent + 1
         try:
-            self._connection.send((manifest.builder, folder, expectations))
-            sent = True
+            self._start().send((ticket, manifest.builder, folder, expectations))
         except OSError:
-            sent = False
+            self._gone = True
 
         def outcomes() -> list[ExpectationOutcome]:
-            try:
-                checked, error = self._connection.recv() if sent else (None, None)
-            except (EOFError, OSError):
-                checked, error = None, None
+            checked, error = self._wait(ticket)
             if error is not None:
                 raise error
             if checked is None:
@@ -131,7 +142,36 @@ class ExpectationProcess:
 
         return outcomes
 
+    def ready(self) -> bool:
+        """Whether every release sent so far has its outcomes here (waiting for them would not block)."""
+        while not self._gone and self._answered < self._sent and self._poll():
+            self._receive()
+        return self._gone or self._answered >= self._sent
+
+    def _poll(self) -> bool:
+        try:
+            return self._connection is not None and self._connection.poll()
+        except (EOFError, OSError):
+            return True  # gone: the next receive says so
+
+    def _wait(self, ticket: int) -> tuple[list[ExpectationOutcome] | None, Exception | None]:
+        while ticket not in self._received and not self._gone:
+            self._receive()
+        return self._received.pop(ticket, (None, None))
+
+    def _receive(self) -> None:
+        """The next outcomes sent back, kept until asked for (or the process's death noted)."""
+        try:
+            assert self._connection is not None
+            ticket, checked, error = self._connection.recv()
+        except (EOFError, OSError):
+            self._gone = True
+            return
+        self._received[ticket] = (checked, error)
+        self._answered += 1
+
     def close(self) -> None:
-        self._connection.close()
-        self._process.terminate()
-        self._process.join()
+        if self._connection is not None and self._process is not None:
+            self._connection.close()
+            self._process.terminate()
+            self._process.join()

@@ -6,13 +6,18 @@ import argparse
 import json
 import os
 import sys
+from collections import deque
+from collections.abc import Callable
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from clinical_corpora.builders.plugins import all_corpora, find_corpus, load_plugins
 from clinical_corpora.core.errors import ClincorpError
 from clinical_corpora.core.manifest import CorpusManifest
 from clinical_corpora.core.registry import Command, exporters, scorers
+
+if TYPE_CHECKING:
+    from clinical_corpora.builders.pipeline import Outcome
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -77,9 +82,9 @@ def _parser() -> argparse.ArgumentParser:
             "--workers",
             type=_workers,
             metavar="N",
-            help="build the corpus's document shards in N processes (default: every core; with more than one, "
-            "one corpus's expectations are checked in a process of their own); the release's bytes are the same "
-            "whatever N",
+            help="build the corpus's document shards in N processes (default: a process per 64 documents, at most "
+            "every core; with more than one, the expectations are checked in a process of their own, as are those "
+            "of several corpora unless N is 1); the release's bytes are the same whatever N",
         )
         if name == "release":
             command.add_argument(
@@ -204,9 +209,11 @@ def _workers(text: str) -> int:
 
 
 def _run(args: argparse.Namespace, mode: Literal["release", "build"]) -> int:
-    """Release or build each corpus; with several, try every one and end with a summary table."""
-    from clinical_corpora.builders.pipeline import run
-    from clinical_corpora.builders.release_check import release_digest
+    """Release or build each corpus; with several, try every one and end with a summary table. Several
+    corpora (unless ``--workers 1``) share one process checking their suites: each corpus builds while the
+    suites of those before it are checked, and is finished (gates, card, publication) once they are."""
+    from clinical_corpora.builders.checks import ExpectationProcess
+    from clinical_corpora.builders.pipeline import Started, finish, start
 
     corpora = _selected(args)
     if (args.source or args.sample) and len(corpora) > 1:
@@ -214,41 +221,67 @@ def _run(args: argparse.Namespace, mode: Literal["release", "build"]) -> int:
     if args.gates is not None and len(corpora) > 1:
         raise ClincorpError("--gates applies to one corpus at a time (its expectations name that corpus's tables)")
     overrides = _overrides(args.source)
-    summary: list[list[str]] = []
-    for manifest in corpora:
+    alone = len(corpora) == 1
+    checks = None if alone or args.workers == 1 else ExpectationProcess()
+    rows: list[list[list[str]]] = [[] for _ in corpora]  # each corpus's summary rows, in corpus order
+    pending: deque[tuple[int, Started]] = deque()
+
+    def attempt(index: int, step: Callable[..., Any], *arguments: Any) -> Any:
         try:
-            outcome = run(
-                manifest,
-                args.out,
-                overrides,
-                args.on_error,
-                mode,
-                args.sample,
-                args.max_rejects,
-                args.gates,
-                workers=args.workers,
-                checks_apart=False if len(corpora) > 1 else None,  # one great-expectations import for them all
-            )
+            return step(*arguments)
         except ClincorpError as error:
-            if len(corpora) == 1:
+            if alone:
                 raise
+            manifest = corpora[index]
             print(f"error: {manifest.name}: {error}", file=sys.stderr)
-            summary.append([manifest.name, manifest.version, "FAILED", str(error).splitlines()[0]])
-            continue
-        counts = outcome.manifest.get("counts", {})
-        version = outcome.manifest.get("version", manifest.version)
-        verb = {"released": "released", "unchanged": "unchanged (identical bytes)", "built": "built"}[outcome.status]
-        print(
-            f"{manifest.name} {version}: {verb} at {outcome.folder} "
-            f"(read {counts.get('read')}, written {counts.get('written')}, rejected {counts.get('rejected')}), "
-            f"digest sha256:{release_digest(outcome.folder)}"
-        )
-        summary.append([manifest.name, version, outcome.status, str(outcome.folder)])
-        if getattr(args, "text_free", False):
-            summary.append(_text_free(manifest, outcome.folder, overrides, args.sample, len(corpora) == 1))
-    if len(corpora) > 1:
+            rows[index].append([manifest.name, manifest.version, "FAILED", str(error).splitlines()[0]])
+            return None
+
+    def finish_next() -> None:
+        index, started = pending.popleft()
+        outcome = attempt(index, finish, started)
+        if outcome is not None:
+            rows[index] += _finished(corpora[index], outcome, args, overrides, alone)
+
+    try:
+        for index, manifest in enumerate(corpora):
+            options = (args.on_error, mode, args.sample, args.max_rejects, args.gates, args.workers, checks)
+            started = attempt(index, start, manifest, args.out, overrides, *options)
+            if started is not None:
+                pending.append((index, started))
+            while pending and (checks is None or checks.ready()):
+                finish_next()
+        while pending:
+            finish_next()
+    finally:
+        for _, started in pending:
+            started.close()
+        if checks is not None:
+            checks.close()
+    summary = [row for corpus_rows in rows for row in corpus_rows]
+    if not alone:
         print(_summary_table(summary))
     return 1 if any(row[2] == "FAILED" for row in summary) else 0
+
+
+def _finished(
+    manifest: CorpusManifest, outcome: Outcome, args: argparse.Namespace, overrides: dict[str, Path], alone: bool
+) -> list[list[str]]:
+    """Report a finished release (and write its text-free variant when asked); its summary rows."""
+    from clinical_corpora.builders.release_check import release_digest
+
+    counts = outcome.manifest.get("counts", {})
+    version = outcome.manifest.get("version", manifest.version)
+    verb = {"released": "released", "unchanged": "unchanged (identical bytes)", "built": "built"}[outcome.status]
+    print(
+        f"{manifest.name} {version}: {verb} at {outcome.folder} "
+        f"(read {counts.get('read')}, written {counts.get('written')}, rejected {counts.get('rejected')}), "
+        f"digest sha256:{release_digest(outcome.folder)}"
+    )
+    rows = [[manifest.name, version, outcome.status, str(outcome.folder)]]
+    if getattr(args, "text_free", False):
+        rows.append(_text_free(manifest, outcome.folder, overrides, args.sample, alone))
+    return rows
 
 
 def _text_free(

@@ -11,7 +11,7 @@ import shutil
 import socket
 import sys
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Generator, Iterable
 from dataclasses import dataclass, field
 from importlib.metadata import version as package_version
 from pathlib import Path
@@ -21,9 +21,17 @@ import pyarrow as pa
 from datasets import Features
 from tqdm import tqdm
 
-from clinical_corpora.builders.base import BuildContext, Builder, OnError, Reject, load_builder_class
+from clinical_corpora.builders.base import (
+    AgreementReport,
+    BuildContext,
+    Builder,
+    CardSection,
+    OnError,
+    Reject,
+    load_builder_class,
+)
 from clinical_corpora.builders.card import render_card, split_sizes
-from clinical_corpora.builders.checks import ExpectationProcess, start_checks
+from clinical_corpora.builders.checks import ExpectationProcess, Outcomes, start_checks
 from clinical_corpora.builders.inputs import (
     INPUTS_FILE,
     InputHashing,
@@ -76,7 +84,7 @@ def run(
     max_rejects: int | None = None,
     gate_overlay: Path | None = None,
     workers: int | None = None,
-    checks_apart: bool | None = None,
+    checks: ExpectationProcess | None = None,
 ) -> Outcome:
     """Build, validate and write ``<out>/<corpus>/<version>``; raise GateError if a gate fails.
 
@@ -84,12 +92,59 @@ def run(
     invented input makes a sample release, versioned ``<version>+sample``. ``max_rejects`` overrides the
     corpus's gate for this run (recorded in the manifest and card). ``gate_overlay`` is a ``--gates`` YAML
     file changing corpus.yaml's gates for this run (recorded, with each change, in the manifest and card).
-    ``workers`` processes build the builder's shards (default: every core); the bytes do not depend on it.
-    With ``checks_apart`` (default: with more than one worker) the expectation suite runs in a process of its
-    own, started once the records are written, while agreement and the card are computed here. Else it runs
-    here (a run of several corpora imports great-expectations once).
+    ``workers`` processes build the builder's shards (default: :func:`auto_workers`); the bytes do not depend
+    on it. The expectation suite runs in ``checks`` when given (a process shared by several releases), else in
+    a process of its own with more than one worker, started once the records are written, while agreement and
+    the card are computed here; else here.
     """
-    overrides = overrides or {}
+    return finish(start(manifest, out, overrides, on_error, mode, samples, max_rejects, gate_overlay, workers, checks))
+
+
+Started = Generator[None, None, Outcome]
+"""A release whose records are written and whose suite is being checked: :func:`finish` writes its gates,
+card and manifest and publishes it; closing it instead abandons it (its staging folder is removed)."""
+
+
+def start(
+    manifest: CorpusManifest,
+    out: Path,
+    overrides: dict[str, Path] | None = None,
+    on_error: OnError = "fail",
+    mode: Mode = "release",
+    samples: Iterable[str] = (),
+    max_rejects: int | None = None,
+    gate_overlay: Path | None = None,
+    workers: int | None = None,
+    checks: ExpectationProcess | None = None,
+) -> Started:
+    """:func:`run` up to the gates: the records written, the suite sent to ``checks``, agreement and the
+    card's statistics computed. A run of several corpora starts the next one before finishing this one."""
+    steps = _steps(manifest, out, overrides or {}, on_error, mode, samples, max_rejects, gate_overlay, workers, checks)
+    next(steps)
+    return steps
+
+
+def finish(started: Started) -> Outcome:
+    """Wait for the suite's outcomes, write the gates, card and manifest, and publish (or keep the build)."""
+    try:
+        next(started)
+    except StopIteration as done:
+        return done.value
+    raise AssertionError("a release has two steps")
+
+
+def _steps(
+    manifest: CorpusManifest,
+    out: Path,
+    overrides: dict[str, Path],
+    on_error: OnError,
+    mode: Mode,
+    samples: Iterable[str],
+    max_rejects: int | None,
+    gate_overlay: Path | None,
+    workers: int | None,
+    checks: ExpectationProcess | None,
+) -> Started:
     overlay = _gate_overlay(manifest, gate_overlay)
     if overlay is not None:
         manifest = overlay[0]
@@ -104,23 +159,25 @@ def run(
     features = _features(builder, manifest)
     ctx = BuildContext(manifest, sources, on_error)
     total = _count_documents(builder, manifest, ctx)
-    workers = workers or default_workers()
+    workers = workers or auto_workers(total)
     created = [folder for folder in (out, corpus_dir) if not folder.exists()]
     _make_folder(corpus_dir)
     _remove_stale_staging(corpus_dir)
     staging = make_staging(corpus_dir, version)
-    hashing = checks = None
+    hashing = own_checks = None
     try:
         _stage(manifest, "hashing the input files")
         hashing = InputHashing(manifest, sources, set(overrides))  # beside the build; checked unchanged after it
         row_counts = _write_rows(builder, manifest, features, ctx, staging, total, workers)
         _refuse_when_all_rejected(manifest, ctx, row_counts, corpus_dir / f"{version}.rejects.jsonl")
-        if (workers > 1 if checks_apart is None else checks_apart) and manifest.gates.expectations:
-            checks = ExpectationProcess()  # the records are written: import great-expectations beside the rest
+        if checks is None and workers > 1 and manifest.gates.expectations:
+            checks = own_checks = ExpectationProcess()  # the records are written: import great-expectations apart
         release = _Release(
             version, invented, hashing.inputs(), max_rejects, overlay[1] if overlay else None, mode == "release"
         )
-        gates = _write_release_files(builder, manifest, features, ctx, staging, row_counts, release, checks)
+        measured = _measure(builder, manifest, ctx, staging, release, checks)
+        yield
+        gates = _write_release_files(builder, manifest, features, ctx, staging, row_counts, release, measured)
         target = corpus_dir / version
         if mode == "release":
             return _publish(staging, target, gates, corpus_dir)
@@ -128,8 +185,8 @@ def run(
         _raise_on_failed_gates(gates, None, kept=target)
         return Outcome(target, "built", gates, _read_json(target / "manifest.json"))
     finally:
-        if checks is not None:
-            checks.close()
+        if own_checks is not None:
+            own_checks.close()
         if hashing is not None:
             hashing.close()
         shutil.rmtree(staging, ignore_errors=True)
@@ -144,6 +201,17 @@ def run(
 def default_workers() -> int:
     """Every core this process may use."""
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+DOCUMENTS_PER_WORKER = 64
+"""Without ``--workers``, a build uses a worker per this many documents (at most every core): starting and
+feeding a worker process costs ~0.1 s, more than a few dozen documents take to build here."""
+
+
+def auto_workers(documents: int | None) -> int:
+    """The build processes for ``documents`` (every core when the builder cannot count them cheaply)."""
+    cores = default_workers()
+    return cores if documents is None else max(1, min(cores, documents // DOCUMENTS_PER_WORKER))
 
 
 STAGING_TAG = ".staging-"
@@ -424,18 +492,25 @@ def _write_rejects(path: Path, rejects: list[Reject]) -> None:
     )
 
 
-def _write_release_files(
+@dataclass
+class _Measured:
+    """What a release knows before its gates: its suite's outcomes (to wait for), agreement, card sections."""
+
+    outcomes: Outcomes
+    agreement: AgreementReport | None
+    sections: list[CardSection]
+
+
+def _measure(
     builder: Builder,
     manifest: CorpusManifest,
-    features: dict[str, Features],
     ctx: BuildContext,
     staging: Path,
-    row_counts: dict[str, dict[str, int]],
     release: _Release,
-    checks: ExpectationProcess | None = None,
-) -> list[GateResult]:
-    """Run the gates and write rejects.jsonl, inputs.jsonl, validation.json, README.md and manifest.json;
-    the expectation suite runs in ``checks`` when given."""
+    checks: ExpectationProcess | None,
+) -> _Measured:
+    """Write inputs.jsonl, start the suite (in ``checks`` when given), measure agreement (writing
+    rejects.jsonl) and the card's statistics."""
     write_inputs_file(staging, release.inputs)
     view = ReleaseView(staging)
     expectations = manifest.gates.expectations
@@ -446,11 +521,26 @@ def _write_release_files(
     if ctx.rejects:  # after agreement: an annotator's quarantined annotations are rejects too
         _write_rejects(staging / "rejects.jsonl", ctx.rejects)
     _stage(manifest, "writing the card")
-    sections = [*builder.statistics(view), *(agreement.sections if agreement else [])]
+    return _Measured(outcomes, agreement, [*builder.statistics(view), *(agreement.sections if agreement else [])])
+
+
+def _write_release_files(
+    builder: Builder,
+    manifest: CorpusManifest,
+    features: dict[str, Features],
+    ctx: BuildContext,
+    staging: Path,
+    row_counts: dict[str, dict[str, int]],
+    release: _Release,
+    measured: _Measured,
+) -> list[GateResult]:
+    """Run the gates (waiting for the suite's outcomes) and write validation.json, README.md and
+    manifest.json."""
+    agreement, sections = measured.agreement, measured.sections
     max_rejects = manifest.gates.max_rejects if release.max_rejects is None else release.max_rejects
     gates = [
         rejects_gate(len(ctx.rejects), max_rejects),
-        expectations_gate(outcomes()),
+        expectations_gate(measured.outcomes()),
         *agreement_gates(agreement.measures if agreement else None, manifest.gates.agreement),
     ]
     written = sum(sum(splits.values()) for splits in row_counts.values())

@@ -26,6 +26,7 @@ class ReleaseView:
 
     def __init__(self, folder: Path) -> None:
         self.folder = folder
+        self._features: dict[str, Features] = {}  # a config's features are those of all its shards
 
     def table_frames(
         self, config: str, fields: list[str], columns: dict[str, list[str]], batch_size: int = 10_000
@@ -166,7 +167,9 @@ class ReleaseView:
             yield from pq.ParquetFile(path).iter_batches(batch_size=batch_size, columns=columns)
 
     def features(self, config: str) -> Features:
-        return self.shard_features(self.shards(config)[0])
+        if config not in self._features:
+            self._features[config] = self.shard_features(self.shards(config)[0])
+        return self._features[config]
 
     @staticmethod
     def shard_features(shard: Path) -> Features:

@@ -1,12 +1,16 @@
-"""The expectation process checks a written release as the building process would, raises here what was
-raised there, and turns its death into an error naming the corpus; a run of several corpora checks them in
-the building process."""
+"""The expectation process checks written releases as the building process would, each outcome going to the
+release it was sent for, raises here what was raised there, and turns its death into an error naming the
+corpus; a run of several corpora checks them all in one such process (one great-expectations import), started
+once the first corpus's records are written, while the next corpora build."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -44,41 +48,88 @@ def test_outcomes_and_errors_are_those_of_the_building_process(tiny_corpus: Path
         checks.close()
 
 
-def test_a_dead_expectation_process_is_an_error_naming_the_corpus(tiny_corpus: Path, tmp_path: Path) -> None:
+def test_each_release_sent_gets_its_own_outcomes_whatever_order_they_are_waited_for(
+    tiny_corpus: Path, tmp_path: Path
+) -> None:
     folder, suite = _tiny_release(tiny_corpus, tmp_path)
+    manifest = load_manifest(tiny_corpus)
+    failing = [suite[0].model_copy(update={"kwargs": {**suite[0].kwargs, "min_value": 100}}), suite[1]]
     checks = ExpectationProcess()
     try:
-        os.kill(checks._process.pid, signal.SIGKILL)
-        outcomes = checks.check(load_manifest(tiny_corpus), folder, suite)
-        with pytest.raises(ClincorpError, match="tiny: the process checking the expectations died"):
-            outcomes()
+        passing_outcomes, failing_outcomes = (checks.check(manifest, folder, s) for s in (suite, failing))
+        assert [o.success for o in failing_outcomes()] == [False, True]  # the second sent, waited for first
+        assert [o.success for o in passing_outcomes()] == [True] * len(suite)
+        assert checks.ready()
     finally:
         checks.close()
 
 
-def test_a_release_of_several_corpora_checks_them_in_the_building_process(
-    tiny_corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    from clinical_corpora.builders import checks
-    from clinical_corpora.builders.cli import main
-    from clinical_corpora.core.registry import corpora
-
-    broken = tmp_path / "broken"
-    shutil.copytree(tiny_corpus, broken)
-    text = (tiny_corpus / "corpus.yaml").read_text()
-    (broken / "corpus.yaml").write_text(
-        text.replace("name: tiny", "name: broken").replace("tests.tiny_corpus.builder", "no_such_module_here")
-    )
-    started: list[ExpectationProcess] = []
-    monkeypatch.setattr(checks.ExpectationProcess, "__init__", lambda self: started.append(self))
-    corpora.register("tiny", tiny_corpus)
-    corpora.register("broken", broken)
+def test_a_dead_expectation_process_is_an_error_naming_the_corpus(tiny_corpus: Path, tmp_path: Path) -> None:
+    folder, suite = _tiny_release(tiny_corpus, tmp_path)
+    checks = ExpectationProcess()
     try:
-        status = main(["release", "tiny", "broken", "--out", str(tmp_path / "out"), "--workers", "2"])
+        assert checks.check(load_manifest(tiny_corpus), folder, suite)()  # started by the first release sent
+        assert checks._process is not None
+        os.kill(checks._process.pid, signal.SIGKILL)
+        outcomes = checks.check(load_manifest(tiny_corpus), folder, suite)
+        with pytest.raises(ClincorpError, match="tiny: the process checking the expectations died"):
+            outcomes()
+        assert checks.ready()  # nothing more to wait for
     finally:
-        corpora.unregister("tiny")
-        corpora.unregister("broken")
-    out, err = capsys.readouterr()
-    assert status == 1 and started == []  # great-expectations imported once, here
-    assert "tiny 1.0.0+sample: released" in out and "FAILED" in out
-    assert "error: broken: cannot load builder 'no_such_module_here:TinyBuilder'" in err
+        checks.close()
+
+
+SEVERAL_CORPORA = """
+import json, os, sys
+from pathlib import Path
+from clinical_corpora.builders.cli import main
+from clinical_corpora.core.registry import corpora
+
+out, log = Path(sys.argv[3]), Path(sys.argv[4])
+imported = []
+
+def watch(event, args):  # inherited by forked processes: each logs its own first import
+    if event == "import" and args[0] == "great_expectations" and os.getpid() not in imported:
+        imported.append(os.getpid())
+        with log.open("a") as file:
+            file.write(json.dumps([os.getpid(), len(list(out.rglob("*.parquet")))]) + "\\n")
+
+sys.addaudithook(watch)
+corpora.register("tiny", Path(sys.argv[1]))
+corpora.register("tiny2", Path(sys.argv[2]))
+corpora.register("broken", Path(sys.argv[5]))
+status = main(["release", "tiny", "broken", "tiny2", "--out", str(out), *sys.argv[6:]])
+print(json.dumps([os.getpid(), status]))
+"""
+
+
+@pytest.mark.parametrize("workers", [[], ["--workers", "2"], ["--workers", "1"]])
+def test_several_corpora_are_checked_in_one_process_started_once_records_are_written(
+    tiny_corpus: Path, tmp_path: Path, workers: list[str]
+) -> None:
+    text = (tiny_corpus / "corpus.yaml").read_text()
+    copies = {}
+    for name, builder in (("tiny2", "tests.tiny_corpus.builder"), ("broken", "no_such_module_here")):
+        copies[name] = tmp_path / name
+        shutil.copytree(tiny_corpus, copies[name])
+        (copies[name] / "corpus.yaml").write_text(
+            text.replace("name: tiny", f"name: {name}").replace("tests.tiny_corpus.builder", builder)
+        )
+    out, log = tmp_path / "out", tmp_path / "imports.jsonl"
+    arguments = [str(tiny_corpus), str(copies["tiny2"]), str(out), str(log), str(copies["broken"]), *workers]
+    result = subprocess.run(
+        [sys.executable, "-c", SEVERAL_CORPORA, *arguments], capture_output=True, text=True, check=True
+    )
+    building, status = json.loads(result.stdout.splitlines()[-1])
+    assert status == 1 and "error: broken: cannot load builder 'no_such_module_here:TinyBuilder'" in result.stderr
+    released = [line.split()[0] for line in result.stdout.splitlines() if ": released at " in line]
+    assert released == ["tiny", "tiny2"]  # in the order named, the broken one between them FAILED
+    assert [line.split()[:3] for line in result.stdout.splitlines() if "FAILED" in line] == [
+        ["broken", "1.0.0", "FAILED"]
+    ]
+    for name in ("tiny", "tiny2"):
+        validation = json.loads((out / name / "1.0.0+sample" / "validation.json").read_text())
+        assert [g["status"] for g in validation["gates"]][:2] == ["pass", "pass"]
+    imports = dict(json.loads(line) for line in log.read_text().splitlines())
+    assert len(imports) == 1 and min(imports.values()) >= 1  # imported once, after the first parquet was written
+    assert (building in imports) == (workers == ["--workers", "1"])  # else never by the building process
