@@ -75,8 +75,10 @@ def start_checks(
     return lambda: checked
 
 
-def _serve(connection: Connection) -> None:
-    """The expectation process: import great-expectations, then check each release it is sent, in turn."""
+def _serve(connection: Connection, parents: Connection) -> None:
+    """The expectation process: import great-expectations, then check each release it is sent, in turn,
+    until the sending process closes its end or dies (the copy of that end this process inherited is closed)."""
+    parents.close()
     load_great_expectations()
     while True:
         try:
@@ -116,7 +118,9 @@ class ExpectationProcess:
             methods = multiprocessing.get_all_start_methods()
             context = multiprocessing.get_context("fork" if "fork" in methods else None)
             self._connection, child = context.Pipe()
-            self._process = context.Process(target=_serve, args=(child,), name="clincorp-expectations", daemon=True)
+            self._process = context.Process(
+                target=_serve, args=(child, self._connection), name="clincorp-expectations", daemon=True
+            )
             self._process.start()
             child.close()
         return self._connection

@@ -210,7 +210,10 @@ class InputHashing:
         context = multiprocessing.get_context("fork" if "fork" in methods else None)
         self._pipe, theirs = context.Pipe()
         self._process = context.Process(
-            target=_hash_inputs, args=(theirs, manifest, sources, overridden), name="clincorp-hash", daemon=True
+            target=_hash_inputs,
+            args=(theirs, self._pipe, manifest, sources, overridden),
+            name="clincorp-hash",
+            daemon=True,
         )
         self._process.start()
         theirs.close()
@@ -248,10 +251,16 @@ class InputHashing:
 
 
 def _hash_inputs(
-    pipe: Connection, manifest: CorpusManifest, sources: dict[str, Path | None], overridden: set[str]
+    pipe: Connection,
+    parents: Connection,
+    manifest: CorpusManifest,
+    sources: dict[str, Path | None],
+    overridden: set[str],
 ) -> None:
     """The child process: lists the files (and says so), hashes them, waits for the build to end, checks
-    that no file changed, and sends the fingerprints (or the error met)."""
+    that no file changed, and sends the fingerprints (or the error met). It closes its copy of the building
+    process's end at once, so that process's death ends the wait."""
+    parents.close()
     try:
         listed = list_inputs(sources)
         pipe.send(len(listed))

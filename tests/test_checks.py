@@ -11,6 +11,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -133,3 +134,44 @@ def test_several_corpora_are_checked_in_one_process_started_once_records_are_wri
     imports = dict(json.loads(line) for line in log.read_text().splitlines())
     assert len(imports) == 1 and min(imports.values()) >= 1  # imported once, after the first parquet was written
     assert (building in imports) == (workers == ["--workers", "1"])  # else never by the building process
+
+
+KILLED_SENDER = """
+import sys
+from pathlib import Path
+from clinical_corpora.builders.checks import ExpectationProcess
+from clinical_corpora.core.manifest import load_manifest
+
+manifest = load_manifest(Path(sys.argv[1]))
+checks = ExpectationProcess()
+checks.check(manifest, Path(sys.argv[2]), manifest.gates.expectations)()
+print(checks._process.pid, flush=True)
+sys.stdin.read()  # until killed
+"""
+
+
+def test_the_expectation_process_ends_when_the_process_sending_it_releases_is_killed(
+    tiny_corpus: Path, tmp_path: Path
+) -> None:
+    folder, _ = _tiny_release(tiny_corpus, tmp_path)
+    sender = subprocess.Popen(
+        [sys.executable, "-c", KILLED_SENDER, str(tiny_corpus), str(folder)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert sender.stdout is not None
+        checking = int(sender.stdout.readline())
+    finally:
+        sender.kill()  # SIGKILL: no cleanup runs in the sender
+        sender.wait()
+    for _ in range(100):  # it sees the end of its pipe and returns
+        try:
+            os.kill(checking, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.05)
+    else:
+        os.kill(checking, signal.SIGKILL)
+        pytest.fail("the expectation process outlived the process that sent it releases")

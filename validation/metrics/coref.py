@@ -44,9 +44,6 @@ from pathlib import Path
 from typing import NamedTuple, Protocol, Self, TypeVar
 
 import numpy as np
-from scipy.optimize import linear_sum_assignment
-from scipy.sparse import coo_array
-from scipy.sparse.csgraph import connected_components
 
 from clinical_corpora.core.counts import f_measure, ratio
 from clinical_corpora.core.errors import SourceError
@@ -276,6 +273,11 @@ def _optimal_similarity(overlap: ChainOverlap, similarity: Similarity) -> float:
     """
     if not overlap.shared:
         return 0.0
+    # imported here: scipy.optimize costs ~0.5 s to import, and only CEAF needs it (not a build's imports)
+    from scipy.optimize import linear_sum_assignment
+    from scipy.sparse import coo_array
+    from scipy.sparse.csgraph import connected_components
+
     # Graph nodes: key chain i is node i, response chain j is node len(key_sizes) + j.
     cells = list(overlap.shared.items())
     rows = [i for (i, _), _ in cells]
