@@ -33,7 +33,7 @@ setup(
     package_dir={f"{NAMESPACE}.{top}": top for top in FOLDERS},
     package_data={f"{NAMESPACE}.corpora": ["*/corpus.yaml", "*/README.md", "*/sample/**/*"]},
     entry_points={
-        "console_scripts": [f"clincorp = {NAMESPACE}.builders.cli:main"],
+        "console_scripts": [f"clincorp = {NAMESPACE}.builders.cli:entry"],
         "clinical_corpora.plugins": corpus_plugins(),
     },
 )

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import sys
 from collections import deque
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, NoReturn
 
 from clinical_corpora.builders.plugins import all_corpora, find_corpus, load_plugins
 from clinical_corpora.core.errors import ClincorpError
@@ -18,6 +19,14 @@ from clinical_corpora.core.registry import Command, exporters, scorers
 
 if TYPE_CHECKING:
     from clinical_corpora.builders.pipeline import Outcome
+
+
+def entry() -> NoReturn:
+    """The ``clincorp`` command: :func:`main`, then exit without the collector's last passes over every
+    loaded object (the work is done and written; ~0.15 s at each exit)."""
+    status = main()
+    gc.freeze()
+    sys.exit(status)
 
 
 def main(argv: list[str] | None = None) -> int:
