@@ -314,7 +314,7 @@ def brat_document_ids(root: str | Path, *, text_without_ann: bool = False) -> li
     unpaired = sorted(
         path.relative_to(root).as_posix()
         for document in documents
-        if len(document.files) == 1 and not (text_without_ann and TEXT_SUFFIX in document.files)
+        if len(document.paths) == 1 and not (text_without_ann and TEXT_SUFFIX in document.paths)
         for path in document.files.values()
     )
     if unpaired:

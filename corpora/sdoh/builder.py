@@ -111,7 +111,7 @@ class SdohBuilder(Builder):
                     doc,
                     ann_path,
                     on_broken=quarantine,
-                    has_ann_file=ANN_SUFFIX in document.files,
+                    has_ann_file=ANN_SUFFIX in document.paths,
                 )
                 yield Row(CONFIG, split, note)
                 yield Row(bigbio.CONFIG, split, bigbio.kb_document(note))
