@@ -46,8 +46,10 @@ def walk_files(root: Path) -> list[Path]:
 def walk_relative(root: Path) -> list[tuple[str, str]]:
     """:func:`walk_files` as ``(path relative to root, /-separated; path)`` strings: no Path is made, so a
     folder of 100k files is listed in a fraction of the time."""
-    found = sorted(_walk(os.fspath(Path(root)), (), (), {}))
-    return [("/".join(parts), path) for parts, path in found]
+    folder = os.fspath(Path(root))
+    found = sorted(_walk(folder, (), (), {}))
+    skipped = len(os.curdir + os.sep) if folder == os.curdir else 0  # each path as a Path shows it: no "./"
+    return [("/".join(parts), path[skipped:]) for parts, path in found]
 
 
 FolderKey = tuple[int, int]
@@ -131,7 +133,7 @@ class Document:
     the file (making 100k Paths takes the listing process ~1.4 s, and pickling them to workers more)."""
 
     id: str
-    paths: Mapping[str, str | os.PathLike[str]]
+    paths: Mapping[str, str]
 
     @property
     def files(self) -> dict[str, Path]:
