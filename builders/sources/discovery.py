@@ -16,10 +16,11 @@ it by design (brat's ``annotation.conf``, hidden files):
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import stat
-from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -111,17 +112,28 @@ def _walk(
 
 def is_hidden(relative: str) -> bool:
     """A file or one of its folders is hidden (its name starts with a dot)."""
-    return any(part.startswith(".") for part in relative.split("/"))
+    return relative.startswith(".") or "/." in relative
 
 
 def split_suffix(name: str, suffixes: Sequence[str]) -> tuple[str, str] | None:
     """``(stem, suffix)`` of ``name`` for the longest of ``suffixes`` it ends with, in any case; the
     suffix as given in ``suffixes``, the stem as written. None when it ends with none of them."""
-    lowered = name.lower()
-    for suffix in sorted(suffixes, key=len, reverse=True):
-        if lowered.endswith(suffix.lower()) and len(name) > len(suffix):
-            return name[: -len(suffix)], suffix
-    return None
+    return _suffix_splitter(tuple(suffixes))(name)
+
+
+@functools.cache
+def _suffix_splitter(suffixes: tuple[str, ...]) -> Callable[[str], tuple[str, str] | None]:
+    """:func:`split_suffix` for one set of suffixes, ordered once (a folder lists them for every file)."""
+    ordered = [(suffix, suffix.lower(), len(suffix)) for suffix in sorted(suffixes, key=len, reverse=True)]
+
+    def split(name: str) -> tuple[str, str] | None:
+        lowered = name.lower()
+        for suffix, suffix_lowered, length in ordered:
+            if lowered.endswith(suffix_lowered) and len(name) > length:
+                return name[:-length], suffix
+        return None
+
+    return split
 
 
 @dataclass(frozen=True)
@@ -168,6 +180,7 @@ def find_documents(
     if not root.is_dir():
         raise SourceError(root, f"expected a folder of {what}")
     lowered = {name.lower() for name in ignored}
+    split = _suffix_splitter(tuple(suffixes))
     documents: dict[str, dict[str, str]] = {}
     left_out, unexpected = [], []
     for relative, path in walk_relative(root):
@@ -175,7 +188,7 @@ def find_documents(
         if is_hidden(relative) or name.lower() in lowered:
             left_out.append(relative)
             continue
-        found = split_suffix(name, suffixes)
+        found = split(name)
         if found is None:
             unexpected.append(relative)
             continue
