@@ -99,19 +99,51 @@ def _identity(value: Any) -> Any:
     return value
 
 
-def _converter(feature: Any, to_ids: bool) -> Converter | None:
-    """A function mapping ClassLabel names to ids (or back) inside ``feature``, updating dicts in place;
-    None when there is nothing to map."""
+def _encoder(feature: Any) -> Converter | None:
+    """A function mapping ClassLabel names to ids inside ``feature`` and writing each ``_name`` field beside
+    its ids, updating dicts in place; None when there is nothing to map. Unlike the decoder it tracks no
+    field path: the names come from validated records, so an unknown one is a bug (a KeyError), not a
+    stored value to report."""
     if isinstance(feature, ClassLabel):
-        if to_ids:
-            ids = {name: index for index, name in enumerate(feature.names)}
+        ids = {name: index for index, name in enumerate(feature.names)}
 
-            def to_id(value: Any) -> Any:
-                if value is None:
-                    return None
-                return ids[value.value if isinstance(value, enum.Enum) else value]
+        def to_id(value: Any) -> Any:
+            if value is None:
+                return None
+            return ids[value.value if isinstance(value, enum.Enum) else value]
 
-            return to_id
+        return to_id
+    if isinstance(feature, List):
+        inner = _encoder(feature.feature)
+        if inner is None:
+            return None
+        return lambda values: None if values is None else [inner(value) for value in values]
+    if isinstance(feature, dict):
+        steps = [
+            (name, convert, name + LABEL_NAME_SUFFIX if _has_label_names(feature, name) else None)
+            for name, convert in ((name, _encoder(child)) for name, child in feature.items())
+            if convert is not None
+        ]
+        if not steps:
+            return None
+
+        def encode_struct(value: Any) -> Any:
+            if value is not None:
+                for name, convert, names_field in steps:
+                    item = value[name]
+                    if names_field is not None:
+                        value[names_field] = _plain_names(item)
+                    value[name] = convert(item)
+            return value
+
+        return encode_struct
+    return None
+
+
+def _decoder(feature: Any) -> Converter | None:
+    """A function mapping ClassLabel ids to names inside ``feature``, checking and dropping each ``_name``
+    field, updating dicts in place; None when there is nothing to map."""
+    if isinstance(feature, ClassLabel):
         names = feature.names
 
         def to_name(value: Any) -> Any:
@@ -123,28 +155,26 @@ def _converter(feature: Any, to_ids: bool) -> Converter | None:
 
         return to_name
     if isinstance(feature, List):
-        inner = _converter(feature.feature, to_ids)
+        inner = _decoder(feature.feature)
         if inner is None:
             return None
         return lambda values: None if values is None else [_at(f"[{i}]", inner, v) for i, v in enumerate(values)]
     if isinstance(feature, dict):
-        fields = {name: _converter(child, to_ids) for name, child in feature.items()}
+        fields = {name: _decoder(child) for name, child in feature.items()}
         active = {name: convert for name, convert in fields.items() if convert is not None}
         if not active:
             return None
         named = {name for name in active if _has_label_names(feature, name)}
 
-        def convert_struct(value: Any) -> Any:
+        def decode_struct(value: Any) -> Any:
             if value is not None:
                 for name, convert in active.items():
-                    if name in named and to_ids:
-                        value[name + LABEL_NAME_SUFFIX] = _plain_names(value[name])
                     value[name] = _at(f".{name}", convert, value[name])
-                    if name in named and not to_ids and name + LABEL_NAME_SUFFIX in value:
+                    if name in named and name + LABEL_NAME_SUFFIX in value:
                         _check_names(name, value[name], value.pop(name + LABEL_NAME_SUFFIX))
             return value
 
-        return convert_struct
+        return decode_struct
     return None
 
 
@@ -189,10 +219,10 @@ def _at(step: str, convert: Converter, value: Any) -> Any:
 
 def row_encoder(features: Features) -> Converter:
     """Map a ``model_dump()`` row to what the release stores (ClassLabel names → ids), in place."""
-    return _converter(dict(features), to_ids=True) or _identity
+    return _encoder(dict(features)) or _identity
 
 
 def row_decoder(features: Features) -> Converter:
     """Map a stored row back to model input (ClassLabel ids → names), in place; a stored id outside its
     label set (-1, or past the last name) raises LabelIdError naming the field, never wraps around."""
-    return _converter(dict(features), to_ids=False) or _identity
+    return _decoder(dict(features)) or _identity

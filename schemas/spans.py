@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from functools import cache
-from typing import Annotated, Any, ClassVar, get_args
+from typing import Annotated, Any, ClassVar, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -69,32 +69,48 @@ Collector = Callable[[Any, list["Span"]], None]
 def _collector(model: type[BaseModel]) -> Collector:
     """A function appending every Span inside an instance of ``model`` (itself included) to a list.
 
-    Built once per class: fields that hold no models are skipped, lists of plain spans are extended
-    in one call.
+    Built once per class: fields that hold no models are skipped, a field holding one model (or a list of
+    it) is walked by that model's collector with no type test per value, lists of plain spans are
+    extended in one call.
     """
-    steps: list[tuple[str, Collector | None]] = []
-    for name, field in model.model_fields.items():
-        models = _models_in(field.annotation)
-        if not models:
-            continue
-        leaf = len(models) == 1 and all(issubclass(m, Span) and not _nested(m) for m in models)
-        steps.append((name, None if leaf else _collect_any))
+    steps = [
+        (name, _field_collector(field.annotation, models))
+        for name, field in model.model_fields.items()
+        if (models := _models_in(field.annotation))
+    ]
     is_span = issubclass(model, Span)
 
     def collect(value: Any, found: list[Span]) -> None:
         if is_span:
             found.append(value)
-        for name, nested in steps:
-            child = getattr(value, name)
-            if nested is None:
-                if isinstance(child, list):
-                    found.extend(child)
-                elif child is not None:
-                    found.append(child)
-            else:
-                nested(child, found)
+        for name, collect_field in steps:
+            collect_field(getattr(value, name), found)
 
     return collect
+
+
+def _field_collector(annotation: Any, models: set[type[BaseModel]]) -> Collector:
+    """The collector of a field holding ``models`` (as ``annotation`` declares them)."""
+    if len(models) == 1:
+        (model,) = models
+        leaf = issubclass(model, Span) and not _nested(model)
+        if get_origin(annotation) is list and get_args(annotation) == (model,):
+            if leaf:
+                return lambda spans, found: found.extend(spans)
+
+            def collect_each(values: Any, found: list[Span]) -> None:
+                collect = _collector(model)
+                for value in values:
+                    collect(value, found)
+
+            return collect_each
+        if annotation is model:
+            return (
+                (lambda span, found: found.append(span))
+                if leaf
+                else (lambda value, found: _collector(model)(value, found))
+            )
+    return _collect_any
 
 
 def _nested(model: type[BaseModel]) -> bool:

@@ -314,7 +314,7 @@ def brat_document_ids(root: str | Path, *, text_without_ann: bool = False) -> li
     unpaired = sorted(
         path.relative_to(root).as_posix()
         for document in documents
-        if len(document.files) == 1 and not (text_without_ann and TEXT_SUFFIX in document.files)
+        if len(document.paths) == 1 and not (text_without_ann and TEXT_SUFFIX in document.paths)
         for path in document.files.values()
     )
     if unpaired:
@@ -327,11 +327,11 @@ def read_brat_document(
 ) -> tuple[str, BratDocument]:
     """Text and annotations of a document (as listed by :func:`brat_documents`). A missing companion is a
     SourceError naming the file found, except a ``.txt`` alone with ``text_without_ann``: no annotations."""
-    text = read_utf8(document.require(TEXT_SUFFIX))
-    ann = document.get(ANN_SUFFIX)
+    text = read_utf8(document.paths.get(TEXT_SUFFIX) or document.require(TEXT_SUFFIX))
+    ann = document.paths.get(ANN_SUFFIX)
     if ann is None and text_without_ann:
         return text, BratDocument()
-    return text, read_brat(document.require(ANN_SUFFIX), text, on_broken=on_broken)
+    return text, read_brat(ann or document.require(ANN_SUFFIX), text, on_broken=on_broken)
 
 
 def iter_brat_folder(root: str | Path) -> Iterator[tuple[str, str, BratDocument]]:

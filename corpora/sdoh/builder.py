@@ -99,8 +99,8 @@ class SdohBuilder(Builder):
             ctx.reject(error, "annotation")
 
         for document in documents:
-            ann_path = document.get(ANN_SUFFIX) or root / f"{document.id}{ANN_SUFFIX}"
-            with ctx.record(str(ann_path)):
+            ann_path = document.paths.get(ANN_SUFFIX) or str(root / f"{document.id}{ANN_SUFFIX}")
+            with ctx.record(ann_path):
                 split, source = split_and_source(document.id, ann_path)
                 text, doc = read_brat_document(document, text_without_ann=True, on_broken=quarantine)
                 note = note_from_brat(
@@ -111,7 +111,7 @@ class SdohBuilder(Builder):
                     doc,
                     ann_path,
                     on_broken=quarantine,
-                    has_ann_file=ANN_SUFFIX in document.files,
+                    has_ann_file=ANN_SUFFIX in document.paths,
                 )
                 yield Row(CONFIG, split, note)
                 yield Row(bigbio.CONFIG, split, bigbio.kb_document(note))
@@ -277,7 +277,7 @@ def _add_counts(counted: dict[str, pd.Series], name: str, counts: pd.Series) -> 
     counted[name] = counts if name not in counted else counted[name].add(counts, fill_value=0)
 
 
-def split_and_source(doc_id: str, ann_path: Path) -> tuple[str, str]:
+def split_and_source(doc_id: str, ann_path: str | Path) -> tuple[str, str]:
     """The split and note source of ``<split>/<source>/<doc>``; a SourceError for any other layout."""
     parts = doc_id.split("/")
     if len(parts) != 3 or parts[0] not in SPLITS or parts[1] not in SOURCES:
@@ -295,7 +295,7 @@ def note_from_brat(
     source: str,
     text: str,
     doc: BratDocument,
-    ann_path: Path,
+    ann_path: str | Path,
     *,
     on_broken: OnBroken | None = None,
     has_ann_file: bool = True,

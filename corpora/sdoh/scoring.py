@@ -241,7 +241,7 @@ def _score_held(score: ChunkScorer, start: int) -> ChunkOutcome:
 
 def _folder_events(document: Document) -> list[SdohEvent]:
     _, doc = read_brat_document(document, text_without_ann=True)
-    return events_from_brat(doc, document.get(ANN_SUFFIX) or document.require(TEXT_SUFFIX))
+    return events_from_brat(doc, document.paths.get(ANN_SUFFIX) or document.require(TEXT_SUFFIX))
 
 
 __all__ = ["events_from_brat", "gold_folder", "score_folders", "score_folders_to_csv"]
