@@ -10,6 +10,7 @@ this process.
 from __future__ import annotations
 
 import functools
+import gc
 import multiprocessing
 import pickle
 from collections.abc import Callable
@@ -79,6 +80,7 @@ def _serve(connection: Connection, parents: Connection) -> None:
     """The expectation process: import great-expectations, then check each release it is sent, in turn,
     until the sending process closes its end or dies (the copy of that end this process inherited is closed)."""
     parents.close()
+    gc.freeze()  # what it inherited is never garbage here: keep it out of the collections the import triggers
     load_great_expectations()
     while True:
         try:
