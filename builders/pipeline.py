@@ -11,11 +11,11 @@ import shutil
 import socket
 import sys
 import tempfile
-from collections.abc import Generator, Iterable
+from collections.abc import Callable, Generator, Iterable
 from dataclasses import dataclass, field
 from importlib.metadata import version as package_version
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, ParamSpec
 
 import pyarrow as pa
 from datasets import Features
@@ -62,6 +62,7 @@ from clinical_corpora.validation.gates import (
 )
 
 Mode = Literal["release", "build"]
+P = ParamSpec("P")
 
 
 @dataclass
@@ -72,32 +73,6 @@ class Outcome:
     status: Literal["released", "unchanged", "built"]
     gates: list[GateResult] = field(default_factory=list)
     manifest: dict[str, Any] = field(default_factory=dict)
-
-
-def run(
-    manifest: CorpusManifest,
-    out: Path,
-    overrides: dict[str, Path] | None = None,
-    on_error: OnError = "fail",
-    mode: Mode = "release",
-    samples: Iterable[str] = (),
-    max_rejects: int | None = None,
-    gate_overlay: Path | None = None,
-    workers: int | None = None,
-    checks: ExpectationProcess | None = None,
-) -> Outcome:
-    """Build, validate and write ``<out>/<corpus>/<version>``; raise GateError if a gate fails.
-
-    ``samples`` names required sources read from their invented sample beside real ``overrides``; any
-    invented input makes a sample release, versioned ``<version>+sample``. ``max_rejects`` overrides the
-    corpus's gate for this run (recorded in the manifest and card). ``gate_overlay`` is a ``--gates`` YAML
-    file changing corpus.yaml's gates for this run (recorded, with each change, in the manifest and card).
-    ``workers`` processes build the builder's shards (default: :func:`auto_workers`); the bytes do not depend
-    on it. The expectation suite runs in ``checks`` when given (a process shared by several releases), else in
-    a process of its own with more than one worker, started once the records are written, while agreement and
-    the card are computed here; else here.
-    """
-    return finish(start(manifest, out, overrides, on_error, mode, samples, max_rejects, gate_overlay, workers, checks))
 
 
 Started = Generator[None, None, Outcome]
@@ -117,11 +92,34 @@ def start(
     workers: int | None = None,
     checks: ExpectationProcess | None = None,
 ) -> Started:
-    """:func:`run` up to the gates: the records written, the suite sent to ``checks``, agreement and the
-    card's statistics computed. A run of several corpora starts the next one before finishing this one."""
+    """Build ``<out>/<corpus>/<version>`` up to its gates: the records written, the suite sent to be checked,
+    agreement and the card's statistics computed; :func:`finish` validates and writes it (:func:`run` does
+    both: a run of several corpora starts the next one before finishing this one).
+
+    ``samples`` names required sources read from their invented sample beside real ``overrides``; any
+    invented input makes a sample release, versioned ``<version>+sample``. ``max_rejects`` overrides the
+    corpus's gate for this run (recorded in the manifest and card). ``gate_overlay`` is a ``--gates`` YAML
+    file changing corpus.yaml's gates for this run (recorded, with each change, in the manifest and card).
+    ``workers`` processes build the builder's shards (default: :func:`auto_workers`); the bytes do not depend
+    on it. The expectation suite runs in ``checks`` when given (a process shared by several releases), else in
+    a process of its own with more than one worker, started once the records are written, while agreement and
+    the card are computed here; else here.
+    """
     steps = _steps(manifest, out, overrides or {}, on_error, mode, samples, max_rejects, gate_overlay, workers, checks)
     next(steps)
     return steps
+
+
+def _then_finished(started: Callable[P, Started]) -> Callable[P, Outcome]:
+    def run(*args: P.args, **kwargs: P.kwargs) -> Outcome:
+        """Build, validate and write ``<out>/<corpus>/<version>``: :func:`start` (whose arguments it takes),
+        then :func:`finish`; raise GateError if a gate fails."""
+        return finish(started(*args, **kwargs))
+
+    return run
+
+
+run = _then_finished(start)
 
 
 def finish(started: Started) -> Outcome:

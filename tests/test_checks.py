@@ -21,6 +21,7 @@ from clinical_corpora.builders.checks import ExpectationProcess, check_suite
 from clinical_corpora.builders.release_view import ReleaseView
 from clinical_corpora.core.errors import ClincorpError
 from clinical_corpora.core.manifest import Expectation, load_manifest
+from tests.conftest import GX_IMPORT_LOG, great_expectations_imports
 
 
 def _tiny_release(tiny_corpus: Path, tmp_path: Path) -> tuple[Path, list[Expectation]]:
@@ -80,28 +81,21 @@ def test_a_dead_expectation_process_is_an_error_naming_the_corpus(tiny_corpus: P
         checks.close()
 
 
-SEVERAL_CORPORA = """
-import json, os, sys
-from pathlib import Path
+SEVERAL_CORPORA = (
+    GX_IMPORT_LOG
+    + """
 from clinical_corpora.builders.cli import main
 from clinical_corpora.core.registry import corpora
 
-out, log = Path(sys.argv[3]), Path(sys.argv[4])
-imported = []
-
-def watch(event, args):  # inherited by forked processes: each logs its own first import
-    if event == "import" and args[0] == "great_expectations" and os.getpid() not in imported:
-        imported.append(os.getpid())
-        with log.open("a") as file:
-            file.write(json.dumps([os.getpid(), len(list(out.rglob("*.parquet")))]) + "\\n")
-
-sys.addaudithook(watch)
+out = Path(sys.argv[3])
+log_great_expectations_imports(out, Path(sys.argv[4]))
 corpora.register("tiny", Path(sys.argv[1]))
 corpora.register("tiny2", Path(sys.argv[2]))
 corpora.register("broken", Path(sys.argv[5]))
 status = main(["release", "tiny", "broken", "tiny2", "--out", str(out), *sys.argv[6:]])
 print(json.dumps([os.getpid(), status]))
 """
+)
 
 
 @pytest.mark.parametrize("workers", [[], ["--workers", "2"], ["--workers", "1"]])
@@ -131,7 +125,7 @@ def test_several_corpora_are_checked_in_one_process_started_once_records_are_wri
     for name in ("tiny", "tiny2"):
         validation = json.loads((out / name / "1.0.0+sample" / "validation.json").read_text())
         assert [g["status"] for g in validation["gates"]][:2] == ["pass", "pass"]
-    imports = dict(json.loads(line) for line in log.read_text().splitlines())
+    imports = great_expectations_imports(log)
     assert len(imports) == 1 and min(imports.values()) >= 1  # imported once, after the first parquet was written
     assert (building in imports) == (workers == ["--workers", "1"])  # else never by the building process
 

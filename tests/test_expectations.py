@@ -15,6 +15,7 @@ import pytest
 from clinical_corpora.core.manifest import Expectation
 from clinical_corpora.validation import expectations as expectations_module
 from clinical_corpora.validation.expectations import run_suite
+from tests.conftest import GX_IMPORT_LOG, great_expectations_imports
 
 
 def expectation(table: str, name: str, **kwargs: Any) -> Expectation:
@@ -142,25 +143,18 @@ def test_an_expectation_gx_cannot_build_or_run_fails_alone_with_its_reason() -> 
     assert outcomes[4].observed["error"] == "no table 'nope'; tables are: c, c.spans"
 
 
-GX_IMPORT_WATCH = """
-import json, os, sys
-from pathlib import Path
+GX_IMPORT_WATCH = (
+    GX_IMPORT_LOG
+    + """
 from clinical_corpora.builders.pipeline import run
 from clinical_corpora.core.manifest import load_manifest
 
-out, log = Path(sys.argv[2]), Path(sys.argv[3])
-imported = []
-
-def watch(event, args):  # inherited by forked processes: each logs its own first import
-    if event == "import" and args[0] == "great_expectations" and os.getpid() not in imported:
-        imported.append(os.getpid())
-        with log.open("a") as file:
-            file.write(json.dumps([os.getpid(), len(list(out.rglob("*.parquet")))]) + "\\n")
-
-sys.addaudithook(watch)
+out = Path(sys.argv[2])
+log_great_expectations_imports(out, Path(sys.argv[3]))
 outcome = run(load_manifest(Path(sys.argv[1])), out, workers=int(sys.argv[4]))
 print(json.dumps([os.getpid(), len(outcome.gates[1].details)]))
 """
+)
 
 
 @pytest.mark.parametrize("workers", [1, 2])
@@ -176,7 +170,7 @@ def test_the_building_process_imports_great_expectations_only_after_the_records_
     )
     building, checked = json.loads(result.stdout.splitlines()[-1])
     assert checked == 3  # the suite ran, wherever it ran
-    imports = dict(json.loads(line) for line in log.read_text().splitlines())
+    imports = great_expectations_imports(log)
     assert len(imports) == 1 and min(imports.values()) >= 1  # imported once, after the parquet was written
     if workers == 1:
         assert list(imports) == [building]
