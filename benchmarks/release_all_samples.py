@@ -61,7 +61,8 @@ def release_all(out: str, workers: int | None) -> dict[str, Any]:
 
     def timed_write_rows(*args: Any, **kwargs: Any) -> Any:
         written = write_rows(*args, **kwargs)
-        first_records.append(first_records[0] if first_records else _since(start)[0])
+        if not first_records:
+            first_records.append(_since(start)[0])
         return written
 
     pipeline._write_rows = timed_write_rows
