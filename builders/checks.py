@@ -1,19 +1,23 @@
 """A release's expectation suite, run in this process or in a process of its own.
 
-:class:`ExpectationProcess` starts when it is sent its first written release; it imports great-expectations
-at once, so its import and the suites run on another core (on the written parquet: the process reads the
-tables itself) while this process measures agreement, writes the card, or builds the next corpus of a
-``release --all``; the building process never imports it. The outcomes are those of :func:`check_suite` in
-this process.
+:class:`ExpectationProcess` imports great-expectations when it is sent its first written release, so its
+import and the suites run on another core (on the written parquet: the process reads the tables itself)
+while this process measures agreement, writes the card, or builds the next corpus of a ``release --all``;
+the building process never imports it. A run of several corpora starts it before the first build
+(:meth:`ExpectationProcess.prepare`), to import meanwhile what the checks need besides great-expectations
+itself: the corpora's builders and great-expectations' third-party dependencies. The outcomes are those of
+:func:`check_suite` in this process.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import gc
+import importlib
 import multiprocessing
 import pickle
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
@@ -28,6 +32,24 @@ from clinical_corpora.validation.tables import fields_checked
 
 Outcomes = Callable[[], list[ExpectationOutcome]]
 """The outcomes of a suite, once it has run (waits for them when it runs in another process)."""
+
+GREAT_EXPECTATIONS_DEPENDENCIES = (
+    "requests",
+    "ruamel.yaml",
+    "jinja2",
+    "mistune",
+    "marshmallow",
+    "jsonschema",
+    "pyparsing",
+    "tzlocal",
+    "sqlite3",
+    "pydantic.v1",
+    "smtplib",
+    "email.mime.multipart",
+    "email.mime.text",
+)
+"""The modules besides its own that importing great-expectations imports (about 0.2 s): a prepared
+expectation process imports them before it may import great-expectations itself."""
 
 
 def quality_tables(builder: Builder, view: ReleaseView, expectations: list[Expectation]) -> dict[str, Any]:
@@ -76,23 +98,36 @@ def start_checks(
     return lambda: checked
 
 
-def _serve(connection: Connection, parents: Connection) -> None:
-    """The expectation process: import great-expectations, then check each release it is sent, in turn,
-    until the sending process closes its end or dies (the copy of that end this process inherited is closed)."""
+def _serve(connection: Connection, parents: Connection, builders: Sequence[str]) -> None:
+    """The expectation process: import the ``builders`` and great-expectations' dependencies, then, once sent
+    the first release, great-expectations; check each release it is sent, in turn, until the sending process
+    closes its end or dies (the copy of that end this process inherited is closed)."""
     parents.close()
-    gc.freeze()  # what it inherited is never garbage here: keep it out of the collections the import triggers
-    load_great_expectations()
+    gc.freeze()  # what it inherited is never garbage here: keep it out of the collections the imports trigger
+    _prepare(builders)
     while True:
         try:
             ticket, builder_class, folder, expectations = connection.recv()
         except EOFError:
             return
+        load_great_expectations()  # the first time, once sent a release: its records are written
         try:
             checked = check_suite(load_builder_class(builder_class)(), ReleaseView(folder), expectations)
             connection.send((ticket, checked, None))
         except Exception as error:  # raised again in the process that waits for these outcomes
             error = error if _picklable(error) else ClincorpError(f"{type(error).__name__}: {error}")
             connection.send((ticket, None, error))
+
+
+def _prepare(builders: Sequence[str]) -> None:
+    """Import what checking needs besides great-expectations: a module that fails here is imported again,
+    failing as it would have, when a release needs it."""
+    for name in GREAT_EXPECTATIONS_DEPENDENCIES:
+        with contextlib.suppress(ImportError):
+            importlib.import_module(name)
+    for builder in builders:
+        with contextlib.suppress(Exception):
+            load_builder_class(builder)
 
 
 def _picklable(error: Exception) -> bool:
@@ -104,9 +139,9 @@ def _picklable(error: Exception) -> bool:
 
 
 class ExpectationProcess:
-    """A process, started by the first :meth:`check`, that imports great-expectations and then checks the
-    releases it is sent, in the order sent. Closing it ends it, whatever it is doing: a run that failed does
-    not wait for its checks."""
+    """A process, started by :meth:`prepare` or the first :meth:`check`, that imports great-expectations once
+    sent its first release and checks the releases it is sent, in the order sent. Closing it ends it, whatever
+    it is doing: a run that failed does not wait for its checks."""
 
     def __init__(self) -> None:
         self._process: multiprocessing.process.BaseProcess | None = None
@@ -115,13 +150,21 @@ class ExpectationProcess:
         self._received: dict[int, tuple[list[ExpectationOutcome] | None, Exception | None]] = {}
         self._gone = False  # the process died: no more outcomes will come
 
-    def _start(self) -> Connection:
+    def prepare(self, builders: Sequence[str]) -> None:
+        """Start the process now, importing the ``builders`` (``module:Class``) and great-expectations'
+        dependencies while this process builds; not great-expectations, which waits for the first release."""
+        self._start(builders)
+
+    def _start(self, builders: Sequence[str] = ()) -> Connection:
         if self._connection is None:
             methods = multiprocessing.get_all_start_methods()
             context = multiprocessing.get_context("fork" if "fork" in methods else None)
             self._connection, child = context.Pipe()
             self._process = context.Process(
-                target=_serve, args=(child, self._connection), name="clincorp-expectations", daemon=True
+                target=_serve,
+                args=(child, self._connection, tuple(builders)),
+                name="clincorp-expectations",
+                daemon=True,
             )
             self._process.start()
             child.close()

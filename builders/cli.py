@@ -219,8 +219,9 @@ def _workers(text: str) -> int:
 
 def _run(args: argparse.Namespace, mode: Literal["release", "build"]) -> int:
     """Release or build each corpus; with several, try every one and end with a summary table. Several
-    corpora (unless ``--workers 1``) share one process checking their suites: each corpus builds while the
-    suites of those before it are checked, and is finished (gates, card, publication) once they are."""
+    corpora (unless ``--workers 1``) share one process checking their suites, started (prepared) before the
+    first build: each corpus builds while the suites of those before it are checked, and is finished
+    (gates, card, publication) once they are."""
     gc.disable()  # the pipeline's imports make ~1M objects that all stay: collecting meanwhile costs ~0.1 s
     try:
         from clinical_corpora.builders.checks import ExpectationProcess
@@ -236,6 +237,8 @@ def _run(args: argparse.Namespace, mode: Literal["release", "build"]) -> int:
     overrides = _overrides(args.source)
     alone = len(corpora) == 1
     checks = None if alone or args.workers == 1 else ExpectationProcess()
+    if checks is not None:
+        checks.prepare([manifest.builder for manifest in corpora])
     rows: list[list[list[str]]] = [[] for _ in corpora]  # each corpus's summary rows, in corpus order
     pending: deque[tuple[int, Started]] = deque()
 

@@ -130,6 +130,70 @@ def test_several_corpora_are_checked_in_one_process_started_once_records_are_wri
     assert (building in imports) == (workers == ["--workers", "1"])  # else never by the building process
 
 
+PREPARED = (
+    GX_IMPORT_LOG.split("def log_great_expectations_imports")[0]
+    + """
+import time
+from clinical_corpora.builders.checks import ExpectationProcess
+from clinical_corpora.core.manifest import load_manifest
+
+log = Path(sys.argv[3])
+watched = {"great_expectations": "great_expectations", "jinja2": "jinja2", "tiny_corpus": "the builder"}
+seen = set()
+
+
+def watch(event, args):
+    # a module's code is read through an "open" event, however it is imported (import_module included)
+    if event == "open" and isinstance(args[0], str):
+        parts = Path(args[0]).parts
+        for part, name in watched.items():
+            if part in parts and (os.getpid(), name) not in seen:
+                seen.add((os.getpid(), name))
+                with log.open("a") as file:
+                    file.write(json.dumps([os.getpid(), name]) + "\\n")
+
+
+sys.addaudithook(watch)
+
+
+def imported():
+    return [tuple(json.loads(line)) for line in log.read_text().splitlines()] if log.exists() else []
+
+
+manifest = load_manifest(Path(sys.argv[1]))
+checks = ExpectationProcess()
+checks.prepare([manifest.builder])
+child = checks._process.pid
+for _ in range(600):
+    if (child, "the builder") in imported():
+        break
+    time.sleep(0.05)
+time.sleep(0.5)  # it would be importing great-expectations by now if it did not wait for a release
+before = imported()
+outcomes = checks.check(manifest, Path(sys.argv[2]), manifest.gates.expectations)()
+print(json.dumps([os.getpid(), child, before, imported(), [o.success for o in outcomes]]))
+checks.close()
+"""
+)
+
+
+def test_a_prepared_process_imports_the_builders_and_dependencies_and_great_expectations_only_once_sent_a_release(
+    tiny_corpus: Path, tmp_path: Path
+) -> None:
+    folder, suite = _tiny_release(tiny_corpus, tmp_path)
+    log = tmp_path / "imports.jsonl"
+    result = subprocess.run(
+        [sys.executable, "-c", PREPARED, str(tiny_corpus), str(folder), str(log)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    sending, child, before, after, successes = json.loads(result.stdout.splitlines()[-1])
+    assert sorted(map(tuple, before)) == [(child, "jinja2"), (child, "the builder")]
+    assert [tuple(entry) for entry in after] == [*map(tuple, before), (child, "great_expectations")]
+    assert successes == [True] * len(suite) and sending != child
+
+
 KILLED_SENDER = """
 import sys
 from pathlib import Path
