@@ -102,8 +102,8 @@ def start(
     file changing corpus.yaml's gates for this run (recorded, with each change, in the manifest and card).
     ``workers`` processes build the builder's shards (default: :func:`auto_workers`); the bytes do not depend
     on it. The expectation suite runs in ``checks`` when given (a process shared by several releases), else in
-    a process of its own with more than one worker, started once the records are written, while agreement and
-    the card are computed here; else here.
+    a process of its own with more than one worker (started with the build, importing great-expectations once
+    the records are written), while agreement and the card are computed here; else here.
     """
     steps = _steps(manifest, out, overrides or {}, on_error, mode, samples, max_rejects, gate_overlay, workers, checks)
     next(steps)
@@ -166,10 +166,11 @@ def _steps(
     try:
         _stage(manifest, "hashing the input files")
         hashing = InputHashing(manifest, sources, set(overrides))  # beside the build; checked unchanged after it
+        if checks is None and workers > 1 and manifest.gates.expectations:
+            checks = own_checks = ExpectationProcess()  # suite apart; great-expectations once the records are written
+            checks.prepare([manifest.builder])
         row_counts = _write_rows(builder, manifest, features, ctx, staging, total, workers)
         _refuse_when_all_rejected(manifest, ctx, row_counts, corpus_dir / f"{version}.rejects.jsonl")
-        if checks is None and workers > 1 and manifest.gates.expectations:
-            checks = own_checks = ExpectationProcess()  # the records are written: import great-expectations apart
         release = _Release(
             version, invented, hashing.inputs(), max_rejects, overlay[1] if overlay else None, mode == "release"
         )
