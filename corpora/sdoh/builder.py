@@ -13,6 +13,8 @@ from pathlib import Path
 from typing import Any, get_args
 
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from clinical_corpora.builders.base import AgreementReport, BuildContext, Builder, CardSection, Row, Table
 from clinical_corpora.builders.release_view import ReleaseView
@@ -212,36 +214,43 @@ SPAN_KINDS = ("trigger", "argument", "unused", "trigger fragment", "argument fra
 
 
 def _quality_parts(tables: dict[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
-    """One batch of notes' part of each quality table (indexed as in the whole table)."""
+    """One batch of notes' part of each quality table (indexed as in the whole table). The per-row strings
+    are joined and gathered in Arrow: in pandas they were most of the suite's time on 50k notes."""
     notes, events, arguments = tables[CONFIG], tables[f"{CONFIG}.events"], tables[f"{CONFIG}.events.arguments"]
-    where = notes["id"].loc[events["_row"]].to_numpy() + " " + events["id"]
+    event_of_argument = events.index.get_indexer(arguments["_parent"])
+    where = _joined(" ", pa.array(notes["id"]).take(notes.index.get_indexer(events["_row"])), pa.array(events["id"]))
     lacking = pd.Series("", index=events.index)
     for event_type, required_types in REQUIRED_ARGUMENTS.items():
         for argument_type in required_types:
             holders = arguments.loc[arguments["type"] == argument_type, "_parent"]
             absent = (events["type"] == event_type) & ~events.index.isin(holders)
             lacking[absent] += ", " + argument_type
-    missing = (where + ":" + lacking.str[1:]).where(lacking != "", "")
+    event = _series(where, events.index)
+    missing = (event + ":" + lacking.str[1:]).where(lacking != "", "")
     required = pd.DataFrame(
         {
             "_split": events["_split"],
             "_row": events["_row"],
-            "event": where,
+            "event": event,
             "type": events["type"],
             "missing": missing,
         }
     )
-    argument_event_types = events["type"].loc[arguments["_parent"]].to_numpy()
+    argument_event_types = pa.array(events["type"]).take(event_of_argument)
     slots = pd.DataFrame(
         {
             "_split": arguments["_split"],
             "_row": arguments["_row"],
-            "event": where.loc[arguments["_parent"]].to_numpy(),
+            "event": _series(where.take(event_of_argument), arguments.index),
             "argument": arguments["id"],
-            "slot": argument_event_types + "/" + arguments["type"] + "/" + arguments["subtype"],
+            "slot": _series(
+                _joined("/", argument_event_types, pa.array(arguments["type"]), pa.array(arguments["subtype"])),
+                arguments.index,
+            ),
         }
     )
-    challenge = pd.Series(argument_event_types).isin(CHALLENGE_EVENT_TYPES).to_numpy()
+    challenge = pc.is_in(argument_event_types, pa.array(CHALLENGE_EVENT_TYPES, argument_event_types.type))
+    challenge = challenge.to_numpy(zero_copy_only=False)
     text_length = notes["text"].str.len()
     spans = {
         kind: pd.DataFrame(
@@ -265,6 +274,16 @@ def _quality_parts(tables: dict[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
         "slots": slots[challenge],
         **spans,
     }
+
+
+def _joined(separator: str, *columns: pa.Array) -> pa.Array:
+    """Each row's strings of ``columns`` joined by ``separator`` (null where one is null)."""
+    return pc.binary_join_element_wise(*columns, pa.scalar(separator, columns[0].type))
+
+
+def _series(strings: pa.Array, index: pd.Index) -> pd.Series:
+    """Arrow strings as a pandas string column on ``index``."""
+    return pd.Series(strings.to_pandas(), dtype="str").set_axis(index)
 
 
 def _concat(frames: list[pd.DataFrame]) -> pd.DataFrame:
