@@ -5,8 +5,10 @@ import and the suites run on another core (on the written parquet: the process r
 while this process measures agreement, writes the card, or builds the next corpus of a ``release --all``;
 the building process never imports it. A run of several corpora starts it before the first build
 (:meth:`ExpectationProcess.prepare`), to import meanwhile what the checks need besides great-expectations
-itself: the corpora's builders and great-expectations' third-party dependencies. The outcomes are those of
-:func:`check_suite` in this process.
+itself: the corpora's builders and great-expectations' third-party dependencies. Releases sent while it
+imports great-expectations are checked two at a time: every second one in a copy of it forked with
+great-expectations imported, on the core the building process, done by then, leaves idle. The outcomes are
+those of :func:`check_suite` in this process.
 """
 
 from __future__ import annotations
@@ -16,7 +18,9 @@ import functools
 import gc
 import importlib
 import multiprocessing
+import os
 import pickle
+import threading
 from collections.abc import Callable, Sequence
 from multiprocessing.connection import Connection
 from pathlib import Path
@@ -98,25 +102,86 @@ def start_checks(
     return lambda: checked
 
 
+Request = tuple[int, str, Path, list[Expectation]]
+"""What the expectation process is sent: a ticket, the builder class, the release folder and its suite."""
+
+Answer = tuple[int, list[ExpectationOutcome] | None, Exception | None]
+"""What it sends back: the ticket and the outcomes or the error (neither: the process checking it died)."""
+
+
 def _serve(connection: Connection, parents: Connection, builders: Sequence[str]) -> None:
     """The expectation process: import the ``builders`` and great-expectations' dependencies, then, once sent
-    the first release, great-expectations; check each release it is sent, in turn, until the sending process
-    closes its end or dies (the copy of that end this process inherited is closed)."""
+    the first release, great-expectations; check the releases it is sent, until the sending process closes
+    its end or dies (the copy of that end this process inherited is closed)."""
     parents.close()
     gc.freeze()  # what it inherited is never garbage here: keep it out of the collections the imports trigger
     _prepare(builders)
-    while True:
+    try:
+        while True:
+            waiting = [connection.recv()]
+            load_great_expectations()  # the first time, once sent a release: its records are written
+            while connection.poll():  # the releases sent meanwhile (a run of several corpora)
+                waiting.append(connection.recv())
+            _check_waiting(waiting, connection)
+    except (EOFError, OSError):  # the sending process is gone (a release sent just before it went is unchecked)
+        return
+
+
+def _check_waiting(waiting: list[Request], connection: Connection) -> None:
+    """Check the waiting releases; with several, every second one in a copy of this process forked for them,
+    which needs no import of its own and runs on the core the building process no longer needs."""
+    if len(waiting) < 2 or not hasattr(os, "fork"):
+        for request in waiting:
+            connection.send(_answer(request))
+        return
+    theirs = waiting[1::2]
+    answers, answering = multiprocessing.Pipe(duplex=False)
+    copy = os.fork()
+    if copy == 0:
         try:
-            ticket, builder_class, folder, expectations = connection.recv()
+            answers.close()
+            connection.close()
+            for request in theirs:
+                answering.send(_answer(request))
+        finally:
+            os._exit(0)
+    answering.close()
+    sending = threading.Lock()
+    forwarding = threading.Thread(target=_forward, args=(answers, connection, sending, [r[0] for r in theirs]))
+    forwarding.start()
+    for request in waiting[0::2]:
+        answer = _answer(request)
+        with sending:
+            connection.send(answer)
+    forwarding.join()
+    os.waitpid(copy, 0)
+
+
+def _forward(answers: Connection, connection: Connection, sending: threading.Lock, tickets: list[int]) -> None:
+    """Send on the forked copy's answers as they come; a ticket it did not answer (it died) is answered with
+    neither outcomes nor error, which the waiting process reports as the death of its checking process."""
+    left = set(tickets)
+    while left:
+        try:
+            answer = answers.recv()
         except EOFError:
-            return
-        load_great_expectations()  # the first time, once sent a release: its records are written
-        try:
-            checked = check_suite(load_builder_class(builder_class)(), ReleaseView(folder), expectations)
-            connection.send((ticket, checked, None))
-        except Exception as error:  # raised again in the process that waits for these outcomes
-            error = error if _picklable(error) else ClincorpError(f"{type(error).__name__}: {error}")
-            connection.send((ticket, None, error))
+            break
+        left.discard(answer[0])
+        with sending, contextlib.suppress(OSError):  # gone: the sending process
+            connection.send(answer)
+    for ticket in sorted(left):
+        with sending, contextlib.suppress(OSError):
+            connection.send((ticket, None, None))
+
+
+def _answer(request: Request) -> Answer:
+    """The outcomes of one release's suite, or the error checking it raised (to be raised again where the
+    outcomes are waited for)."""
+    ticket, builder_class, folder, expectations = request
+    try:
+        return ticket, check_suite(load_builder_class(builder_class)(), ReleaseView(folder), expectations), None
+    except Exception as error:
+        return ticket, None, error if _picklable(error) else ClincorpError(f"{type(error).__name__}: {error}")
 
 
 def _prepare(builders: Sequence[str]) -> None:

@@ -81,6 +81,44 @@ def test_a_dead_expectation_process_is_an_error_naming_the_corpus(tiny_corpus: P
         checks.close()
 
 
+DYING_BUILDER = """
+import os
+
+from tests.tiny_corpus.builder import TinyBuilder
+
+
+class DyingBuilder(TinyBuilder):
+    def quality_tables(self, release):
+        os._exit(3)  # as a process killed while checking
+"""
+
+
+def test_releases_waiting_together_are_checked_in_two_processes_and_a_death_in_either_names_its_corpus(
+    tiny_corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder, suite = _tiny_release(tiny_corpus, tmp_path)
+    (tmp_path / "dying_builder.py").write_text(DYING_BUILDER)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    manifest = load_manifest(tiny_corpus)
+    dying = manifest.model_copy(update={"name": "dying", "builder": "dying_builder:DyingBuilder"})
+    checks = ExpectationProcess()
+    try:
+        # sent together: they wait while great-expectations is imported; every second one goes to a forked copy
+        sent = [checks.check(m, folder, suite) for m in (manifest, dying, manifest, manifest)]
+        assert [o.success for o in sent[0]()] == [True] * len(suite)
+        with pytest.raises(ClincorpError, match="dying: the process checking the expectations died"):
+            sent[1]()  # the copy died: its other release is answered as dead too, the process itself lives
+        with pytest.raises(ClincorpError, match="tiny: the process checking the expectations died"):
+            sent[3]()
+        assert [o.success for o in sent[2]()] == [True] * len(suite)
+        assert [o.success for o in checks.check(manifest, folder, suite)()] == [True] * len(suite)
+        with pytest.raises(ClincorpError, match="dying: the process checking the expectations died"):
+            checks.check(dying, folder, suite)()  # alone, it is checked (and dies) in the process itself
+        assert checks.ready()
+    finally:
+        checks.close()
+
+
 SEVERAL_CORPORA = (
     GX_IMPORT_LOG
     + """

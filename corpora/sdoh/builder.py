@@ -217,8 +217,10 @@ def _quality_parts(tables: dict[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
     """One batch of notes' part of each quality table (indexed as in the whole table). The per-row strings
     are joined and gathered in Arrow: in pandas they were most of the suite's time on 50k notes."""
     notes, events, arguments = tables[CONFIG], tables[f"{CONFIG}.events"], tables[f"{CONFIG}.events.arguments"]
-    event_of_argument = events.index.get_indexer(arguments["_parent"])
-    where = _joined(" ", pa.array(notes["id"]).take(notes.index.get_indexer(events["_row"])), pa.array(events["id"]))
+    event_of_argument = events.index.get_indexer(pd.Index(arguments["_parent"]))
+    where = _joined(
+        " ", pa.array(notes["id"]).take(notes.index.get_indexer(pd.Index(events["_row"]))), pa.array(events["id"])
+    )
     lacking = pd.Series("", index=events.index)
     for event_type, required_types in REQUIRED_ARGUMENTS.items():
         for argument_type in required_types:
