@@ -31,6 +31,7 @@ from clinical_corpora.builders.release_view import ReleaseView
 from clinical_corpora.builders.writer import rows_per_row_group
 from clinical_corpora.core.errors import ClincorpError
 from clinical_corpora.core.manifest import CorpusManifest, Expectation
+from clinical_corpora.core.processes import end_with_parent
 from clinical_corpora.validation.expectations import ExpectationOutcome, load_great_expectations, run_suite
 from clinical_corpora.validation.tables import fields_checked
 
@@ -114,6 +115,7 @@ def _serve(connection: Connection, parents: Connection, builders: Sequence[str])
     the first release, great-expectations; check the releases it is sent, until the sending process closes
     its end or dies (the copy of that end this process inherited is closed)."""
     parents.close()
+    end_with_parent()  # the pipe's end may stay open in a worker forked later
     gc.freeze()  # what it inherited is never garbage here: keep it out of the collections the imports trigger
     _prepare(builders)
     try:
@@ -139,6 +141,7 @@ def _check_waiting(waiting: list[Request], connection: Connection) -> None:
     copy = os.fork()
     if copy == 0:
         try:
+            end_with_parent()
             answers.close()
             connection.close()
             for request in theirs:

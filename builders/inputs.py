@@ -14,6 +14,7 @@ from typing import Any
 from clinical_corpora.builders.sources.discovery import walk_relative
 from clinical_corpora.core.errors import ClincorpError, SourceError
 from clinical_corpora.core.manifest import SAMPLE_TAG, CorpusManifest, SourceSpec
+from clinical_corpora.core.processes import end_with_parent
 
 CHUNK = 1 << 20
 INPUTS_FILE = "inputs.jsonl"
@@ -261,6 +262,7 @@ def _hash_inputs(
     that no file changed, and sends the fingerprints (or the error met). It closes its copy of the building
     process's end at once, so that process's death ends the wait."""
     parents.close()
+    end_with_parent()  # the pipe's end may stay open in a worker forked later
     try:
         listed = list_inputs(sources)
         pipe.send(len(listed))

@@ -27,6 +27,7 @@ from datasets import Features
 from clinical_corpora.builders.base import BuildContext, Builder, Reject, Row, rows_only
 from clinical_corpora.core.errors import ClincorpError
 from clinical_corpora.core.manifest import CorpusManifest
+from clinical_corpora.core.processes import end_with_parent
 from clinical_corpora.schemas.features import Converter, row_encoder
 
 ROWS_PER_BATCH = 1_000
@@ -181,6 +182,7 @@ _STATE: _WorkerState | None = None
 
 def _start_worker(state: _WorkerState) -> None:
     global _STATE
+    end_with_parent()
     _STATE = state
 
 

@@ -55,6 +55,7 @@ from clinical_corpora.builders.sources.umls import (
 from clinical_corpora.builders.text_units import TOKEN_PATTERN, Sentence, split_sentences, token_strings, tokenize
 from clinical_corpora.core.errors import ClincorpError
 from clinical_corpora.core.labels import Category
+from clinical_corpora.core.processes import end_with_parent
 
 CATEGORIES: tuple[Category, ...] = ("problem", "treatment", "test")
 
@@ -420,7 +421,7 @@ def load_or_build_index(mrconso: str | Path, mrsty: str | Path, cache_dir: str |
         except CorruptIndexCache as error:
             print(f"{cached}: {error}; building the matcher index again", file=sys.stderr)
     context = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else None)
-    with ProcessPoolExecutor(1, mp_context=context) as child:
+    with ProcessPoolExecutor(1, mp_context=context, initializer=end_with_parent) as child:
         try:
             child.submit(_build_and_write, str(mrconso), str(mrsty), hashes, cached).result()
         except BrokenProcessPool:

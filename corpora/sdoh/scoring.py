@@ -31,6 +31,7 @@ from clinical_corpora.builders.sources.brat import (
 from clinical_corpora.builders.sources.discovery import Document
 from clinical_corpora.builders.sources.shac import shac_annotations
 from clinical_corpora.core.errors import ClincorpError, SourceError
+from clinical_corpora.core.processes import end_with_parent
 from clinical_corpora.corpora.sdoh.exports import CONFIG, write_shac
 from clinical_corpora.validation.metrics.sdoh import (
     DETAILED_CSV_COLUMNS,
@@ -232,6 +233,7 @@ _HELD: list[Pair] = []
 
 def _hold_pairs(pairs: list[Pair]) -> None:
     global _HELD
+    end_with_parent()
     _HELD = pairs
 
 
