@@ -3,8 +3,9 @@ one expectation when a table's suite runs in one great-expectations validation a
 (one validation per expectation), on the same tables in the same run. Prints JSON.
 
 The release runs as ``clincorp release --all`` does by default (a build process per 64 documents, so one for
-each sample; the suites of all corpora checked in one process of their own, started once the first corpus's
-records are written, while the next corpora build), with ``--workers 2`` and with every stage in one process
+each sample; the suites of all corpora checked in one process of their own while the next corpora build: it
+starts with the run, imports great-expectations once the first corpus's records are written, and checks the
+suites waiting by then two at a time), with ``--workers 2`` and with every stage in one process
 (``--workers 1``), each in a fresh process. Breakdown (wall and CPU seconds of the building process; on a
 shared machine CPU is the steadier): ``imports`` (the CLI, the pipeline and every corpus, before any build),
 ``great_expectations_import`` and ``expectations`` (the suites, without that import; zero where they run in
@@ -12,7 +13,8 @@ the expectation process) and ``build`` (everything else: reading, records, parqu
 hashing). ``worker_cpu_seconds``: the CPU of the other processes (build workers, the expectation process,
 hashing). ``first_records_seconds``: when the first corpus's records were written, the earliest the
 expectation process may start importing great-expectations; so the floor of a run apart is that plus the
-import plus the suites.
+import plus the suites (``floor_apart_seconds``, the suites one after another; checked two at a time, they
+may end sooner).
 """
 
 from __future__ import annotations
