@@ -124,8 +124,8 @@ class KbDocument(Record):
 
 
 def _check_all_located(text: str, items: list[Passage] | list[Entity], kind: str) -> None:
-    """:func:`_check_located` for each item, done inline for a one-fragment item (most of them: ~20 a
-    document), whose error is still raised by ``_check_located``."""
+    """:func:`_check_located` for each item: a located one-fragment item (most of them: ~20 a document) is
+    checked inline, any other item (and any error) goes through ``_check_located``."""
     length = len(text)
     for item in items:
         texts, offsets = item.text, item.offsets
@@ -156,6 +156,7 @@ def _check_refers(targets: list[str], known: set[str], kind: str, owner: str) ->
 
 
 def _unresolved(kind: str, owner: str, target: str) -> str:
+    """Why ``<kind> <owner>``'s reference to ``target`` is an error."""
     return f"{kind} {owner} refers to {target!r}, which is no entity or event of this document"
 
 

@@ -127,8 +127,8 @@ def _encoder(feature: Any) -> Converter | None:
         ]
         steps = [
             (name, convert, names_fields[name])
-            for name, convert in ((name, _encoder(child)) for name, child in feature.items())
-            if convert is not None and not isinstance(feature[name], ClassLabel)
+            for name, child in feature.items()
+            if not isinstance(child, ClassLabel) and (convert := _encoder(child)) is not None
         ]
         if not labels and not steps:
             return None
