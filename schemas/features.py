@@ -119,16 +119,29 @@ def _encoder(feature: Any) -> Converter | None:
             return None
         return lambda values: None if values is None else [inner(value) for value in values]
     if isinstance(feature, dict):
-        steps = [
-            (name, convert, name + LABEL_NAME_SUFFIX if _has_label_names(feature, name) else None)
-            for name, convert in ((name, _encoder(child)) for name, child in feature.items())
-            if convert is not None
+        names_fields = {name: name + LABEL_NAME_SUFFIX if _has_label_names(feature, name) else None for name in feature}
+        labels = [
+            (name, {label: index for index, label in enumerate(child.names)}, names_fields[name])
+            for name, child in feature.items()
+            if isinstance(child, ClassLabel)
         ]
-        if not steps:
+        steps = [
+            (name, convert, names_fields[name])
+            for name, child in feature.items()
+            if not isinstance(child, ClassLabel) and (convert := _encoder(child)) is not None
+        ]
+        if not labels and not steps:
             return None
 
         def encode_struct(value: Any) -> Any:
             if value is not None:
+                for name, ids, names_field in labels:  # to_id and _plain_names inline: ~20 labels a SDOH note
+                    label = value[name]
+                    if isinstance(label, enum.Enum):
+                        label = label.value
+                    if names_field is not None:
+                        value[names_field] = label
+                    value[name] = None if label is None else ids[label]
                 for name, convert, names_field in steps:
                     item = value[name]
                     if names_field is not None:

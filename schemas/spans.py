@@ -134,9 +134,11 @@ def collect_spans(value: BaseModel) -> list[Span]:
 
 def check_spans(text: str, spans: Iterable[Span]) -> None:
     """Raise ValueError naming the first span that is reversed or whose text is not the slice of ``text``."""
+    length = len(text)
     for span in spans:
-        if span.start > span.end or text[span.start : span.end] != span.text or span.end > len(text):
-            raise ValueError(span_mismatch(text, span.start, span.end, span.text))
+        start, end = span.start, span.end
+        if not start <= end <= length or text[start:end] != span.text:
+            raise ValueError(span_mismatch(text, start, end, span.text))
 
 
 class TextRecord(Record):

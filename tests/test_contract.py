@@ -9,6 +9,7 @@ accepts it, and rejects it once a byte, a shard or a record is tampered with.
 from __future__ import annotations
 
 import copy
+import gc
 import hashlib
 import json
 import shutil
@@ -25,13 +26,13 @@ from pydantic import BaseModel, ValidationError
 from clinical_corpora.builders.base import BuildContext, load_builder_class
 from clinical_corpora.builders.cli import main
 from clinical_corpora.builders.inputs import resolve_sources
-from clinical_corpora.builders.parallel import document_groups
+from clinical_corpora.builders.parallel import Sink, build_in_process, document_groups, encoding_of
 from clinical_corpora.builders.pipeline import run
 from clinical_corpora.builders.plugins import all_corpora, find_corpus
 from clinical_corpora.builders.release_check import check_release
 from clinical_corpora.builders.release_view import ReleaseView
 from clinical_corpora.core.manifest import CorpusManifest
-from clinical_corpora.schemas.features import LabelIdError, row_decoder
+from clinical_corpora.schemas.features import LabelIdError, features_for, row_decoder
 from tests.conftest import SampleRelease
 
 CORPORA = [manifest.name for manifest in all_corpora()]
@@ -86,6 +87,30 @@ def test_every_builder_gives_two_workers_several_groups(corpus: CorpusManifest) 
     builder = load_builder_class(corpus.builder)()
     ctx = BuildContext(corpus, resolve_sources(corpus, {}))
     assert len(document_groups(builder.shards(ctx), workers=2)) > 1
+
+
+def test_building_leaves_no_reference_cycle_to_collect(corpus: CorpusManifest) -> None:
+    """A build freezes what is alive after each row, so the collector never sees a cycle made while building
+    (``builders.parallel.build_in_process``): every builder makes none, its rows are freed when dropped."""
+    builder = load_builder_class(corpus.builder)()
+    features = {config: features_for(builder.CONFIGS[config]) for config in corpus.configs}
+    encoding = encoding_of(features)  # once per build (``datasets`` leaves a few cycles), not per row
+    ctx = BuildContext(corpus, resolve_sources(corpus, {}), "quarantine")
+    batches: list[pa.RecordBatch] = []
+    batches_of: Sink = lambda config, split, batch: batches.append(batch)  # noqa: E731
+    gc.unfreeze()
+    gc.collect()
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        rows = build_in_process(builder, corpus, features, builder.generate(ctx), batches_of, encoding)
+        assert sum(1 for _ in rows) > 0 and batches
+        assert gc.get_freeze_count() > 0
+        gc.unfreeze()
+        assert gc.collect() == 0
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def declared_rows(release: Path, config: str) -> dict[str, int]:

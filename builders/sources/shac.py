@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from clinical_corpora.builders.sources.brat import (
     Attribute,
@@ -44,8 +45,7 @@ class ShacScheme:
     values: Mapping[str, tuple[str, ...]]
 
 
-@dataclass(frozen=True, slots=True)
-class ValuedTextBound:
+class ValuedTextBound(NamedTuple):
     """A text-bound with its value (subtype), None when it has none."""
 
     textbound: TextBound
@@ -69,12 +69,10 @@ def shac_annotations(
 ) -> ShacAnnotations:
     """The SHAC events of ``doc``; ``source`` (the ``.ann`` path) names it in errors."""
     doc = _checked(doc, source, scheme, on_broken or raise_broken)
-    textbounds = {textbound.id: textbound for textbound in doc.textbounds}
     subtypes = {attribute.target: attribute.value for attribute in doc.attributes}
-    spans = {key: ValuedTextBound(textbound, subtypes.get(key)) for key, textbound in textbounds.items()}
-    used: set[str] = set()
-    for event in doc.events:
-        used.update((event.trigger, *(target for _, target in event.arguments)))
+    spans = {bound.id: ValuedTextBound(bound, subtypes.get(bound.id)) for bound in doc.textbounds}
+    used = {event.trigger for event in doc.events}
+    used.update(target for event in doc.events for _, target in event.arguments)
     unused = tuple(span for key, span in spans.items() if key not in used)
     return ShacAnnotations(doc.events, spans, unused, doc)
 

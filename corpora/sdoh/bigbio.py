@@ -13,9 +13,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from clinical_corpora.corpora.sdoh.records import Argument, LooseTextBound, SdohNote, TextBoundSpan
+from clinical_corpora.corpora.sdoh.records import SdohNote, TextBoundSpan
 from clinical_corpora.schemas.bigbio import KbDocument, laid_out
-from clinical_corpora.schemas.spans import Span
 from clinical_corpora.validation.metrics.sdoh import NOT_APPLICABLE
 
 CONFIG = "sdoh_bigbio_kb"
@@ -25,18 +24,21 @@ def kb_document(note: SdohNote) -> KbDocument:
     """The BigBio ``kb`` view of one note."""
     prefix = f"{note.id}_"
     normalized: dict[str, list[dict[str, str]]] = {}
-    trigger_of = {event.id: event.trigger.id for event in note.events}
+    trigger_of = {event.id: event.trigger.id for event in note.events} if note.normalizations else {}
     for normalization in note.normalizations:
         target = trigger_of.get(normalization.target, normalization.target)
         normalized.setdefault(target, []).append({"db_name": normalization.resource, "db_id": normalization.entry})
     entities: dict[str, dict[str, Any]] = {}
-    for bound, bound_type in _text_bounds(note):
+    for bound, bound_type, subtype in _text_bounds(note):
         if bound.id not in entities:
+            values = [] if subtype == NOT_APPLICABLE else [{"db_name": f"{bound_type}Val", "db_id": subtype}]
+            if bound.id in normalized:
+                values += normalized[bound.id]
             entities[bound.id] = {
                 "id": prefix + bound.id,
                 "type": bound_type,
                 **_located(bound),
-                "normalized": [*_value_of(bound), *normalized.get(bound.id, [])],
+                "normalized": values,
             }
     return KbDocument.model_validate(
         {
@@ -73,24 +75,19 @@ def kb_document(note: SdohNote) -> KbDocument:
     )
 
 
-def _text_bounds(note: SdohNote) -> Iterator[tuple[TextBoundSpan, str]]:
-    """Every text-bound of the note with its type, in file order of their events, then the unused ones."""
+def _text_bounds(note: SdohNote) -> Iterator[tuple[TextBoundSpan, str, str]]:
+    """Every text-bound of the note with its type and subtype (``N/A`` for a trigger), in file order of their
+    events, then the unused ones."""
     for event in note.events:
-        yield event.trigger, event.type
+        yield event.trigger, event.type, NOT_APPLICABLE
         for argument in event.arguments:
-            yield argument, argument.type
+            yield argument, argument.type, argument.subtype
     for bound in note.unused_textbounds:
-        yield bound, bound.type
+        yield bound, bound.type, bound.subtype
 
 
 def _located(bound: TextBoundSpan) -> dict[str, list[Any]]:
-    """BigBio's ``text`` and ``offsets``: one entry per fragment."""
-    pieces: list[Span] = [*bound.fragments] or [bound]
-    return {"text": [piece.text for piece in pieces], "offsets": [[piece.start, piece.end] for piece in pieces]}
-
-
-def _value_of(bound: TextBoundSpan) -> list[dict[str, str]]:
-    """The ``<Type>Val`` subtype of a span-with-value argument as a ``normalized`` entry."""
-    if isinstance(bound, Argument | LooseTextBound) and bound.subtype != NOT_APPLICABLE:
-        return [{"db_name": f"{bound.type}Val", "db_id": bound.subtype}]
-    return []
+    """BigBio's ``text`` and ``offsets``: one entry per fragment (the span itself when contiguous)."""
+    if not bound.fragments:
+        return {"text": [bound.text], "offsets": [[bound.start, bound.end]]}
+    return {"text": [piece.text for piece in bound.fragments], "offsets": [[p.start, p.end] for p in bound.fragments]}

@@ -364,20 +364,22 @@ def note_from_brat(
 
 
 def _span(textbound: TextBound, text: str) -> dict[str, Any]:
-    start, end = textbound.start, textbound.end
-    fragments = textbound.fragments if len(textbound.fragments) > 1 else ()
+    fragments = textbound.fragments
+    start, end = fragments[0][0], fragments[-1][1]
     return {
         "id": textbound.id,
         "start": start,
         "end": end,
         "text": text[start:end],
-        "fragments": [{"start": s, "end": e, "text": text[s:e]} for s, e in fragments],
+        "fragments": [{"start": s, "end": e, "text": text[s:e]} for s, e in fragments] if len(fragments) > 1 else [],
     }
 
 
 def _typed_span(span: ValuedTextBound, text: str) -> dict[str, Any]:
-    subtype = NOT_APPLICABLE if span.subtype is None else span.subtype
-    return {"type": span.textbound.type, "subtype": subtype, **_span(span.textbound, text)}
+    typed = _span(span.textbound, text)
+    typed["type"] = span.textbound.type
+    typed["subtype"] = NOT_APPLICABLE if span.subtype is None else span.subtype
+    return typed
 
 
 NOTES_PER_BATCH = 10_000
