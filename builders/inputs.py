@@ -200,7 +200,7 @@ class InputHashing:
     before the build forks its workers.
 
     The guarantee: every input file is listed with its size and modification time before the build starts
-    (the constructor waits for the list); each is hashed only if it still has them, and :meth:`inputs`,
+    (:meth:`listed` waits for the list); each is hashed only if it still has them, and :meth:`inputs`,
     called once the build has read its inputs, fails if any file's size or modification time then differs.
     So the hashes are of the bytes the build read unless a file was rewritten keeping both its size and its
     modification time (to the nanosecond).
@@ -218,7 +218,11 @@ class InputHashing:
         )
         self._process.start()
         theirs.close()
-        self._receive()  # the files are listed: the build may read them
+
+    def listed(self) -> None:
+        """Wait until every input file is listed with its size and modification time: from then on the build
+        may read them (meanwhile, this process may list or count its documents)."""
+        self._receive()
 
     def inputs(self) -> list[dict[str, Any]]:
         """The fingerprints, once every file is hashed and checked unchanged since it was listed."""

@@ -30,7 +30,7 @@ from clinical_corpora.builders.base import (
     Reject,
     load_builder_class,
 )
-from clinical_corpora.builders.card import render_card, split_sizes
+from clinical_corpora.builders.card import SplitSize, render_card, split_sizes
 from clinical_corpora.builders.checks import ExpectationProcess, Outcomes, start_checks
 from clinical_corpora.builders.inputs import (
     INPUTS_FILE,
@@ -156,16 +156,18 @@ def _steps(
     builder = load_builder_class(manifest.builder)()
     features = _features(builder, manifest)
     ctx = BuildContext(manifest, sources, on_error)
-    total = _count_documents(builder, manifest, ctx)
-    workers = workers or auto_workers(total)
-    created = [folder for folder in (out, corpus_dir) if not folder.exists()]
-    _make_folder(corpus_dir)
-    _remove_stale_staging(corpus_dir)
-    staging = make_staging(corpus_dir, version)
-    hashing = own_checks = None
+    hashing = InputHashing(manifest, sources, set(overrides))  # beside the build; checked unchanged after it
+    own_checks = staging = None
+    created: list[Path] = []
     try:
+        total = _count_documents(builder, manifest, ctx)  # while the inputs are listed for hashing
+        workers = workers or auto_workers(total)
+        created = [folder for folder in (out, corpus_dir) if not folder.exists()]
+        _make_folder(corpus_dir)
+        _remove_stale_staging(corpus_dir)
+        staging = make_staging(corpus_dir, version)
         _stage(manifest, "hashing the input files")
-        hashing = InputHashing(manifest, sources, set(overrides))  # beside the build; checked unchanged after it
+        hashing.listed()  # the build may read them now
         if checks is None and workers > 1 and manifest.gates.expectations:
             checks = own_checks = ExpectationProcess()  # suite apart; great-expectations once the records are written
             checks.prepare([manifest.builder])
@@ -174,7 +176,7 @@ def _steps(
         release = _Release(
             version, invented, hashing.inputs(), max_rejects, overlay[1] if overlay else None, mode == "release"
         )
-        measured = _measure(builder, manifest, ctx, staging, release, checks)
+        measured = _measure(builder, manifest, ctx, staging, list(row_counts), release, checks)
         yield
         gates = _write_release_files(builder, manifest, features, ctx, staging, row_counts, release, measured)
         target = corpus_dir / version
@@ -186,9 +188,9 @@ def _steps(
     finally:
         if own_checks is not None:
             own_checks.close()
-        if hashing is not None:
-            hashing.close()
-        shutil.rmtree(staging, ignore_errors=True)
+        hashing.close()
+        if staging is not None:
+            shutil.rmtree(staging, ignore_errors=True)
         for folder in reversed(created):  # a failed release leaves no empty folder behind
             try:
                 if folder.is_dir() and not any(folder.iterdir()):
@@ -493,11 +495,14 @@ def _write_rejects(path: Path, rejects: list[Reject]) -> None:
 
 @dataclass
 class _Measured:
-    """What a release knows before its gates: its suite's outcomes (to wait for), agreement, card sections."""
+    """What a release knows before its gates: its suite's outcomes (to wait for), agreement, card sections,
+    and what the card and manifest say of its data files (their sizes; each shard's sha256 and rows)."""
 
     outcomes: Outcomes
     agreement: AgreementReport | None
     sections: list[CardSection]
+    sizes: dict[str, dict[str, SplitSize]]
+    shards: list[dict[str, Any]]
 
 
 def _measure(
@@ -505,11 +510,12 @@ def _measure(
     manifest: CorpusManifest,
     ctx: BuildContext,
     staging: Path,
+    configs: list[str],
     release: _Release,
     checks: ExpectationProcess | None,
 ) -> _Measured:
     """Write inputs.jsonl, start the suite (in ``checks`` when given), measure agreement (writing
-    rejects.jsonl) and the card's statistics."""
+    rejects.jsonl), the card's statistics and the written ``configs``' sizes and hashes."""
     write_inputs_file(staging, release.inputs)
     view = ReleaseView(staging)
     expectations = manifest.gates.expectations
@@ -520,7 +526,8 @@ def _measure(
     if ctx.rejects:  # after agreement: an annotator's quarantined annotations are rejects too
         _write_rejects(staging / "rejects.jsonl", ctx.rejects)
     _stage(manifest, "writing the card")
-    return _Measured(outcomes, agreement, [*builder.statistics(view), *(agreement.sections if agreement else [])])
+    sections = [*builder.statistics(view), *(agreement.sections if agreement else [])]
+    return _Measured(outcomes, agreement, sections, split_sizes(staging), _shard_outputs(staging, configs))
 
 
 def _write_release_files(
@@ -568,7 +575,7 @@ def _write_release_files(
         },
     )
     (staging / "README.md").write_text(
-        render_card(manifest, features, row_counts, sections, gates, provenance, release.version, split_sizes(staging)),
+        render_card(manifest, features, row_counts, sections, gates, provenance, release.version, measured.sizes),
         encoding="utf-8",
     )
     _stage(manifest, "hashing the release files")
@@ -581,26 +588,30 @@ def _write_release_files(
             "builder": manifest.builder,
             **provenance,
             "schema_fingerprint": schema_fingerprint(features),
-            "outputs": _outputs(staging, row_counts),
+            "outputs": [*measured.shards, *_file_outputs(staging)],
             "gates": [{"gate": g.gate, "status": g.status, "observed": g.observed} for g in gates],
         },
     )
     return gates
 
 
-def _outputs(staging: Path, row_counts: dict[str, dict[str, int]]) -> list[dict[str, Any]]:
+def _shard_outputs(staging: Path, configs: Iterable[str]) -> list[dict[str, Any]]:
+    """The manifest's entry of each data file: path, sha256 and rows (hashed while the suite is checked)."""
     view = ReleaseView(staging)
-    outputs = [
+    return [
         {"file": path.relative_to(staging).as_posix(), "sha256": sha256_file(path), "rows": view.rows_in(path)}
-        for config in row_counts
+        for config in configs
         for path in view.shards(config)
     ]
-    outputs += [
+
+
+def _file_outputs(staging: Path) -> list[dict[str, Any]]:
+    """The manifest's entry of each other file of the release, written last."""
+    return [
         {"file": name, "sha256": sha256_file(staging / name)}
         for name in ("README.md", "validation.json", "rejects.jsonl", INPUTS_FILE)
         if (staging / name).exists()
     ]
-    return outputs
 
 
 def _publish(staging: Path, target: Path, gates: list[GateResult], corpus_dir: Path) -> Outcome:
