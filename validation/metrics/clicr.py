@@ -29,7 +29,7 @@ import random
 import re
 import string
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -58,14 +58,14 @@ def exact_match_score(prediction: str, answer: str) -> float:
 
 def f1_score(prediction: str, answer: str) -> float:
     """Bag-of-words F1 between the normalised prediction and answer."""
-    predicted, expected = normalize_answer(prediction).split(), normalize_answer(answer).split()
+    return _normalized_f1(normalize_answer(prediction), normalize_answer(answer))
+
+
+def _normalized_f1(prediction: str, answer: str) -> float:
+    """:func:`f1_score` of texts already normalised."""
+    predicted, expected = prediction.split(), answer.split()
     same = sum((Counter(predicted) & Counter(expected)).values())
     return PRFCounts(same, len(predicted), len(expected)).f1
-
-
-def max_over_answers(metric: Callable[[str, str], float], prediction: str, answers: Sequence[str]) -> float:
-    """The best score of ``prediction`` against any of ``answers``."""
-    return max(metric(prediction, answer) for answer in answers)
 
 
 def corpus_bleu(hypotheses: Sequence[str], references: Sequence[Sequence[str]], max_order: int = 4) -> list[float]:
@@ -180,12 +180,15 @@ def score_clicr(
     hypotheses, references = [], []
     for query_id, query_answers in answers.items():
         prediction = predictions.get(query_id)
-        hypotheses.append(normalize_answer(prediction or ""))
-        references.append([normalize_answer(answer) for answer in query_answers])
+        hypothesis = normalize_answer(prediction or "")
+        expected = [normalize_answer(answer) for answer in query_answers]
+        hypotheses.append(hypothesis)
+        references.append(expected)
         if prediction is None:
             continue
-        exact += max_over_answers(exact_match_score, prediction, query_answers)
-        f1 += max_over_answers(f1_score, prediction, query_answers)
+        # exact_match_score and f1_score over the answers, each text normalised once rather than per metric
+        exact += max(float(hypothesis == answer) for answer in expected)
+        f1 += max(_normalized_f1(hypothesis, answer) for answer in expected)
         if word_vectors is not None:
             embedding += embedding_average_score(word_vectors, prediction, query_answers, oov)
     bleu = corpus_bleu(hypotheses, references, max_order=4)
