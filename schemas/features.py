@@ -105,7 +105,7 @@ def _encoder(feature: Any) -> Converter | None:
     field path: the names come from validated records, so an unknown one is a bug (a KeyError), not a
     stored value to report."""
     if isinstance(feature, ClassLabel):
-        ids = {name: index for index, name in enumerate(feature.names)}
+        ids = _label_ids(feature)
 
         def to_id(value: Any) -> Any:
             if value is None:
@@ -121,7 +121,7 @@ def _encoder(feature: Any) -> Converter | None:
     if isinstance(feature, dict):
         names_fields = {name: name + LABEL_NAME_SUFFIX if _has_label_names(feature, name) else None for name in feature}
         labels = [
-            (name, {label: index for index, label in enumerate(child.names)}, names_fields[name])
+            (name, _label_ids(child), names_fields[name])
             for name, child in feature.items()
             if isinstance(child, ClassLabel)
         ]
@@ -151,6 +151,11 @@ def _encoder(feature: Any) -> Converter | None:
 
         return encode_struct
     return None
+
+
+def _label_ids(feature: ClassLabel) -> dict[str, int]:
+    """Each label name's id."""
+    return {name: index for index, name in enumerate(feature.names)}
 
 
 def _decoder(feature: Any) -> Converter | None:

@@ -140,12 +140,21 @@ def embedding_average_score(
     oov: Literal["first_row", "skip"] = "first_row",
 ) -> float:
     """Best cosine between the mean vector of the normalised prediction and of any answer."""
-    predicted = _mean_vector(vectors, normalize_answer(prediction), oov)
+    return _normalized_embedding_average(
+        vectors, normalize_answer(prediction), [normalize_answer(answer) for answer in answers], oov
+    )
+
+
+def _normalized_embedding_average(
+    vectors: WordVectors, prediction: str, answers: Sequence[str], oov: Literal["first_row", "skip"]
+) -> float:
+    """:func:`embedding_average_score` of texts already normalised."""
+    predicted = _mean_vector(vectors, prediction, oov)
     if predicted is None:
         return 0.0
     scores = [
         _cosine(expected, predicted)
-        for expected in (_mean_vector(vectors, normalize_answer(answer), oov) for answer in answers)
+        for expected in (_mean_vector(vectors, answer, oov) for answer in answers)
         if expected is not None
     ]
     return max(scores, default=0.0)
@@ -186,11 +195,11 @@ def score_clicr(
         references.append(expected)
         if prediction is None:
             continue
-        # exact_match_score and f1_score over the answers, each text normalised once rather than per metric
+        # exact_match_score, f1_score and embedding_average_score, each text normalised once for all metrics
         exact += max(float(hypothesis == answer) for answer in expected)
         f1 += max(_normalized_f1(hypothesis, answer) for answer in expected)
         if word_vectors is not None:
-            embedding += embedding_average_score(word_vectors, prediction, query_answers, oov)
+            embedding += _normalized_embedding_average(word_vectors, hypothesis, expected, oov)
     bleu = corpus_bleu(hypotheses, references, max_order=4)
     total = len(answers)
     scores = {
