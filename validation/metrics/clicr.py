@@ -63,9 +63,19 @@ def f1_score(prediction: str, answer: str) -> float:
 
 def _normalized_f1(prediction: str, answer: str) -> float:
     """:func:`f1_score` of texts already normalised."""
-    predicted, expected = prediction.split(), answer.split()
-    same = sum((Counter(predicted) & Counter(expected)).values())
-    return PRFCounts(same, len(predicted), len(expected)).f1
+    return _best_f1(prediction.split(), [answer.split()])
+
+
+def _best_f1(predicted: list[str], answers: Sequence[list[str]]) -> float:
+    """The best bag-of-words F1 of tokens ``predicted`` against any of ``answers``; 0.0 without answers."""
+    counts = Counter(predicted)
+    best = 0.0
+    for expected in answers:
+        if counts.keys().isdisjoint(expected):
+            continue  # no token in common: F1 0.0
+        same = sum((counts & Counter(expected)).values())
+        best = max(best, PRFCounts(same, len(predicted), len(expected)).f1)
+    return best
 
 
 def corpus_bleu(hypotheses: Sequence[str], references: Sequence[Sequence[str]], max_order: int = 4) -> list[float]:
@@ -77,13 +87,12 @@ def corpus_bleu(hypotheses: Sequence[str], references: Sequence[Sequence[str]], 
         reference_words = [reference.split() for reference in refs]
         hypothesis_length += len(words)
         reference_length += min((abs(len(ref) - len(words)), len(ref)) for ref in reference_words)[1]
-        for order in range(1, max_order + 1):
-            reference_counts: Counter[tuple[str, ...]] = Counter()
-            for ref in reference_words:
-                reference_counts |= _ngrams(ref, order)
-            counts = _ngrams(words, order)
-            correct[order - 1] += sum(min(count, reference_counts[gram]) for gram, count in counts.items())
-            guessed[order - 1] += max(0, len(words) - order + 1)
+        for order in range(1, min(max_order, len(words)) + 1):  # a hypothesis has no n-gram longer than itself
+            correct[order - 1] += sum(
+                min(count, max(_occurrences(ref, gram) for ref in reference_words))
+                for gram, count in _ngrams(words, order).items()
+            )
+            guessed[order - 1] += len(words) - order + 1
     ratio = (hypothesis_length + _TINY) / (reference_length + _SMALL)
     brevity = math.exp(1 - 1 / ratio) if ratio < 1 else 1.0
     scores, product = [], 1.0
@@ -95,6 +104,16 @@ def corpus_bleu(hypotheses: Sequence[str], references: Sequence[Sequence[str]], 
 
 def _ngrams(words: Sequence[str], order: int) -> Counter[tuple[str, ...]]:
     return Counter(tuple(words[i : i + order]) for i in range(len(words) - order + 1))
+
+
+def _occurrences(words: list[str], gram: tuple[str, ...]) -> int:
+    """How often ``gram`` occurs in ``words``: a reference's clipping count, without counting all its n-grams."""
+    if len(gram) == 1:
+        return words.count(gram[0])
+    span = len(gram)
+    return sum(
+        1 for i in range(len(words) - span + 1) if words[i] == gram[0] and tuple(words[i : i + span]) == gram
+    )
 
 
 @dataclass(frozen=True)
@@ -187,17 +206,18 @@ def score_clicr(
         raise ValueError("no queries to score")
     exact = f1 = embedding = 0.0
     hypotheses, references = [], []
+    normalized: dict[str, str] = {}  # entity texts and UMLS answer sets repeat across queries
     for query_id, query_answers in answers.items():
         prediction = predictions.get(query_id)
-        hypothesis = normalize_answer(prediction or "")
-        expected = [normalize_answer(answer) for answer in query_answers]
+        hypothesis = _normalized(prediction or "", normalized)
+        expected = [_normalized(answer, normalized) for answer in query_answers]
         hypotheses.append(hypothesis)
         references.append(expected)
         if prediction is None:
             continue
         # exact_match_score, f1_score and embedding_average_score, each text normalised once for all metrics
-        exact += max(float(hypothesis == answer) for answer in expected)
-        f1 += max(_normalized_f1(hypothesis, answer) for answer in expected)
+        exact += float(hypothesis in expected)
+        f1 += _best_f1(hypothesis.split(), [answer.split() for answer in expected])
         if word_vectors is not None:
             embedding += _normalized_embedding_average(word_vectors, hypothesis, expected, oov)
     bleu = corpus_bleu(hypotheses, references, max_order=4)
@@ -213,6 +233,14 @@ def score_clicr(
     scores["queries"] = total
     scores["unanswered"] = sum(query_id not in predictions for query_id in answers)
     return scores
+
+
+def _normalized(text: str, known: dict[str, str]) -> str:
+    """:func:`normalize_answer`, looked up in ``known`` first and added to it."""
+    result = known.get(text)
+    if result is None:
+        result = known[text] = normalize_answer(text)
+    return result
 
 
 def answers_from_clicr_json(dataset: Mapping) -> dict[str, list[str]]:
