@@ -111,9 +111,7 @@ def _occurrences(words: list[str], gram: tuple[str, ...]) -> int:
     if len(gram) == 1:
         return words.count(gram[0])
     span = len(gram)
-    return sum(
-        1 for i in range(len(words) - span + 1) if words[i] == gram[0] and tuple(words[i : i + span]) == gram
-    )
+    return sum(1 for i in range(len(words) - span + 1) if words[i] == gram[0] and tuple(words[i : i + span]) == gram)
 
 
 @dataclass(frozen=True)
