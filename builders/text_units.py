@@ -18,12 +18,19 @@ Offsets are 0-based character offsets into the text given, end exclusive.
 from __future__ import annotations
 
 import re
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 
 from syntok import segmenter
+from syntok._segmentation_states import State
+from syntok.tokenizer import Tokenizer
 
 TOKEN_PATTERN = re.compile(r"\d+(?:[.,]\d+)+|\w+|[^\w\s]")
+
+_SYNTOK_TOKEN = Tokenizer._spaces  # a run of characters syntok makes tokens of
+_SPACING = Tokenizer._hyphens_and_underscore | {"\u200b"}  # what syntok leaves between tokens, besides white space
+_SENTENCE_EDGES = State.terminals | State.closing_brackets | State.closing_quotes | State.opening_brackets
+_MAY_END_SENTENCE = re.compile(f"[{re.escape(''.join(sorted(set(''.join(_SENTENCE_EDGES)))))}]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,15 +55,21 @@ def token_strings(text: str) -> list[str]:
 
 def sentence_spans(text: str) -> list[tuple[int, int]]:
     """Sentence (start, end) spans of ``text``, from the first to the last character of each."""
+    return [span for offset, paragraph in segmenter.preprocess_with_offsets(text) for span in _spans(paragraph, offset)]
+
+
+def _spans(paragraph: str, offset: int) -> list[tuple[int, int]]:
+    """Sentence spans of one of syntok's paragraphs (offsets into the whole text).
+
+    One paragraph at a time: syntok's analyze() pads each paragraph with as many spaces as its offset
+    before tokenizing it, which is quadratic in the length of a many-paragraph text.
+    """
     spans = []
-    # One paragraph at a time: syntok's analyze() pads each paragraph with as many spaces as its
-    # offset before tokenizing it, which is quadratic in the length of a many-paragraph text.
-    for offset, paragraph in segmenter.preprocess_with_offsets(text):
-        for sentences in segmenter.analyze(paragraph):
-            for sentence in sentences:
-                if sentence:
-                    last = sentence[-1]
-                    spans.append((offset + sentence[0].offset, offset + last.offset + len(last.value)))
+    for sentences in segmenter.analyze(paragraph):
+        for sentence in sentences:
+            if sentence:
+                last = sentence[-1]
+                spans.append((offset + sentence[0].offset, offset + last.offset + len(last.value)))
     return spans
 
 
@@ -68,9 +81,53 @@ def split_sentences(text: str) -> list[Sentence]:
     syntok leaves a character out of its sentences. A sentence without tokens is left out; a
     sentence runs from its first token's start to its last token's end.
     """
+    return [sentence for paragraph in paragraphs(text) for sentence in paragraph.sentences()]
+
+
+@dataclass(frozen=True, slots=True)
+class Paragraph:
+    """One of syntok's paragraphs (``text`` starts at ``offset`` of the whole text) and the tokens that
+    :func:`split_sentences` gives its sentences: those from its first sentence's start to the next
+    paragraph's (and, in the first paragraph, any before)."""
+
+    offset: int
+    text: str
+    tokens: list[tuple[int, int]]
+
+    def sentences(self) -> list[Sentence]:
+        """This paragraph's sentences, as :func:`split_sentences` gives them (syntok runs here)."""
+        starts = [start for start, _ in _spans(self.text, self.offset)] or [0]
+        groups: list[list[tuple[int, int]]] = [[] for _ in starts]
+        for token in self.tokens:
+            groups[max(bisect_right(starts, token[0]) - 1, 0)].append(token)
+        return [Sentence(group[0][0], group[-1][1], tuple(group)) for group in groups if group]
+
+    def may_split(self, whole: str, first: int, last: int) -> bool:
+        """Whether syntok could start a sentence after character ``first`` of ``whole`` and at or before
+        character ``last`` (both starts of this paragraph's tokens); False is certain, True only possible.
+
+        syntok 1.4 (``syntok._segmentation_states``) ends a sentence after a terminal, closing bracket or
+        closing quote, separated from the next token only by its spacing (white space, zero-width space,
+        in-word hyphens and underscores), or before an opening bracket it cannot skip. So a start in
+        (first, last] needs one of those characters in ``whole[first : last + 1]``, or a spacing
+        character at ``first`` (the terminal being before it).
+        """
+        return whole[first] in _SPACING or _MAY_END_SENTENCE.search(whole, first, last + 1) is not None
+
+
+def paragraphs(text: str) -> list[Paragraph]:
+    """syntok's paragraphs of ``text`` with their tokens (see :class:`Paragraph`), without segmenting
+    them into sentences; every token of ``text`` is in one of them."""
+    found: list[tuple[int, str]] = []
+    starts: list[int] = []
+    for offset, paragraph in segmenter.preprocess_with_offsets(text):
+        first = _SYNTOK_TOKEN.search(paragraph)  # syntok's first token, so its first sentence, starts here
+        if first is not None:
+            found.append((offset, paragraph))
+            starts.append(offset + first.start())
     tokens = tokenize(text)
-    starts = [start for start, _ in sentence_spans(text)] or [0]
-    groups: list[list[tuple[int, int]]] = [[] for _ in starts]
-    for token in tokens:
-        groups[max(bisect_right(starts, token[0]) - 1, 0)].append(token)
-    return [Sentence(group[0][0], group[-1][1], tuple(group)) for group in groups if group]
+    if not found:
+        return [Paragraph(0, text, tokens)]
+    token_starts = [start for start, _ in tokens]
+    cuts = [0, *(bisect_left(token_starts, start) for start in starts[1:]), len(tokens)]
+    return [Paragraph(offset, paragraph, tokens[cuts[k] : cuts[k + 1]]) for k, (offset, paragraph) in enumerate(found)]

@@ -5,11 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from clinical_corpora.builders.sources.bmj_html import read_case_report
 from clinical_corpora.builders.sources.brat import iter_brat_folder
+from clinical_corpora.builders.text_units import split_sentences
 from clinical_corpora.core.errors import SourceError
 from clinical_corpora.corpora.clicr import entity_matcher
 from clinical_corpora.corpora.clicr.entity_matcher import (
@@ -207,3 +208,67 @@ def test_entities_are_ordered_disjoint_spans_of_the_text(matcher: EntityMatcher,
         assert entity.text.split()[0].lower() not in FUNCTION_WORDS
         assert not entity.text.endswith(")")
         previous_end = entity.end
+
+
+CROSSING_NAMES = [
+    "Crohn's disease",
+    "pain. Fever",
+    "Dr. Smith",
+    "fever (high",
+    "pain",
+    "fever",
+    "high fever",
+    "pain' Fever",
+]
+"""Names whose keys span what can end a sentence, so that longest matches cross sentence boundaries."""
+
+
+@pytest.fixture(scope="module")
+def crossing_matcher(tmp_path_factory: pytest.TempPathFactory) -> EntityMatcher:
+    meta = tmp_path_factory.mktemp("META")
+    rows = [
+        f"C{number:07d}|ENG|P|L{number}|PF|S{number}|Y|A{number}||||MTH|PN|{number}|{name}|0|N||\n"
+        for number, name in enumerate(CROSSING_NAMES, 1)
+    ]
+    (meta / "MRCONSO.RRF").write_text("".join(rows), encoding="utf-8")
+    types = [f"C{number:07d}|T047|B|Disease or Syndrome|AT{number}||\n" for number in range(1, len(CROSSING_NAMES) + 1)]
+    (meta / "MRSTY.RRF").write_text("".join(types), encoding="utf-8")
+    return EntityMatcher(build_index(meta / "MRCONSO.RRF", meta / "MRSTY.RRF"))
+
+
+@settings(max_examples=300)
+@given(
+    st.lists(
+        st.sampled_from(
+            [
+                " pain.",
+                " pain'",
+                " Fever",
+                " fever",
+                "Crohn's",
+                " disease",
+                " Dr.",
+                " Smith",
+                " (",
+                " high",
+                ")",
+                ".",
+                "'",
+                " ",
+                "\n\n",
+                "\u2019",
+                "\u200b",
+                "-",
+                "!",
+                " The",
+            ]
+        ),  # fmt: skip
+        max_size=30,
+    ).map("".join)
+)
+@example(" pain. Fever")  # syntok splits it: "pain", "Fever"
+@example("pain.\u200b Fever")
+def test_matches_without_sentences_given_are_those_of_split_sentences(
+    crossing_matcher: EntityMatcher, text: str
+) -> None:
+    assert crossing_matcher.find(text) == crossing_matcher.find(text, split_sentences(text))

@@ -49,7 +49,7 @@ from clinical_corpora.builders.sources.brat import (
 from clinical_corpora.builders.sources.discovery import Document, is_hidden, walk_files, warn_left_out
 from clinical_corpora.builders.sources.documents import keys_of, locator
 from clinical_corpora.builders.sources.umls import locate_rrf_files
-from clinical_corpora.builders.text_units import split_sentences, token_strings
+from clinical_corpora.builders.text_units import token_strings
 from clinical_corpora.core.counts import PRFCounts, f_measure, ratio
 from clinical_corpora.core.errors import ClincorpError, SourceError, excerpt
 from clinical_corpora.core.splits import seeded_split
@@ -177,11 +177,8 @@ class CaseEntities(NamedTuple):
 
 
 def recognised_entities(case: CaseReport, matcher: EntityMatcher) -> CaseEntities:
-    """The dictionary matcher's entities of a case (passage sentence by sentence, each learning point)."""
-    passage = case.passage
-    return CaseEntities(
-        matcher.find(passage, split_sentences(passage)), [matcher.find(point) for point in case.learning_points]
-    )
+    """The dictionary matcher's entities of a case (in the passage and each learning point)."""
+    return CaseEntities(matcher.find(case.passage), [matcher.find(point) for point in case.learning_points])
 
 
 def case_text(case: CaseReport) -> tuple[str, list[int]]:

@@ -52,7 +52,7 @@ from clinical_corpora.builders.sources.umls import (
     read_mrsty,
     rrf_batches,
 )
-from clinical_corpora.builders.text_units import TOKEN_PATTERN, Sentence, split_sentences, token_strings, tokenize
+from clinical_corpora.builders.text_units import TOKEN_PATTERN, Sentence, paragraphs, token_strings, tokenize
 from clinical_corpora.core.errors import ClincorpError
 from clinical_corpora.core.labels import Category
 from clinical_corpora.core.processes import end_with_parent
@@ -505,13 +505,43 @@ class EntityMatcher:
         self.index = index
 
     def find(self, text: str, sentences: Sequence[Sentence] | None = None) -> list[Entity]:
-        """Entities in ``text``, in order, not overlapping; ``sentences`` default to splitting ``text``."""
+        """Entities in ``text``, in order, not overlapping, none across a sentence boundary; ``sentences``
+        default to :func:`split_sentences` of ``text``.
+
+        Without ``sentences``, a paragraph is split into sentences only when one of its longest matches
+        could cross a sentence boundary (:meth:`Paragraph.may_split`); otherwise its matches are the same
+        with or without the split, and syntok (most of the matcher's time) is not run.
+        """
+        if sentences is not None:
+            return [entity for sentence in sentences for entity in self._entities(text, sentence.tokens)]
+        entities: list[Entity] = []
+        for paragraph in paragraphs(text):
+            tokens = paragraph.tokens
+            matches = self._match_tokens(text, tokens)
+            if any(
+                last > first and paragraph.may_split(text, tokens[first][0], tokens[last][0])
+                for first, last, _ in matches
+            ):
+                entities += (
+                    entity for sentence in paragraph.sentences() for entity in self._entities(text, sentence.tokens)
+                )
+            else:
+                entities += self._refined(text, tokens, matches)
+        return entities
+
+    def _entities(self, text: str, tokens: Sequence[tuple[int, int]]) -> list[Entity]:
+        """The entities of one sentence's tokens."""
+        return self._refined(text, tokens, self._match_tokens(text, tokens))
+
+    def _refined(
+        self, text: str, tokens: Sequence[tuple[int, int]], matches: list[tuple[int, int, int]]
+    ) -> list[Entity]:
+        """Entities of ``matches`` (of ``tokens``), their spans refined; a match left without words is dropped."""
         entities = []
-        for sentence in split_sentences(text) if sentences is None else sentences:
-            for first, last, entry in self._match_tokens(text, sentence.tokens):
-                refined = refine_span(text, sentence.tokens[first][0], sentence.tokens[last][1])
-                if refined is not None:
-                    entities.append(self._entity(text, *refined, entry))
+        for first, last, entry in matches:
+            refined = refine_span(text, tokens[first][0], tokens[last][1])
+            if refined is not None:
+                entities.append(self._entity(text, *refined, entry))
         return entities
 
     def _match_tokens(self, text: str, spans: Sequence[tuple[int, int]]) -> list[tuple[int, int, int]]:
