@@ -127,6 +127,17 @@ def test_bad_predictions_and_split_are_clear_errors(
     assert "has no split 'validation'" in capsys.readouterr().err
 
 
+def test_a_query_without_answers_is_a_clear_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    data = tmp_path / "test1.0.json"
+    qas = [{"id": "q1", "answers": [{"text": "fever"}]}, {"id": "q2", "answers": []}]
+    data.write_text(json.dumps({"data": [{"document": {"qas": qas}}]}), encoding="utf-8")
+    predictions = tmp_path / "predictions.json"
+    predictions.write_text(json.dumps({"q1": "fever", "q2": "cough"}), encoding="utf-8")
+    assert main(["score", "clicr", str(data), str(predictions), "--out", str(tmp_path / "s.json")]) == 1
+    assert "test1.0.json [q2]: the query has no answers: expected at least one" in capsys.readouterr().err
+    assert not (tmp_path / "s.json").exists()
+
+
 def test_export_refuses_a_folder_that_is_not_a_clicr_release(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

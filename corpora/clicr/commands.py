@@ -52,11 +52,15 @@ def load_answers(data: Path, split: str) -> dict[str, list[str]]:
         }
     dataset = _read_json(data, "a CliCR JSON dataset")
     try:
-        return answers_from_clicr_json(dataset)
+        answers = answers_from_clicr_json(dataset)
     except (KeyError, TypeError) as error:
         raise SourceError(
             data, f'expected CliCR JSON {{"data": [{{"document": {{"qas": [{{"id", "answers"}}]}}}}]}}, missing {error}'
         ) from error
+    unanswerable = next((query_id for query_id, texts in answers.items() if not texts), None)
+    if unanswerable is not None:
+        raise SourceError(data, "the query has no answers: expected at least one", record=unanswerable)
+    return answers
 
 
 def load_predictions(path: Path) -> dict[str, str]:

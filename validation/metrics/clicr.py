@@ -206,6 +206,8 @@ def score_clicr(
     hypotheses, references = [], []
     normalized: dict[str, str] = {}  # entity texts and UMLS answer sets repeat across queries
     for query_id, query_answers in answers.items():
+        if not query_answers:
+            raise ValueError(f"query {query_id} has no answers")
         prediction = predictions.get(query_id)
         hypothesis = _normalized(prediction or "", normalized)
         expected = [_normalized(answer, normalized) for answer in query_answers]
