@@ -371,6 +371,8 @@ class _Names:
                 entries[key] = ranked << 1 | (known == -1)
             elif ranked < known >> 1:
                 entries[key] = ranked << 1 | (known & 1)
+            if known is not None:
+                continue  # a key or prefix seen before: its own prefixes are marked already
             for end in range(1, len(tokens)):
                 prefix = " ".join(tokens[:end])
                 known = entries.setdefault(prefix, -1)
