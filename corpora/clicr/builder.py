@@ -23,10 +23,13 @@ import re
 from collections import Counter
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import accumulate, compress
 from pathlib import Path
 from typing import Any, NamedTuple
 
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from datasets import Features
 
@@ -480,12 +483,9 @@ class ClicrBuilder(Builder):
 
     def statistics(self, release: ReleaseView) -> list[CardSection]:
         documents = DocumentTally.of(release)
-        queries = [
-            QueryTally.of(split, row)
-            for split, row in iter_query_rows(release, ["id", "document_id", "answers", "answer_in_passage"])
-        ]
+        queries = query_tallies(release)
         return [
-            _data_statistics(documents, queries),
+            _data_statistics(documents, PassageTally.of(release), queries),
             _answer_categories(queries),
             _baselines(documents.entity_texts, queries),
         ]
@@ -577,30 +577,54 @@ class QueryTally(NamedTuple):
     category: str
     answer_in_passage: bool
 
-    @classmethod
-    def of(cls, split: str, row: Mapping) -> QueryTally:
-        answers = row["answers"]
-        return cls(
+
+def query_tallies(release: ReleaseView) -> list[QueryTally]:
+    """A :class:`QueryTally` per query, read in batches of the columns and answer fields it needs; an answer
+    text repeated across queries is one string object."""
+    answer = release.features("clicr")["answers"].feature
+    dataset = answer["origin"].names.index("dataset")
+    categories = pa.array(answer["category"].names, pa.string())
+    shared: dict[str, str] = {}
+    columns = ["id", "document_id", "answer_in_passage"]
+    batches = _batches(release, "clicr", columns, QUERY_BATCH, answers={"text", "origin", "category"})
+    return [
+        tally for split, batch in batches for tally in _batch_query_tallies(split, batch, dataset, categories, shared)
+    ]
+
+
+def _batch_query_tallies(
+    split: str, batch: pa.RecordBatch, dataset: int, categories: pa.Array, shared: dict[str, str]
+) -> Iterator[QueryTally]:
+    """The tallies of a batch of queries: ``dataset`` is the id of origin ``dataset``, ``categories`` the
+    category names by id."""
+    answers = batch.column("answers")
+    flat = answers.flatten()
+    texts = _shared_texts(flat.field("text"), shared)
+    from_dataset = pc.equal(flat.field("origin"), dataset).to_pylist()
+    first_categories = categories.take(pc.list_element(answers, 0).field("category")).to_pylist()
+    bounds = _list_bounds(answers)
+    rows = zip(*(batch.column(name).to_pylist() for name in ("id", "document_id", "answer_in_passage")), strict=True)
+    for index, (query_id, document_id, in_passage) in enumerate(rows):
+        start, end = bounds[index], bounds[index + 1]
+        answer_texts = texts[start:end]
+        yield QueryTally(
             split,
-            row["id"],
-            row["document_id"],
-            tuple(answer["text"] for answer in answers),
-            tuple(answer["text"] for answer in answers if answer["origin"] == "dataset"),
-            answers[0]["category"],
-            row["answer_in_passage"],
+            query_id,
+            document_id,
+            tuple(answer_texts),
+            tuple(compress(answer_texts, from_dataset[start:end])),
+            first_categories[index],
+            in_passage,
         )
 
 
 @dataclass
 class DocumentTally:
-    """What the card needs from ``clicr_documents``, gathered in one streaming pass."""
+    """What the card needs from ``clicr_documents`` but the passages, gathered in one streaming pass."""
 
     cases: int = 0
     without_learning_points: int = 0
     queries_removed: int = 0
-    tokens: int = 0
-    word_types: set[str] = field(default_factory=set)
-    entity_types: set[str] = field(default_factory=set)
     entity_texts: dict[str, list[str]] = field(default_factory=dict)
     _shared: dict[str, str] = field(default_factory=dict, repr=False)
     """One string object per distinct entity text: millions of mentions share a few hundred thousand."""
@@ -608,26 +632,71 @@ class DocumentTally:
     @classmethod
     def of(cls, release: ReleaseView) -> DocumentTally:
         tally = cls()
-        columns = ["id", "passage", "learning_points", "repeated_queries_removed", "entities"]
-        for shard in release.shards("clicr_documents"):
-            for batch in pq.ParquetFile(shard).iter_batches(batch_size=DOCUMENT_BATCH, columns=columns):
-                for document in batch.to_pylist():
-                    tally.add(document)
+        columns = ["id", "learning_points", "repeated_queries_removed"]
+        for _, batch in _batches(release, "clicr_documents", columns, DOCUMENT_BATCH, entities={"text"}):
+            tally.add(batch)
         return tally
 
-    def add(self, document: Mapping) -> None:
-        tokens = token_strings(document["passage"].lower())
-        texts = [self._shared.setdefault(entity["text"], entity["text"]) for entity in document["entities"]]
-        self.cases += 1
-        self.without_learning_points += not document["learning_points"]
-        self.queries_removed += document["repeated_queries_removed"]
-        self.tokens += len(tokens)
-        self.word_types.update(tokens)
-        self.entity_types.update(text.lower() for text in texts)
-        self.entity_texts[document["id"]] = texts
+    def add(self, batch: pa.RecordBatch) -> None:
+        """Count a batch of documents (columns ``id``, ``learning_points``, ``repeated_queries_removed`` and
+        ``entities`` with their ``text`` only)."""
+        entities = batch.column("entities")
+        texts = _shared_texts(entities.flatten().field("text"), self._shared)
+        bounds = _list_bounds(entities)
+        for index, document_id in enumerate(batch.column("id").to_pylist()):
+            self.entity_texts[document_id] = texts[bounds[index] : bounds[index + 1]]
+        self.cases += batch.num_rows
+        self.without_learning_points += pc.list_value_length(batch.column("learning_points")).to_pylist().count(0)
+        self.queries_removed += sum(batch.column("repeated_queries_removed").to_pylist())
+
+    @property
+    def entity_types(self) -> int:
+        """Distinct entity texts, lower-cased."""
+        return len({text.lower() for text in self._shared})
 
 
-def _data_statistics(documents: DocumentTally, queries: Sequence[QueryTally]) -> CardSection:
+class PassageTally(NamedTuple):
+    """The passages' tokens and word types (lower-cased)."""
+
+    tokens: int
+    word_types: int
+
+    @classmethod
+    def of(cls, release: ReleaseView) -> PassageTally:
+        tokens, types = 0, set()
+        for _, batch in _batches(release, "clicr_documents", ["passage"], DOCUMENT_BATCH):
+            for passage in batch.column("passage").to_pylist():
+                found = token_strings(passage.lower())
+                tokens += len(found)
+                types.update(found)
+        return cls(tokens, len(types))
+
+
+def _batches(
+    release: ReleaseView, config: str, columns: list[str], batch_size: int, **fields: Collection[str]
+) -> Iterator[tuple[str, pa.RecordBatch]]:
+    """(split, batch) of some columns of a config, and of each list-of-structs column named in ``fields``
+    only those fields (the others are not read)."""
+    for shard in release.shards(config):
+        file = pq.ParquetFile(shard)
+        leaves = [leaf.path for leaf in file.schema if leaf.name in fields.get(leaf.path.split(".")[0], ())]
+        for batch in file.iter_batches(batch_size=batch_size, columns=[*columns, *leaves]):
+            yield release.split_of(shard), batch
+
+
+def _shared_texts(texts: pa.Array, shared: dict[str, str]) -> list[str]:
+    """``texts`` as Python strings, one object per distinct text (across calls sharing ``shared``)."""
+    encoded = texts.dictionary_encode()
+    distinct = [shared.setdefault(text, text) for text in encoded.dictionary.to_pylist()]
+    return [distinct[index] for index in encoded.indices.to_pylist()]
+
+
+def _list_bounds(lists: pa.Array) -> list[int]:
+    """Where each list starts among the flattened values of ``lists``, then where the last ends."""
+    return list(accumulate(pc.list_value_length(lists).to_pylist(), initial=0))
+
+
+def _data_statistics(documents: DocumentTally, passages: PassageTally, queries: Sequence[QueryTally]) -> CardSection:
     """Šuster & Daelemans 2018, Table 2, on the lower-cased dataset."""
     per_split = Counter(query.split for query in queries)
     verbatim = sum(query.answer_in_passage for query in queries)
@@ -636,9 +705,9 @@ def _data_statistics(documents: DocumentTally, queries: Sequence[QueryTally]) ->
         ["cases without Learning points (passage only)", documents.without_learning_points],
         ["queries in train/dev/test", "/".join(str(per_split[split]) for split, _ in SPLIT_PROPORTIONS)],
         ["queries removed (learning point repeats the passage)", documents.queries_removed],
-        ["tokens in passages", documents.tokens],
-        ["word types in passages", len(documents.word_types)],
-        ["entity types in passages", len(documents.entity_types)],
+        ["tokens in passages", passages.tokens],
+        ["word types in passages", passages.word_types],
+        ["entity types in passages", documents.entity_types],
         ["distinct answers", len({text.lower() for query in queries for text in query.dataset_answers})],
         ["distinct answers (incl. extended)", len({text.lower() for query in queries for text in query.answers})],
         ["% answers verbatim in passage", round(100 * verbatim / len(queries), 1) if queries else 0.0],
@@ -662,6 +731,7 @@ def _answer_categories(queries: Sequence[QueryTally]) -> CardSection:
 def _baselines(entities: Mapping[str, list[str]], queries: Sequence[QueryTally]) -> CardSection:
     """rand-entity and maxfreq-entity (Šuster & Daelemans 2018, §5.1) per split, scored as the original evaluation."""
     rows = []
+    most_frequent = maxfreq_entity_predictions(entities)  # per case, not per query
     for split, _ in SPLIT_PROPORTIONS:
         in_split = [query for query in queries if query.split == split]
         if not in_split:
@@ -670,7 +740,7 @@ def _baselines(entities: Mapping[str, list[str]], queries: Sequence[QueryTally])
         candidates = {query.id: entities[query.document_id] for query in in_split}
         for name, predictions in (
             ("rand-entity", rand_entity_predictions(candidates)),
-            ("maxfreq-entity", maxfreq_entity_predictions(candidates)),
+            ("maxfreq-entity", {query.id: most_frequent[query.document_id] for query in in_split}),
         ):
             scores = score_clicr(answers, predictions)
             rows.append(
