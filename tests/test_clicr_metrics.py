@@ -9,6 +9,7 @@ import pytest
 
 from clinical_corpora.core.errors import SourceError
 from clinical_corpora.validation.metrics.clicr import (
+    AnswerKey,
     answers_from_clicr_json,
     corpus_bleu,
     embedding_average_score,
@@ -70,6 +71,24 @@ def test_missing_prediction_is_an_empty_answer_in_bleu() -> None:
     scores = score_clicr({"q.1": ["fever"], "q.2": ["chest pain"]}, {"q.1": "fever"})
     # hypothesis length 1, reference length 1 + 2 = 3 → brevity exp(1 - 3); unigram precision 1
     assert scores["bleu_2"] == pytest.approx(math.exp(-2) * (1e-15 / 1e-9) ** 0.5, rel=1e-6)
+
+
+def test_an_answer_key_scores_several_predictions_as_score_clicr() -> None:
+    answers = {
+        "q.1": ["acute kidney injury", "kidney failure"],
+        "q.2": ["fever", "pyrexia"],
+        "q.3": ["acute kidney injury", "kidney failure"],  # the same answers: prepared once
+        "q.4": ["chest pain"],
+    }
+    key = AnswerKey(answers)
+    for predictions in (
+        {"q.1": "acute renal failure", "q.2": "The fever", "q.3": "injury", "q.4": "pain pain"},
+        {"q.1": "kidney failure", "q.3": "", "q.4": "cough"},
+    ):
+        assert key.score(predictions) == score_clicr(answers, predictions)
+    assert key.score({"q.2": "pyrexia"})["exact_match"] == 25.0
+    with pytest.raises(ValueError, match="no queries"):
+        AnswerKey({})
 
 
 def _vectors(tmp_path: Path, text: str) -> Path:

@@ -77,7 +77,7 @@ from clinical_corpora.corpora.clicr.records import (
     SectionSpan,
 )
 from clinical_corpora.schemas.features import row_decoder
-from clinical_corpora.validation.metrics.clicr import maxfreq_entity_predictions, rand_entity_predictions, score_clicr
+from clinical_corpora.validation.metrics.clicr import AnswerKey, maxfreq_entity_predictions, rand_entity_predictions
 
 SPLIT_PROPORTIONS = (("train", 0.87), ("dev", 0.06), ("test", 0.07))
 SPLIT_SEED = 2018
@@ -736,13 +736,13 @@ def _baselines(entities: Mapping[str, list[str]], queries: Sequence[QueryTally])
         in_split = [query for query in queries if query.split == split]
         if not in_split:
             continue
-        answers = {query.id: list(query.answers) for query in in_split}
+        answers = AnswerKey({query.id: query.answers for query in in_split})  # prepared once for both methods
         candidates = {query.id: entities[query.document_id] for query in in_split}
         for name, predictions in (
             ("rand-entity", rand_entity_predictions(candidates)),
             ("maxfreq-entity", {query.id: most_frequent[query.document_id] for query in in_split}),
         ):
-            scores = score_clicr(answers, predictions)
+            scores = answers.score(predictions)
             rows.append(
                 [
                     name,

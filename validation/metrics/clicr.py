@@ -32,14 +32,14 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Literal, NamedTuple
 
 import numpy as np
 
 from clinical_corpora.core.counts import PRFCounts
 from clinical_corpora.core.errors import SourceError
 
-_PUNCTUATION = set(string.punctuation)
+_WITHOUT_PUNCTUATION = str.maketrans("", "", string.punctuation)
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
 _TINY, _SMALL = 1e-15, 1e-9  # coco-caption BleuScorer's smoothing constants
 RAND_ENTITY_SEED = 1234
@@ -47,7 +47,7 @@ RAND_ENTITY_SEED = 1234
 
 def normalize_answer(text: str) -> str:
     """SQuAD v1.1 normalisation: lower case, no punctuation, no articles, single spaces."""
-    text = "".join(char for char in text.lower() if char not in _PUNCTUATION)
+    text = text.lower().translate(_WITHOUT_PUNCTUATION)
     return " ".join(_ARTICLES.sub(" ", text).split())
 
 
@@ -63,43 +63,72 @@ def f1_score(prediction: str, answer: str) -> float:
 
 def _normalized_f1(prediction: str, answer: str) -> float:
     """:func:`f1_score` of texts already normalised."""
-    return _best_f1(prediction.split(), [answer.split()])
+    predicted = prediction.split()
+    return _best_f1(predicted, _sharing(predicted, [answer.split()]))
 
 
-def _best_f1(predicted: list[str], answers: Sequence[list[str]]) -> float:
-    """The best bag-of-words F1 of tokens ``predicted`` against any of ``answers``; 0.0 without answers."""
+def _sharing(words: list[str], answers: Sequence[list[str]]) -> list[list[str]]:
+    """The ``answers`` (as words) with a word of ``words``: against the others F1 is 0.0, and BLEU clips every
+    n-gram of ``words`` to 0."""
+    vocabulary = set(words)
+    return [answer for answer in answers if not vocabulary.isdisjoint(answer)]
+
+
+def _best_f1(predicted: list[str], sharing: Sequence[list[str]]) -> float:
+    """The best bag-of-words F1 of tokens ``predicted`` against any of the answers; 0.0 without one in
+    ``sharing`` (those with a token of ``predicted``, :func:`_sharing`)."""
+    if not sharing:
+        return 0.0
     counts = Counter(predicted)
-    best = 0.0
-    for expected in answers:
-        if counts.keys().isdisjoint(expected):
-            continue  # no token in common: F1 0.0
-        same = sum((counts & Counter(expected)).values())
-        best = max(best, PRFCounts(same, len(predicted), len(expected)).f1)
-    return best
+    return max(
+        PRFCounts(
+            sum(min(count, expected.count(word)) for word, count in counts.items()), len(predicted), len(expected)
+        ).f1
+        for expected in sharing
+    )
 
 
 def corpus_bleu(hypotheses: Sequence[str], references: Sequence[Sequence[str]], max_order: int = 4) -> list[float]:
     """Cumulative BLEU-1 … BLEU-``max_order`` of white-space tokenised texts, coco-caption style."""
-    correct, guessed = [0] * max_order, [0] * max_order
-    hypothesis_length = reference_length = 0
+    counts = _BleuCounts(max_order)
     for hypothesis, refs in zip(hypotheses, references, strict=True):
         words = hypothesis.split()
         reference_words = [reference.split() for reference in refs]
-        hypothesis_length += len(words)
-        reference_length += min((abs(len(ref) - len(words)), len(ref)) for ref in reference_words)[1]
-        for order in range(1, min(max_order, len(words)) + 1):  # a hypothesis has no n-gram longer than itself
-            correct[order - 1] += sum(
-                min(count, max(_occurrences(ref, gram) for ref in reference_words))
-                for gram, count in _ngrams(words, order).items()
-            )
-            guessed[order - 1] += len(words) - order + 1
-    ratio = (hypothesis_length + _TINY) / (reference_length + _SMALL)
-    brevity = math.exp(1 - 1 / ratio) if ratio < 1 else 1.0
-    scores, product = [], 1.0
-    for order in range(max_order):
-        product *= (correct[order] + _TINY) / (guessed[order] + _SMALL)
-        scores.append(product ** (1 / (order + 1)) * brevity)
-    return scores
+        counts.add(words, reference_words, _sharing(words, reference_words))
+    return counts.scores()
+
+
+class _BleuCounts:
+    """The corpus counts of coco-caption's BLEU: clipped n-gram matches and n-grams per order, the hypotheses'
+    length and their closest references' length."""
+
+    def __init__(self, max_order: int) -> None:
+        self.max_order = max_order
+        self.correct, self.guessed = [0] * max_order, [0] * max_order
+        self.hypothesis_length = self.reference_length = 0
+
+    def add(self, words: list[str], references: Sequence[list[str]], sharing: Sequence[list[str]]) -> None:
+        """Count one hypothesis against its references, all and those with one of its words (:func:`_sharing`),
+        as words."""
+        self.hypothesis_length += len(words)
+        self.reference_length += min((abs(len(ref) - len(words)), len(ref)) for ref in references)[1]
+        for order in range(1, min(self.max_order, len(words)) + 1):  # a hypothesis has no n-gram longer than itself
+            if sharing:
+                self.correct[order - 1] += sum(
+                    min(count, max(_occurrences(ref, gram) for ref in sharing))
+                    for gram, count in _ngrams(words, order).items()
+                )
+            self.guessed[order - 1] += len(words) - order + 1
+
+    def scores(self) -> list[float]:
+        """Cumulative BLEU-1 … BLEU-``max_order``."""
+        ratio = (self.hypothesis_length + _TINY) / (self.reference_length + _SMALL)
+        brevity = math.exp(1 - 1 / ratio) if ratio < 1 else 1.0
+        scores, product = [], 1.0
+        for order in range(self.max_order):
+            product *= (self.correct[order] + _TINY) / (self.guessed[order] + _SMALL)
+            scores.append(product ** (1 / (order + 1)) * brevity)
+        return scores
 
 
 def _ngrams(words: Sequence[str], order: int) -> Counter[tuple[str, ...]]:
@@ -200,39 +229,73 @@ def score_clicr(
     ``embedding_average`` when ``word_vectors`` are given, and the counts ``queries`` and
     ``unanswered``. Predictions for unknown query ids are ignored.
     """
-    if not answers:
-        raise ValueError("no queries to score")
-    exact = f1 = embedding = 0.0
-    hypotheses, references = [], []
-    normalized: dict[str, str] = {}  # entity texts and UMLS answer sets repeat across queries
-    for query_id, query_answers in answers.items():
-        if not query_answers:
-            raise ValueError(f"query {query_id} has no answers")
-        prediction = predictions.get(query_id)
-        hypothesis = _normalized(prediction or "", normalized)
-        expected = [_normalized(answer, normalized) for answer in query_answers]
-        hypotheses.append(hypothesis)
-        references.append(expected)
-        if prediction is None:
-            continue
-        # exact_match_score, f1_score and embedding_average_score, each text normalised once for all metrics
-        exact += float(hypothesis in expected)
-        f1 += _best_f1(hypothesis.split(), [answer.split() for answer in expected])
+    return AnswerKey(answers).score(predictions, word_vectors, oov)
+
+
+class _Answers(NamedTuple):
+    """A query's answers, normalised, and as words."""
+
+    texts: list[str]
+    words: list[list[str]]
+
+
+class AnswerKey:
+    """The answers of some queries (query id → all answers) normalised and split once, to score several
+    predictions against (:meth:`score`, as :func:`score_clicr`)."""
+
+    def __init__(self, answers: Mapping[str, Sequence[str]]) -> None:
+        if not answers:
+            raise ValueError("no queries to score")
+        unanswerable = next((query_id for query_id, texts in answers.items() if not texts), None)
+        if unanswerable is not None:
+            raise ValueError(f"query {unanswerable} has no answers")
+        self._normalized: dict[str, str] = {}  # entity texts and UMLS answer sets repeat across queries
+        prepared: dict[tuple[str, ...], _Answers] = {}
+        self._queries = [(query_id, self._prepared(tuple(texts), prepared)) for query_id, texts in answers.items()]
+
+    def _prepared(self, texts: tuple[str, ...], prepared: dict[tuple[str, ...], _Answers]) -> _Answers:
+        """A query's :class:`_Answers`, one object for all queries with these answers."""
+        found = prepared.get(texts)
+        if found is None:
+            normalized = [_normalized(text, self._normalized) for text in texts]
+            found = prepared[texts] = _Answers(normalized, [text.split() for text in normalized])
+        return found
+
+    def score(
+        self,
+        predictions: Mapping[str, str],
+        word_vectors: WordVectors | None = None,
+        oov: Literal["first_row", "skip"] = "first_row",
+    ) -> dict[str, float]:
+        """:func:`score_clicr` of ``predictions`` against these answers."""
+        exact = f1 = embedding = 0.0
+        bleu = _BleuCounts(4)
+        for query_id, expected in self._queries:
+            prediction = predictions.get(query_id)
+            hypothesis = _normalized(prediction or "", self._normalized)
+            words = hypothesis.split()
+            sharing = _sharing(words, expected.words)
+            bleu.add(words, expected.words, sharing)
+            if prediction is None:
+                continue
+            # exact_match_score, f1_score and embedding_average_score, each text normalised once for all metrics
+            exact += float(hypothesis in expected.texts)
+            f1 += _best_f1(words, sharing)
+            if word_vectors is not None:
+                embedding += _normalized_embedding_average(word_vectors, hypothesis, expected.texts, oov)
+        total = len(self._queries)
+        bleu_scores = bleu.scores()
+        scores = {
+            "exact_match": 100.0 * exact / total,
+            "f1": 100.0 * f1 / total,
+            "bleu_2": bleu_scores[1],
+            "bleu_4": bleu_scores[3],
+        }
         if word_vectors is not None:
-            embedding += _normalized_embedding_average(word_vectors, hypothesis, expected, oov)
-    bleu = corpus_bleu(hypotheses, references, max_order=4)
-    total = len(answers)
-    scores = {
-        "exact_match": 100.0 * exact / total,
-        "f1": 100.0 * f1 / total,
-        "bleu_2": bleu[1],
-        "bleu_4": bleu[3],
-    }
-    if word_vectors is not None:
-        scores["embedding_average"] = embedding / total
-    scores["queries"] = total
-    scores["unanswered"] = sum(query_id not in predictions for query_id in answers)
-    return scores
+            scores["embedding_average"] = embedding / total
+        scores["queries"] = total
+        scores["unanswered"] = sum(query_id not in predictions for query_id, _ in self._queries)
+        return scores
 
 
 def _normalized(text: str, known: dict[str, str]) -> str:
