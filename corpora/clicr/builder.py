@@ -18,10 +18,13 @@ cases (BRAT), precision/recall/F1 with exact and overlapping boundaries.
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import re
 from collections import Counter
 from collections.abc import Collection, Iterator, Mapping, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from itertools import accumulate, compress
 from pathlib import Path
@@ -55,6 +58,7 @@ from clinical_corpora.builders.sources.umls import locate_rrf_files
 from clinical_corpora.builders.text_units import token_strings
 from clinical_corpora.core.counts import PRFCounts, f_measure, ratio
 from clinical_corpora.core.errors import ClincorpError, SourceError, excerpt
+from clinical_corpora.core.processes import end_with_parent
 from clinical_corpora.core.splits import seeded_split
 from clinical_corpora.corpora.clicr import bigbio
 from clinical_corpora.corpora.clicr.entity_matcher import (
@@ -482,13 +486,19 @@ class ClicrBuilder(Builder):
         return {"clicr_documents.with_learning_points": yield_table}
 
     def statistics(self, release: ReleaseView) -> list[CardSection]:
-        documents = DocumentTally.of(release)
-        queries = query_tallies(release)
-        return [
-            _data_statistics(documents, PassageTally.of(release), queries),
-            _answer_categories(queries),
-            _baselines(documents.entity_texts, queries),
-        ]
+        """The passages are tokenised in a child process (on the other core) while this one tallies the rest
+        and scores the baselines."""
+        context = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else None)
+        with ProcessPoolExecutor(1, mp_context=context, initializer=end_with_parent) as child:
+            counting = child.submit(PassageTally.of, release)
+            documents = DocumentTally.of(release)
+            queries = query_tallies(release)
+            baselines = _baselines(documents.entity_texts, queries)
+            try:
+                passages = counting.result()
+            except BrokenProcessPool:
+                raise ClincorpError("the process counting the passages' tokens died (out of memory?)") from None
+        return [_data_statistics(documents, passages, queries), _answer_categories(queries), baselines]
 
     def agreement(self, ctx: BuildContext, release: ReleaseView) -> AgreementReport | None:
         if not ctx.has_source("entity_gold"):
