@@ -21,14 +21,19 @@ from clinical_corpora.builders.pipeline import Outcome, run
 from clinical_corpora.builders.plugins import find_corpus
 from clinical_corpora.builders.release_view import ReleaseView
 from clinical_corpora.builders.sources.bmj_html import read_case_report
+from clinical_corpora.builders.text_units import token_strings
 from clinical_corpora.builders.writer import rows_per_row_group
 from clinical_corpora.core.errors import GateError, SourceError
 from clinical_corpora.corpora.clicr.builder import (
     ClicrBuilder,
+    DocumentTally,
+    PassageTally,
+    QueryTally,
     assign_splits,
     blank_repeats_passage,
     case_text,
     entity_scores,
+    query_tallies,
 )
 from clinical_corpora.corpora.clicr.entity_matcher import Entity
 from clinical_corpora.corpora.clicr.records import ClicrDocument, ClicrQuery
@@ -182,6 +187,28 @@ def test_card_reports_table_2_and_baselines(released: Outcome) -> None:
     assert "| queries removed (learning point repeats the passage) | 2 |" in card
     assert "## Answer categories" in card and "| rand-entity | test |" in card
     assert "Entity recognition against the gold sample" in card
+
+
+def test_card_tallies_read_in_arrow_agree_with_the_decoded_rows(
+    view: ReleaseView, queries: dict, documents: dict
+) -> None:
+    expected = []
+    for query_id, (split, row) in queries.items():
+        answers = row["answers"]
+        texts = tuple(answer["text"] for answer in answers)
+        originals = tuple(answer["text"] for answer in answers if answer["origin"] == "dataset")
+        in_passage = row["answer_in_passage"]
+        expected.append(
+            QueryTally(split, query_id, row["document_id"], texts, originals, answers[0]["category"], in_passage)
+        )
+    assert query_tallies(view) == expected
+    tally = DocumentTally.of(view)
+    entities = {case_id: [entity["text"] for entity in row["entities"]] for case_id, (_, row) in documents.items()}
+    assert tally.entity_texts == entities
+    assert tally.entity_types == len({text.lower() for texts in entities.values() for text in texts})
+    assert (tally.cases, tally.without_learning_points, tally.queries_removed) == (10, 1, 2)
+    tokens = [token_strings(row["passage"].lower()) for _, row in documents.values()]
+    assert PassageTally.of(view) == (sum(map(len, tokens)), len({token for found in tokens for token in found}))
 
 
 def test_load_dataset_gives_class_labels(released: Outcome) -> None:

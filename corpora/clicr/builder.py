@@ -673,6 +673,7 @@ class PassageTally(NamedTuple):
 
     @classmethod
     def of(cls, release: ReleaseView) -> PassageTally:
+        """Tokenise every passage, lower-cased, a batch of documents at a time."""
         tokens, types = 0, set()
         for _, batch in _batches(release, "clicr_documents", ["passage"], DOCUMENT_BATCH):
             for passage in batch.column("passage").to_pylist():
