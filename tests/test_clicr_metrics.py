@@ -89,6 +89,8 @@ def test_an_answer_key_scores_several_predictions_as_score_clicr() -> None:
     assert key.score({"q.2": "pyrexia"})["exact_match"] == 25.0
     with pytest.raises(ValueError, match="no queries"):
         AnswerKey({})
+    with pytest.raises(ValueError, match="query q.2 has no answers"):
+        AnswerKey({"q.1": ["fever"], "q.2": []})
 
 
 def _vectors(tmp_path: Path, text: str) -> Path:
