@@ -24,6 +24,7 @@ from clinical_corpora.builders.sources.bmj_html import read_case_report
 from clinical_corpora.builders.text_units import token_strings
 from clinical_corpora.builders.writer import rows_per_row_group
 from clinical_corpora.core.errors import GateError, SourceError
+from clinical_corpora.corpora.clicr import builder as builder_module
 from clinical_corpora.corpora.clicr.builder import (
     ClicrBuilder,
     DocumentTally,
@@ -187,6 +188,14 @@ def test_card_reports_table_2_and_baselines(released: Outcome) -> None:
     assert "| queries removed (learning point repeats the passage) | 2 |" in card
     assert "## Answer categories" in card and "| rand-entity | test |" in card
     assert "Entity recognition against the gold sample" in card
+
+
+def test_card_statistics_are_the_same_with_the_passages_counted_in_a_child_process(
+    view: ReleaseView, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    inline = ClicrBuilder().statistics(view)
+    monkeypatch.setattr(builder_module, "PASSAGES_APART", 1)  # the sample's 10 cases are counted apart
+    assert ClicrBuilder().statistics(view) == inline
 
 
 def test_card_tallies_read_in_arrow_agree_with_the_decoded_rows(
