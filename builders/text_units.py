@@ -11,6 +11,9 @@ Choice (documented in ``corpora/clicr/README.md``):
   or any other single non-space character (``-``, ``/``, ``°``, ``(``). The same function splits
   the UMLS strings of the dictionary matcher, so dictionary keys and text split identically, and
   it is fast enough for the recogniser's throughput target (see ``benchmarks/entity_matcher.py``).
+- :func:`paragraphs` gives syntok's paragraphs with their tokens without segmenting them (syntok is most
+  of the cost): :meth:`Paragraph.sentences` segments one on demand, and :meth:`Paragraph.may_split` says
+  whether a sentence could start between two tokens, so a caller can skip segmenting where it cannot.
 
 Offsets are 0-based character offsets into the text given, end exclusive.
 """
