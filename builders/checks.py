@@ -117,7 +117,7 @@ def _serve(connection: Connection, parents: Connection, builders: Sequence[str])
     parents.close()
     end_with_parent()  # the pipe's end may stay open in a worker forked later
     gc.freeze()  # what it inherited is never garbage here: keep it out of the collections the imports trigger
-    _prepare(builders)
+    _prepare(builders, connection)
     try:
         while True:
             waiting = [connection.recv()]
@@ -187,13 +187,16 @@ def _answer(request: Request) -> Answer:
         return ticket, None, error if _picklable(error) else ClincorpError(f"{type(error).__name__}: {error}")
 
 
-def _prepare(builders: Sequence[str]) -> None:
+def _prepare(builders: Sequence[str], connection: Connection) -> None:
     """Import what checking needs besides great-expectations: a module that fails here is imported again,
-    failing as it would have, when a release needs it."""
+    failing as it would have, when a release needs it. Once a release is waiting, the builders not imported
+    yet are left for when their suites run: great-expectations' import comes first."""
     for name in GREAT_EXPECTATIONS_DEPENDENCIES:
         with contextlib.suppress(ImportError):
             importlib.import_module(name)
     for builder in builders:
+        if connection.poll():
+            return
         with contextlib.suppress(Exception):
             load_builder_class(builder)
 
