@@ -31,7 +31,7 @@ from clinical_corpora.builders.release_view import ReleaseView
 from clinical_corpora.builders.writer import rows_per_row_group
 from clinical_corpora.core.errors import ClincorpError
 from clinical_corpora.core.manifest import CorpusManifest, Expectation
-from clinical_corpora.core.processes import end_with_parent
+from clinical_corpora.core.processes import end_with_parent, fork_context
 from clinical_corpora.validation.expectations import ExpectationOutcome, load_great_expectations, run_suite
 from clinical_corpora.validation.tables import fields_checked
 
@@ -228,8 +228,7 @@ class ExpectationProcess:
 
     def _start(self, builders: Sequence[str] = ()) -> Connection:
         if self._connection is None:
-            methods = multiprocessing.get_all_start_methods()
-            context = multiprocessing.get_context("fork" if "fork" in methods else None)
+            context = fork_context()
             self._connection, child = context.Pipe()
             self._process = context.Process(
                 target=_serve,

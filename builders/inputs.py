@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import multiprocessing
 import os
 from collections.abc import Iterable
 from multiprocessing.connection import Connection
@@ -14,7 +13,7 @@ from typing import Any
 from clinical_corpora.builders.sources.discovery import walk_relative
 from clinical_corpora.core.errors import ClincorpError, SourceError
 from clinical_corpora.core.manifest import SAMPLE_TAG, CorpusManifest, SourceSpec
-from clinical_corpora.core.processes import end_with_parent
+from clinical_corpora.core.processes import end_with_parent, fork_context
 
 CHUNK = 1 << 20
 INPUTS_FILE = "inputs.jsonl"
@@ -207,8 +206,7 @@ class InputHashing:
     """
 
     def __init__(self, manifest: CorpusManifest, sources: dict[str, Path | None], overridden: set[str]) -> None:
-        methods = multiprocessing.get_all_start_methods()
-        context = multiprocessing.get_context("fork" if "fork" in methods else None)
+        context = fork_context()
         self._pipe, theirs = context.Pipe()
         self._process = context.Process(
             target=_hash_inputs,

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import gc
 import math
-import multiprocessing
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -27,7 +26,7 @@ from datasets import Features
 from clinical_corpora.builders.base import BuildContext, Builder, Reject, Row, rows_only
 from clinical_corpora.core.errors import ClincorpError
 from clinical_corpora.core.manifest import CorpusManifest
-from clinical_corpora.core.processes import end_with_parent
+from clinical_corpora.core.processes import end_with_parent, fork_context
 from clinical_corpora.schemas.features import Converter, row_encoder
 
 ROWS_PER_BATCH = 1_000
@@ -207,8 +206,7 @@ def build_in_workers(
     workers: int,
 ) -> Iterator[GroupOutput]:
     """Each group's output, in group order, built by ``workers`` processes (at most two jobs ahead each)."""
-    methods = multiprocessing.get_all_start_methods()
-    context = multiprocessing.get_context("fork" if "fork" in methods else None)
+    context = fork_context()
     state = _WorkerState(builder, manifest, features, ctx.sources, ctx.on_error, encoding_of(features))
     pool = ProcessPoolExecutor(workers, mp_context=context, initializer=_start_worker, initargs=(state,))
     try:

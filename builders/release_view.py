@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Collection, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -160,11 +160,23 @@ class ReleaseView:
         return found
 
     def batches(
-        self, config: str, split: str | None = None, columns: list[str] | None = None, batch_size: int = 10_000
+        self,
+        config: str,
+        split: str | None = None,
+        columns: list[str] | None = None,
+        batch_size: int = 10_000,
+        fields: Mapping[str, Collection[str]] | None = None,
     ) -> Iterator[pa.RecordBatch]:
-        """A config's rows as record batches of at most ``batch_size`` rows: memory bounded by the batch."""
+        """A config's rows as record batches of at most ``batch_size`` rows: memory bounded by the batch. With
+        ``fields`` (a list-of-structs column → the struct fields wanted), those columns too, each with only those
+        fields (the others are not read)."""
         for path in self.shards(config, split):
-            yield from pq.ParquetFile(path).iter_batches(batch_size=batch_size, columns=columns)
+            file = pq.ParquetFile(path)
+            wanted = columns
+            if fields:
+                leaves = [leaf.path for leaf in file.schema if leaf.name in fields.get(leaf.path.split(".")[0], ())]
+                wanted = [*(columns or []), *leaves]
+            yield from file.iter_batches(batch_size=batch_size, columns=wanted)
 
     def features(self, config: str) -> Features:
         if config not in self._features:

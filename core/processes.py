@@ -9,9 +9,20 @@ parent and exits once it is gone.
 
 from __future__ import annotations
 
+import contextlib
+import multiprocessing
 import os
 import threading
 import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from typing import TYPE_CHECKING, Any
+
+from clinical_corpora.core.errors import ClincorpError
+
+if TYPE_CHECKING:
+    from multiprocessing.context import DefaultContext, ForkContext
 
 WATCH_SECONDS = 0.5
 """How often a helper checks that its parent is still there."""
@@ -28,3 +39,31 @@ def end_with_parent() -> None:
         os._exit(1)
 
     threading.Thread(target=watch, name="clincorp-end-with-parent", daemon=True).start()
+
+
+def fork_context() -> ForkContext | DefaultContext:
+    """Helpers fork where the platform can (they inherit what this process has loaded), else start its default way."""
+    if "fork" in multiprocessing.get_all_start_methods():
+        return multiprocessing.get_context("fork")
+    return multiprocessing.get_context()
+
+
+@contextlib.contextmanager
+def child_process(what: str) -> Iterator[Callable[..., Callable[[], Any]]]:
+    """A helper process for one job run beside this process's own work: ``start(function, *args)`` starts it
+    and returns a function that waits for its result. The helper's death (the out-of-memory killer) is a
+    ClincorpError saying "the process ``what`` died"."""
+    with ProcessPoolExecutor(1, mp_context=fork_context(), initializer=end_with_parent) as pool:
+
+        def start(function: Callable[..., Any], *args: Any) -> Callable[[], Any]:
+            future = pool.submit(function, *args)
+
+            def result() -> Any:
+                try:
+                    return future.result()
+                except BrokenProcessPool:
+                    raise ClincorpError(f"the process {what} died (out of memory?)") from None
+
+            return result
+
+        yield start

@@ -18,13 +18,10 @@ cases (BRAT), precision/recall/F1 with exact and overlapping boundaries.
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import re
 from collections import Counter
 from collections.abc import Collection, Iterator, Mapping, Sequence
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from itertools import accumulate, compress
 from pathlib import Path
@@ -58,7 +55,7 @@ from clinical_corpora.builders.sources.umls import locate_rrf_files
 from clinical_corpora.builders.text_units import token_strings
 from clinical_corpora.core.counts import PRFCounts, f_measure, ratio
 from clinical_corpora.core.errors import ClincorpError, SourceError, excerpt
-from clinical_corpora.core.processes import end_with_parent
+from clinical_corpora.core.processes import child_process
 from clinical_corpora.core.splits import seeded_split
 from clinical_corpora.corpora.clicr import bigbio
 from clinical_corpora.corpora.clicr.entity_matcher import (
@@ -493,14 +490,10 @@ class ClicrBuilder(Builder):
             passages = PassageTally.of(release)
             documents, queries, baselines = _tallies_and_baselines(release)
         else:
-            context = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else None)
-            with ProcessPoolExecutor(1, mp_context=context, initializer=end_with_parent) as child:
-                counting = child.submit(PassageTally.of, release)
+            with child_process("counting the passages' tokens") as start:
+                counted = start(PassageTally.of, release)
                 documents, queries, baselines = _tallies_and_baselines(release)
-                try:
-                    passages = counting.result()
-                except BrokenProcessPool:
-                    raise ClincorpError("the process counting the passages' tokens died (out of memory?)") from None
+                passages = counted()
         return [_data_statistics(documents, passages, queries), _answer_categories(queries), baselines]
 
     def agreement(self, ctx: BuildContext, release: ReleaseView) -> AgreementReport | None:
@@ -601,10 +594,12 @@ def query_tallies(release: ReleaseView) -> list[QueryTally]:
     dataset = answer["origin"].names.index("dataset")
     categories = pa.array(answer["category"].names, pa.string())
     shared: dict[str, str] = {}
-    columns = ["id", "document_id", "answer_in_passage"]
-    batches = _batches(release, "clicr", columns, QUERY_BATCH, answers={"text", "origin", "category"})
+    columns, fields = ["id", "document_id", "answer_in_passage"], {"answers": {"text", "origin", "category"}}
     return [
-        tally for split, batch in batches for tally in _batch_query_tallies(split, batch, dataset, categories, shared)
+        tally
+        for split in release.splits("clicr")
+        for batch in release.batches("clicr", split, columns, QUERY_BATCH, fields)
+        for tally in _batch_query_tallies(split, batch, dataset, categories, shared)
     ]
 
 
@@ -649,7 +644,7 @@ class DocumentTally:
     def of(cls, release: ReleaseView) -> DocumentTally:
         tally = cls()
         columns = ["id", "learning_points", "repeated_queries_removed"]
-        for _, batch in _batches(release, "clicr_documents", columns, DOCUMENT_BATCH, entities={"text"}):
+        for batch in release.batches("clicr_documents", None, columns, DOCUMENT_BATCH, {"entities": {"text"}}):
             tally.add(batch)
         return tally
 
@@ -681,24 +676,12 @@ class PassageTally(NamedTuple):
     def of(cls, release: ReleaseView) -> PassageTally:
         """Tokenise every passage, lower-cased, a batch of documents at a time."""
         tokens, types = 0, set()
-        for _, batch in _batches(release, "clicr_documents", ["passage"], DOCUMENT_BATCH):
+        for batch in release.batches("clicr_documents", columns=["passage"], batch_size=DOCUMENT_BATCH):
             for passage in batch.column("passage").to_pylist():
                 found = token_strings(passage.lower())
                 tokens += len(found)
                 types.update(found)
         return cls(tokens, len(types))
-
-
-def _batches(
-    release: ReleaseView, config: str, columns: list[str], batch_size: int, **fields: Collection[str]
-) -> Iterator[tuple[str, pa.RecordBatch]]:
-    """(split, batch) of some columns of a config, and of each list-of-structs column named in ``fields``
-    only those fields (the others are not read)."""
-    for shard in release.shards(config):
-        file = pq.ParquetFile(shard)
-        leaves = [leaf.path for leaf in file.schema if leaf.name in fields.get(leaf.path.split(".")[0], ())]
-        for batch in file.iter_batches(batch_size=batch_size, columns=[*columns, *leaves]):
-            yield release.split_of(shard), batch
 
 
 def _shared_texts(texts: pa.Array, shared: dict[str, str]) -> list[str]:

@@ -27,14 +27,11 @@ the same files loads it; the cache file is checksummed, and a damaged one is reb
 from __future__ import annotations
 
 import hashlib
-import multiprocessing
 import os
 import pickle
 import sys
 import tempfile
 from collections.abc import Sequence
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -53,9 +50,8 @@ from clinical_corpora.builders.sources.umls import (
     rrf_batches,
 )
 from clinical_corpora.builders.text_units import TOKEN_PATTERN, Sentence, paragraphs, token_strings, tokenize
-from clinical_corpora.core.errors import ClincorpError
 from clinical_corpora.core.labels import Category
-from clinical_corpora.core.processes import end_with_parent
+from clinical_corpora.core.processes import child_process
 
 CATEGORIES: tuple[Category, ...] = ("problem", "treatment", "test")
 
@@ -422,14 +418,8 @@ def load_or_build_index(mrconso: str | Path, mrsty: str | Path, cache_dir: str |
             return read_index(cached)
         except CorruptIndexCache as error:
             print(f"{cached}: {error}; building the matcher index again", file=sys.stderr)
-    context = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else None)
-    with ProcessPoolExecutor(1, mp_context=context, initializer=end_with_parent) as child:
-        try:
-            child.submit(_build_and_write, str(mrconso), str(mrsty), hashes, cached).result()
-        except BrokenProcessPool:
-            raise ClincorpError(
-                f"the process building the UMLS matcher index from {mrconso} died (out of memory?)"
-            ) from None
+    with child_process(f"building the UMLS matcher index from {mrconso}") as start:
+        start(_build_and_write, str(mrconso), str(mrsty), hashes, cached)()
     return read_index(cached)
 
 

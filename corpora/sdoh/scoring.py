@@ -13,7 +13,6 @@ import contextlib
 import csv
 import functools
 import gc
-import multiprocessing
 import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
@@ -32,7 +31,7 @@ from clinical_corpora.builders.sources.brat import (
 from clinical_corpora.builders.sources.discovery import Document
 from clinical_corpora.builders.sources.shac import shac_annotations
 from clinical_corpora.core.errors import ClincorpError, SourceError
-from clinical_corpora.core.processes import end_with_parent
+from clinical_corpora.core.processes import end_with_parent, fork_context
 from clinical_corpora.corpora.sdoh.exports import CONFIG, write_shac
 from clinical_corpora.validation.metrics.sdoh import (
     DETAILED_CSV_COLUMNS,
@@ -222,8 +221,7 @@ def _chunk_mapper(workers: int, pairs: list[Pair]) -> Iterator[Callable[[ChunkSc
     if workers == 1:
         yield lambda score: (score(pairs[start : start + _CHUNK_SIZE]) for start in starts)
         return
-    methods = multiprocessing.get_all_start_methods()
-    context = multiprocessing.get_context("fork" if "fork" in methods else None)
+    context = fork_context()
     with ProcessPoolExecutor(workers, mp_context=context, initializer=_hold_pairs, initargs=(pairs,)) as pool:
         yield lambda score: pool.map(functools.partial(_score_held, score), starts)
 
