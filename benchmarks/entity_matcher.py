@@ -10,7 +10,7 @@ then measures, each step in a fresh process so peak RSS is its own:
 - the naive baseline: ``pandas.read_csv`` of the whole MRCONSO (only the 4 needed columns), then
   filtering, without even building a dictionary,
 - recogniser throughput on one core, tokens/s (target ≥ 200k): matching over given sentences
-  (``clinical_corpora.builders.text_units``), end to end including sentence splitting and tokenisation, and
+  (``clinical_corpora.builders.contract.text_units``), end to end including sentence splitting and tokenisation, and
   the builder's path (``find(text)``: tokenisation, and sentence splitting only where a match could cross a
   sentence boundary, checked to give the same entities), against the naive matcher that looks up every
   n-gram up to the longest key.
@@ -192,7 +192,7 @@ def _naive_matches(index: object, text: str, sentences: list) -> int:
 
 
 def _child_recogniser(folder: Path, tokens: int) -> dict[str, float]:
-    from clinical_corpora.builders.text_units import split_sentences
+    from clinical_corpora.builders.contract.text_units import split_sentences
     from clinical_corpora.corpora.clicr.entity_matcher import EntityMatcher, load_or_build_index
 
     index = load_or_build_index(folder / "MRCONSO.RRF", folder / "MRSTY.RRF", folder / "cache")

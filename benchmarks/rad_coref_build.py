@@ -37,7 +37,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from benchmarks._measure import measure
 from benchmarks.coref_metrics import synthetic_patient
 from benchmarks.mimic_notes import LAYOUTS, _bodies, run_pandas
-from clinical_corpora.builders.base import BuildContext
+from clinical_corpora.builders.contract.base import BuildContext
 from clinical_corpora.builders.plugins import find_corpus
 from clinical_corpora.builders.sources.mimic_notes import iter_noteevents
 from clinical_corpora.corpora.rad_coref.builder import RadCorefBuilder
@@ -121,7 +121,7 @@ def run_builder(folder: str) -> dict[str, int]:
 
 def run_build(folder: str, workers: int) -> dict[str, int]:
     """``clincorp build`` of the generated inputs with ``workers`` processes; its record counts."""
-    from clinical_corpora.builders.pipeline import run
+    from clinical_corpora.builders.release.pipeline import run
 
     sources = {"noteevents": Path(folder) / "NOTEEVENTS.csv.gz", "annotations": Path(folder)}
     with tempfile.TemporaryDirectory(prefix="bench_rad_coref_out_") as out:  # not in the annotations folder

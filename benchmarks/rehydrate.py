@@ -28,12 +28,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from benchmarks._measure import measure
 from benchmarks.mimic_notes import LAYOUTS
 from benchmarks.rad_coref_build import REPORTS, write_inputs
-from clinical_corpora.builders.inputs import resolve_sources
-from clinical_corpora.builders.pipeline import run
 from clinical_corpora.builders.plugins import find_corpus
-from clinical_corpora.builders.rehydrate import rehydrate
+from clinical_corpora.builders.release.inputs import resolve_sources
+from clinical_corpora.builders.release.pipeline import run
 from clinical_corpora.builders.sources.mimic_notes import iter_noteevents
-from clinical_corpora.builders.text_free import FULL_FOLDER, release_text_free
+from clinical_corpora.builders.text_free.rehydrate import rehydrate
+from clinical_corpora.builders.text_free.release import FULL_FOLDER, release_text_free
 
 FLAT_RSS_TOLERANCE_MB = 50.0
 

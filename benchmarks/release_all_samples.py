@@ -51,7 +51,7 @@ def release_all(out: str, workers: int | None) -> dict[str, Any]:
     """Release every corpus from its samples with ``--workers`` (None: the default), timing (wall and CPU, this
     process) the imports, great-expectations' import and the expectation suites."""
     start = _now()
-    from clinical_corpora.builders import pipeline
+    from clinical_corpora.builders.release import pipeline
     from clinical_corpora.builders.cli import main
     from clinical_corpora.builders.plugins import all_corpora
     from clinical_corpora.validation import expectations
@@ -105,10 +105,10 @@ def per_expectation_cost(releases: str, repeats: int) -> dict[str, Any]:
     import pandas as pd
     import pyarrow as pa
 
-    from clinical_corpora.builders.base import load_builder_class
-    from clinical_corpora.builders.checks import quality_tables
+    from clinical_corpora.builders.contract.base import load_builder_class
+    from clinical_corpora.builders.contract.release_view import ReleaseView
     from clinical_corpora.builders.plugins import all_corpora
-    from clinical_corpora.builders.release_view import ReleaseView
+    from clinical_corpora.builders.release.checks import quality_tables
     from clinical_corpora.validation import expectations
 
     gx = expectations._import_great_expectations()

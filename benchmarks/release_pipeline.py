@@ -58,7 +58,7 @@ def write_inputs(folder: Path, records: int, spans_per_record: int, seed: int = 
 
 
 def pipeline_release(inputs: str, out: str, workers: int) -> int:
-    from clinical_corpora.builders.pipeline import run
+    from clinical_corpora.builders.release.pipeline import run
     from clinical_corpora.core.manifest import load_manifest
 
     overrides = {"notes": Path(inputs) / "notes.tsv", "second_annotator": Path(inputs) / "spans.tsv"}
@@ -69,7 +69,7 @@ def pipeline_release(inputs: str, out: str, workers: int) -> int:
 def _records(inputs: str) -> Any:
     """The builder's validated records, streamed (one process, no gate)."""
     from benchmarks.streaming_corpus.builder import StreamingBuilder
-    from clinical_corpora.builders.base import BuildContext
+    from clinical_corpora.builders.contract.base import BuildContext
     from clinical_corpora.core.manifest import load_manifest
 
     manifest = load_manifest(CORPUS)

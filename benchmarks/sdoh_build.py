@@ -3,12 +3,12 @@
 Generates ``--notes`` synthetic social-history notes (gold) and perturbed predictions with
 ``benchmarks.sdoh_scorer.generate``, then measures, each in a fresh process (its own peak RSS):
 
-- ``release``: ``clinical_corpora.builders.pipeline.run`` of the ``sdoh`` corpus with ``--source shac=<gold>``
+- ``release``: ``clinical_corpora.builders.release.pipeline.run`` of the ``sdoh`` corpus with ``--source shac=<gold>``
   (build, parquet, expectation suite, statistics, agreement on the embedded double sample);
 - ``naive_build``: the same records held in memory, written with ``Dataset.from_list().to_parquet``
   (no gates);
 - ``score``: ``clinical_corpora.corpora.sdoh.scoring.score_folders`` gold against predictions, 1 and 2 workers;
-- ``hash_inputs``: the gold's inputs.jsonl lines (``builders.inputs.fingerprint_inputs``), against a naive
+- ``hash_inputs``: the gold's inputs.jsonl lines (``builders.release.inputs.fingerprint_inputs``), against a naive
   pathlib walk hashing each file with ``sha256_file`` and a ``stat`` (the same lines: ``agree``);
 - ``card_tables``: the card statistics and quality tables of the release, a batch of notes at a time,
   against every flattened table of the config in pandas at once (the former ``ReleaseView.tables``): peak RSS.
@@ -53,7 +53,7 @@ def usage_since(started: float) -> dict[str, float]:
 
 def pipeline_release(shac: str, out: str) -> dict[str, float]:
     started = cpu_seconds()
-    from clinical_corpora.builders.pipeline import run
+    from clinical_corpora.builders.release.pipeline import run
     from clinical_corpora.core.manifest import load_manifest
 
     run(load_manifest(CORPUS), Path(out), {"shac": Path(shac)})
@@ -64,7 +64,7 @@ def naive_build(shac: str, out: str) -> dict[str, float]:
     started = cpu_seconds()
     from datasets import Dataset
 
-    from clinical_corpora.builders.base import BuildContext
+    from clinical_corpora.builders.contract.base import BuildContext
     from clinical_corpora.core.manifest import load_manifest
     from clinical_corpora.corpora.sdoh.builder import SdohBuilder
     from clinical_corpora.schemas.features import features_for
@@ -89,7 +89,7 @@ def score(gold: str, predicted: str, workers: int) -> dict[str, float]:
 def hash_inputs(shac: str, out: str, naive: bool) -> dict[str, float]:
     """inputs.jsonl lines of the gold folder, written to ``out`` (to compare the two ways)."""
     started = cpu_seconds()
-    from clinical_corpora.builders.inputs import fingerprint_inputs, resolve_sources, sha256_file
+    from clinical_corpora.builders.release.inputs import fingerprint_inputs, resolve_sources, sha256_file
     from clinical_corpora.core.manifest import load_manifest
 
     manifest = load_manifest(CORPUS)
@@ -117,7 +117,7 @@ def card_tables(release: str, whole: bool) -> dict[str, float]:
     started = cpu_seconds()
     from datasets import Features
 
-    from clinical_corpora.builders.release_view import ReleaseView
+    from clinical_corpora.builders.contract.release_view import ReleaseView
     from clinical_corpora.corpora.sdoh.builder import SdohBuilder
     from clinical_corpora.validation.tables import flatten_config
 

@@ -66,7 +66,7 @@ def write_inputs(folder: Path, scale: float, seed: int) -> dict[str, int]:
 
 
 def run_build(folder: str, workers: int) -> dict[str, int]:
-    from clinical_corpora.builders.pipeline import run
+    from clinical_corpora.builders.release.pipeline import run
     from clinical_corpora.core.manifest import load_manifest
 
     sources = {"notes": "discharge.csv.gz", "annotations": "train_annotations.csv", "terminology": "rf2"}

@@ -39,15 +39,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from benchmarks._measure import measure
 from benchmarks.mimic_notes import LAYOUTS
 from benchmarks.rad_coref_build import REPORTS, write_inputs
-from clinical_corpora.builders.base import BuildContext, load_builder_class
-from clinical_corpora.builders.inputs import resolve_sources
-from clinical_corpora.builders.leak_gate import leak_gate
-from clinical_corpora.builders.pipeline import run
+from clinical_corpora.builders.contract.base import BuildContext, load_builder_class
+from clinical_corpora.builders.contract.release_view import ReleaseView
 from clinical_corpora.builders.plugins import find_corpus
-from clinical_corpora.builders.recipe_arrow import DocumentGroups, Recipes, recipe
-from clinical_corpora.builders.release_view import ReleaseView
+from clinical_corpora.builders.release.inputs import resolve_sources
+from clinical_corpora.builders.release.pipeline import run
+from clinical_corpora.builders.release.writer import SplitWriter
 from clinical_corpora.builders.sources.documents import text_sha256
-from clinical_corpora.builders.text_free import (
+from clinical_corpora.builders.text_free.leak_gate import leak_gate
+from clinical_corpora.builders.text_free.recipes import DocumentGroups, Recipes, recipe
+from clinical_corpora.builders.text_free.release import (
     BATCH_ROWS,
     document_groups,
     read_wanted,
@@ -55,7 +56,6 @@ from clinical_corpora.builders.text_free import (
     stored_rows,
     write_rows,
 )
-from clinical_corpora.builders.writer import SplitWriter
 from clinical_corpora.schemas.features import features_for
 from clinical_corpora.schemas.licensed import SOURCE_DOCUMENTS, licensed_tree, map_licensed, text_free_features
 

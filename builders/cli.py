@@ -18,7 +18,7 @@ from clinical_corpora.core.manifest import CorpusManifest
 from clinical_corpora.core.registry import Command, exporters, scorers
 
 if TYPE_CHECKING:
-    from clinical_corpora.builders.pipeline import Outcome
+    from clinical_corpora.builders.release.pipeline import Outcome
 
 
 def entry() -> NoReturn:
@@ -224,8 +224,8 @@ def _run(args: argparse.Namespace, mode: Literal["release", "build"]) -> int:
     (gates, card, publication) once they are."""
     gc.disable()  # the pipeline's imports make ~1M objects that all stay: collecting meanwhile costs ~0.1 s
     try:
-        from clinical_corpora.builders.checks import ExpectationProcess
-        from clinical_corpora.builders.pipeline import Started, finish, start
+        from clinical_corpora.builders.release.checks import ExpectationProcess
+        from clinical_corpora.builders.release.pipeline import Started, finish, start
     finally:
         gc.enable()
 
@@ -284,7 +284,7 @@ def _finished(
     manifest: CorpusManifest, outcome: Outcome, args: argparse.Namespace, overrides: dict[str, Path], alone: bool
 ) -> list[list[str]]:
     """Report a finished release (and write its text-free variant when asked); its summary rows."""
-    from clinical_corpora.builders.release_check import release_digest
+    from clinical_corpora.builders.release.folder import release_digest
 
     counts = outcome.manifest.get("counts", {})
     version = outcome.manifest.get("version", manifest.version)
@@ -304,8 +304,8 @@ def _text_free(
     manifest: CorpusManifest, folder: Path, overrides: dict[str, Path], samples: list[str], alone: bool
 ) -> list[str]:
     """Write the text-free variant of a release; its summary row (FAILED with the reason, unless alone)."""
-    from clinical_corpora.builders.inputs import resolve_sources
-    from clinical_corpora.builders.text_free import TEXT_FREE_SUFFIX, release_text_free
+    from clinical_corpora.builders.release.inputs import resolve_sources
+    from clinical_corpora.builders.text_free.release import TEXT_FREE_SUFFIX, release_text_free
 
     name = folder.name + TEXT_FREE_SUFFIX
     try:
@@ -327,7 +327,7 @@ def _text_free(
 
 
 def _rehydrate(args: argparse.Namespace) -> int:
-    from clinical_corpora.builders.rehydrate import REJECTS_FILE, rehydrate
+    from clinical_corpora.builders.text_free.rehydrate import REJECTS_FILE, rehydrate
 
     load_plugins()
     outcome = rehydrate(
@@ -360,7 +360,7 @@ def _summary_table(rows: list[list[str]]) -> str:
 def _validate(args: argparse.Namespace) -> int:
     """One line per step as it starts, then its verdict; the hashes, schema and records are judged before
     great-expectations is loaded."""
-    from clinical_corpora.builders.release_check import release_checks
+    from clinical_corpora.builders.validate import release_checks
     from clinical_corpora.validation.gates import violation_text
 
     ok = True

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from clinical_corpora.builders.pipeline import Outcome, run
 from clinical_corpora.builders.plugins import find_corpus
+from clinical_corpora.builders.release.pipeline import Outcome, run
 
 TINY = Path(__file__).parent / "tiny_corpus"
 

@@ -13,9 +13,9 @@ import pytest
 from datasets import Features, Sequence, Value
 from pydantic import ValidationError
 
-from clinical_corpora.builders.base import load_builder_class
+from clinical_corpora.builders.contract.base import load_builder_class
+from clinical_corpora.builders.contract.release_view import ReleaseView
 from clinical_corpora.builders.plugins import all_corpora, find_corpus
-from clinical_corpora.builders.release_view import ReleaseView
 from clinical_corpora.corpora.odie_anaphora.bigbio import kb_document as odie_kb_document
 from clinical_corpora.corpora.odie_anaphora.records import OdieDocument
 from clinical_corpora.schemas.bigbio import KbDocument, QaRecord, laid_out

@@ -100,7 +100,7 @@ def test_list_says_which_variant_of_each_corpus_may_be_shared(capsys: pytest.Cap
 
 
 def test_a_public_corpus_may_share_its_full_release(tiny_corpus: Path) -> None:
-    from clinical_corpora.builders.pipeline import run
+    from clinical_corpora.builders.release.pipeline import run
 
     manifest = load_manifest(tiny_corpus)
     assert manifest.full_release_shareable and manifest.sharing is None

@@ -16,16 +16,16 @@ from pathlib import Path
 
 import pytest
 
-from clinical_corpora.builders.base import load_builder_class
-from clinical_corpora.builders.checks import ExpectationProcess, check_suite
-from clinical_corpora.builders.release_view import ReleaseView
+from clinical_corpora.builders.contract.base import load_builder_class
+from clinical_corpora.builders.contract.release_view import ReleaseView
+from clinical_corpora.builders.release.checks import ExpectationProcess, check_suite
 from clinical_corpora.core.errors import ClincorpError
 from clinical_corpora.core.manifest import Expectation, load_manifest
 from tests.conftest import GX_IMPORT_LOG, great_expectations_imports
 
 
 def _tiny_release(tiny_corpus: Path, tmp_path: Path) -> tuple[Path, list[Expectation]]:
-    from clinical_corpora.builders.pipeline import run
+    from clinical_corpora.builders.release.pipeline import run
 
     outcome = run(load_manifest(tiny_corpus), tmp_path / "out", workers=1)
     return outcome.folder, load_manifest(tiny_corpus).gates.expectations
@@ -172,7 +172,7 @@ PREPARED = (
     GX_IMPORT_LOG.split("def log_great_expectations_imports")[0]
     + """
 import time
-from clinical_corpora.builders.checks import ExpectationProcess
+from clinical_corpora.builders.release.checks import ExpectationProcess
 from clinical_corpora.core.manifest import load_manifest
 
 log = Path(sys.argv[3])
@@ -235,7 +235,7 @@ def test_a_prepared_process_imports_the_builders_and_dependencies_and_great_expe
 KILLED_SENDER = """
 import sys
 from pathlib import Path
-from clinical_corpora.builders.checks import ExpectationProcess
+from clinical_corpora.builders.release.checks import ExpectationProcess
 from clinical_corpora.core.manifest import load_manifest
 
 manifest = load_manifest(Path(sys.argv[1]))

@@ -16,13 +16,13 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from clinical_corpora.builders.checks import quality_tables
-from clinical_corpora.builders.pipeline import Outcome, run
+from clinical_corpora.builders.contract.release_view import ReleaseView
+from clinical_corpora.builders.contract.text_units import token_strings
 from clinical_corpora.builders.plugins import find_corpus
-from clinical_corpora.builders.release_view import ReleaseView
+from clinical_corpora.builders.release.checks import quality_tables
+from clinical_corpora.builders.release.pipeline import Outcome, run
+from clinical_corpora.builders.release.writer import rows_per_row_group
 from clinical_corpora.builders.sources.bmj_html import read_case_report
-from clinical_corpora.builders.text_units import token_strings
-from clinical_corpora.builders.writer import rows_per_row_group
 from clinical_corpora.core.errors import GateError, SourceError
 from clinical_corpora.corpora.clicr import builder as builder_module
 from clinical_corpora.corpora.clicr.builder import (
@@ -395,8 +395,8 @@ def test_stale_entities_standoff_is_an_error(tmp_path: Path) -> None:
 
 def test_entities_standoff_in_any_suffix_case_and_none_unmatched(tmp_path: Path) -> None:
     """Issue 16: standoff files were found by exact lower-case name, and a standoff of no page was ignored."""
-    from clinical_corpora.builders.base import BuildContext
-    from clinical_corpora.builders.inputs import resolve_sources
+    from clinical_corpora.builders.contract.base import BuildContext
+    from clinical_corpora.builders.release.inputs import resolve_sources
     from clinical_corpora.corpora.clicr.builder import ClicrBuilder
 
     _write_standoff(tmp_path / "entities", {})

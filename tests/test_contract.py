@@ -23,14 +23,14 @@ import pyarrow.parquet as pq
 import pytest
 from pydantic import BaseModel, ValidationError
 
-from clinical_corpora.builders.base import BuildContext, load_builder_class
 from clinical_corpora.builders.cli import main
-from clinical_corpora.builders.inputs import resolve_sources
-from clinical_corpora.builders.parallel import Sink, build_in_process, document_groups, encoding_of
-from clinical_corpora.builders.pipeline import run
+from clinical_corpora.builders.contract.base import BuildContext, load_builder_class
+from clinical_corpora.builders.contract.release_view import ReleaseView
 from clinical_corpora.builders.plugins import all_corpora, find_corpus
-from clinical_corpora.builders.release_check import check_release
-from clinical_corpora.builders.release_view import ReleaseView
+from clinical_corpora.builders.release.inputs import resolve_sources
+from clinical_corpora.builders.release.pipeline import run
+from clinical_corpora.builders.release.workers import Sink, build_in_process, document_groups, encoding_of
+from clinical_corpora.builders.validate import check_release
 from clinical_corpora.core.manifest import CorpusManifest
 from clinical_corpora.schemas.features import LabelIdError, features_for, row_decoder
 from tests.conftest import SampleRelease
@@ -91,7 +91,7 @@ def test_every_builder_gives_two_workers_several_groups(corpus: CorpusManifest) 
 
 def test_building_leaves_no_reference_cycle_to_collect(corpus: CorpusManifest) -> None:
     """A build freezes what is alive after each row, so the collector never sees a cycle made while building
-    (``builders.parallel.build_in_process``): every builder makes none, its rows are freed when dropped."""
+    (``builders.release.workers.build_in_process``): every builder makes none, its rows are freed when dropped."""
     builder = load_builder_class(corpus.builder)()
     features = {config: features_for(builder.CONFIGS[config]) for config in corpus.configs}
     encoding = encoding_of(features)  # once per build (``datasets`` leaves a few cycles), not per row

@@ -8,9 +8,9 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from clinical_corpora.builders.contract.text_units import split_sentences
 from clinical_corpora.builders.sources.bmj_html import read_case_report
 from clinical_corpora.builders.sources.brat import iter_brat_folder
-from clinical_corpora.builders.text_units import split_sentences
 from clinical_corpora.core.errors import SourceError
 from clinical_corpora.corpora.clicr import entity_matcher
 from clinical_corpora.corpora.clicr.entity_matcher import (

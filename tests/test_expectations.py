@@ -146,7 +146,7 @@ def test_an_expectation_gx_cannot_build_or_run_fails_alone_with_its_reason() -> 
 GX_IMPORT_WATCH = (
     GX_IMPORT_LOG
     + """
-from clinical_corpora.builders.pipeline import run
+from clinical_corpora.builders.release.pipeline import run
 from clinical_corpora.core.manifest import load_manifest
 
 out = Path(sys.argv[2])

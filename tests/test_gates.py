@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from clinical_corpora.builders.cli import main
-from clinical_corpora.builders.pipeline import run
+from clinical_corpora.builders.release.pipeline import run
 from clinical_corpora.core.errors import GateError, SourceError
 from clinical_corpora.core.manifest import Expectation, apply_gate_overlay, load_gate_overlay, load_manifest
 from clinical_corpora.validation.expectations import run_suite

@@ -18,9 +18,9 @@ import pyarrow.parquet as pq
 import pytest
 from datasets import ClassLabel, List
 
+from clinical_corpora.builders.contract.release_view import ReleaseView
 from clinical_corpora.builders.plugins import all_corpora
-from clinical_corpora.builders.release_check import check_release
-from clinical_corpora.builders.release_view import ReleaseView
+from clinical_corpora.builders.validate import check_release
 from clinical_corpora.schemas.features import LABEL_NAME_SUFFIX
 from tests.conftest import SampleRelease
 

@@ -1,8 +1,12 @@
-"""No import runs up the layers: core ← readers and metrics ← corpora ← pipeline and CLI.
+"""Each folder of the package imports only the folders below it: the rule is stated per folder.
 
-Every module of the package is assigned a layer by its name (the most specific prefix below wins);
-an import of a module in a higher layer, anywhere in a module (even inside a function or under
-TYPE_CHECKING), fails the test and names both modules.
+Every module belongs to a folder (the most specific prefix of :data:`ALLOWED` wins) and may import its own
+folder and the folders :data:`ALLOWED` lists for it, anywhere in the module (even inside a function or under
+TYPE_CHECKING); any other import of the package fails the test, naming both modules. Bottom up: the core
+vocabulary; record schemas; metrics, agreement and expectations; readers, the builder contract and writers;
+the corpora; then finding corpora (plugins), the release pipeline, the text-free variant on top of it,
+validation of a release, and the CLI. No feature folder borrows from a sibling: ``release`` knows nothing of
+``text_free``, ``validate`` nothing of ``cli``.
 """
 
 from __future__ import annotations
@@ -17,32 +21,33 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = "clinical_corpora"
 FOLDERS = ("core", "schemas", "builders", "validation", "corpora")
 
-LAYERS: dict[str, int] = {
-    # 1. core vocabulary: errors, manifests and gate specification, registries, span types, counts
-    "core": 1,
-    "schemas": 1,
-    # 2. readers and writers of raw formats, text units, metrics, agreement, expectations; the builder
-    #    contract and the release view that corpora build against
-    "builders.sources": 2,
-    "builders.exporters": 2,
-    "builders.text_units": 2,
-    "builders.base": 2,
-    "builders.release_view": 2,
-    "validation": 2,
-    # 3. corpora: builders, record models, scorers and exporters, registered where defined
-    "corpora": 3,
-    # 4. pipeline and CLI
-    "builders": 4,
+_CORE = ("core", "schemas")
+_READERS = (*_CORE, "builders.sources")
+_CONTRACT = (*_CORE, "validation", "builders.sources", "builders.contract", "builders.exporters")
+_CORPORA = (*_CONTRACT, "corpora")
+ALLOWED: dict[str, tuple[str, ...]] = {
+    "builders": (),  # the namespace folder itself
+    "core": (),
+    "schemas": ("core",),
+    "validation": _CORE,  # metrics are pure functions over core types: no reader, no builder
+    "builders.sources": _CORE,  # one reader per raw format
+    "builders.contract": (*_CORE, "validation"),  # what a corpus may import to build against
+    "builders.exporters": (*_READERS, "builders.contract"),
+    "corpora": _CONTRACT,
+    "builders.plugins": _CORE,  # installed corpora, found through the registry (never imported by name)
+    "builders.release": (*_CORPORA, "builders.plugins"),
+    "builders.text_free": (*_CORPORA, "builders.plugins", "builders.release"),
+    "builders.validate": (*_CORPORA, "builders.plugins", "builders.release", "builders.text_free"),
+    "builders.cli": (*_CORPORA, "builders.plugins", "builders.release", "builders.text_free", "builders.validate"),
 }
-NAMES = {1: "core", 2: "readers and metrics", 3: "corpora", 4: "pipeline and CLI"}
 
 
-def layer_of(module: str) -> int:
+def folder_of(module: str) -> str:
     relative = module.removeprefix(f"{PACKAGE}.")
-    prefixes = [p for p in LAYERS if relative == p or relative.startswith(f"{p}.")]
+    prefixes = [p for p in ALLOWED if relative == p or relative.startswith(f"{p}.")]
     if not prefixes:
-        raise AssertionError(f"{module} has no layer: add it to LAYERS")
-    return LAYERS[max(prefixes, key=len)]
+        raise AssertionError(f"{module} belongs to no folder: add it to ALLOWED")
+    return max(prefixes, key=len)
 
 
 def module_name(path: Path) -> str:
@@ -70,11 +75,11 @@ def upward_imports() -> list[str]:
     found = []
     for path in package_modules():
         importer = module_name(path)
+        own = folder_of(importer)
         for imported in sorted(imported_modules(path)):
-            if _is_module(imported) and layer_of(imported) > layer_of(importer):
-                found.append(
-                    f"{importer} ({NAMES[layer_of(importer)]}) imports {imported} ({NAMES[layer_of(imported)]})"
-                )
+            theirs = folder_of(imported) if _is_module(imported) else own
+            if theirs != own and theirs not in ALLOWED[own]:
+                found.append(f"{importer} ({own}) imports {imported} ({theirs})")
     return found
 
 
@@ -83,10 +88,10 @@ def _is_module(name: str) -> bool:
     return (ROOT / relative).with_suffix(".py").is_file() or (ROOT / relative / "__init__.py").is_file()
 
 
-def test_every_module_has_a_layer() -> None:
+def test_every_module_has_a_folder() -> None:
     assert package_modules()
     for path in package_modules():
-        layer_of(module_name(path))
+        folder_of(module_name(path))
 
 
 def test_no_import_runs_up_the_layers() -> None:
@@ -96,32 +101,27 @@ def test_no_import_runs_up_the_layers() -> None:
 def test_an_upward_import_is_caught(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     reader = tmp_path / "builders" / "sources" / "reader.py"
     reader.parent.mkdir(parents=True)
-    reader.write_text("def f():\n    from clinical_corpora.builders.pipeline import run\n")
-    (tmp_path / "builders" / "pipeline.py").write_text("")
+    reader.write_text("def f():\n    from clinical_corpora.builders.release.pipeline import run\n")
+    (tmp_path / "builders" / "release").mkdir()
+    (tmp_path / "builders" / "release" / "pipeline.py").write_text("")
     monkeypatch.setattr(sys.modules[__name__], "ROOT", tmp_path)
     assert upward_imports() == [
-        "clinical_corpora.builders.sources.reader (readers and metrics) imports "
-        "clinical_corpora.builders.pipeline (pipeline and CLI)"
+        "clinical_corpora.builders.sources.reader (builders.sources) imports "
+        "clinical_corpora.builders.release.pipeline (builders.release)"
     ]
 
 
-def metric_imports_of_builders() -> list[str]:
-    """Imports of ``clinical_corpora.builders`` (readers included) by modules under validation/.
-
-    Metrics are pure functions over core types: reading files is the corpora's business.
-    """
-    found = []
-    for path in sorted((ROOT / "validation").rglob("*.py")):
-        importer = module_name(path)
-        for imported in sorted(imported_modules(path)):
-            if imported == f"{PACKAGE}.builders" or imported.startswith(f"{PACKAGE}.builders."):
-                if _is_module(imported):
-                    found.append(f"{importer} imports {imported}")
-    return found
-
-
-def test_metrics_do_not_import_builders() -> None:
-    assert metric_imports_of_builders() == []
+def test_a_feature_borrowing_from_a_sibling_is_caught(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    pipeline = tmp_path / "builders" / "release" / "pipeline.py"
+    pipeline.parent.mkdir(parents=True)
+    pipeline.write_text("from clinical_corpora.builders.text_free.leak_gate import leak_gate\n")
+    (tmp_path / "builders" / "text_free").mkdir()
+    (tmp_path / "builders" / "text_free" / "leak_gate.py").write_text("")
+    monkeypatch.setattr(sys.modules[__name__], "ROOT", tmp_path)
+    assert upward_imports() == [
+        "clinical_corpora.builders.release.pipeline (builders.release) imports "
+        "clinical_corpora.builders.text_free.leak_gate (builders.text_free)"
+    ]
 
 
 def test_a_metric_importing_a_reader_is_caught(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -131,7 +131,7 @@ def test_a_metric_importing_a_reader_is_caught(tmp_path: Path, monkeypatch: pyte
     (tmp_path / "builders" / "sources").mkdir(parents=True)
     (tmp_path / "builders" / "sources" / "reader.py").write_text("")
     monkeypatch.setattr(sys.modules[__name__], "ROOT", tmp_path)
-    assert upward_imports() == []
-    assert metric_imports_of_builders() == [
-        "clinical_corpora.validation.metrics.metric imports clinical_corpora.builders.sources.reader"
+    assert upward_imports() == [
+        "clinical_corpora.validation.metrics.metric (validation) imports "
+        "clinical_corpora.builders.sources.reader (builders.sources)"
     ]

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel
 
-from clinical_corpora.builders.recipe_arrow import MIN_SLICE, recipe, restore
+from clinical_corpora.builders.text_free.recipes import MIN_SLICE, recipe, restore
 from clinical_corpora.schemas.features import features_for
 from clinical_corpora.schemas.licensed import (
     LITERAL,

@@ -14,12 +14,12 @@ import pytest
 from datasets import load_dataset
 from pydantic import ValidationError
 
-from clinical_corpora.builders.base import BuildContext
 from clinical_corpora.builders.cli import main
-from clinical_corpora.builders.inputs import resolve_sources
-from clinical_corpora.builders.pipeline import run
+from clinical_corpora.builders.contract.base import BuildContext
+from clinical_corpora.builders.contract.release_view import ReleaseView
 from clinical_corpora.builders.plugins import find_corpus
-from clinical_corpora.builders.release_view import ReleaseView
+from clinical_corpora.builders.release.inputs import resolve_sources
+from clinical_corpora.builders.release.pipeline import run
 from clinical_corpora.builders.sources.knowtator import read_knowtator_file
 from clinical_corpora.core.errors import ClincorpError, GateError, SourceError
 from clinical_corpora.core.manifest import load_manifest

@@ -10,11 +10,11 @@ import pytest
 import yaml
 from datasets import ClassLabel, load_dataset
 
-from clinical_corpora.builders.base import BuildContext
 from clinical_corpora.builders.cli import main
-from clinical_corpora.builders.inputs import resolve_sources
-from clinical_corpora.builders.pipeline import run
-from clinical_corpora.builders.release_check import check_release
+from clinical_corpora.builders.contract.base import BuildContext
+from clinical_corpora.builders.release.inputs import resolve_sources
+from clinical_corpora.builders.release.pipeline import run
+from clinical_corpora.builders.validate import check_release
 from clinical_corpora.core.errors import GateError, ReleaseError, SourceError
 from clinical_corpora.core.manifest import load_manifest
 

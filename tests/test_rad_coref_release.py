@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from datasets import load_dataset
 
-from clinical_corpora.builders.base import BuildContext
-from clinical_corpora.builders.inputs import resolve_sources
+from clinical_corpora.builders.contract.base import BuildContext
+from clinical_corpora.builders.release.inputs import resolve_sources
 from clinical_corpora.core.errors import SourceError
 from clinical_corpora.core.manifest import CorpusManifest, load_manifest
 from clinical_corpora.corpora.rad_coref.builder import RadCorefBuilder, modality_of
@@ -214,7 +214,7 @@ def test_quarantine_keeps_the_other_patients(corpus: Path) -> None:
 def test_agreement_skips_patients_whose_gold_is_quarantined(corpus: Path, tmp_path: Path) -> None:
     """Issue 16: a quarantined gold patient used to fail the agreement with "is not a released (gold)
     report", losing the real reason; now the agreement runs on the surviving patients and names it."""
-    from clinical_corpora.builders.pipeline import run
+    from clinical_corpora.builders.release.pipeline import run
 
     path = gold(corpus, 92871, 1000201)
     path.write_text(path.read_text() + "T9\tAnatomy 0 1\t[\n#9\tAnnotatorNotes T9\tchain=E299\n")
@@ -265,7 +265,7 @@ def test_patients_naming_a_chain_id_of_another_build_in_one_block(
 def test_a_reused_chain_id_is_quarantined_alike_with_one_or_two_workers(
     corpus: Path, tmp_path: Path, subject: int, row_id: int, chain: str, line: int
 ) -> None:
-    from clinical_corpora.builders.pipeline import run
+    from clinical_corpora.builders.release.pipeline import run
 
     path = reuse_chain(corpus, subject, row_id, chain)
     folders = [

@@ -12,10 +12,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel
 
-from clinical_corpora.builders.lazy_rows import lazy_rows
-from clinical_corpora.builders.recipe_arrow import DocumentGroups, Recipes, recipe
-from clinical_corpora.builders.restore_arrow import restore_batch
 from clinical_corpora.builders.sources.documents import text_sha256
+from clinical_corpora.builders.text_free.lazy_rows import lazy_rows
+from clinical_corpora.builders.text_free.recipes import DocumentGroups, Recipes, recipe
+from clinical_corpora.builders.text_free.restore import restore_batch
 from clinical_corpora.schemas.features import features_for
 from clinical_corpora.schemas.licensed import (
     SOURCE_DOCUMENTS,

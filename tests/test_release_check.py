@@ -23,8 +23,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from clinical_corpora.builders.cli import main
-from clinical_corpora.builders.pipeline import run
-from clinical_corpora.builders.release_view import ReleaseView
+from clinical_corpora.builders.contract.release_view import ReleaseView
+from clinical_corpora.builders.release.pipeline import run
 from clinical_corpora.core.manifest import load_manifest
 from tests.conftest import TINY
 
@@ -159,7 +159,7 @@ def test_hashes_schema_and_records_are_judged_before_great_expectations_loads(re
     script = f"""
 import json, sys
 from pathlib import Path
-from clinical_corpora.builders.release_check import release_checks
+from clinical_corpora.builders.validate import release_checks
 checks = release_checks(Path({str(release)!r}), corpus={str(TINY)!r})
 first = [next(checks).gate for _ in range(4)]
 loaded_early = "great_expectations" in sys.modules

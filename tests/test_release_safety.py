@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 
 from clinical_corpora.builders.cli import main
-from clinical_corpora.builders.pipeline import STAGING_TAG, run
+from clinical_corpora.builders.release.folder import STAGING_TAG
+from clinical_corpora.builders.release.pipeline import run
 from clinical_corpora.builders.sources.brat import parse_brat
 from clinical_corpora.core.errors import GateError, ReleaseError, SourceError, excerpt
 from clinical_corpora.core.manifest import load_manifest
@@ -92,7 +93,7 @@ def test_out_under_a_file_is_a_clear_error(
 STALLED_RELEASE = """
 import sys, time
 from pathlib import Path
-from clinical_corpora.builders import pipeline
+from clinical_corpora.builders.release import pipeline
 from clinical_corpora.core.manifest import load_manifest
 
 written = pipeline._write_release_files
@@ -151,14 +152,15 @@ def test_the_staging_folder_of_a_running_release_is_left_alone(tiny_corpus: Path
 RACING_RELEASE = """
 import sys, time
 from pathlib import Path
-from clinical_corpora.builders import cli, pipeline
+from clinical_corpora.builders import cli
+from clinical_corpora.builders.release import folder, pipeline
 
 publish = pipeline._publish
 
 def publish_together(staging, target, gates, corpus_dir):
     deadline = time.monotonic() + 120
     def staged():
-        return len([p for p in corpus_dir.iterdir() if pipeline.STAGING_TAG in p.name]) + target.exists()
+        return len([p for p in corpus_dir.iterdir() if folder.STAGING_TAG in p.name]) + target.exists()
     while staged() < 2 and time.monotonic() < deadline:
         time.sleep(0.05)
     return publish(staging, target, gates, corpus_dir)

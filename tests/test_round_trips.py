@@ -21,11 +21,11 @@ import pyarrow as pa
 import pytest
 
 from clinical_corpora.builders.cli import main
+from clinical_corpora.builders.contract.release_view import ReleaseView
 from clinical_corpora.builders.exporters.base import Exporter
-from clinical_corpora.builders.pipeline import run
 from clinical_corpora.builders.plugins import find_corpus, load_plugins
-from clinical_corpora.builders.release_view import ReleaseView
-from clinical_corpora.builders.writer import SplitWriter
+from clinical_corpora.builders.release.pipeline import run
+from clinical_corpora.builders.release.writer import SplitWriter
 from clinical_corpora.core.registry import exporters
 from clinical_corpora.schemas.features import row_encoder
 from tests.conftest import SampleRelease

@@ -19,8 +19,8 @@ from typing import Any
 import pytest
 
 from clinical_corpora.builders.cli import main
-from clinical_corpora.builders.pipeline import Outcome, run
-from clinical_corpora.builders.release_view import ReleaseView
+from clinical_corpora.builders.contract.release_view import ReleaseView
+from clinical_corpora.builders.release.pipeline import Outcome, run
 from clinical_corpora.core.errors import GateError, SourceError
 from clinical_corpora.core.manifest import load_manifest
 

@@ -18,10 +18,10 @@ import yaml
 from datasets import ClassLabel, Features, load_dataset
 from pydantic import ValidationError
 
-from clinical_corpora.builders.base import BuildContext
-from clinical_corpora.builders.pipeline import Outcome, run
+from clinical_corpora.builders.contract.base import BuildContext
+from clinical_corpora.builders.contract.release_view import ReleaseView
 from clinical_corpora.builders.plugins import find_corpus
-from clinical_corpora.builders.release_view import ReleaseView
+from clinical_corpora.builders.release.pipeline import Outcome, run
 from clinical_corpora.core.errors import GateError, SourceError
 from clinical_corpora.core.manifest import load_manifest
 from clinical_corpora.corpora.sdoh import builder as sdoh_builder

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 from datasets import ClassLabel, load_dataset
 
-from clinical_corpora.builders.base import BuildContext, Row
-from clinical_corpora.builders.inputs import resolve_sources
-from clinical_corpora.builders.release_view import ReleaseView
+from clinical_corpora.builders.contract.base import BuildContext, Row
+from clinical_corpora.builders.contract.release_view import ReleaseView
+from clinical_corpora.builders.release.inputs import resolve_sources
 from clinical_corpora.core.errors import ClincorpError, SourceError
 from clinical_corpora.core.manifest import CorpusManifest, load_manifest
 from clinical_corpora.corpora.snomed_el.builder import SnomedElBuilder, TrimmingSnomedElBuilder
@@ -309,7 +309,7 @@ def test_quarantined_notes_concepts_and_card_alike_with_one_or_two_workers(corpu
     """Notes shard across workers; the concept tables, the padded spans (here 0-5, which starts with
     whitespace, of a note then rejected for its inactive concept) and the rejects (the note missing from
     the notes file last) come out as one process makes them."""
-    from clinical_corpora.builders.pipeline import run
+    from clinical_corpora.builders.release.pipeline import run
 
     append_annotation(corpus, f"19990001-DS-4,0,5,{INACTIVE}")
     append_annotation(corpus, "19999999-DS-1,0,5,99900028001")

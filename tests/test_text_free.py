@@ -17,16 +17,16 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from clinical_corpora.builders.base import BuildContext, load_builder_class
 from clinical_corpora.builders.cli import main
-from clinical_corpora.builders.inputs import resolve_sources
-from clinical_corpora.builders.leak_gate import LEAK_LIMIT, leak_gate
-from clinical_corpora.builders.pipeline import run
+from clinical_corpora.builders.contract.base import BuildContext, load_builder_class
+from clinical_corpora.builders.contract.release_view import ReleaseView
 from clinical_corpora.builders.plugins import all_corpora, find_corpus
-from clinical_corpora.builders.rehydrate import REJECTS_FILE, RehydrateError, rehydrate
-from clinical_corpora.builders.release_check import check_release
-from clinical_corpora.builders.release_view import ReleaseView
-from clinical_corpora.builders.text_free import FULL_FOLDER, TEXT_FREE_SUFFIX, read_wanted, release_text_free
+from clinical_corpora.builders.release.inputs import resolve_sources
+from clinical_corpora.builders.release.pipeline import run
+from clinical_corpora.builders.text_free.leak_gate import LEAK_LIMIT, leak_gate
+from clinical_corpora.builders.text_free.rehydrate import REJECTS_FILE, RehydrateError, rehydrate
+from clinical_corpora.builders.text_free.release import FULL_FOLDER, TEXT_FREE_SUFFIX, read_wanted, release_text_free
+from clinical_corpora.builders.validate import check_release
 from clinical_corpora.core.errors import GateError
 from clinical_corpora.core.manifest import CorpusManifest
 from clinical_corpora.schemas.features import features_for
@@ -137,7 +137,7 @@ def test_an_unmarked_licensed_field_fails_the_gate_and_writes_nothing(
     corpus = find_corpus("rad_coref")
     name = sample_release("rad_coref").folder.name
     release = Path(shutil.copytree(sample_release("rad_coref").folder, tmp_path / "rad_coref" / name))
-    from clinical_corpora.builders import text_free as module
+    from clinical_corpora.builders.text_free import release as module
 
     def without_report_text(model: type) -> dict:
         tree = licensed_tree(model)

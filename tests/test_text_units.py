@@ -7,7 +7,7 @@ from bisect import bisect_right
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from clinical_corpora.builders.text_units import (
+from clinical_corpora.builders.contract.text_units import (
     Sentence,
     paragraphs,
     sentence_spans,

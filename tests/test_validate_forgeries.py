@@ -19,8 +19,8 @@ from typing import Any
 import pytest
 
 from clinical_corpora.builders.cli import main
-from clinical_corpora.builders.pipeline import run
-from clinical_corpora.builders.release_check import check_release
+from clinical_corpora.builders.release.pipeline import run
+from clinical_corpora.builders.validate import check_release
 from clinical_corpora.core.manifest import load_manifest
 from tests.conftest import TINY
 

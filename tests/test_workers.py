@@ -12,13 +12,13 @@ import pyarrow.parquet as pq
 import pytest
 from datasets import Features, Value
 
-from clinical_corpora.builders.base import BuildContext
 from clinical_corpora.builders.cli import main
-from clinical_corpora.builders.parallel import document_groups
-from clinical_corpora.builders.pipeline import run
-from clinical_corpora.builders.release_view import ReleaseView
+from clinical_corpora.builders.contract.base import BuildContext
+from clinical_corpora.builders.contract.release_view import ReleaseView
+from clinical_corpora.builders.release.pipeline import run
+from clinical_corpora.builders.release.workers import document_groups
+from clinical_corpora.builders.release.writer import ROWS_PER_ROW_GROUP, SplitWriter, rows_per_row_group
 from clinical_corpora.builders.sources.line_chunks import chunk_lines, line_chunks
-from clinical_corpora.builders.writer import ROWS_PER_ROW_GROUP, SplitWriter, rows_per_row_group
 from clinical_corpora.core.errors import ClincorpError, SourceError
 from clinical_corpora.core.manifest import load_manifest
 from clinical_corpora.schemas.bigbio import QaRecord

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from clinical_corpora.builders.release_view import ReleaseView, release_corpus
+from clinical_corpora.builders.contract.release_view import ReleaseView, release_corpus
 from clinical_corpora.core.errors import ClincorpError
 
 Record = Mapping[str, Any]

@@ -6,7 +6,7 @@ the record's id), so the CoNLL-2012 reference scorer, or ``clincorp score coref`
 A corpus registers an instance of :class:`Conll2012Export` with its :class:`ChainLayout`: which config
 holds chains, which fields hold the record id, the mentions and the chain members, and which texts a
 record's mention offsets point into (one text per note, or a patient's reports one after the other).
-Texts are split into sentences and tokens by :mod:`clinical_corpora.builders.text_units`; a mention
+Texts are split into sentences and tokens by :mod:`clinical_corpora.builders.contract.text_units`; a mention
 becomes the tokens its characters overlap. Mentions in no chain are written as singleton entities
 (``--no-singletons`` leaves them out).
 """
@@ -20,8 +20,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from clinical_corpora.builders.contract.release_view import ReleaseView
+from clinical_corpora.builders.contract.text_units import split_sentences
 from clinical_corpora.builders.exporters.base import Exporter, Record
-from clinical_corpora.builders.release_view import ReleaseView
 from clinical_corpora.builders.sources.conll2012 import (
     ConllDocument,
     TokenSpan,
@@ -29,7 +30,6 @@ from clinical_corpora.builders.sources.conll2012 import (
     iter_conll2012,
     write_conll2012,
 )
-from clinical_corpora.builders.text_units import split_sentences
 from clinical_corpora.core.errors import ClincorpError
 
 CONLL_SUFFIX = ".conll"

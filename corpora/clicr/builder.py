@@ -33,8 +33,9 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from datasets import Features
 
-from clinical_corpora.builders.base import AgreementReport, BuildContext, Builder, CardSection, Row, Table
-from clinical_corpora.builders.release_view import ReleaseView
+from clinical_corpora.builders.contract.base import AgreementReport, BuildContext, Builder, CardSection, Row, Table
+from clinical_corpora.builders.contract.release_view import ReleaseView
+from clinical_corpora.builders.contract.text_units import token_strings
 from clinical_corpora.builders.sources.bmj_html import (
     MAX_PAGE_BYTES,
     PASSAGE_SEPARATOR,
@@ -52,7 +53,6 @@ from clinical_corpora.builders.sources.brat import (
 from clinical_corpora.builders.sources.discovery import Document, is_hidden, walk_files, warn_left_out
 from clinical_corpora.builders.sources.documents import keys_of, locator
 from clinical_corpora.builders.sources.umls import locate_rrf_files
-from clinical_corpora.builders.text_units import token_strings
 from clinical_corpora.core.counts import PRFCounts, f_measure, ratio
 from clinical_corpora.core.errors import ClincorpError, SourceError, excerpt
 from clinical_corpora.core.processes import child_process

@@ -3,7 +3,7 @@
 ``{"version": "1.0", "data": [{"document": {"context", "title", "qas": [{"id", "query", "answers":
 [{"text", "origin", "cui", "sem_type"}]}]}, "source"}]}`` as the CliCR release has it, so its
 readers and ``evaluate.py`` work on our releases: the context is the passage tokenized
-(``clinical_corpora.builders.text_units``, tokens joined by a space, one passage block a line) with every recognised
+(``builders.contract.text_units``, tokens joined by a space, one passage block a line) with every recognised
 entity marked ``BEG__<tokens>__END``; the query is tokenized around ``@placeholder``; an answer's
 ``sem_type`` is its i2b2 category (as in CliCR), its text as in the release; ``source`` is the case
 id. Only cases with queries are written, in release order. No builder reads CliCR JSON: the round trip reads
@@ -19,9 +19,9 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from clinical_corpora.builders.contract.release_view import ReleaseView
+from clinical_corpora.builders.contract.text_units import token_strings, tokenize
 from clinical_corpora.builders.exporters.base import Exporter
-from clinical_corpora.builders.release_view import ReleaseView
-from clinical_corpora.builders.text_units import token_strings, tokenize
 from clinical_corpora.corpora.clicr.builder import query_rows
 from clinical_corpora.corpora.clicr.records import PLACEHOLDER
 

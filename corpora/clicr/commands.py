@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from clinical_corpora.builders.release_view import ReleaseView
+from clinical_corpora.builders.contract.release_view import ReleaseView
 from clinical_corpora.core.errors import ClincorpError, SourceError
 from clinical_corpora.corpora.clicr.builder import query_rows
 from clinical_corpora.validation.metrics.clicr import answers_from_clicr_json, read_word_vectors, score_clicr

@@ -2,9 +2,10 @@
 
 The dictionary holds the English, non-suppressed MRCONSO strings (LAT=ENG, SUPPRESS=N) of the
 concepts whose MRSTY semantic types map to an i2b2-2010 category (:data:`SEMANTIC_TYPE_CATEGORIES`,
-documented in ``corpora/clicr/README.md``). A key is a string's tokens (:mod:`clinical_corpora.builders.text_units`)
-lower-cased and joined by one space. Matching runs sentence by sentence, left to right, taking the
-longest key that starts at a token and ends at a token (case-insensitive), then resumes after it.
+documented in ``corpora/clicr/README.md``). A key is a string's tokens
+(:mod:`~clinical_corpora.builders.contract.text_units`) lower-cased and joined by one space.
+Matching runs sentence by sentence, left to right, taking the longest key that starts at a token and
+ends at a token (case-insensitive), then resumes after it.
 
 Šuster & Daelemans 2018's refinements (:func:`refine_span`, also usable on entities from another tool): leading
 determiners and pronouns are moved out of an entity (a match never starts on one), and a trailing
@@ -40,6 +41,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from clinical_corpora.builders.contract.text_units import TOKEN_PATTERN, Sentence, paragraphs, token_strings, tokenize
 from clinical_corpora.builders.sources.umls import (
     MRCONSO_COLUMNS,
     MRSTY_COLUMNS,
@@ -49,7 +51,6 @@ from clinical_corpora.builders.sources.umls import (
     read_mrsty,
     rrf_batches,
 )
-from clinical_corpora.builders.text_units import TOKEN_PATTERN, Sentence, paragraphs, token_strings, tokenize
 from clinical_corpora.core.labels import Category
 from clinical_corpora.core.processes import child_process
 

@@ -29,8 +29,8 @@ from typing import Any, get_args
 
 import pandas as pd
 
-from clinical_corpora.builders.base import AgreementReport, BuildContext, Builder, CardSection, Row, Table
-from clinical_corpora.builders.release_view import ReleaseView
+from clinical_corpora.builders.contract.base import AgreementReport, BuildContext, Builder, CardSection, Row, Table
+from clinical_corpora.builders.contract.release_view import ReleaseView
 from clinical_corpora.builders.sources.annotators import annotator_folders
 from clinical_corpora.builders.sources.brat import TEXT_SUFFIX, read_utf8
 from clinical_corpora.builders.sources.discovery import find_documents

@@ -10,10 +10,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from clinical_corpora.builders.contract.release_view import ReleaseView
 from clinical_corpora.builders.exporters.base import Exporter, Record, ReleaseInputs, write_text
 from clinical_corpora.builders.exporters.conll2012 import ChainLayout, Conll2012Export
 from clinical_corpora.builders.exporters.knowtator import write_knowtator_file
-from clinical_corpora.builders.release_view import ReleaseView
 from clinical_corpora.builders.sources.i2b2_coref import (
     Chain,
     Concept,

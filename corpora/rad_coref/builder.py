@@ -26,7 +26,7 @@ from typing import Any
 
 import pandas as pd
 
-from clinical_corpora.builders.base import (
+from clinical_corpora.builders.contract.base import (
     AgreementReport,
     BuildContext,
     Builder,
@@ -34,13 +34,13 @@ from clinical_corpora.builders.base import (
     Row,
     Table,
 )
-from clinical_corpora.builders.release_view import ReleaseView
+from clinical_corpora.builders.contract.release_view import ReleaseView
+from clinical_corpora.builders.contract.text_units import Sentence, split_sentences, tokenize
 from clinical_corpora.builders.sources.annotators import annotator_folders
 from clinical_corpora.builders.sources.brat import ANN_SUFFIX, TEXT_SUFFIX, brat_documents, parse_brat, read_utf8
 from clinical_corpora.builders.sources.discovery import Document
 from clinical_corpora.builders.sources.documents import keys_of, locator
 from clinical_corpora.builders.sources.mimic_notes import NoteEvent, iter_noteevents
-from clinical_corpora.builders.text_units import Sentence, split_sentences, tokenize
 from clinical_corpora.core.counts import NO_COUNTS, PRFCounts
 from clinical_corpora.core.errors import SourceError, excerpt
 from clinical_corpora.corpora.rad_coref import bigbio

@@ -19,8 +19,8 @@ import tempfile
 from collections.abc import Hashable, Sequence
 from pathlib import Path
 
+from clinical_corpora.builders.contract.release_view import ReleaseView, chosen_splits, release_corpus, scored_release
 from clinical_corpora.builders.exporters.conll2012 import Conll2012Export, iter_documents
-from clinical_corpora.builders.release_view import ReleaseView, chosen_splits, release_corpus, scored_release
 from clinical_corpora.builders.sources.conll2012 import read_conll2012_chains, write_conll2012
 from clinical_corpora.core.errors import ClincorpError
 from clinical_corpora.core.registry import exporters

@@ -7,11 +7,11 @@ import argparse
 from collections.abc import Iterator
 from pathlib import Path
 
+from clinical_corpora.builders.contract.release_view import ReleaseView
 from clinical_corpora.builders.exporters.base import Exporter, Record, ReleaseInputs
 from clinical_corpora.builders.exporters.brat import write_brat_document
 from clinical_corpora.builders.exporters.conll2012 import ChainLayout, Conll2012Export
 from clinical_corpora.builders.exporters.mimic_notes import NoteEventRow, write_noteevents
-from clinical_corpora.builders.release_view import ReleaseView
 from clinical_corpora.builders.sources.brat import BratDocument, Note, TextBound
 from clinical_corpora.core.errors import ClincorpError
 

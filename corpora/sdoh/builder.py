@@ -16,8 +16,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from clinical_corpora.builders.base import AgreementReport, BuildContext, Builder, CardSection, Row, Table
-from clinical_corpora.builders.release_view import ReleaseView
+from clinical_corpora.builders.contract.base import AgreementReport, BuildContext, Builder, CardSection, Row, Table
+from clinical_corpora.builders.contract.release_view import ReleaseView
 from clinical_corpora.builders.sources.annotators import annotator_folders
 from clinical_corpora.builders.sources.brat import (
     ANN_SUFFIX,

@@ -7,9 +7,9 @@ import argparse
 from collections.abc import Iterator
 from pathlib import Path
 
+from clinical_corpora.builders.contract.release_view import ReleaseView
 from clinical_corpora.builders.exporters.base import Exporter, Record, ReleaseInputs
 from clinical_corpora.builders.exporters.brat import write_brat_document
-from clinical_corpora.builders.release_view import ReleaseView
 from clinical_corpora.builders.sources.brat import (
     Attribute,
     BratDocument,

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypedDict
 
-from clinical_corpora.builders.release_view import ReleaseView, chosen_splits, release_corpus, scored_release
+from clinical_corpora.builders.contract.release_view import ReleaseView, chosen_splits, release_corpus, scored_release
 from clinical_corpora.builders.sources.brat import (
     ANN_SUFFIX,
     TEXT_SUFFIX,

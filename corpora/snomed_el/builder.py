@@ -29,7 +29,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from clinical_corpora.builders.base import (
+from clinical_corpora.builders.contract.base import (
     AgreementReport,
     BuildContext,
     Builder,
@@ -38,7 +38,7 @@ from clinical_corpora.builders.base import (
     Row,
     Table,
 )
-from clinical_corpora.builders.release_view import ReleaseView
+from clinical_corpora.builders.contract.release_view import ReleaseView
 from clinical_corpora.builders.sources.annotators import annotator_folders
 from clinical_corpora.builders.sources.documents import keys_of, locator
 from clinical_corpora.builders.sources.mimic_notes import iter_notes, read_span_annotations

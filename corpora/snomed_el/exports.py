@@ -6,9 +6,9 @@ import argparse
 from collections.abc import Iterator
 from pathlib import Path
 
+from clinical_corpora.builders.contract.release_view import ReleaseView
 from clinical_corpora.builders.exporters.base import Exporter, ReleaseInputs
 from clinical_corpora.builders.exporters.challenge_csv import write_challenge_notes, write_span_annotations
-from clinical_corpora.builders.release_view import ReleaseView
 from clinical_corpora.core.annotations import SpanAnnotation
 
 CONFIG = "snomed_el"

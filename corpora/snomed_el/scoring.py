@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from clinical_corpora.builders.release_view import ReleaseView, chosen_splits, release_corpus, scored_release
+from clinical_corpora.builders.contract.release_view import ReleaseView, chosen_splits, release_corpus, scored_release
 from clinical_corpora.builders.sources.mimic_notes import read_span_annotations
 from clinical_corpora.core.annotations import SpanAnnotation
 from clinical_corpora.core.errors import ClincorpError

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from clinical_corpora.builders.release_view import ReleaseView
+from clinical_corpora.builders.contract.release_view import ReleaseView
 from tests.tiny_corpus.builder import read_spans, released_spans
 
 

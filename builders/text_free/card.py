@@ -10,8 +10,8 @@ from datasets.splits import SplitDict, SplitInfo
 from datasets.utils.metadata import MetadataConfigs
 from huggingface_hub import DatasetCardData
 
-from clinical_corpora.builders.base import Table
-from clinical_corpora.builders.card import markdown_table
+from clinical_corpora.builders.contract.base import Table
+from clinical_corpora.builders.release.card import markdown_table
 from clinical_corpora.core.manifest import CorpusManifest
 from clinical_corpora.schemas.licensed import SOURCE_DOCUMENTS
 from clinical_corpora.validation.gates import GateResult

@@ -14,13 +14,14 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from clinical_corpora.builders.base import Builder, load_builder_class
-from clinical_corpora.builders.checks import check_suite
-from clinical_corpora.builders.inputs import inputs_problems, sha256_file
+from clinical_corpora.builders.contract.base import Builder, load_builder_class
+from clinical_corpora.builders.contract.release_view import SHARD_PATTERN, ReleaseView
 from clinical_corpora.builders.plugins import find_corpus
-from clinical_corpora.builders.release_view import SHARD_PATTERN, ReleaseView
-from clinical_corpora.builders.text_free import VARIANT, read_json, stored_rows
-from clinical_corpora.builders.text_free_check import text_free_checks
+from clinical_corpora.builders.release.checks import check_suite
+from clinical_corpora.builders.release.folder import read_json, release_digest, sha256_file
+from clinical_corpora.builders.release.inputs import inputs_problems
+from clinical_corpora.builders.text_free.check import text_free_checks
+from clinical_corpora.builders.text_free.release import VARIANT, stored_rows
 from clinical_corpora.core.errors import ClincorpError, SourceError
 from clinical_corpora.core.manifest import (
     SAMPLE_TAG,
@@ -37,12 +38,6 @@ MAX_LISTED = 20
 
 Step = Callable[[str], None]
 STEPS = 5
-
-
-def release_digest(folder: Path) -> str:
-    """A release's digest: the sha256 of its manifest.json, which holds the sha256 of every other file
-    (``clincorp release`` prints it; ``clincorp validate --expect-digest`` pins a release by it)."""
-    return sha256_file(folder / "manifest.json")
 
 
 def check_release(

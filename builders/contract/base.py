@@ -22,7 +22,7 @@ rows, in document order. A builder that lists nothing (the default) is one shard
 Beyond one machine the same contract runs on an existing engine, with no cluster code of ours: the
 groups are the input rows of ``ray.data.from_items(groups).map_batches(...)`` (or a Spark
 ``parallelize(groups, n).mapPartitions(...)``), each task calling ``generate_shard`` and returning the
-Arrow record batches ``builders.parallel`` makes; the batches, kept in group order, feed the same
+Arrow record batches ``builders.release.workers`` makes; the batches, kept in group order, feed the same
 parquet writer and gates.
 """
 
@@ -43,7 +43,7 @@ from clinical_corpora.core.manifest import CorpusManifest
 if TYPE_CHECKING:
     import pandas as pd
 
-    from clinical_corpora.builders.release_view import ReleaseView
+    from clinical_corpora.builders.contract.release_view import ReleaseView
 
 OnError = Literal["fail", "quarantine"]
 

@@ -26,9 +26,9 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
-from clinical_corpora.builders.base import Builder, load_builder_class
-from clinical_corpora.builders.release_view import ReleaseView
-from clinical_corpora.builders.writer import rows_per_row_group
+from clinical_corpora.builders.contract.base import Builder, load_builder_class
+from clinical_corpora.builders.contract.release_view import ReleaseView
+from clinical_corpora.builders.release.writer import rows_per_row_group
 from clinical_corpora.core.errors import ClincorpError
 from clinical_corpora.core.manifest import CorpusManifest, Expectation
 from clinical_corpora.core.processes import end_with_parent, fork_context

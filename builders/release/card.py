@@ -13,8 +13,8 @@ from datasets.splits import SplitDict, SplitInfo
 from datasets.utils.metadata import MetadataConfigs
 from huggingface_hub import DatasetCardData
 
-from clinical_corpora.builders.base import CardSection, Table
-from clinical_corpora.builders.release_view import ReleaseView
+from clinical_corpora.builders.contract.base import CardSection, Table
+from clinical_corpora.builders.contract.release_view import ReleaseView
 from clinical_corpora.core.manifest import CorpusManifest
 from clinical_corpora.schemas.features import LABEL_NAME_SUFFIX
 from clinical_corpora.validation.gates import GateResult, violation_text

@@ -11,10 +11,11 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from clinical_corpora.builders.base import load_builder_class
+from clinical_corpora.builders.contract.base import load_builder_class
+from clinical_corpora.builders.contract.release_view import ReleaseView
 from clinical_corpora.builders.plugins import find_corpus
-from clinical_corpora.builders.release_view import ReleaseView
-from clinical_corpora.builders.text_free import FULL_FOLDER, TEXT_FREE_SUFFIX, read_json
+from clinical_corpora.builders.release.folder import read_json
+from clinical_corpora.builders.text_free.release import FULL_FOLDER, TEXT_FREE_SUFFIX
 from clinical_corpora.core.errors import ClincorpError
 from clinical_corpora.schemas.features import features_for, schema_fingerprint
 from clinical_corpora.schemas.licensed import licensed_tree, text_free_features

@@ -1,8 +1,8 @@
 """Build a corpus's document shards into Arrow record batches, in worker processes when there are several.
 
-A builder's :meth:`~clinical_corpora.builders.base.Builder.shards` lists its documents (the ``datasets``
+A builder's :meth:`~clinical_corpora.builders.contract.base.Builder.shards` lists its documents (the ``datasets``
 ``gen_kwargs`` model); the lists are cut into contiguous groups, each built by
-:meth:`~clinical_corpora.builders.base.Builder.generate_shard` in a worker and returned as record batches
+:meth:`~clinical_corpora.builders.contract.base.Builder.generate_shard` in a worker and returned as record batches
 with its read count, rejects and the partial values the builder aggregates. Groups come back in document
 order, so the rows, the rejects, the aggregates and the parquet bytes are the same whatever the number of
 workers.
@@ -23,7 +23,7 @@ from typing import Any
 import pyarrow as pa
 from datasets import Features
 
-from clinical_corpora.builders.base import BuildContext, Builder, Reject, Row, rows_only
+from clinical_corpora.builders.contract.base import BuildContext, Builder, Reject, Row, rows_only
 from clinical_corpora.core.errors import ClincorpError
 from clinical_corpora.core.manifest import CorpusManifest
 from clinical_corpora.core.processes import end_with_parent, fork_context

@@ -113,14 +113,6 @@ def release_version(manifest: CorpusManifest, invented: list[str]) -> str:
     return f"{manifest.version}{SAMPLE_TAG}" if invented else manifest.version
 
 
-def sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        while chunk := handle.read(CHUNK):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
 InputFile = tuple[str, str, str, int, int]
 """An input file as listed before the build: source, name relative to it, path, size and modification time
 (ns)."""

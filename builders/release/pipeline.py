@@ -2,15 +2,11 @@
 
 from __future__ import annotations
 
-import errno
 import gc
 import json
 import os
-import re
 import shutil
-import socket
 import sys
-import tempfile
 from collections.abc import Callable, Generator, Iterable
 from dataclasses import dataclass, field
 from importlib.metadata import version as package_version
@@ -21,7 +17,7 @@ import pyarrow as pa
 from datasets import Features
 from tqdm import tqdm
 
-from clinical_corpora.builders.base import (
+from clinical_corpora.builders.contract.base import (
     AgreementReport,
     BuildContext,
     Builder,
@@ -30,24 +26,32 @@ from clinical_corpora.builders.base import (
     Reject,
     load_builder_class,
 )
-from clinical_corpora.builders.card import SplitSize, render_card, split_sizes
-from clinical_corpora.builders.checks import ExpectationProcess, Outcomes, start_checks
-from clinical_corpora.builders.inputs import (
+from clinical_corpora.builders.contract.release_view import ReleaseView
+from clinical_corpora.builders.release.card import SplitSize, render_card, split_sizes
+from clinical_corpora.builders.release.checks import ExpectationProcess, Outcomes, start_checks
+from clinical_corpora.builders.release.folder import (
+    BUILD_FLAG,
+    make_folder,
+    make_staging,
+    publish,
+    read_json,
+    remove_stale_staging,
+    sha256_file,
+    write_json,
+)
+from clinical_corpora.builders.release.inputs import (
     INPUTS_FILE,
     InputHashing,
     invented_sources,
     release_version,
     resolve_sources,
-    sha256_file,
     summarise_inputs,
     write_inputs_file,
 )
-from clinical_corpora.builders.parallel import build_in_process, build_in_workers, document_groups
-from clinical_corpora.builders.release_view import ReleaseView
-from clinical_corpora.builders.writer import SplitWriter, rows_per_row_group
+from clinical_corpora.builders.release.workers import build_in_process, build_in_workers, document_groups
+from clinical_corpora.builders.release.writer import SplitWriter, rows_per_row_group
 from clinical_corpora.core.errors import ClincorpError, GateError, ReleaseError, SourceError
 from clinical_corpora.core.manifest import (
-    SAMPLE_TAG,
     CorpusManifest,
     apply_gate_overlay,
     load_gate_overlay,
@@ -163,8 +167,8 @@ def _steps(
         total = _count_documents(builder, manifest, ctx)  # while the inputs are listed for hashing
         workers = workers or auto_workers(total)
         created = [folder for folder in (out, corpus_dir) if not folder.exists()]
-        _make_folder(corpus_dir)
-        _remove_stale_staging(corpus_dir)
+        make_folder(corpus_dir)
+        remove_stale_staging(corpus_dir)
         staging = make_staging(corpus_dir, version)
         _stage(manifest, "hashing the input files")
         hashing.listed()  # the build may read them now
@@ -184,7 +188,7 @@ def _steps(
             return _publish(staging, target, gates, corpus_dir)
         _replace_build(staging, target)  # kept for inspection even when a gate fails
         _raise_on_failed_gates(gates, None, kept=target)
-        return Outcome(target, "built", gates, _read_json(target / "manifest.json"))
+        return Outcome(target, "built", gates, read_json(target / "manifest.json"))
     finally:
         if own_checks is not None:
             own_checks.close()
@@ -215,27 +219,6 @@ def auto_workers(documents: int | None) -> int:
     return cores if documents is None else max(1, min(cores, documents // DOCUMENTS_PER_WORKER))
 
 
-STAGING_TAG = ".staging-"
-"""A run stages its release in ``<out>/<corpus>/.<version>.staging-<pid>@<host>.<random>``: the pid tells a
-later run on the same host whether the folder's owner still runs (a shared --out may serve several hosts)."""
-
-_STAGING_NAME = re.compile(r"\..+" + re.escape(STAGING_TAG) + r"(\d+)@([A-Za-z0-9-]*)\.[^.]+")
-
-
-def _host() -> str:
-    return re.sub(r"[^A-Za-z0-9-]", "-", socket.gethostname())
-
-
-def make_staging(corpus_dir: Path, version: str) -> Path:
-    """The run's own hidden staging folder, named after its process and host."""
-    try:
-        staging = Path(tempfile.mkdtemp(prefix=f".{version}{STAGING_TAG}{os.getpid()}@{_host()}.", dir=corpus_dir))
-    except OSError as error:
-        raise ReleaseError(f"cannot write into {corpus_dir}: {error.strerror or error}") from None
-    staging.chmod(0o777 & ~_umask())  # mkdtemp makes 0700 folders; a release gets what the umask gives
-    return staging
-
-
 def _check_out(out: Path, corpus_dir: Path) -> None:
     """Refuse an ``--out`` that lies under a file (or is one) before any work is done."""
     for folder in (corpus_dir, out, *out.parents):
@@ -245,49 +228,13 @@ def _check_out(out: Path, corpus_dir: Path) -> None:
             return
 
 
-def _make_folder(folder: Path) -> None:
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-    except OSError as error:
-        raise ReleaseError(f"cannot create the output folder {folder}: {error.strerror or error}") from None
-
-
-def _remove_stale_staging(corpus_dir: Path) -> None:
-    """Remove the staging folders left by runs that were killed (their owner process is gone)."""
-    for folder in corpus_dir.iterdir():
-        match = _STAGING_NAME.fullmatch(folder.name)
-        if match and match[2] == _host() and folder.is_dir() and not _running(int(match[1])):
-            _stage_line(corpus_dir.name, f"removing {folder.name}, left by a run that was killed")
-            shutil.rmtree(folder, ignore_errors=True)
-
-
-def _running(pid: int) -> bool:
-    """Whether process ``pid`` exists on this machine (a process of another user counts)."""
-    if pid == os.getpid():
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    except OSError:  # e.g. a pid beyond the system's range
-        return False
-    return True
-
-
-BUILD_FLAG = "release"
-"""manifest.json's flag: ``true`` in a release, ``false`` in a ``clincorp build`` folder (the only kind of
-folder ``build`` replaces)."""
-
-
 def _check_build_target(target: Path) -> None:
     """Refuse to build into a version folder that holds a release or anything ``build`` did not write."""
     if not target.exists() and not target.is_symlink():
         return
     manifest = target / "manifest.json"
     try:
-        flag = _read_json(manifest).get(BUILD_FLAG) if manifest.is_file() else None
+        flag = read_json(manifest).get(BUILD_FLAG) if manifest.is_file() else None
     except (OSError, ValueError, AttributeError):
         flag = None
     if flag is False:
@@ -325,12 +272,6 @@ def _gate_overlay(manifest: CorpusManifest, path: Path | None) -> tuple[CorpusMa
     overlaid, changes = apply_gate_overlay(manifest, load_gate_overlay(path), path)
     text = path.read_bytes().decode("utf-8")  # recorded byte for byte: validate recomputes the changes
     return overlaid, {"file": path.name, "sha256": sha256_file(path), "text": text, "changes": changes}
-
-
-def _umask() -> int:
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
 
 
 def _stage(manifest: CorpusManifest, what: str) -> None:
@@ -618,36 +559,10 @@ def _publish(staging: Path, target: Path, gates: list[GateResult], corpus_dir: P
     """Rename the staging folder to the version folder, unless a gate failed or the version exists."""
     stale_rejects = corpus_dir / f"{target.name}.rejects.jsonl"
     _raise_on_failed_gates(gates, staging / "rejects.jsonl", stale_rejects)
-    try:
-        staging.rename(target)
-        outcome = Outcome(target, "released", gates, _read_json(target / "manifest.json"))
-    except OSError as error:
-        if error.errno not in (errno.EEXIST, errno.ENOTEMPTY, errno.EISDIR, errno.ENOTDIR):
-            raise ReleaseError(f"cannot write the release to {target}: {error.strerror or error}") from None
-        outcome = _existing(staging, target, gates)  # there already, or another run released it first
+    status = publish(staging, target)  # "unchanged": there already, or another run released it first
+    outcome = Outcome(target, status, gates, read_json(target / "manifest.json"))
     stale_rejects.unlink(missing_ok=True)  # a failed run's rejects do not describe this release
     return outcome
-
-
-def _existing(staging: Path, target: Path, gates: list[GateResult]) -> Outcome:
-    """The outcome of a release whose version folder exists: unchanged when its bytes are these."""
-    if not (target / "manifest.json").is_file():
-        raise ReleaseError(f"{target} already exists and is not a release (no manifest.json): move it away")
-    if _read_json(target / "manifest.json").get(BUILD_FLAG) is False:
-        raise ReleaseError(f"{target} holds a clincorp build, not a release: release into another --out")
-    differs = tree_digest(target) != tree_digest(staging)
-    if differs and target.name.endswith(SAMPLE_TAG):
-        raise ReleaseError(
-            f"{target} already exists with different bytes: it is a sample release of invented data, "
-            "so remove it (or release into another --out) to rebuild it"
-        )
-    if differs:
-        raise ReleaseError(
-            f"{target} already exists with different bytes: releases are immutable; "
-            "bump the corpus version in corpus.yaml (and the builder VERSION if its "
-            "code changed)"
-        )
-    return Outcome(target, "unchanged", gates, _read_json(target / "manifest.json"))
 
 
 def _raise_on_failed_gates(
@@ -670,17 +585,3 @@ def _raise_on_failed_gates(
     if kept is not None:
         lines.append(f"the failed build is kept for inspection at {kept}")
     raise GateError("\n".join(lines))
-
-
-def tree_digest(folder: Path) -> dict[str, str]:
-    return {
-        path.relative_to(folder).as_posix(): sha256_file(path) for path in sorted(folder.rglob("*")) if path.is_file()
-    }
-
-
-def write_json(path: Path, payload: dict[str, Any]) -> None:
-    path.write_text(json.dumps(payload, indent=2, sort_keys=False, ensure_ascii=False) + "\n", encoding="utf-8")
-
-
-def _read_json(path: Path) -> dict[str, Any]:
-    return json.loads(path.read_text(encoding="utf-8"))

@@ -11,16 +11,15 @@ Hugging Face Hub hosts a folder and its card, and the card of a text-free folder
   and sha256). A recipe is found greedily: the whole string as one slice of a document when it is one,
   else the longest slices (``recipe_arrow.MIN_SLICE`` characters or more) with the characters no document
   holds between them as literals. Rows are written batch by batch: the corpus's hook names each row's
-  documents once (on lazy row views), and recipes are made column-wise (``builders/recipe_arrow.py``);
+  documents once (on lazy row views), and recipes are made column-wise (``builders/text_free/recipes.py``);
 - ``full/``: the full release's manifest.json, validation.json, card, inputs.jsonl and rejects.jsonl as
   they are (counts, hashes, gate results and statistics; the leak gate checks them like every other file),
   so rehydration restores every byte and checks it against the recorded sha256;
-- its own manifest.json, validation.json (the leak gate, ``builders/leak_gate.py``) and card.
+- its own manifest.json, validation.json (the leak gate, ``builders/text_free/leak_gate.py``) and card.
 """
 
 from __future__ import annotations
 
-import json
 import shutil
 from collections import Counter
 from collections.abc import Collection, Iterator
@@ -34,17 +33,16 @@ import pyarrow.parquet as pq
 from datasets import Features
 from pydantic import BaseModel
 
-from clinical_corpora.builders.base import BuildContext, Builder, load_builder_class
-from clinical_corpora.builders.inputs import sha256_file
-from clinical_corpora.builders.lazy_rows import lazy_rows
-from clinical_corpora.builders.leak_gate import leak_gate
-from clinical_corpora.builders.pipeline import make_staging, tree_digest, write_json
-from clinical_corpora.builders.recipe_arrow import DocumentGroups, Recipes
-from clinical_corpora.builders.release_view import ReleaseView
+from clinical_corpora.builders.contract.base import BuildContext, Builder, load_builder_class
+from clinical_corpora.builders.contract.release_view import ReleaseView
+from clinical_corpora.builders.release.folder import make_staging, publish, read_json, sha256_file, write_json
+from clinical_corpora.builders.release.writer import SplitWriter
 from clinical_corpora.builders.sources.documents import split_locator
-from clinical_corpora.builders.text_free_card import render_text_free_card
-from clinical_corpora.builders.writer import SplitWriter
-from clinical_corpora.core.errors import ClincorpError, GateError, ReleaseError
+from clinical_corpora.builders.text_free.card import render_text_free_card
+from clinical_corpora.builders.text_free.lazy_rows import lazy_rows
+from clinical_corpora.builders.text_free.leak_gate import leak_gate
+from clinical_corpora.builders.text_free.recipes import DocumentGroups, Recipes
+from clinical_corpora.core.errors import ClincorpError, GateError
 from clinical_corpora.core.manifest import CorpusManifest
 from clinical_corpora.schemas.features import features_for, schema_fingerprint
 from clinical_corpora.schemas.licensed import (
@@ -71,13 +69,6 @@ def stored_rows(shard: Path, columns: list[str] | None = None) -> Iterator[dict[
     """The rows of a parquet shard as stored (ClassLabel ids), batch by batch."""
     for batch in pq.ParquetFile(shard).iter_batches(batch_size=BATCH_ROWS, columns=columns):
         yield from batch.to_pylist()
-
-
-def read_json(path: Path) -> dict[str, Any]:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise ClincorpError(f"{path}: not readable JSON ({error})") from None
 
 
 def release_text_free(
@@ -111,7 +102,7 @@ def release_text_free(
             + ": give the sources the full release was built from"
         )
     target = full.parent / f"{full_manifest['version']}{TEXT_FREE_SUFFIX}"
-    staging = staging_in(full.parent, target.name)
+    staging = make_staging(full.parent, target.name)
     try:
         stage("writing the text-free rows")
         features = write_rows(view, models, Recipes(documents, groups), row_groups, staging)
@@ -245,26 +236,3 @@ def release_outputs(folder: Path) -> list[dict[str, Any]]:
             entry["rows"] = pq.ParquetFile(path).metadata.num_rows
         outputs.append(entry)
     return outputs
-
-
-def staging_in(parent: Path, name: str) -> Path:
-    """The pipeline's hidden staging folder ``.<name>.staging-<pid>@<host>.<random>`` (it removes those of
-    killed runs) in ``parent``, created first when missing."""
-    parent.mkdir(parents=True, exist_ok=True)
-    return make_staging(parent, name)
-
-
-def publish(staging: Path, target: Path) -> Literal["released", "unchanged"]:
-    """Rename ``staging`` to ``target``; an existing ``target`` with the same bytes is left as it is."""
-    if target.exists():
-        if tree_digest(target) == tree_digest(staging):
-            return "unchanged"
-        raise ReleaseError(
-            f"{target} already exists with different bytes: releases are immutable; remove it (a sample release) "
-            "or bump the corpus version"
-        )
-    try:
-        staging.rename(target)
-    except OSError as error:
-        raise ReleaseError(f"cannot write {target}: {error.strerror or error}") from None
-    return "released"

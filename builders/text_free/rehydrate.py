@@ -21,22 +21,19 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from datasets import Features
 
-from clinical_corpora.builders.base import BuildContext, Builder, OnError, load_builder_class
-from clinical_corpora.builders.inputs import sha256_file
+from clinical_corpora.builders.contract.base import BuildContext, Builder, OnError, load_builder_class
+from clinical_corpora.builders.contract.release_view import ReleaseView
 from clinical_corpora.builders.plugins import find_corpus
-from clinical_corpora.builders.release_view import ReleaseView
-from clinical_corpora.builders.restore_arrow import restore_batch
+from clinical_corpora.builders.release.folder import make_staging, publish, read_json, sha256_file
+from clinical_corpora.builders.release.writer import SplitWriter, rows_per_row_group
 from clinical_corpora.builders.sources.documents import split_locator, text_sha256
-from clinical_corpora.builders.text_free import (
+from clinical_corpora.builders.text_free.release import (
     FULL_FOLDER,
     VARIANT,
-    publish,
-    read_json,
     read_wanted,
-    staging_in,
     stored_rows,
 )
-from clinical_corpora.builders.writer import SplitWriter, rows_per_row_group
+from clinical_corpora.builders.text_free.restore import restore_batch
 from clinical_corpora.core.errors import ClincorpError
 from clinical_corpora.core.manifest import CorpusManifest
 from clinical_corpora.schemas.features import features_for, schema_fingerprint
@@ -92,7 +89,7 @@ def rehydrate(
             _bad_report(bad, _users(builder, view, bad)) + "\n(--on-error quarantine leaves their records out)"
         )
     target = out / corpus.name / full_manifest["version"]
-    staging = staging_in(target.parent, target.name)
+    staging = make_staging(target.parent, target.name)
     try:
         stage("restoring the rows")
         quarantined = _write_rows(builder, view, features, documents, bad, staging)

@@ -1,0 +1,159 @@
+"""A release folder on disk: staged in a hidden folder, published by one rename, digested, its JSON files.
+
+Every command that writes a release folder (``release``, ``build``, the text-free variant, ``rehydrate``)
+stages it with :func:`make_staging` and publishes it with :func:`publish`; every command that reads one
+reads its JSON with :func:`read_json`. A run's staging folder is named after its process and host so that a
+later run removes the staging folders of killed runs (:func:`remove_stale_staging`).
+"""
+
+from __future__ import annotations
+
+import errno
+import hashlib
+import json
+import os
+import re
+import shutil
+import socket
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any, Literal
+
+from clinical_corpora.core.errors import ClincorpError, ReleaseError
+from clinical_corpora.core.manifest import SAMPLE_TAG
+
+MANIFEST_FILE = "manifest.json"
+CHUNK = 1 << 20
+
+BUILD_FLAG = "release"
+"""manifest.json's flag: ``true`` in a release, ``false`` in a ``clincorp build`` folder (the only kind of
+folder ``build`` replaces)."""
+
+STAGING_TAG = ".staging-"
+"""A run stages its release in ``<out>/<corpus>/.<version>.staging-<pid>@<host>.<random>``: the pid tells a
+later run on the same host whether the folder's owner still runs (a shared --out may serve several hosts)."""
+
+_STAGING_NAME = re.compile(r"\..+" + re.escape(STAGING_TAG) + r"(\d+)@([A-Za-z0-9-]*)\.[^.]+")
+
+
+def sha256_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        while chunk := handle.read(CHUNK):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def tree_digest(folder: Path) -> dict[str, str]:
+    """Every file under ``folder`` (relative POSIX name) with its sha256."""
+    return {
+        path.relative_to(folder).as_posix(): sha256_file(path) for path in sorted(folder.rglob("*")) if path.is_file()
+    }
+
+
+def release_digest(folder: Path) -> str:
+    """A release's digest: the sha256 of its manifest.json, which holds the sha256 of every other file
+    (``clincorp release`` prints it; ``clincorp validate --expect-digest`` pins a release by it)."""
+    return sha256_file(folder / MANIFEST_FILE)
+
+
+def write_json(path: Path, payload: dict[str, Any]) -> None:
+    path.write_text(json.dumps(payload, indent=2, sort_keys=False, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+def read_json(path: Path) -> dict[str, Any]:
+    """A JSON file of a release; an error naming the file when it is unreadable or not JSON."""
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise ClincorpError(f"{path}: not readable JSON ({error})") from None
+
+
+def make_folder(folder: Path) -> None:
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise ReleaseError(f"cannot create the output folder {folder}: {error.strerror or error}") from None
+
+
+def make_staging(parent: Path, name: str) -> Path:
+    """The run's own hidden staging folder for the release folder ``parent/name``, named after its process
+    and host (``parent`` is created when missing)."""
+    make_folder(parent)
+    try:
+        staging = Path(tempfile.mkdtemp(prefix=f".{name}{STAGING_TAG}{os.getpid()}@{_host()}.", dir=parent))
+    except OSError as error:
+        raise ReleaseError(f"cannot write into {parent}: {error.strerror or error}") from None
+    staging.chmod(0o777 & ~_umask())  # mkdtemp makes 0700 folders; a release gets what the umask gives
+    return staging
+
+
+def remove_stale_staging(parent: Path) -> None:
+    """Remove the staging folders in ``parent`` left by runs that were killed (their owner process is gone)."""
+    if not parent.is_dir():
+        return
+    for folder in parent.iterdir():
+        match = _STAGING_NAME.fullmatch(folder.name)
+        if match and match[2] == _host() and folder.is_dir() and not _running(int(match[1])):
+            print(f"{parent.name}: removing {folder.name}, left by a run that was killed", file=sys.stderr, flush=True)
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def publish(staging: Path, target: Path) -> Literal["released", "unchanged"]:
+    """Rename ``staging`` to ``target`` in one step. A ``target`` that exists (there before, or published by
+    a concurrent run meanwhile) is left as it is when it holds the same bytes; else a ReleaseError."""
+    try:
+        staging.rename(target)
+        return "released"
+    except OSError as error:
+        if error.errno not in (errno.EEXIST, errno.ENOTEMPTY, errno.EISDIR, errno.ENOTDIR):
+            raise ReleaseError(f"cannot write the release to {target}: {error.strerror or error}") from None
+    _check_same_release(staging, target)
+    return "unchanged"
+
+
+def _check_same_release(staging: Path, target: Path) -> None:
+    if not (target / MANIFEST_FILE).is_file():
+        raise ReleaseError(f"{target} already exists and is not a release (no manifest.json): move it away")
+    try:
+        flag = read_json(target / MANIFEST_FILE).get(BUILD_FLAG)
+    except (ClincorpError, AttributeError):
+        flag = None
+    if flag is False:
+        raise ReleaseError(f"{target} holds a clincorp build, not a release: release into another --out")
+    if tree_digest(target) == tree_digest(staging):
+        return
+    if SAMPLE_TAG in target.name:
+        raise ReleaseError(
+            f"{target} already exists with different bytes: it is a sample release of invented data, "
+            "so remove it (or release into another --out) to rebuild it"
+        )
+    raise ReleaseError(
+        f"{target} already exists with different bytes: releases are immutable; bump the corpus version in corpus.yaml"
+    )
+
+
+def _host() -> str:
+    return re.sub(r"[^A-Za-z0-9-]", "-", socket.gethostname())
+
+
+def _running(pid: int) -> bool:
+    """Whether process ``pid`` exists on this machine (a process of another user counts)."""
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    except OSError:  # e.g. a pid beyond the system's range
+        return False
+    return True
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
