@@ -1,6 +1,7 @@
 """The builder contract every corpus implements, and what the pipeline hands it.
 
-A builder declares ``VERSION`` and ``CONFIGS`` (config name → pydantic record model), reads its named
+A builder declares ``CONFIGS`` (config name → pydantic record model) and its options (:data:`Builder.OPTIONS`, a
+:class:`BuilderOptions` dataclass, as Hugging Face ``datasets``' BuilderConfig), reads its named
 sources from a :class:`BuildContext` and yields :class:`Row` objects. It may also report agreement
 (:meth:`Builder.agreement`), card statistics (:meth:`Builder.statistics`) and extra tables for the
 expectation suite (:meth:`Builder.quality_tables`). The pipeline does everything else.
@@ -28,12 +29,13 @@ parquet writer and gates.
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Self
 
 from pydantic import BaseModel, ValidationError
 
@@ -97,6 +99,63 @@ class CardSection:
     title: str
     text: str = ""
     table: Table | None = None
+
+
+@dataclass(frozen=True)
+class BuilderOptions:
+    """A builder's options: each builder declares its own subclass, with typed fields and defaults (the
+    builder's behaviour, never a module constant, an environment variable or a subclass). ``clincorp release
+    --option NAME=VALUE`` sets one for a run; a release records those that differ from the defaults, in its
+    manifest and card, and is rebuilt (and validated) with them."""
+
+    @classmethod
+    def parse(cls, values: Mapping[str, Any]) -> Self:
+        """The options with ``values`` (name → a value of the field's type, or its text as given on the
+        command line) over the defaults; a ClincorpError naming an unknown option or a value of the wrong type."""
+        fields = {field.name: field for field in dataclasses.fields(cls)}
+        parsed: dict[str, Any] = {}
+        for name, value in values.items():
+            if name not in fields:
+                known = ", ".join(sorted(fields)) or "none"
+                raise ClincorpError(f"unknown builder option {name!r}; this corpus's options: {known}")
+            parsed[name] = _option_value(name, fields[name].type, value)
+        return cls(**parsed)
+
+    def changed(self) -> dict[str, Any]:
+        """The options that differ from their defaults (what a release records)."""
+        default = type(self)()
+        return {
+            field.name: getattr(self, field.name)
+            for field in dataclasses.fields(self)
+            if getattr(self, field.name) != getattr(default, field.name)
+        }
+
+
+_OPTION_TYPES: dict[str, type] = {"bool": bool, "int": int, "float": float, "str": str}
+_EXPECTED = {bool: "true or false", int: "a whole number", float: "a number", str: "text"}
+
+
+def _option_value(name: str, declared: Any, value: Any) -> Any:
+    """``value`` as the option's declared type (bool, int, float or str); command-line text is converted."""
+    kind = _OPTION_TYPES.get(declared if isinstance(declared, str) else getattr(declared, "__name__", ""))
+    if kind is None:
+        raise ClincorpError(f"builder option {name!r} has type {declared!r}; options are bool, int, float or str")
+    if isinstance(value, str) and kind is not str:
+        value = _from_text(name, kind, value)
+    if type(value) is not kind and not (kind is float and type(value) is int):
+        raise ClincorpError(f"builder option {name!r} takes {_EXPECTED[kind]}, got {value!r}")
+    return kind(value)
+
+
+def _from_text(name: str, kind: type, text: str) -> Any:
+    if kind is bool:
+        if text.lower() not in ("true", "false"):
+            raise ClincorpError(f"builder option {name!r} takes {_EXPECTED[bool]}, got {text!r}")
+        return text.lower() == "true"
+    try:
+        return kind(text)
+    except ValueError:
+        raise ClincorpError(f"builder option {name!r} takes {_EXPECTED[kind]}, got {text!r}") from None
 
 
 @dataclass
@@ -183,9 +242,16 @@ class Builder:
 
     VERSION: ClassVar[str]
     CONFIGS: ClassVar[dict[str, type[BaseModel]]]
+    OPTIONS: ClassVar[type[BuilderOptions]] = BuilderOptions
+    """The builder's options dataclass (none by default)."""
     DOCUMENTS: ClassVar[dict[str, str]] = {}
     """Per source, the files its documents are (e.g. ``{"bmj_html": "<case id>.html"}``), named in the
     error a build that reads no document gets."""
+
+    def __init__(self, options: BuilderOptions | None = None) -> None:
+        self.options = options if options is not None else self.OPTIONS()
+        if not isinstance(self.options, self.OPTIONS):
+            raise ClincorpError(f"{type(self).__name__} takes {self.OPTIONS.__name__}, not {type(options).__name__}")
 
     def generate(self, ctx: BuildContext) -> Iterator[Row]:
         """Yield every record of every config, reading sources from ``ctx``; by default every shard."""
