@@ -144,7 +144,7 @@ def _option_value(name: str, declared: Any, value: Any) -> Any:
         value = _from_text(name, kind, value)
     if type(value) is not kind and not (kind is float and type(value) is int):
         raise ClincorpError(f"builder option {name!r} takes {_EXPECTED[kind]}, got {value!r}")
-    return kind(value)
+    return float(value) if kind is float else value
 
 
 def _from_text(name: str, kind: type, text: str) -> Any:
