@@ -140,11 +140,10 @@ def _option_value(name: str, declared: Any, value: Any) -> Any:
     kind = _OPTION_TYPES.get(declared if isinstance(declared, str) else getattr(declared, "__name__", ""))
     if kind is None:
         raise ClincorpError(f"builder option {name!r} has type {declared!r}; options are bool, int, float or str")
-    if isinstance(value, str) and kind is not str:
-        value = _from_text(name, kind, value)
-    if type(value) is not kind and not (kind is float and type(value) is int):
-        raise ClincorpError(f"builder option {name!r} takes {_EXPECTED[kind]}, got {value!r}")
-    return float(value) if kind is float else value
+    typed: Any = _from_text(name, kind, value) if isinstance(value, str) and kind is not str else value
+    if type(typed) is not kind and not (kind is float and type(typed) is int):
+        raise ClincorpError(f"builder option {name!r} takes {_EXPECTED[kind]}, got {typed!r}")
+    return float(typed) if kind is float else typed
 
 
 def _from_text(name: str, kind: type, text: str) -> Any:
