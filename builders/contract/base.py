@@ -141,9 +141,11 @@ def _option_value(name: str, declared: Any, value: Any) -> Any:
     if kind is None:
         raise ClincorpError(f"builder option {name!r} has type {declared!r}; options are bool, int, float or str")
     typed: Any = _from_text(name, kind, value) if isinstance(value, str) and kind is not str else value
-    if type(typed) is not kind and not (kind is float and type(typed) is int):
+    if kind is float and type(typed) is int:
+        typed = float(typed)
+    if type(typed) is not kind:
         raise ClincorpError(f"builder option {name!r} takes {_EXPECTED[kind]}, got {typed!r}")
-    return float(typed) if kind is float else typed
+    return typed
 
 
 def _from_text(name: str, kind: type, text: str) -> Any:
