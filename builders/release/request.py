@@ -1,0 +1,43 @@
+"""What one release (or build) of one corpus is asked to do: the typed request the CLI hands the pipeline."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from clinical_corpora.builders.contract.base import Builder, OnError, load_builder_class
+from clinical_corpora.core.manifest import CorpusManifest
+
+Mode = Literal["release", "build"]
+
+
+@dataclass(frozen=True)
+class ReleaseRequest:
+    """A release of ``corpus`` into ``<out>/<corpus>/<version>``.
+
+    ``sources`` are the user's inputs (``--source NAME=PATH``); ``samples`` names required sources read from
+    their invented sample beside them (any invented input makes a sample release, ``<version>+sample``).
+    ``max_rejects`` overrides the corpus's gate for this run and ``gate_overlay`` is a ``--gates`` YAML file
+    changing corpus.yaml's gates (both recorded in the manifest and card). ``workers`` processes build the
+    builder's shards (default: one per 64 documents, at most every core; the bytes do not depend on it).
+    ``options`` are the builder's options (``--option NAME=VALUE``, parsed by its :class:`BuilderOptions`).
+    ``mode`` "build" writes a scratch folder that a later build replaces, kept even when a gate fails.
+    """
+
+    corpus: CorpusManifest
+    out: Path
+    sources: Mapping[str, Path] = field(default_factory=dict)
+    samples: tuple[str, ...] = ()
+    on_error: OnError = "fail"
+    max_rejects: int | None = None
+    gate_overlay: Path | None = None
+    workers: int | None = None
+    options: Mapping[str, Any] = field(default_factory=dict)
+    mode: Mode = "release"
+
+    def builder(self) -> Builder:
+        """The corpus's builder with the requested options (a ClincorpError names a wrong one)."""
+        builder_class = load_builder_class(self.corpus.builder)
+        return builder_class(builder_class.OPTIONS.parse(self.options))
