@@ -2,17 +2,20 @@
 
 The package's own five corpora are plugins like any other (see ``[project.entry-points]`` in
 pyproject.toml); another distribution adds a corpus by declaring an entry point in the same group.
-A corpus may also be named by the path of a folder holding a corpus.yaml.
+A user may also name a corpus by the path of a folder holding a corpus.yaml (:func:`find_corpus`); a corpus
+that a release names is found only among the installed ones, by registered name (:func:`installed_corpus`):
+nothing a release names is imported.
 """
 
 from __future__ import annotations
 
 import importlib
+import re
 from importlib.metadata import entry_points
 from pathlib import Path
 
 from clinical_corpora.core.errors import ClincorpError
-from clinical_corpora.core.manifest import MANIFEST_NAME, CorpusManifest, load_manifest
+from clinical_corpora.core.manifest import CORPUS_NAME, MANIFEST_NAME, CorpusManifest, load_manifest
 from clinical_corpora.core.registry import corpora
 
 ENTRY_POINT_GROUP = "clinical_corpora.plugins"
@@ -42,6 +45,16 @@ def find_corpus(name_or_path: str) -> CorpusManifest:
         return load_manifest(candidate)
     _corpus_names()
     return _registered(name_or_path)
+
+
+def installed_corpus(name: object, named_in: Path | None = None) -> CorpusManifest:
+    """The installed corpus registered as ``name`` (as a release names it: never a path, never imported
+    from where the release says); a ClincorpError naming ``named_in`` otherwise."""
+    where = f"{named_in}: " if named_in is not None else ""
+    if not isinstance(name, str) or not re.fullmatch(CORPUS_NAME, name):
+        raise ClincorpError(f"{where}corpus {name!r} is not the name of a corpus (a release names an installed one)")
+    _corpus_names()
+    return _registered(name)
 
 
 def _corpus_names() -> list[str]:

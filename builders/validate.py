@@ -16,9 +16,9 @@ from pydantic import BaseModel, ValidationError
 
 from clinical_corpora.builders.contract.base import Builder, load_builder_class
 from clinical_corpora.builders.contract.release_view import SHARD_PATTERN, ReleaseView
-from clinical_corpora.builders.plugins import find_corpus
+from clinical_corpora.builders.plugins import find_corpus, installed_corpus
 from clinical_corpora.builders.release.checks import check_suite
-from clinical_corpora.builders.release.folder import read_json, release_digest, sha256_file
+from clinical_corpora.builders.release.folder import outside_reason, read_json, release_digest, sha256_file
 from clinical_corpora.builders.release.inputs import inputs_problems
 from clinical_corpora.builders.text_free.check import text_free_checks
 from clinical_corpora.builders.text_free.release import VARIANT, stored_rows
@@ -204,7 +204,7 @@ def _files_gate(folder: Path, manifest: dict) -> GateResult:
             problems.append(f"manifest.json outputs entry {number}: expected an object with file and sha256")
             continue
         name = output["file"]
-        outside = _outside(folder, name)
+        outside = outside_reason(folder, name)
         if outside:
             problems.append(f"{name}: {outside} (outputs must stay inside the release folder)")
             refused.add(name)
@@ -241,18 +241,6 @@ def _problems_gate(gate: str, problems: list[str], expected: str, observed: str 
     )
 
 
-def _outside(folder: Path, name: str) -> str | None:
-    """Why an outputs path may leave the release folder (absolute, ``..``, a link out), or None."""
-    posix = PurePosixPath(name)
-    if not name or posix.is_absolute() or Path(name).is_absolute() or "\\" in name:
-        return "an absolute or non-POSIX path"
-    if ".." in posix.parts:
-        return "a path through '..'"
-    if not (folder / name).resolve().is_relative_to(folder.resolve()):
-        return "a symbolic link leaving the release folder"
-    return None
-
-
 def _manifest_gate(
     folder: Path, manifest: dict[str, Any], name_or_path: str | Path | None, installed: list[CorpusManifest]
 ) -> GateResult:
@@ -260,7 +248,7 @@ def _manifest_gate(
     the installed corpus to ``installed`` when it is found."""
     name = manifest.get("corpus")
     try:
-        corpus = find_corpus(str(name_or_path if name_or_path is not None else name))
+        corpus = find_corpus(str(name_or_path)) if name_or_path is not None else installed_corpus(name)
     except ClincorpError as error:
         return GateResult(
             "manifest",

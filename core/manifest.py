@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any, Literal
 
@@ -13,6 +14,9 @@ from clinical_corpora.core.errors import SourceError
 SEMVER = r"^\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?$"
 MANIFEST_NAME = "corpus.yaml"
 SAMPLE_TAG = "+sample"
+CORPUS_NAME = r"^[a-z][a-z0-9_]*$"
+RELEASE_VERSION = SEMVER.removesuffix("$") + "(?:" + re.escape(SAMPLE_TAG) + ")?$"
+"""A release's version (and folder name): the corpus version, ``+sample`` for a sample release."""
 """The build tag of a release made from any invented sample input: ``1.1.0+sample``, never ``1.1.0``."""
 
 
@@ -137,7 +141,7 @@ class Gates(Strict):
 class CorpusManifest(Strict):
     """The contents of a corpus.yaml."""
 
-    name: str = Field(pattern=r"^[a-z][a-z0-9_]*$")
+    name: str = Field(pattern=CORPUS_NAME)
     version: str = Field(pattern=SEMVER)
     pretty_name: str
     description: str

@@ -4,6 +4,9 @@ Every command that writes a release folder (``release``, ``build``, the text-fre
 stages it with :func:`make_staging` and publishes it with :func:`publish`; every command that reads one
 reads its JSON with :func:`read_json`. A run's staging folder is named after its process and host so that a
 later run removes the staging folders of killed runs (:func:`remove_stale_staging`).
+
+A release that left the machine that built it is untrusted input: a version it names becomes a folder name
+only through :func:`checked_version`, and a file it lists is opened only through :func:`listed_file`.
 """
 
 from __future__ import annotations
@@ -17,11 +20,11 @@ import shutil
 import socket
 import sys
 import tempfile
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any, Literal
 
 from clinical_corpora.core.errors import ClincorpError, ReleaseError
-from clinical_corpora.core.manifest import SAMPLE_TAG
+from clinical_corpora.core.manifest import RELEASE_VERSION, SAMPLE_TAG
 
 MANIFEST_FILE = "manifest.json"
 CHUNK = 1 << 20
@@ -68,6 +71,40 @@ def read_json(path: Path) -> dict[str, Any]:
         return json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
         raise ClincorpError(f"{path}: not readable JSON ({error})") from None
+
+
+def checked_version(version: object, where: Path) -> str:
+    """``version`` as read from ``where`` when it is a release version (``1.2.0``, ``1.2.0+sample``): the
+    only form in which a release's version names a folder."""
+    if not isinstance(version, str) or not re.fullmatch(RELEASE_VERSION, version):
+        raise ClincorpError(f"{where}: version {version!r} is not a release version (such as 1.2.0 or 1.2.0+sample)")
+    return version
+
+
+def outside_reason(folder: Path, name: str) -> str | None:
+    """Why a file name a release lists may leave its folder (absolute, ``..``, a link out), or None."""
+    posix = PurePosixPath(name)
+    if not name or posix.is_absolute() or Path(name).is_absolute() or "\\" in name:
+        return "an absolute or non-POSIX path"
+    if ".." in posix.parts:
+        return "a path through '..'"
+    if not (folder / name).resolve().is_relative_to(folder.resolve()):
+        return "a symbolic link leaving the release folder"
+    return None
+
+
+def listed_file(folder: Path, name: object, listed_in: Path) -> Path:
+    """The regular file ``folder/name`` that the manifest ``listed_in`` names: a relative POSIX path inside the
+    folder, not a link; a ClincorpError naming the manifest otherwise."""
+    if not isinstance(name, str):
+        raise ClincorpError(f"{listed_in}: a listed file name is {name!r}, not text")
+    why = outside_reason(folder, name)
+    path = folder / name
+    if why is None and (path.is_symlink() or not path.is_file()):
+        why = "a link" if path.is_symlink() else "missing or not a regular file"
+    if why is not None:
+        raise ClincorpError(f"{listed_in}: the listed file {name!r} is {why}: the release is damaged or forged")
+    return path
 
 
 def make_folder(folder: Path) -> None:

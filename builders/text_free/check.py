@@ -13,7 +13,7 @@ from typing import Any
 
 from clinical_corpora.builders.contract.base import load_builder_class
 from clinical_corpora.builders.contract.release_view import ReleaseView
-from clinical_corpora.builders.plugins import find_corpus
+from clinical_corpora.builders.plugins import find_corpus, installed_corpus
 from clinical_corpora.builders.release.folder import read_json
 from clinical_corpora.builders.text_free.release import FULL_FOLDER, TEXT_FREE_SUFFIX
 from clinical_corpora.core.errors import ClincorpError
@@ -41,7 +41,7 @@ def _gate(name: str, expected: str, problems: list[str]) -> GateResult:
 
 def _schema_problems(folder: Path, manifest: dict[str, Any], corpus: str | Path | None) -> list[str]:
     try:
-        installed = find_corpus(str(corpus if corpus is not None else manifest.get("corpus")))
+        installed = find_corpus(str(corpus)) if corpus is not None else installed_corpus(manifest.get("corpus"))
     except ClincorpError as error:
         return [f"manifest.json names corpus {manifest.get('corpus')!r}, which cannot be checked: {error}"]
     builder = load_builder_class(installed.builder)()

@@ -23,8 +23,17 @@ from datasets import Features
 
 from clinical_corpora.builders.contract.base import BuildContext, Builder, OnError, load_builder_class
 from clinical_corpora.builders.contract.release_view import ReleaseView
-from clinical_corpora.builders.plugins import find_corpus
-from clinical_corpora.builders.release.folder import make_staging, publish, read_json, sha256_file
+from clinical_corpora.builders.plugins import installed_corpus
+from clinical_corpora.builders.release.folder import (
+    checked_version,
+    listed_file,
+    make_staging,
+    outside_reason,
+    publish,
+    read_json,
+    remove_stale_staging,
+    sha256_file,
+)
 from clinical_corpora.builders.release.writer import SplitWriter, rows_per_row_group
 from clinical_corpora.builders.sources.documents import split_locator, text_sha256
 from clinical_corpora.builders.text_free.release import (
@@ -68,9 +77,10 @@ def rehydrate(
     rehydrate-rejects.jsonl, and the outcome is ``partial``."""
     stage = on_stage or (lambda line: None)
     manifest = _text_free_manifest(text_free)
-    corpus = find_corpus(manifest["corpus"])
+    corpus = installed_corpus(manifest.get("corpus"), text_free / "manifest.json")
     builder = load_builder_class(corpus.builder)()
     full_manifest = read_json(text_free / FULL_FOLDER / "manifest.json")
+    target = _target(out, corpus, manifest, full_manifest, text_free)
     view = ReleaseView(text_free)
     features = {config: features_for(builder.CONFIGS[config]) for config in view.configs()}
     if schema_fingerprint(features) != full_manifest.get("schema_fingerprint"):
@@ -88,13 +98,13 @@ def rehydrate(
         raise RehydrateError(
             _bad_report(bad, _users(builder, view, bad)) + "\n(--on-error quarantine leaves their records out)"
         )
-    target = out / corpus.name / full_manifest["version"]
+    remove_stale_staging(target.parent)
     staging = make_staging(target.parent, target.name)
     try:
         stage("restoring the rows")
         quarantined = _write_rows(builder, view, features, documents, bad, staging)
-        for path in (text_free / FULL_FOLDER).iterdir():
-            shutil.copyfile(path, staging / path.name)
+        for name, path in _full_files(text_free, manifest).items():
+            shutil.copyfile(path, staging / name)
         if quarantined:
             (staging / REJECTS_FILE).write_text("".join(json.dumps(q) + "\n" for q in quarantined), encoding="utf-8")
             if target.exists() and not _is_partial(target):
@@ -113,17 +123,46 @@ def rehydrate(
 
 
 def _text_free_manifest(folder: Path) -> dict[str, Any]:
+    """The text-free release's manifest, every file it lists checked: inside the folder, a regular file, with
+    the sha256 it records."""
     path = folder / "manifest.json"
     if not path.is_file():
         raise RehydrateError(f"{folder} is not a release: it has no manifest.json")
     manifest = read_json(path)
-    if manifest.get("variant") != VARIANT:
+    if not isinstance(manifest, dict) or manifest.get("variant") != VARIANT:
         raise RehydrateError(f"{folder} is not a text-free release (made by clincorp release --text-free)")
-    for entry in manifest.get("outputs", []):
-        file = folder / entry["file"]
-        if not file.is_file() or sha256_file(file) != entry["sha256"]:
-            raise RehydrateError(f"{file} is missing or differs from the sha256 in {path}: the release is damaged")
+    outputs = manifest.get("outputs")
+    if not isinstance(outputs, list) or not all(isinstance(entry, dict) for entry in outputs):
+        raise RehydrateError(f"{path}: outputs is not a list of files: the release is damaged or forged")
+    for entry in outputs:
+        file = listed_file(folder, entry.get("file"), path)
+        if sha256_file(file) != entry.get("sha256"):
+            raise RehydrateError(f"{file} differs from the sha256 in {path}: the release is damaged")
     return manifest
+
+
+def _target(
+    out: Path, corpus: CorpusManifest, manifest: dict[str, Any], full_manifest: dict[str, Any], text_free: Path
+) -> Path:
+    """``<out>/<corpus>/<version>``, the version checked (a release version, the same in both manifests)."""
+    version = checked_version(full_manifest.get("version"), text_free / FULL_FOLDER / "manifest.json")
+    if manifest.get("version") != version:
+        raise RehydrateError(
+            f"{text_free / 'manifest.json'}: version {manifest.get('version')!r} is not the full release's "
+            f"{version!r}: the release is damaged or forged"
+        )
+    return out / corpus.name / version
+
+
+def _full_files(text_free: Path, manifest: dict[str, Any]) -> dict[str, Path]:
+    """The full release's own files (manifest, card, validation) kept in ``full/``: exactly those the
+    text-free manifest lists there (checked by :func:`_text_free_manifest`), by name."""
+    prefix = f"{FULL_FOLDER}/"
+    return {
+        entry["file"].removeprefix(prefix): text_free / entry["file"]
+        for entry in manifest["outputs"]
+        if entry["file"].startswith(prefix) and "/" not in entry["file"].removeprefix(prefix)
+    }
 
 
 def _sources(corpus: CorpusManifest, overrides: dict[str, Path]) -> dict[str, Path | None]:
@@ -243,10 +282,19 @@ def _without_bad_rows(
 
 def _check_outputs(folder: Path, full_manifest: dict[str, Any], manifest: dict[str, Any]) -> None:
     """Every file the full release's manifest lists, with the sha256 it records."""
+    outputs = full_manifest.get("outputs")
+    entries: list[Any] = outputs if isinstance(outputs, list) else [outputs]
+    for entry in entries:
+        name = entry.get("file") if isinstance(entry, dict) else None
+        if not isinstance(name, str) or outside_reason(folder, name) is not None:
+            raise RehydrateError(
+                f"{FULL_FOLDER}/manifest.json lists {name!r} among its files: not a file of a release folder, "
+                "the release is damaged or forged"
+            )
     differing = [
         entry["file"]
-        for entry in full_manifest["outputs"]
-        if not (folder / entry["file"]).is_file() or sha256_file(folder / entry["file"]) != entry["sha256"]
+        for entry in entries
+        if not (folder / entry["file"]).is_file() or sha256_file(folder / entry["file"]) != entry.get("sha256")
     ]
     if differing:
         raise RehydrateError(
