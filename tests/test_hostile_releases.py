@@ -1,0 +1,180 @@
+"""A downloaded text-free release is untrusted: what a downloader does, with releases forged as an attacker would.
+
+Each test builds the text-free variant of the sdoh sample release, tampers with it (and "rehashes": updates the
+sha256 the manifest records, as a forger would), then runs ``clincorp rehydrate`` and ``clincorp validate`` on
+it. Both must refuse it with a clear error, and nothing may be written or removed outside ``--out``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import shutil
+import socket
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from clinical_corpora.builders.cli import main
+from clinical_corpora.builders.plugins import find_corpus
+from clinical_corpora.builders.release.inputs import resolve_sources
+from clinical_corpora.builders.text_free.rehydrate import REJECTS_FILE
+from clinical_corpora.builders.text_free.release import FULL_FOLDER, release_text_free
+from tests.conftest import SampleRelease
+
+CORPUS = "sdoh"
+
+
+def files_under(folder: Path) -> dict[str, bytes]:
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+@pytest.fixture
+def text_free(sample_release: SampleRelease, tmp_path: Path) -> Path:
+    """A text-free sdoh release as downloaded into ``<tmp>/download/sdoh/<version>.text-free``."""
+    corpus = find_corpus(CORPUS)
+    built = tmp_path / "built" / CORPUS
+    full = Path(shutil.copytree(sample_release(CORPUS).folder, built / sample_release(CORPUS).folder.name))
+    made = release_text_free(corpus, full, resolve_sources(corpus, {})).folder
+    return Path(shutil.copytree(made, tmp_path / "download" / CORPUS / made.name))
+
+
+def rehash(release: Path, name: str) -> None:
+    """Record the current sha256 of ``release/name`` in the release's manifest (and, for a file of full/, in
+    full/manifest.json's own entry in the text-free manifest): what a forger does after an edit."""
+    manifest_path = release / "manifest.json"
+    manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+    for entry in manifest["outputs"]:
+        if entry["file"] == name:
+            entry["sha256"] = hashlib.sha256((release / name).read_bytes()).hexdigest()
+    manifest_path.write_text(json.dumps(manifest, indent=2), encoding="utf-8")
+
+
+def edit_json(path: Path, change: Callable[[dict], None]) -> None:
+    payload = json.loads(path.read_text(encoding="utf-8"))
+    change(payload)
+    path.write_text(json.dumps(payload, indent=2), encoding="utf-8")
+
+
+def run_refused(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
+    """Run ``clincorp`` expecting a refusal (exit 1, one error line, no traceback); its error output."""
+    assert main(argv) == 1
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and err.startswith("error: ")
+    return err
+
+
+def test_a_forged_version_cannot_send_the_restored_release_outside_out(
+    text_free: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    edit_json(text_free / FULL_FOLDER / "manifest.json", lambda m: m.update(version="../../escaped"))
+    rehash(text_free, f"{FULL_FOLDER}/manifest.json")
+    out = tmp_path / "out"
+    before = files_under(tmp_path)
+    err = run_refused(["rehydrate", str(text_free), "--out", str(out)], capsys)
+    assert "version '../../escaped' is not a release version" in err
+    assert files_under(tmp_path) == before
+    assert not (tmp_path / "escaped").exists() and not (tmp_path / "out").exists()
+
+
+def test_with_quarantine_a_forged_version_removes_nothing_outside_out(
+    text_free: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    (victim / REJECTS_FILE).write_text("{}\n", encoding="utf-8")  # looks like a partial rehydration
+    (victim / "precious.txt").write_text("keep me", encoding="utf-8")
+    edit_json(text_free / FULL_FOLDER / "manifest.json", lambda m: m.update(version="../../victim"))
+    rehash(text_free, f"{FULL_FOLDER}/manifest.json")
+    run_refused(["rehydrate", str(text_free), "--out", str(tmp_path / "out"), "--on-error", "quarantine"], capsys)
+    assert (victim / "precious.txt").read_text(encoding="utf-8") == "keep me"
+
+
+@pytest.mark.parametrize("command", ["rehydrate", "validate"])
+def test_a_corpus_named_by_a_path_is_never_imported(
+    text_free: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str
+) -> None:
+    evil = tmp_path / "evil"
+    evil.mkdir()
+    shutil.copy(find_corpus(CORPUS).folder / "corpus.yaml", evil / "corpus.yaml")
+    yaml_path = evil / "corpus.yaml"
+    yaml_path.write_text(
+        yaml_path.read_text(encoding="utf-8").replace(
+            "clinical_corpora.corpora.sdoh.builder:SdohBuilder", "evil_module_that_must_not_load:Builder"
+        ),
+        encoding="utf-8",
+    )
+    edit_json(text_free / "manifest.json", lambda m: m.update(corpus=str(evil)))
+    argv = [command, str(text_free)] + (["--out", str(tmp_path / "out")] if command == "rehydrate" else [])
+    assert main(argv) == 1
+    captured = capsys.readouterr()
+    assert "Traceback" not in captured.err
+    assert "evil_module_that_must_not_load" not in captured.out + captured.err
+    assert f"{str(evil)!r} is not the name of a corpus" in captured.out + captured.err
+
+
+def test_a_symlink_or_unlisted_file_in_full_is_not_copied(
+    text_free: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    secret = tmp_path / "secret.txt"
+    secret.write_text("the user's private file", encoding="utf-8")
+    (text_free / FULL_FOLDER / "planted.txt").symlink_to(secret)
+    (text_free / FULL_FOLDER / "unlisted.txt").write_text("not in any manifest", encoding="utf-8")
+    (text_free / FULL_FOLDER / "a-folder").mkdir()
+    out = tmp_path / "out"
+    assert main(["rehydrate", str(text_free), "--out", str(out)]) == 0
+    restored = out / CORPUS / text_free.name.removesuffix(".text-free")
+    assert sorted(p.name for p in restored.iterdir()) == [
+        "README.md",
+        "data",
+        "inputs.jsonl",
+        "manifest.json",
+        "validation.json",
+    ]
+
+
+def test_a_symlink_listed_in_full_is_refused(
+    text_free: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    secret = tmp_path / "secret.txt"
+    secret.write_text("the user's private file", encoding="utf-8")
+    card = text_free / FULL_FOLDER / "README.md"
+    card.unlink()
+    card.symlink_to(secret)
+    rehash(text_free, f"{FULL_FOLDER}/README.md")
+    err = run_refused(["rehydrate", str(text_free), "--out", str(tmp_path / "out")], capsys)
+    assert "the listed file 'full/README.md' is a symbolic link" in err
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("listed", ["../../secret.txt", "/etc/hostname", "data\\..\\x"])
+def test_a_listed_path_outside_the_release_is_never_opened(
+    text_free: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], listed: str
+) -> None:
+    (tmp_path / "secret.txt").write_text("the user's private file", encoding="utf-8")
+    edit_json(text_free / "manifest.json", lambda m: m["outputs"].append({"file": listed, "sha256": "0" * 64}))
+    err = run_refused(["rehydrate", str(text_free), "--out", str(tmp_path / "out")], capsys)
+    assert f"the listed file {listed!r} is" in err
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_version_that_differs_between_the_manifests_is_refused(
+    text_free: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    edit_json(text_free / FULL_FOLDER / "manifest.json", lambda m: m.update(version="9.9.9"))
+    rehash(text_free, f"{FULL_FOLDER}/manifest.json")
+    err = run_refused(["rehydrate", str(text_free), "--out", str(tmp_path / "out")], capsys)
+    assert "is not the full release's '9.9.9'" in err
+
+
+def test_a_stale_staging_folder_of_a_killed_rehydration_is_removed(text_free: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    version = text_free.name.removesuffix(".text-free")
+    host = re.sub(r"[^A-Za-z0-9-]", "-", socket.gethostname())
+    stale = out / CORPUS / f".{version}.staging-{2**22 + 1}@{host}.abc123"  # no such process here
+    stale.mkdir(parents=True)
+    (stale / "restored-licensed-text.parquet").write_bytes(b"licensed")
+    assert main(["rehydrate", str(text_free), "--out", str(out)]) == 0
+    assert not stale.exists()
