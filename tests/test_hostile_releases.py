@@ -15,6 +15,8 @@ import socket
 from collections.abc import Callable
 from pathlib import Path
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 from clinical_corpora.builders.cli import main
@@ -59,10 +61,10 @@ def edit_json(path: Path, change: Callable[[dict], None]) -> None:
 
 
 def run_refused(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
-    """Run ``clincorp`` expecting a refusal (exit 1, one error line, no traceback); its error output."""
+    """Run ``clincorp`` expecting a refusal (exit 1, an error line, no traceback); its error output."""
     assert main(argv) == 1
     err = capsys.readouterr().err
-    assert "Traceback" not in err and err.startswith("error: ")
+    assert "Traceback" not in err and "\nerror: " in f"\n{err}"
     return err
 
 
@@ -178,3 +180,31 @@ def test_a_stale_staging_folder_of_a_killed_rehydration_is_removed(text_free: Pa
     (stale / "restored-licensed-text.parquet").write_bytes(b"licensed")
     assert main(["rehydrate", str(text_free), "--out", str(out)]) == 0
     assert not stale.exists()
+
+
+@pytest.mark.parametrize(
+    ("segment", "problem"),
+    [
+        ({"document": 5}, "names document 5 of a row listing 1"),
+        ({"document": -2}, "names document -2 of a row listing 1"),
+        ({"document": -1}, "names a literal segment without its text"),
+        ({"start": -3}, "names offsets [-3, 188) outside its document of 188 characters"),
+        ({"end": 10_000}, "names offsets [0, 10000) outside its document of 188 characters"),
+        ({"start": 50, "end": 40}, "names offsets [50, 40) outside its document of 188 characters"),
+    ],
+)
+def test_a_recipe_out_of_range_is_an_error_naming_its_record_and_field(
+    text_free: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], segment: dict, problem: str
+) -> None:
+    shard = "data/sdoh/train-00000-of-00001.parquet"
+    table = pq.read_table(text_free / shard)
+    texts = table.column("text").to_pylist()
+    assert texts[0] == [{"document": 0, "start": 0, "end": 188, "literal": None}]  # the sample's first note
+    texts[0] = [{**texts[0][0], **segment}]
+    table = table.set_column(
+        table.schema.get_field_index("text"), "text", pa.array(texts, table.schema.field("text").type)
+    )
+    pq.write_table(table, text_free / shard)
+    rehash(text_free, shard)
+    err = run_refused(["rehydrate", str(text_free), "--out", str(tmp_path / "out")], capsys)
+    assert f"sdoh/train record 'train/mimic/0101': the recipe of text {problem}" in err

@@ -42,7 +42,7 @@ from clinical_corpora.builders.text_free.release import (
     read_wanted,
     stored_rows,
 )
-from clinical_corpora.builders.text_free.restore import restore_batch
+from clinical_corpora.builders.text_free.restore import RecipeError, restore_batch
 from clinical_corpora.core.errors import ClincorpError
 from clinical_corpora.core.manifest import CorpusManifest
 from clinical_corpora.schemas.features import features_for, schema_fingerprint
@@ -260,9 +260,21 @@ def _write_rows(
                 for batch in pq.ParquetFile(shard).iter_batches(batch_size=BATCH_ROWS):
                     if bad:
                         batch = _without_bad_rows(batch, bad, f"{config}/{split}", id_field, quarantined)
-                    writer.write(restore_batch(batch, tree, schema, texts, index))
+                    try:
+                        writer.write(restore_batch(batch, tree, schema, texts, index))
+                    except RecipeError as error:
+                        raise _recipe_error(error, batch, f"{config}/{split}", id_field) from None
             writer.close()
     return quarantined
+
+
+def _recipe_error(error: RecipeError, batch: pa.RecordBatch, where: str, id_field: str) -> RehydrateError:
+    """A recipe out of range, named by its record and field."""
+    record = batch.column(id_field)[error.row].as_py()
+    return RehydrateError(
+        f"{where} record {record!r}: the recipe of {error.field} names {error.problem}: "
+        "the release is damaged or forged"
+    )
 
 
 def _without_bad_rows(

@@ -14,7 +14,16 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from clinical_corpora.core.errors import ClincorpError
 from clinical_corpora.schemas.licensed import LEAF, LITERAL, SOURCE_DOCUMENTS, LicensedTree
+
+
+class RecipeError(ClincorpError):
+    """A recipe names a document its row does not list, or offsets outside that document's text."""
+
+    def __init__(self, row: int, field: str, problem: str) -> None:
+        super().__init__(f"field {field}: {problem}")
+        self.row, self.field, self.problem = row, field, problem
 
 
 class BatchDocuments:
@@ -27,6 +36,25 @@ class BatchDocuments:
         self.texts = texts
         self.ids = np.array([index[locator] for locator in locators], dtype=np.int64)
         self.first = offsets[:-1] - offsets[0]
+        self.listed = np.diff(offsets)  # each row's number of documents
+
+    def check(self, field: str, owners: np.ndarray, local: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> None:
+        """Raise a RecipeError for the first slice whose document index or offsets are out of range."""
+        outside = (local < 0) | (local >= self.listed[owners])
+        if outside.any():
+            at = int(np.argmax(outside))
+            raise RecipeError(
+                int(owners[at]), field, f"document {int(local[at])} of a row listing {int(self.listed[owners[at]])}"
+            )
+        lengths = np.fromiter((len(self.texts[i]) for i in self.ids[self.first[owners] + local]), np.int64, len(local))
+        wrong = (starts < 0) | (ends < starts) | (ends > lengths)
+        if wrong.any():
+            at = int(np.argmax(wrong))
+            raise RecipeError(
+                int(owners[at]),
+                field,
+                f"offsets [{int(starts[at])}, {int(ends[at])}) outside its document of {int(lengths[at])} characters",
+            )
 
 
 def restore_batch(
@@ -36,7 +64,7 @@ def restore_batch(
     documents = BatchDocuments(batch, texts, index)
     rows = np.arange(batch.num_rows)
     columns = [
-        _restore(batch.column(field.name), tree[field.name], rows, field.type, documents)
+        _restore(batch.column(field.name), tree[field.name], rows, field.type, documents, field.name)
         if field.name in tree
         else batch.column(field.name)
         for field in schema
@@ -44,26 +72,28 @@ def restore_batch(
     return pa.RecordBatch.from_arrays(columns, schema=schema)
 
 
-def _restore(array: Any, node: Any, rows: np.ndarray, target: pa.DataType, documents: BatchDocuments) -> pa.Array:
+def _restore(
+    array: Any, node: Any, rows: np.ndarray, target: pa.DataType, documents: BatchDocuments, field: str
+) -> pa.Array:
     mask = array.is_null() if array.null_count else None
     if node == LEAF:
-        return _strings(array, rows, documents)
+        return _strings(array, rows, documents, field)
     offsets = array.offsets.to_numpy() if isinstance(node, list) else None
     if offsets is not None:
         values = array.values.slice(offsets[0], offsets[-1] - offsets[0])
-        inner = _restore(values, node[0], np.repeat(rows, np.diff(offsets)), target.value_type, documents)
+        inner = _restore(values, node[0], np.repeat(rows, np.diff(offsets)), target.value_type, documents, field)
         return pa.ListArray.from_arrays(pa.array(offsets - offsets[0], pa.int32()), inner, type=target, mask=mask)
-    children = dict(zip((field.name for field in array.type), array.flatten(), strict=True))
+    children = dict(zip((child.name for child in array.type), array.flatten(), strict=True))
     restored = [
-        _restore(children[field.name], node[field.name], rows, field.type, documents)
-        if field.name in node
-        else children[field.name]
-        for field in target
+        _restore(children[child.name], node[child.name], rows, child.type, documents, f"{field}.{child.name}")
+        if child.name in node
+        else children[child.name]
+        for child in target
     ]
     return pa.StructArray.from_arrays(restored, fields=list(target), mask=mask)
 
 
-def _strings(recipes: Any, rows: np.ndarray, documents: BatchDocuments) -> pa.Array:
+def _strings(recipes: Any, rows: np.ndarray, documents: BatchDocuments, field: str) -> pa.Array:
     """Each recipe of a list<segment> array joined into its string (null stays null); each distinct slice
     of a document is cut once (a mention's text repeats in every pair it is part of)."""
     offsets = recipes.offsets.to_numpy()
@@ -72,10 +102,14 @@ def _strings(recipes: Any, rows: np.ndarray, documents: BatchDocuments) -> pa.Ar
     local = document.to_numpy(zero_copy_only=False)
     owners = np.repeat(rows, np.diff(offsets))
     sliced = local != LITERAL
-    ids = np.zeros(len(local), dtype=np.int64)
-    ids[sliced] = documents.ids[documents.first[owners[sliced]] + local[sliced]]
     starts = start.to_numpy(zero_copy_only=False).astype(np.int64)
     ends = end.to_numpy(zero_copy_only=False).astype(np.int64)
+    documents.check(field, owners[sliced], local[sliced], starts[sliced], ends[sliced])
+    unwritten = ~sliced & literal.is_null().to_numpy(zero_copy_only=False)
+    if unwritten.any():
+        raise RecipeError(int(owners[np.argmax(unwritten)]), field, "a literal segment without its text")
+    ids = np.zeros(len(local), dtype=np.int64)
+    ids[sliced] = documents.ids[documents.first[owners[sliced]] + local[sliced]]
     slices, inverse = _distinct_slices(ids[sliced], starts[sliced], ends[sliced])
     texts = documents.texts
     cut = pa.array([texts[text][begin:finish] for text, begin, finish in slices], pa.string())
