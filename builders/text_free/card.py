@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
 
 from datasets import Features
 from datasets.info import DatasetInfo, DatasetInfosDict
@@ -17,18 +17,25 @@ from clinical_corpora.schemas.licensed import SOURCE_DOCUMENTS
 from clinical_corpora.validation.gates import GateResult
 
 
-def render_text_free_card(
-    manifest: CorpusManifest,
-    full_manifest: dict[str, Any],
-    features: dict[str, Features],
-    rows: dict[str, dict[str, int]],
-    licensed: dict[str, list[str]],
-    documents: dict[str, int],
-    gate: GateResult,
-    folder_name: str,
-) -> str:
+@dataclass(frozen=True)
+class TextFreeRelease:
+    """What a text-free release's card and manifest say: its corpus and version, its features and rows per
+    config, the licensed fields removed, the source documents by source, and its leak gate."""
+
+    manifest: CorpusManifest
+    version: str
+    features: dict[str, Features]
+    rows: dict[str, dict[str, int]]
+    licensed: dict[str, list[str]]
+    documents: dict[str, int]
+    gate: GateResult
+    folder_name: str
+
+
+def render_text_free_card(release: TextFreeRelease) -> str:
     """README.md: front matter loading the text-free configs, then what a modeller needs to restore them."""
-    version = full_manifest["version"]
+    manifest, version, features, rows = release.manifest, release.version, release.features, release.rows
+    licensed, documents, gate, folder_name = release.licensed, release.documents, release.gate, release.folder_name
     first = next(iter(features))
     removed = Table(
         ["config", "fields replaced by recipes"],

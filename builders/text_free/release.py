@@ -35,10 +35,17 @@ from pydantic import BaseModel
 
 from clinical_corpora.builders.contract.base import BuildContext, Builder, load_builder_class
 from clinical_corpora.builders.contract.release_view import ReleaseView
-from clinical_corpora.builders.release.folder import make_staging, publish, read_json, sha256_file, write_json
+from clinical_corpora.builders.release.folder import (
+    checked_version,
+    make_staging,
+    publish,
+    read_json,
+    sha256_file,
+    write_json,
+)
 from clinical_corpora.builders.release.writer import SplitWriter
 from clinical_corpora.builders.sources.documents import split_locator
-from clinical_corpora.builders.text_free.card import render_text_free_card
+from clinical_corpora.builders.text_free.card import TextFreeRelease, render_text_free_card
 from clinical_corpora.builders.text_free.lazy_rows import lazy_rows
 from clinical_corpora.builders.text_free.leak_gate import leak_gate
 from clinical_corpora.builders.text_free.recipes import DocumentGroups, Recipes
@@ -80,28 +87,21 @@ def release_text_free(
     full_manifest = read_json(full / "manifest.json")
     if full_manifest.get("corpus") != manifest.name or full_manifest.get("variant") == VARIANT:
         raise ClincorpError(f"{full} is not a full release of {manifest.name}")
+    version = checked_version(full_manifest.get("version"), full / "manifest.json")
     builder = load_builder_class(manifest.builder)()
-    ctx = BuildContext(manifest, sources)
     view = ReleaseView(full)
     models = {config: builder.CONFIGS[config] for config in manifest.configs if config in view.configs()}
     stage("collecting the source documents the release's text comes from")
     groups = DocumentGroups()
+    ctx = BuildContext(manifest, sources)
     row_groups = {
         shard: document_groups(builder, ctx, config, shard, groups)
         for config in models
         for shard in view.shards(config)
     }
-    wanted = groups.locators()
-    stage(f"reading {len(wanted)} source documents")
-    documents = read_wanted(builder, ctx, wanted)
-    missing = sorted(wanted - documents.keys())
-    if missing:
-        raise ClincorpError(
-            f"{manifest.name}: the sources hold no document {', '.join(missing[:10])}"
-            + (f" and {len(missing) - 10} more" if len(missing) > 10 else "")
-            + ": give the sources the full release was built from"
-        )
-    target = full.parent / f"{full_manifest['version']}{TEXT_FREE_SUFFIX}"
+    stage(f"reading {len(groups.locators())} source documents")
+    documents = _source_documents(builder, ctx, groups.locators())
+    target = full.parent / f"{version}{TEXT_FREE_SUFFIX}"
     staging = make_staging(full.parent, target.name)
     try:
         stage("writing the text-free rows")
@@ -110,46 +110,60 @@ def release_text_free(
         stage("running the leak gate")
         ignored = {name for config in features.values() for name in _label_names(config)}
         gate = leak_gate(staging, documents.items(), ignored)
-        write_json(
-            staging / "validation.json",
-            {
-                "corpus": manifest.name,
-                "version": full_manifest["version"],
-                "variant": VARIANT,
-                "gates": [gate.as_dict()],
-            },
+        release = TextFreeRelease(
+            manifest,
+            version,
+            features,
+            {config: _rows(view, config) for config in models},
+            {config: licensed_paths(model) for config, model in models.items()},
+            dict(sorted(Counter(split_locator(locator)[0] for locator in documents).items())),
+            gate,
+            target.name,
         )
-        licensed = {config: licensed_paths(model) for config, model in models.items()}
-        by_source = dict(sorted(Counter(split_locator(locator)[0] for locator in documents).items()))
-        rows = {config: _rows(view, config) for config in models}
-        (staging / "README.md").write_text(
-            render_text_free_card(manifest, full_manifest, features, rows, licensed, by_source, gate, target.name),
-            encoding="utf-8",
-        )
-        write_json(
-            staging / "manifest.json",
-            {
-                "corpus": manifest.name,
-                "version": full_manifest["version"],
-                "variant": VARIANT,
-                "release": True,
-                "builder": manifest.builder,
-                "builder_version": builder.VERSION,
-                "package_version": package_version("clinical-corpora"),
-                "sample": full_manifest.get("sample"),
-                "schema_fingerprint": schema_fingerprint(features),
-                "full_schema_fingerprint": full_manifest.get("schema_fingerprint"),
-                "licensed_fields": licensed,
-                "documents": by_source,
-                "outputs": release_outputs(staging),
-                "gates": [{"gate": gate.gate, "status": gate.status, "observed": gate.observed}],
-            },
-        )
+        _write_release_files(staging, release, full_manifest)
         if not gate.success:
             raise GateError(f"{manifest.name}: {gate.describe()}; {gate.details[0]['problem']}")
         return TextFreeOutcome(target, publish(staging, target), gate)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+
+
+def _source_documents(builder: Builder, ctx: BuildContext, wanted: set[str]) -> dict[str, str]:
+    """The wanted documents' texts; an error naming those the sources lack."""
+    documents = read_wanted(builder, ctx, wanted)
+    missing = sorted(wanted - documents.keys())
+    if missing:
+        raise ClincorpError(
+            f"{ctx.manifest.name}: the sources hold no document {', '.join(missing[:10])}"
+            + (f" and {len(missing) - 10} more" if len(missing) > 10 else "")
+            + ": give the sources the full release was built from"
+        )
+    return documents
+
+
+def _write_release_files(staging: Path, release: TextFreeRelease, full_manifest: dict[str, Any]) -> None:
+    """validation.json, README.md and manifest.json (last: it lists the sha256 of every other file)."""
+    manifest, gate = release.manifest, release.gate
+    identity = {"corpus": manifest.name, "version": release.version, "variant": VARIANT}
+    write_json(staging / "validation.json", {**identity, "gates": [gate.as_dict()]})
+    (staging / "README.md").write_text(render_text_free_card(release), encoding="utf-8")
+    write_json(
+        staging / "manifest.json",
+        {
+            **identity,
+            "release": True,
+            "builder": manifest.builder,
+            "builder_version": full_manifest.get("builder_version"),
+            "package_version": package_version("clinical-corpora"),
+            "sample": full_manifest.get("sample"),
+            "schema_fingerprint": schema_fingerprint(release.features),
+            "full_schema_fingerprint": full_manifest.get("schema_fingerprint"),
+            "licensed_fields": release.licensed,
+            "documents": release.documents,
+            "outputs": release_outputs(staging),
+            "gates": [{"gate": gate.gate, "status": gate.status, "observed": gate.observed}],
+        },
+    )
 
 
 def read_wanted(builder: Builder, ctx: BuildContext, wanted: Collection[str]) -> dict[str, str]:
