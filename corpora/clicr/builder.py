@@ -43,12 +43,12 @@ from clinical_corpora.corpora.clicr import bigbio
 from clinical_corpora.corpora.clicr.agreement import recogniser_agreement
 from clinical_corpora.corpora.clicr.entities import (
     CaseEntities,
-    cache_dir,
     case_document,
     recognised_entities,
     standoff_entities,
 )
-from clinical_corpora.corpora.clicr.entity_matcher import Entity, EntityMatcher, UmlsIndex, load_or_build_index
+from clinical_corpora.corpora.clicr.entity_matcher import Entity, EntityMatcher
+from clinical_corpora.corpora.clicr.index_cache import default_cache_dir, load_or_build_index
 from clinical_corpora.corpora.clicr.records import (
     CUI_PATTERN,
     PLACEHOLDER,
@@ -63,6 +63,7 @@ from clinical_corpora.corpora.clicr.records import (
 from clinical_corpora.corpora.clicr.released_rows import read_columns
 from clinical_corpora.corpora.clicr.splits import assign_splits
 from clinical_corpora.corpora.clicr.statistics import statistics_sections
+from clinical_corpora.corpora.clicr.umls_index import UmlsIndex
 
 
 def token_key(text: str) -> str:
@@ -134,7 +135,7 @@ class ClicrBuilder(Builder):
 
     def _matcher(self, meta: Path) -> tuple[UmlsIndex, EntityMatcher]:
         if meta not in self._matchers:
-            index = load_or_build_index(*self._located(meta), cache_dir())
+            index = load_or_build_index(*self._located(meta), default_cache_dir())
             self._matchers[meta] = index, EntityMatcher(index)
         return self._matchers[meta]
 

@@ -1,15 +1,13 @@
 """A CliCR case's entities: recognised by the UMLS dictionary matcher, or read from BRAT standoff.
 
 The matcher (:mod:`clinical_corpora.corpora.clicr.entity_matcher`) marks the passage and every learning
-point; its index is cached outside the release: ``$CLINCORP_CACHE``, else ``~/.cache/clinical-corpora``.
-With the optional ``entities`` source (BRAT standoff from another recogniser, see
+point. With the optional ``entities`` source (BRAT standoff from another recogniser, see
 :func:`standoff_entities`) its entities replace the matcher's; Šuster & Daelemans 2018's boundary
 refinements are applied to them too.
 """
 
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
 from typing import NamedTuple
@@ -17,32 +15,12 @@ from typing import NamedTuple
 from clinical_corpora.builders.sources.bmj_html import PASSAGE_SEPARATOR, CaseReport
 from clinical_corpora.builders.sources.brat import ANN_SUFFIX, TEXT_SUFFIX, TextBound, read_brat, read_utf8
 from clinical_corpora.builders.sources.discovery import Document
-from clinical_corpora.builders.sources.umls import locate_rrf_files
 from clinical_corpora.core.errors import SourceError, excerpt
-from clinical_corpora.corpora.clicr.entity_matcher import (
-    CATEGORIES,
-    Entity,
-    EntityMatcher,
-    UmlsIndex,
-    load_or_build_index,
-    refine_span,
-)
+from clinical_corpora.corpora.clicr.entity_matcher import CATEGORIES, Entity, EntityMatcher, refine_span
+from clinical_corpora.corpora.clicr.umls_index import UmlsIndex
 
-CACHE_ENVIRONMENT = "CLINCORP_CACHE"
 LEARNING_POINTS_HEADING = "Learning points"
 _CUI = re.compile(r"C\d{7}")
-
-
-def cache_dir() -> Path:
-    """Where the matcher index is cached: ``$CLINCORP_CACHE`` or ``~/.cache/clinical-corpora``."""
-    configured = os.environ.get(CACHE_ENVIRONMENT)
-    return Path(configured) if configured else Path.home() / ".cache" / "clinical-corpora"
-
-
-def load_index(meta: Path) -> UmlsIndex:
-    """The matcher index of a UMLS ``META`` folder (cached)."""
-    mrconso, mrsty = locate_rrf_files(meta)
-    return load_or_build_index(mrconso, mrsty, cache_dir())
 
 
 class CaseEntities(NamedTuple):
