@@ -51,9 +51,9 @@ def release_all(out: str, workers: int | None) -> dict[str, Any]:
     """Release every corpus from its samples with ``--workers`` (None: the default), timing (wall and CPU, this
     process) the imports, great-expectations' import and the expectation suites."""
     start = _now()
-    from clinical_corpora.builders.release import pipeline
     from clinical_corpora.builders.cli import main
     from clinical_corpora.builders.plugins import all_corpora
+    from clinical_corpora.builders.release import pipeline
     from clinical_corpora.validation import expectations
 
     all_corpora()
