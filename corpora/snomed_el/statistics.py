@@ -1,5 +1,8 @@
-"""The ``snomed_el`` card's statistics: notes, annotations and concepts per split and hierarchy, concept
-difficulty (Davidson et al. 2025), and the spans annotated with whitespace at their ends."""
+"""The ``snomed_el`` card's statistics: splits, hierarchies, concept difficulty (Davidson et al. 2025), span ends.
+
+Notes, annotations and distinct concepts per split; annotations per hierarchy; the concept difficulty
+features of ``concept_stats``; and the spans annotated with whitespace at their ends.
+"""
 
 from __future__ import annotations
 
