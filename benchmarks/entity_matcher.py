@@ -130,7 +130,7 @@ def _peak_rss_mb() -> float:
 
 
 def _child_index(folder: Path) -> dict[str, float]:
-    from clinical_corpora.corpora.clicr.entity_matcher import load_or_build_index
+    from clinical_corpora.corpora.clicr.index_cache import load_or_build_index
 
     started = time.perf_counter()
     index = load_or_build_index(folder / "MRCONSO.RRF", folder / "MRSTY.RRF", folder / "cache")
@@ -193,7 +193,8 @@ def _naive_matches(index: object, text: str, sentences: list) -> int:
 
 def _child_recogniser(folder: Path, tokens: int) -> dict[str, float]:
     from clinical_corpora.builders.contract.text_units import split_sentences
-    from clinical_corpora.corpora.clicr.entity_matcher import EntityMatcher, load_or_build_index
+    from clinical_corpora.corpora.clicr.entity_matcher import EntityMatcher
+    from clinical_corpora.corpora.clicr.index_cache import load_or_build_index
 
     index = load_or_build_index(folder / "MRCONSO.RRF", folder / "MRSTY.RRF", folder / "cache")
     text = _synthetic_text(index, tokens, seed=1)

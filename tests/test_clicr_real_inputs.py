@@ -13,7 +13,7 @@ import pytest
 from clinical_corpora.builders.sources.bmj_html import read_case_report
 from clinical_corpora.builders.sources.umls import read_mrconso
 from clinical_corpora.core.errors import SourceError
-from clinical_corpora.corpora.clicr.builder import load_index
+from clinical_corpora.corpora.clicr.index_cache import load_index
 
 BODY = (
     "<h1>Sj\u00f6gren\u2019s syndrome presenting as fever</h1>"

@@ -24,20 +24,14 @@ from clinical_corpora.builders.release.pipeline import Outcome, run
 from clinical_corpora.builders.release.writer import rows_per_row_group
 from clinical_corpora.builders.sources.bmj_html import read_case_report
 from clinical_corpora.core.errors import GateError, SourceError
-from clinical_corpora.corpora.clicr import builder as builder_module
-from clinical_corpora.corpora.clicr.builder import (
-    ClicrBuilder,
-    DocumentTally,
-    PassageTally,
-    QueryTally,
-    assign_splits,
-    blank_repeats_passage,
-    case_text,
-    entity_scores,
-    query_tallies,
-)
+from clinical_corpora.corpora.clicr import statistics as clicr_statistics
+from clinical_corpora.corpora.clicr.agreement import entity_scores
+from clinical_corpora.corpora.clicr.builder import ClicrBuilder, blank_repeats_passage
+from clinical_corpora.corpora.clicr.entities import case_text
 from clinical_corpora.corpora.clicr.entity_matcher import Entity
 from clinical_corpora.corpora.clicr.records import ClicrDocument, ClicrQuery
+from clinical_corpora.corpora.clicr.splits import assign_splits
+from clinical_corpora.corpora.clicr.statistics import DocumentTally, PassageTally, QueryTally, query_tallies
 from tests.conftest import SampleRelease
 
 SAMPLE = Path(__file__).resolve().parents[1] / "corpora" / "clicr" / "sample"
@@ -194,7 +188,7 @@ def test_card_statistics_are_the_same_with_the_passages_counted_in_a_child_proce
     view: ReleaseView, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     inline = ClicrBuilder().statistics(view)
-    monkeypatch.setattr(builder_module, "PASSAGES_APART", 1)  # the sample's 10 cases are counted apart
+    monkeypatch.setattr(clicr_statistics, "PASSAGES_APART", 1)  # the sample's 10 cases are counted apart
     assert ClicrBuilder().statistics(view) == inline
 
 

@@ -12,15 +12,10 @@ from clinical_corpora.builders.contract.text_units import split_sentences
 from clinical_corpora.builders.sources.bmj_html import read_case_report
 from clinical_corpora.builders.sources.brat import iter_brat_folder
 from clinical_corpora.core.errors import SourceError
-from clinical_corpora.corpora.clicr import entity_matcher
-from clinical_corpora.corpora.clicr.entity_matcher import (
-    FUNCTION_WORDS,
-    EntityMatcher,
-    UmlsIndex,
-    build_index,
-    load_or_build_index,
-    refine_span,
-)
+from clinical_corpora.corpora.clicr import index_cache
+from clinical_corpora.corpora.clicr.entity_matcher import EntityMatcher, refine_span
+from clinical_corpora.corpora.clicr.index_cache import load_or_build_index
+from clinical_corpora.corpora.clicr.umls_index import FUNCTION_WORDS, UmlsIndex, build_index
 
 SAMPLE = Path(__file__).resolve().parents[1] / "corpora" / "clicr" / "sample"
 MRCONSO, MRSTY = SAMPLE / "umls" / "META" / "MRCONSO.RRF", SAMPLE / "umls" / "META" / "MRSTY.RRF"
@@ -140,7 +135,7 @@ def test_index_is_cached_by_file_hashes(tmp_path: Path, monkeypatch: pytest.Monk
     def must_not_build(*_: object) -> UmlsIndex:
         raise AssertionError("the cached index should have been loaded")
 
-    monkeypatch.setattr(entity_matcher, "build_index", must_not_build)
+    monkeypatch.setattr(index_cache, "build_index", must_not_build)
     again = load_or_build_index(MRCONSO, MRSTY, tmp_path / "cache")
     assert again.entries == first.entries and again.concepts.names == first.concepts.names
     assert again.source_sha256["MRCONSO.RRF"] == first.source_sha256["MRCONSO.RRF"]

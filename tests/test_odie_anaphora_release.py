@@ -23,7 +23,8 @@ from clinical_corpora.builders.release.pipeline import run
 from clinical_corpora.builders.sources.knowtator import read_knowtator_file
 from clinical_corpora.core.errors import ClincorpError, GateError, SourceError
 from clinical_corpora.core.manifest import load_manifest
-from clinical_corpora.corpora.odie_anaphora.builder import OdieAnaphoraBuilder, document_kind, knowtator_record
+from clinical_corpora.corpora.odie_anaphora.builder import OdieAnaphoraBuilder
+from clinical_corpora.corpora.odie_anaphora.notes import document_kind, knowtator_record
 from clinical_corpora.corpora.odie_anaphora.records import Chain, Markable, OdieDocument, Pair
 from tests.conftest import SampleRelease
 

@@ -9,7 +9,7 @@ import pytest
 
 from clinical_corpora.builders.sources.discovery import Document
 from clinical_corpora.core.errors import SourceError
-from clinical_corpora.corpora.rad_coref.builder import AnnotatedReport, read_mentions
+from clinical_corpora.corpora.rad_coref.reports import AnnotatedReport, read_mentions
 
 TEXT = "Small left pleural effusion. Chest tube in place.\n"
 #       01234567890123456789012345678901234567890123456789

@@ -13,7 +13,7 @@ paragraphs), the Learning points as a list of items (one per list item or paragr
 list when the page has none) and metadata (series from ``<ul class="series-titles">``,
 specialties from ``<meta name="DC.subject" content="A; B">``, year from the publication date
 metas). The Learning points section, and its sub-sections, are not in ``sections``, so the
-sections are the passage (:attr:`CaseReport.passage`).
+sections are the passage (:attr:`CaseReport.passage`). A folder of pages is listed by :func:`case_pages`.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ from justext.utils import is_blank
 from lxml import etree
 
 from clinical_corpora.builders.sources.boilerplate import revise_paragraph_classification
+from clinical_corpora.builders.sources.discovery import is_hidden, walk_files, warn_left_out
 from clinical_corpora.core.errors import SourceError
 
 CASE_REPORT_HEADINGS = frozenset(
@@ -137,6 +138,18 @@ def read_case_report(path: str | Path, *, max_bytes: int = MAX_PAGE_BYTES) -> Ca
     title, sections = _title_and_sections(path, root)
     passage_sections, learning_points = _split_learning_points(sections)
     return CaseReport(path.stem, title, passage_sections, learning_points, metadata)
+
+
+def case_pages(folder: Path, *, quiet: bool = False) -> list[Path]:
+    """The case pages of a folder: every file under it (linked folders followed) but hidden ones,
+    which are counted in a warning."""
+    pages: list[Path] = []
+    hidden: list[Path] = []
+    for path in walk_files(folder):
+        (hidden if is_hidden(path.relative_to(folder).as_posix()) else pages).append(path)
+    if hidden and not quiet:
+        warn_left_out(folder, [path.relative_to(folder).as_posix() for path in hidden], "a BMJ Case Reports page")
+    return pages
 
 
 def _parse_page(path: Path) -> etree._Element:

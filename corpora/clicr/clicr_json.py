@@ -22,8 +22,8 @@ from typing import Any
 from clinical_corpora.builders.contract.release_view import ReleaseView
 from clinical_corpora.builders.contract.text_units import token_strings, tokenize
 from clinical_corpora.builders.exporters.base import Exporter
-from clinical_corpora.corpora.clicr.builder import query_rows
 from clinical_corpora.corpora.clicr.records import PLACEHOLDER
+from clinical_corpora.corpora.clicr.released_rows import query_rows
 
 CLICR_VERSION = "1.0"
 ENTITY_OPEN, ENTITY_CLOSE = "BEG__", "__END"

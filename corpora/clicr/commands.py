@@ -15,7 +15,7 @@ from typing import Any
 
 from clinical_corpora.builders.contract.release_view import ReleaseView
 from clinical_corpora.core.errors import ClincorpError, SourceError
-from clinical_corpora.corpora.clicr.builder import query_rows
+from clinical_corpora.corpora.clicr.released_rows import query_rows
 from clinical_corpora.validation.metrics.clicr import answers_from_clicr_json, read_word_vectors, score_clicr
 
 

@@ -10,7 +10,7 @@ fragment's end) plus the list of its ``fragments``; a contiguous markable has on
 from __future__ import annotations
 
 from itertools import pairwise
-from typing import Literal
+from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -29,6 +29,8 @@ Institution = Literal["mayo", "upmc"]
 NoteType = Literal["cc", "p", "er", "ds", "sp", "rad"]
 """Savova et al. 2011's note types: clinical notes, pathology (Mayo); ER, discharge summaries, surgical
 pathology and radiology notes (UPMC)."""
+RELATION_TYPES: tuple[RelationType, ...] = get_args(RelationType)
+SEMANTIC_CLASSES: tuple[SemanticClass, ...] = get_args(SemanticClass)
 
 
 class Fragment(Span):

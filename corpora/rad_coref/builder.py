@@ -1,10 +1,9 @@
 """``rad_coref``: findings and devices tracked across a patient's radiology reports (Datta et al. 2022).
 
 Sources: MIMIC-III ``NOTEEVENTS`` (streamed; only the annotated ROW_IDs are kept) and an
-``annotations`` folder holding ``gold/`` and one folder per annotator, each laid out as
-``<SUBJECT_ID>/<ROW_ID>.ann`` (optionally with the ``.txt``, checked against NOTEEVENTS). Text-bound
-types are ``Finding`` and ``Device``; each mention's chain is an AnnotatorNotes line
-``#1<TAB>AnnotatorNotes T3<TAB>chain=E12`` (format: ``corpora/rad_coref/README.md``).
+``annotations`` folder holding ``gold/`` and one folder per annotator (read by
+:mod:`clinical_corpora.corpora.rad_coref.reports`). Agreement: :mod:`~clinical_corpora.corpora.rad_coref.agreement`;
+card statistics: :mod:`~clinical_corpora.corpora.rad_coref.statistics`.
 
 Configs: ``rad_coref`` (one row per patient) and ``mention_pairs`` (every within-patient mention
 pair with its sentences and a coreferent label, Datta et al. 2022, §5.2).
@@ -12,7 +11,6 @@ pair with its sentences and a coreferent label, Datta et al. 2022, §5.2).
 
 from __future__ import annotations
 
-import contextlib
 import itertools
 import math
 import re
@@ -20,50 +18,43 @@ from bisect import bisect_right
 from collections import Counter
 from collections.abc import Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from clinical_corpora.builders.contract.base import (
-    AgreementReport,
-    BuildContext,
-    Builder,
-    CardSection,
-    Row,
-    Table,
-)
+from clinical_corpora.builders.contract.base import AgreementReport, BuildContext, Builder, CardSection, Row
 from clinical_corpora.builders.contract.release_view import ReleaseView
-from clinical_corpora.builders.contract.text_units import Sentence, split_sentences, tokenize
-from clinical_corpora.builders.sources.annotators import annotator_folders
-from clinical_corpora.builders.sources.brat import ANN_SUFFIX, TEXT_SUFFIX, brat_documents, parse_brat, read_utf8
-from clinical_corpora.builders.sources.discovery import Document
+from clinical_corpora.builders.contract.text_units import Sentence, split_sentences
 from clinical_corpora.builders.sources.documents import keys_of, locator
 from clinical_corpora.builders.sources.mimic_notes import NoteEvent, iter_noteevents
-from clinical_corpora.core.counts import NO_COUNTS, PRFCounts
-from clinical_corpora.core.errors import SourceError, excerpt
+from clinical_corpora.core.errors import SourceError
 from clinical_corpora.corpora.rad_coref import bigbio
+from clinical_corpora.corpora.rad_coref.agreement import release_agreement
 from clinical_corpora.corpora.rad_coref.records import (
-    MENTION_TYPES,
     Chain,
     Mention,
     MentionPair,
-    MentionType,
     Modality,
     PairMention,
     Patient,
     Report,
 )
-from clinical_corpora.corpora.rad_coref.string_match import string_match_chains
-from clinical_corpora.validation.metrics.coref import score_documents_all
+from clinical_corpora.corpora.rad_coref.reports import (
+    GOLD_FOLDER,
+    AnnotatedReport,
+    ChainRegistry,
+    chain_ids_named,
+    checked_note,
+    list_annotation_folder,
+    read_mentions,
+)
+from clinical_corpora.corpora.rad_coref.statistics import statistics_sections
 
 CONFIG = "rad_coref"
 PAIRS_CONFIG = "mention_pairs"
-GOLD_FOLDER = "gold"
 NOTEEVENTS = "noteevents"
-RADIOLOGY = "Radiology"
-_CHAIN_NOTE = re.compile(r"chain=(\S+)")
+
 _MODALITY_RULES: tuple[tuple[Modality, re.Pattern[str]], ...] = (
     ("CTA", re.compile(r"\bCTA\b")),
     ("CT", re.compile(r"\bCT\b")),
@@ -71,7 +62,6 @@ _MODALITY_RULES: tuple[tuple[Modality, re.Pattern[str]], ...] = (
     ("US", re.compile(r"\bUS\b|\bU\.S\.|ULTRASOUND|DUPLEX|DOPPLER|\bEXT VEINS\b")),
     ("XR", re.compile(r"\b(?:AP|PA|LAT|LATERAL|VIEWS?|SUPINE|ERECT|DECUB\w*|PORT\.?|PORTABLE|X-?RAY|XR|KUB)\b")),
 )
-TWO_WEEKS_DAYS = 14
 
 
 def modality_of(description: str) -> Modality:
@@ -81,151 +71,12 @@ def modality_of(description: str) -> Modality:
 
 
 @dataclass(frozen=True)
-class AnnotatedMention:
-    """One text-bound of an ``.ann`` file with its chain id, and where it was read."""
-
-    textbound: str
-    type: MentionType
-    start: int
-    end: int
-    text: str
-    chain: str
-    line: int
-
-
-@dataclass(frozen=True)
-class AnnotatedReport:
-    """One report of an annotation folder: ``<SUBJECT_ID>/<ROW_ID>.ann`` and, optionally, its ``.txt``."""
-
-    subject_id: int
-    row_id: int
-    document: Document
-
-    @property
-    def ann(self) -> Path:
-        """The ``.ann`` file; a SourceError naming the ``.txt`` when the report has none."""
-        return self.document.require(ANN_SUFFIX)
-
-    @property
-    def text(self) -> Path | None:
-        return self.document.get(TEXT_SUFFIX)
-
-
-def list_annotation_folder(folder: Path, *, quiet: bool = False) -> dict[int, list[AnnotatedReport]]:
-    """SUBJECT_ID → its reports, from ``<folder>/<SUBJECT_ID>/<ROW_ID>.ann`` (and ``.txt``); a patient
-    folder holding no file is listed with no report (an error when the patient is built)."""
-    patients: dict[int, list[AnnotatedReport]] = {}
-    for document in brat_documents(folder, quiet=quiet):
-        relative = document.id.split("/")
-        if len(relative) != 2 or not relative[0].isdigit() or not relative[1].isdigit():
-            raise SourceError(
-                next(iter(document.files.values())),
-                "expected an annotation file at <SUBJECT_ID>/<ROW_ID>.ann (integers)",
-            )
-        subject_id = int(relative[0])
-        patients.setdefault(subject_id, []).append(AnnotatedReport(subject_id, int(relative[1]), document))
-    for entry in folder.iterdir():
-        if entry.is_dir() and entry.name.isdigit() and not any(entry.iterdir()):
-            patients.setdefault(int(entry.name), [])
-    return dict(sorted(patients.items()))
-
-
-def read_mentions(report: AnnotatedReport, text: str) -> list[AnnotatedMention]:
-    """The Finding/Device mentions of an ``.ann`` file, each with its chain id, checked against ``text``."""
-    content = read_utf8(report.ann)
-    document = parse_brat(content, text, report.ann)
-    line_of = {line.partition("\t")[0]: number for number, line in enumerate(content.split("\n"), start=1)}
-    chains: dict[str, str] = {}
-    for note in document.notes:
-        match = _CHAIN_NOTE.fullmatch(note.text.strip())
-        if note.type != "AnnotatorNotes" or match is None:
-            raise SourceError(
-                report.ann,
-                f"expected an AnnotatorNotes line '#<n>\\tAnnotatorNotes T<n>\\tchain=<id>', "
-                f"got {note.type} {note.target} {excerpt(note.text)}",
-                line=line_of[note.id],
-            )
-        if note.target in chains:
-            raise SourceError(
-                report.ann,
-                f"{note.target} has a second chain id ({match[1]}, first {chains[note.target]})",
-                line=line_of[note.id],
-            )
-        chains[note.target] = match[1]
-    for kind, found in (
-        ("event", document.events),
-        ("relation", document.relations),
-        ("attribute", document.attributes),
-        ("equivalence", document.equivalences),
-        ("normalisation", document.normalizations),
-    ):
-        if found:
-            raise SourceError(
-                report.ann,
-                f"unexpected {kind} annotations: expected only Finding/Device text-bounds and their chain notes",
-            )
-    mentions = []
-    for textbound in document.textbounds:
-        line = line_of[textbound.id]
-        mention_type = next((name for name in MENTION_TYPES if name == textbound.type), None)
-        if mention_type is None:
-            raise SourceError(
-                report.ann, f"{textbound.id} has type {textbound.type}; expected Finding or Device", line=line
-            )
-        if len(textbound.fragments) != 1:
-            raise SourceError(report.ann, f"{textbound.id} is discontinuous; expected one contiguous span", line=line)
-        if textbound.start == textbound.end:
-            raise SourceError(report.ann, f"{textbound.id} is empty; expected a mention's text", line=line)
-        if textbound.id not in chains:
-            raise SourceError(
-                report.ann,
-                f"{textbound.id} has no chain id: expected a line '#<n>\\tAnnotatorNotes {textbound.id}\\tchain=<id>'",
-                line=line,
-            )
-        mentions.append(
-            AnnotatedMention(
-                textbound.id, mention_type, textbound.start, textbound.end, textbound.text, chains[textbound.id], line
-            )
-        )
-    return mentions
-
-
-class ChainRegistry:
-    """Chain ids seen in one annotation folder: each must belong to one patient only."""
-
-    def __init__(self) -> None:
-        self.first_use: dict[str, tuple[int, Path, int]] = {}
-
-    def claim(self, subject_id: int, report: AnnotatedReport, mention: AnnotatedMention) -> None:
-        owner = self.first_use.setdefault(mention.chain, (subject_id, report.ann, mention.line))
-        if owner[0] != subject_id:
-            raise SourceError(
-                report.ann,
-                f"chain id {mention.chain} is already used by patient {owner[0]} "
-                f"({owner[1]}:{owner[2]}); a chain links mentions of one patient only",
-                line=mention.line,
-            )
-
-
-@dataclass(frozen=True)
 class PatientBlock:
     """Consecutive gold patients built together (one chain registry), with the NOTEEVENTS rows their
     reports name."""
 
     patients: list[tuple[int, list[AnnotatedReport]]]
     notes: dict[int, NoteEvent]
-
-
-def chain_ids_named(reports: Iterable[AnnotatedReport]) -> set[str]:
-    """Every ``chain=<id>`` written in the reports' ``.ann`` files: a superset of the chain ids building
-    the patient can claim (no file is checked here; an unreadable one names none)."""
-    named: set[str] = set()
-    for report in reports:
-        path = report.document.get(ANN_SUFFIX)
-        if path is not None:
-            with contextlib.suppress(OSError):
-                named.update(_CHAIN_NOTE.findall(path.read_bytes().decode("utf-8", errors="replace")))
-    return named
 
 
 def patient_blocks(gold: dict[int, list[AnnotatedReport]], notes: dict[int, NoteEvent]) -> list[PatientBlock]:
@@ -244,47 +95,6 @@ def patient_blocks(gold: dict[int, list[AnnotatedReport]], notes: dict[int, Note
             blocks.append(PatientBlock(members, {row_id: notes[row_id] for row_id in sorted(row_ids & notes.keys())}))
             start = index + 1
     return blocks
-
-
-def checked_note(report: AnnotatedReport, notes: dict[int, NoteEvent], noteevents: Path) -> NoteEvent:
-    """The NOTEEVENTS row of an annotated report, checked to be this patient's radiology report."""
-    note = notes.get(report.row_id)
-    if note is None:
-        raise SourceError(report.ann, f"ROW_ID {report.row_id} is not in NOTEEVENTS ({noteevents.name})")
-    if note.subject_id != report.subject_id:
-        raise SourceError(
-            report.ann,
-            f"ROW_ID {report.row_id} belongs to SUBJECT_ID {note.subject_id} in "
-            f"NOTEEVENTS (line {note.line}), not to the folder's {report.subject_id}",
-        )
-    if note.category.strip() != RADIOLOGY:
-        raise SourceError(
-            report.ann,
-            f"ROW_ID {report.row_id} has CATEGORY {note.category!r} in NOTEEVENTS "
-            f"(line {note.line}); expected {RADIOLOGY}",
-        )
-    if note.iserror:
-        raise SourceError(report.ann, f"ROW_ID {report.row_id} is marked ISERROR in NOTEEVENTS (line {note.line})")
-    if note.charttime is None:
-        raise SourceError(
-            report.ann,
-            f"ROW_ID {report.row_id} has no CHARTTIME in NOTEEVENTS (line {note.line}); "
-            "expected one to order the patient's reports",
-        )
-    text_file = report.text
-    if text_file is not None:
-        stored = read_utf8(text_file)
-        if stored != note.text:
-            at = next(
-                (i for i, (a, b) in enumerate(zip(stored, note.text, strict=False)) if a != b),
-                min(len(stored), len(note.text)),
-            )
-            raise SourceError(
-                text_file,
-                f"differs from the TEXT of ROW_ID {report.row_id} in NOTEEVENTS (line {note.line}) from character {at}",
-                line=stored.count("\n", 0, at) + 1,
-            )
-    return note
 
 
 def build_patient(
@@ -448,35 +258,10 @@ class RadCorefBuilder(Builder):
                 yield from rows
 
     def agreement(self, ctx: BuildContext, release: ReleaseView) -> AgreementReport | None:
-        folders = annotator_folders(ctx.source("annotations"), ANN_SUFFIX, exclude={GOLD_FOLDER})
-        if len(folders) < 2:
-            return None
-        released = [row for _, row in release.rows(CONFIG)]
-        texts = {report["row_id"]: report["text"] for row in released for report in row["reports"]}
-        gold = list_annotation_folder(ctx.source("annotations") / GOLD_FOLDER, quiet=True)
-        quarantined = set(gold) - {int(row["patient_id"]) for row in released}
-        annotated = {name: read_annotator(folder, texts, quarantined) for name, folder in folders.items()}
-        report = annotator_agreement(annotated)
-        if quarantined:
-            report.sections.append(
-                CardSection(
-                    "Patients left out of the agreement",
-                    "Their gold annotations were quarantined (rejects.jsonl says why), so the annotators' "
-                    f"reports of them are not compared: patients {', '.join(map(str, sorted(quarantined)))}.",
-                )
-            )
-        return report
+        return release_agreement(ctx.source("annotations"), CONFIG, release)
 
     def statistics(self, release: ReleaseView) -> list[CardSection]:
-        patients = [row for _, row in release.rows(CONFIG)]
-        return [
-            corpus_statistics(patients),
-            top_mentions(patients),
-            chain_coverage(patients),
-            modality_combinations(patients),
-            time_gaps(patients),
-            string_match_baseline(patients),
-        ]
+        return statistics_sections([row for _, row in release.rows(CONFIG)])
 
     def quality_tables(self, release: ReleaseView) -> dict[str, pd.DataFrame]:
         """``mention_pairs.per_patient``: pairs and coreferent pairs written vs. implied by the chains."""
@@ -497,253 +282,3 @@ class RadCorefBuilder(Builder):
             )
         columns = ["patient_id", "expected_pairs", "pairs", "expected_coreferent_pairs", "coreferent_pairs"]
         return {f"{PAIRS_CONFIG}.per_patient": pd.DataFrame(rows, columns=columns)}  # columns even with no patient
-
-
-# ---- agreement (Datta et al. 2022, §4.4) ---------------------------------------------------------------
-
-Span = tuple[int, int, int]
-"""(ROW_ID, start, end) of a mention: how annotators' mentions are matched (exact span)."""
-
-
-def read_annotator(
-    folder: Path, texts: dict[int, str], left_out: Collection[int] = ()
-) -> dict[str, dict[int, list[AnnotatedMention]]]:
-    """patient id → ROW_ID → mentions of one annotator, checked against the released report texts; the
-    patients ``left_out`` (their gold quarantined) are not read."""
-    registry = ChainRegistry()
-    patients: dict[str, dict[int, list[AnnotatedMention]]] = {}
-    for subject_id, reports in list_annotation_folder(folder).items():
-        if subject_id in left_out:
-            continue
-        for report in reports:
-            if report.row_id not in texts:
-                raise SourceError(
-                    report.ann,
-                    f"ROW_ID {report.row_id} is not a released (gold) report; "
-                    "agreement is measured on the gold reports only",
-                )
-            mentions = read_mentions(report, texts[report.row_id])
-            for mention in mentions:
-                registry.claim(subject_id, report, mention)
-            patients.setdefault(str(subject_id), {})[report.row_id] = mentions
-    return patients
-
-
-def _chains_on(mentions: dict[int, list[AnnotatedMention]], rows: Iterable[int], kept: set[Span]) -> list[list[Span]]:
-    chains: dict[str, list[Span]] = {}
-    for row_id in rows:
-        for mention in mentions[row_id]:
-            span = (row_id, mention.start, mention.end)
-            if span in kept:
-                chains.setdefault(mention.chain, []).append(span)
-    return list(chains.values())
-
-
-def annotator_agreement(annotated: dict[str, dict[str, dict[int, list[AnnotatedMention]]]]) -> AgreementReport:
-    """Exact-span mention F1, and MUC and CoNLL F1 on the mentions both annotators marked.
-
-    Every pair of annotators is compared on the reports both annotated; span counts and metric
-    counts are summed over reports and patients (documents) before the ratios are taken.
-    """
-    rows: list[list[object]] = []
-    total = NO_COUNTS
-    key_docs: dict[str, list[list[Span]]] = {}
-    response_docs: dict[str, list[list[Span]]] = {}
-    for first, second in itertools.combinations(sorted(annotated), 2):
-        pair_key: dict[str, list[list[Span]]] = {}
-        pair_response: dict[str, list[list[Span]]] = {}
-        spans, reports = NO_COUNTS, 0
-        for patient in sorted(set(annotated[first]) & set(annotated[second])):
-            a, b = annotated[first][patient], annotated[second][patient]
-            shared_rows = sorted(set(a) & set(b))
-            spans_a = {(row, m.start, m.end) for row in shared_rows for m in a[row]}
-            spans_b = {(row, m.start, m.end) for row in shared_rows for m in b[row]}
-            both = spans_a & spans_b
-            spans, reports = spans + PRFCounts(len(both), len(spans_b), len(spans_a)), reports + len(shared_rows)
-            document = f"{patient} {first}|{second}"
-            pair_key[document] = _chains_on(a, shared_rows, both)
-            pair_response[document] = _chains_on(b, shared_rows, both)
-        scores = score_documents_all(pair_key, pair_response, ("muc", "b_cubed", "ceaf_e"))
-        rows.append(
-            [
-                f"{first} vs {second}",
-                len(pair_key),
-                reports,
-                spans.predicted + spans.gold,
-                spans.tp,
-                spans.dice,
-                scores["muc"].f1,
-                sum(score.f1 for score in scores.values()) / 3,
-            ]
-        )
-        total += spans
-        key_docs.update(pair_key)
-        response_docs.update(pair_response)
-    overall = score_documents_all(key_docs, response_docs, ("muc", "b_cubed", "ceaf_e"))
-    measures = {
-        "span_f1": total.dice,
-        "muc_f1": overall["muc"].f1,
-        "conll_f1": sum(score.f1 for score in overall.values()) / 3,
-    }
-    table = Table(
-        [
-            "annotators",
-            "patients",
-            "reports",
-            "mentions marked (sum)",
-            "exact span matches",
-            "span F1",
-            "MUC F1",
-            "CoNLL F1",
-        ],
-        rows,
-    )
-    text = (
-        "Datta et al. 2022, §4.4. Mention span F1 with exact span match (2 × matches / mentions marked by the two), "
-        "then MUC and CoNLL F1 (mean of MUC, B³, CEAF-e) between the annotators' chains restricted to "
-        "the mentions both marked, one document per patient, counts summed over patients. "
-        f"Overall: span F1 {measures['span_f1']:.4f}, MUC F1 {measures['muc_f1']:.4f}, "
-        f"CoNLL F1 {measures['conll_f1']:.4f}."
-    )
-    return AgreementReport(measures, [CardSection("Inter-annotator agreement", text, table)])
-
-
-# ---- card statistics (Datta et al. 2022, Tables 3-4, Figures 2-4, §5.1) --------------------------------
-
-
-def _chain_types(patient: dict[str, Any]) -> dict[str, str]:
-    """Chain id → type of its first mention."""
-    type_of = {mention["id"]: mention["type"] for mention in patient["mentions"]}
-    return {chain["id"]: type_of[chain["mention_ids"][0]] for chain in patient["chains"]}
-
-
-def _mean(values: list[int] | list[float]) -> float:
-    return sum(values) / len(values) if values else 0.0
-
-
-def corpus_statistics(patients: list[dict[str, Any]]) -> CardSection:
-    """Datta et al. 2022, Table 3."""
-    reports_per_patient = [len(p["reports"]) for p in patients]
-    tokens_per_report = [len(tokenize(r["text"])) for p in patients for r in p["reports"]]
-    chains_per_patient = [len(p["chains"]) for p in patients]
-    lengths = [len(c["mention_ids"]) for p in patients for c in p["chains"]]
-    mentions = [m for p in patients for m in p["mentions"]]
-    types = Counter(m["type"] for m in mentions)
-    rows: list[list[object]] = [
-        ["Patients", len(patients)],
-        ["Total reports", sum(reports_per_patient)],
-        ["Avg no. of reports per patient", _mean(reports_per_patient)],
-        ["Max no. of reports per patient", max(reports_per_patient, default=0)],
-        ["Avg no. of tokens per report", _mean(tokens_per_report)],
-        ["Max no. of tokens per report", max(tokens_per_report, default=0)],
-        ["Min no. of mention chains per patient", min(chains_per_patient, default=0)],
-        ["Max no. of mention chains per patient", max(chains_per_patient, default=0)],
-        ["Total mention chains", len(lengths)],
-        ["Total singleton mention chains", sum(1 for n in lengths if n == 1)],
-        ["Longest chain length", max(lengths, default=0)],
-        ["Avg chain length (excluding singletons)", _mean([n for n in lengths if n > 1])],
-        ["Avg no. of tokens per mention", _mean([len(tokenize(m["text"])) for m in mentions])],
-        ["Total mentions", len(mentions)],
-        *[[f"Total entities ({kind})", types[kind]] for kind in MENTION_TYPES],
-    ]
-    return CardSection(
-        "Corpus statistics",
-        "As Datta et al. 2022, Table 3; tokens are `clinical_corpora.builders.text_units.tokenize` "
-        "tokens (the paper used NLTK).",
-        Table(["item", "count"], rows),
-    )
-
-
-def top_mentions(patients: list[dict[str, Any]], top: int = 5) -> CardSection:
-    """Datta et al. 2022, Table 4: the most frequent lower-cased mention strings of each type."""
-    counts: dict[str, Counter[str]] = {kind: Counter() for kind in MENTION_TYPES}
-    for patient in patients:
-        for mention in patient["mentions"]:
-            counts[mention["type"]][mention["text"].lower()] += 1
-    ranked = [sorted(counts[kind].items(), key=lambda item: (-item[1], item[0]))[:top] for kind in MENTION_TYPES]
-    rows: list[list[object]] = []
-    for rank in range(max(map(len, ranked))):
-        rows.append([cell for column in ranked for cell in (column[rank] if rank < len(column) else ("", ""))])
-    return CardSection(
-        "Most frequent mentions",
-        f"Top {top} lower-cased mention strings by type (Datta et al. 2022, Table 4).",
-        Table(["Finding", "count", "Device", "count"], rows),
-    )
-
-
-def chain_coverage(patients: list[dict[str, Any]]) -> CardSection:
-    """Datta et al. 2022, Figure 2: chains by the number of reports they cover and their length."""
-    counts: Counter[tuple[int, int]] = Counter()
-    for patient in patients:
-        report_of = {m["id"]: m["report_index"] for m in patient["mentions"]}
-        for chain in patient["chains"]:
-            counts[(len({report_of[m] for m in chain["mention_ids"]}), len(chain["mention_ids"]))] += 1
-    rows = [[reports, length, n] for (reports, length), n in sorted(counts.items())]
-    return CardSection(
-        "Chains by reports covered",
-        "Number of chains by the number of distinct reports their "
-        "mentions are in, and by chain length (Datta et al. 2022, Figure 2).",
-        Table(["reports covered", "chain length", "chains"], rows),
-    )
-
-
-def modality_combinations(patients: list[dict[str, Any]]) -> CardSection:
-    """Datta et al. 2022, Figure 4: the set of imaging modalities of each chain's reports."""
-    order = {name: rank for rank, name in enumerate(("XR", "CT", "CTA", "MR", "US", "OTHER"))}
-    counts: Counter[tuple[str, ...]] = Counter()
-    for patient in patients:
-        modality_of_mention = {m["id"]: patient["reports"][m["report_index"]]["modality"] for m in patient["mentions"]}
-        for chain in patient["chains"]:
-            counts[tuple(sorted({modality_of_mention[m] for m in chain["mention_ids"]}, key=order.__getitem__))] += 1
-    rows = [
-        [", ".join(combo), len(combo), n] for combo, n in sorted(counts.items(), key=lambda i: (-i[1], len(i[0]), i[0]))
-    ]
-    return CardSection(
-        "Modality combinations within chains",
-        "Chains by the set of modalities of the reports their mentions are in (Datta et al. 2022, Figure 4).",
-        Table(["modalities", "modalities in set", "chains"], rows),
-    )
-
-
-def time_gaps(patients: list[dict[str, Any]]) -> CardSection:
-    """Datta et al. 2022, Figure 3: time between consecutive reports of a chain, in two-week bins, by chain type."""
-    bins: Counter[tuple[int, str]] = Counter()
-    longest = 0.0
-    for patient in patients:
-        times = [datetime.fromisoformat(r["charttime"]) for r in patient["reports"]]
-        report_of = {m["id"]: m["report_index"] for m in patient["mentions"]}
-        types = _chain_types(patient)
-        for chain in patient["chains"]:
-            covered = sorted({report_of[m] for m in chain["mention_ids"]}, key=lambda i: (times[i], i))
-            for earlier, later in itertools.pairwise(covered):
-                days = (times[later] - times[earlier]).total_seconds() / 86400
-                longest = max(longest, days)
-                bins[(int(days // TWO_WEEKS_DAYS), types[chain["id"]])] += 1
-    rows = [
-        [f"{TWO_WEEKS_DAYS * b}-{TWO_WEEKS_DAYS * (b + 1)} days", *(bins[(b, kind)] for kind in MENTION_TYPES)]
-        for b in sorted({b for b, _ in bins})
-    ]
-    return CardSection(
-        "Time between coreferent mentions",
-        "Pairs of consecutive reports (by CHARTTIME) within a chain, by the time between them in "
-        f"two-week bins and by chain type (Datta et al. 2022, Figure 3). Longest gap: {longest:.1f} days.",
-        Table(["gap", *MENTION_TYPES], rows),
-    )
-
-
-def string_match_baseline(patients: list[dict[str, Any]]) -> CardSection:
-    """Datta et al. 2022, §5.1 and Table 7: lower-cased string match against the gold chains (gold mentions)."""
-    key = {p["patient_id"]: [c["mention_ids"] for c in p["chains"]] for p in patients}
-    response = {p["patient_id"]: string_match_chains((m["id"], m["text"]) for m in p["mentions"]) for p in patients}
-    scores = score_documents_all(key, response, ("muc", "b_cubed", "ceaf_e", "blanc"))
-    names = {"muc": "MUC", "b_cubed": "B³", "ceaf_e": "CEAF-e", "blanc": "BLANC"}
-    rows: list[list[object]] = [[names[name], s.recall, s.precision, s.f1] for name, s in scores.items()]
-    conll = sum(scores[name].f1 for name in ("muc", "b_cubed", "ceaf_e")) / 3
-    rows.insert(3, ["CoNLL", "", "", conll])
-    return CardSection(
-        "String-match baseline",
-        "Mentions with equal lower-cased strings are coreferent "
-        "(transitive closure), on gold mentions, one document per patient, counts summed "
-        "over patients (Datta et al. 2022, §5.1, Table 7; `builders/string_match.py`).",
-        Table(["metric", "recall", "precision", "F1"], rows),
-    )

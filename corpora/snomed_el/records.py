@@ -17,6 +17,12 @@ SctId = Annotated[int, Field(ge=100_000, le=999_999_999_999_999_999)]
 """A SNOMED CT identifier (6-18 digits), stored as int64."""
 
 Split = Literal["train", "test"]
+HIERARCHY_NAMES: dict[Hierarchy, str] = {
+    "finding": "Clinical finding",
+    "procedure": "Procedure",
+    "body_structure": "Body structure",
+}
+"""The challenge's three SNOMED CT hierarchies, by the name of their top concept."""
 NonNegative32 = Annotated[int, Field(ge=0), Int32]
 
 

@@ -1,0 +1,238 @@
+"""The CliCR card's statistics: Šuster & Daelemans 2018's Tables 2 and 3 and its §5.1 baselines.
+
+The release is read in batches of the columns (and answer fields) each statistic needs; the passages,
+the bulk of the release, are tokenised apart (:func:`statistics_sections`).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from itertools import accumulate, compress
+from typing import NamedTuple
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from clinical_corpora.builders.contract.base import CardSection, Table
+from clinical_corpora.builders.contract.release_view import ReleaseView
+from clinical_corpora.builders.contract.text_units import token_strings
+from clinical_corpora.core.processes import child_process
+from clinical_corpora.corpora.clicr.entity_matcher import CATEGORIES
+from clinical_corpora.corpora.clicr.released_rows import QUERY_BATCH
+from clinical_corpora.corpora.clicr.splits import SPLIT_PROPORTIONS
+from clinical_corpora.validation.metrics.clicr import AnswerKey, maxfreq_entity_predictions, rand_entity_predictions
+
+DOCUMENT_BATCH = 256
+PASSAGES_APART = 1_000
+"""Cases from which the card tokenises the passages in a child process: forking it costs about 0.1 s, and
+tokenising a thousand passages about 0.5 s."""
+
+
+def statistics_sections(release: ReleaseView) -> list[CardSection]:
+    """Data statistics, answer categories and baselines. From :data:`PASSAGES_APART` cases on, the passages
+    are tokenised in a child process (on the other core) while this one tallies the rest and scores the
+    baselines."""
+    cases = sum(release.rows_in(shard) for shard in release.shards("clicr_documents"))
+    if cases < PASSAGES_APART:
+        passages = PassageTally.of(release)
+        documents, queries, baselines = _tallies_and_baselines(release)
+    else:
+        with child_process("counting the passages' tokens") as start:
+            counted = start(PassageTally.of, release)
+            documents, queries, baselines = _tallies_and_baselines(release)
+            passages = counted()
+    return [_data_statistics(documents, passages, queries), _answer_categories(queries), baselines]
+
+
+class QueryTally(NamedTuple):
+    """What the card needs from one query (its answers' texts, not the whole answer records)."""
+
+    split: str
+    id: str
+    document_id: str
+    answers: tuple[str, ...]
+    dataset_answers: tuple[str, ...]
+    category: str
+    answer_in_passage: bool
+
+
+def query_tallies(release: ReleaseView) -> list[QueryTally]:
+    """A :class:`QueryTally` per query, read in batches of the columns and answer fields it needs; an answer
+    text repeated across queries is one string object."""
+    answer = release.features("clicr")["answers"].feature
+    dataset = answer["origin"].names.index("dataset")
+    categories = pa.array(answer["category"].names, pa.string())
+    shared: dict[str, str] = {}
+    columns, fields = ["id", "document_id", "answer_in_passage"], {"answers": {"text", "origin", "category"}}
+    return [
+        tally
+        for split in release.splits("clicr")
+        for batch in release.batches("clicr", split, columns, QUERY_BATCH, fields)
+        for tally in _batch_query_tallies(split, batch, dataset, categories, shared)
+    ]
+
+
+def _batch_query_tallies(
+    split: str, batch: pa.RecordBatch, dataset: int, categories: pa.Array, shared: dict[str, str]
+) -> Iterator[QueryTally]:
+    """The tallies of a batch of queries: ``dataset`` is the id of origin ``dataset``, ``categories`` the
+    category names by id."""
+    answers = batch.column("answers")
+    flat = answers.flatten()
+    texts = _shared_texts(flat.field("text"), shared)
+    from_dataset = pc.equal(flat.field("origin"), dataset).to_pylist()
+    first_categories = categories.take(pc.list_element(answers, 0).field("category")).to_pylist()
+    bounds = _list_bounds(answers)
+    rows = zip(*(batch.column(name).to_pylist() for name in ("id", "document_id", "answer_in_passage")), strict=True)
+    for index, (query_id, document_id, in_passage) in enumerate(rows):
+        start, end = bounds[index], bounds[index + 1]
+        answer_texts = texts[start:end]
+        yield QueryTally(
+            split,
+            query_id,
+            document_id,
+            tuple(answer_texts),
+            tuple(compress(answer_texts, from_dataset[start:end])),
+            first_categories[index],
+            in_passage,
+        )
+
+
+@dataclass
+class DocumentTally:
+    """What the card needs from ``clicr_documents`` but the passages, gathered in one streaming pass."""
+
+    cases: int = 0
+    without_learning_points: int = 0
+    queries_removed: int = 0
+    entity_texts: dict[str, list[str]] = field(default_factory=dict)
+    _shared: dict[str, str] = field(default_factory=dict, repr=False)
+    """One string object per distinct entity text: millions of mentions share a few hundred thousand."""
+
+    @classmethod
+    def of(cls, release: ReleaseView) -> DocumentTally:
+        tally = cls()
+        columns = ["id", "learning_points", "repeated_queries_removed"]
+        for batch in release.batches("clicr_documents", None, columns, DOCUMENT_BATCH, {"entities": {"text"}}):
+            tally.add(batch)
+        return tally
+
+    def add(self, batch: pa.RecordBatch) -> None:
+        """Count a batch of documents (columns ``id``, ``learning_points``, ``repeated_queries_removed`` and
+        ``entities`` with their ``text`` only)."""
+        entities = batch.column("entities")
+        texts = _shared_texts(entities.flatten().field("text"), self._shared)
+        bounds = _list_bounds(entities)
+        for index, document_id in enumerate(batch.column("id").to_pylist()):
+            self.entity_texts[document_id] = texts[bounds[index] : bounds[index + 1]]
+        self.cases += batch.num_rows
+        self.without_learning_points += pc.list_value_length(batch.column("learning_points")).to_pylist().count(0)
+        self.queries_removed += sum(batch.column("repeated_queries_removed").to_pylist())
+
+    @property
+    def entity_types(self) -> int:
+        """Distinct entity texts, lower-cased."""
+        return len({text.lower() for text in self._shared})
+
+
+class PassageTally(NamedTuple):
+    """The passages' tokens and word types (lower-cased)."""
+
+    tokens: int
+    word_types: int
+
+    @classmethod
+    def of(cls, release: ReleaseView) -> PassageTally:
+        """Tokenise every passage, lower-cased, a batch of documents at a time."""
+        tokens, types = 0, set()
+        for batch in release.batches("clicr_documents", columns=["passage"], batch_size=DOCUMENT_BATCH):
+            for passage in batch.column("passage").to_pylist():
+                found = token_strings(passage.lower())
+                tokens += len(found)
+                types.update(found)
+        return cls(tokens, len(types))
+
+
+def _shared_texts(texts: pa.Array, shared: dict[str, str]) -> list[str]:
+    """``texts`` as Python strings, one object per distinct text (across calls sharing ``shared``)."""
+    encoded = texts.dictionary_encode()
+    distinct = [shared.setdefault(text, text) for text in encoded.dictionary.to_pylist()]
+    return [distinct[index] for index in encoded.indices.to_pylist()]
+
+
+def _list_bounds(lists: pa.Array) -> list[int]:
+    """Where each list starts among the flattened values of ``lists``, then where the last ends."""
+    return list(accumulate(pc.list_value_length(lists).to_pylist(), initial=0))
+
+
+def _tallies_and_baselines(release: ReleaseView) -> tuple[DocumentTally, list[QueryTally], CardSection]:
+    """The card's tallies but the passages', and its baselines section."""
+    documents, queries = DocumentTally.of(release), query_tallies(release)
+    return documents, queries, _baselines(documents.entity_texts, queries)
+
+
+def _data_statistics(documents: DocumentTally, passages: PassageTally, queries: Sequence[QueryTally]) -> CardSection:
+    """Šuster & Daelemans 2018, Table 2, on the lower-cased dataset."""
+    per_split = Counter(query.split for query in queries)
+    verbatim = sum(query.answer_in_passage for query in queries)
+    rows: list[list[object]] = [
+        ["cases", documents.cases],
+        ["cases without Learning points (passage only)", documents.without_learning_points],
+        ["queries in train/dev/test", "/".join(str(per_split[split]) for split, _ in SPLIT_PROPORTIONS)],
+        ["queries removed (learning point repeats the passage)", documents.queries_removed],
+        ["tokens in passages", passages.tokens],
+        ["word types in passages", passages.word_types],
+        ["entity types in passages", documents.entity_types],
+        ["distinct answers", len({text.lower() for query in queries for text in query.dataset_answers})],
+        ["distinct answers (incl. extended)", len({text.lower() for query in queries for text in query.answers})],
+        ["% answers verbatim in passage", round(100 * verbatim / len(queries), 1) if queries else 0.0],
+    ]
+    text = (
+        "As Šuster & Daelemans 2018, Table 2, counted on the lower-cased dataset (each passage once). Tokens are "
+        "`clinical_corpora.builders.text_units` tokens; an answer is verbatim in the passage when one of its forms "
+        "(original or UMLS synonym) occurs there as whole tokens, in any case."
+    )
+    return CardSection("Data statistics", text, Table(["statistic", "value"], rows))
+
+
+def _answer_categories(queries: Sequence[QueryTally]) -> CardSection:
+    """Šuster & Daelemans 2018, Table 3: the original answers' i2b2 categories."""
+    categories = Counter(query.category for query in queries)
+    total = sum(categories.values()) or 1
+    rows = [[category, categories[category], round(100 * categories[category] / total, 1)] for category in CATEGORIES]
+    return CardSection("Answer categories", table=Table(["category", "answers", "%"], rows))
+
+
+def _baselines(entities: Mapping[str, list[str]], queries: Sequence[QueryTally]) -> CardSection:
+    """rand-entity and maxfreq-entity (Šuster & Daelemans 2018, §5.1) per split, scored as the original evaluation."""
+    rows = []
+    most_frequent = maxfreq_entity_predictions(entities)  # per case, not per query
+    for split, _ in SPLIT_PROPORTIONS:
+        in_split = [query for query in queries if query.split == split]
+        if not in_split:
+            continue
+        answers = AnswerKey({query.id: query.answers for query in in_split})  # prepared once for both methods
+        candidates = {query.id: entities[query.document_id] for query in in_split}
+        for name, predictions in (
+            ("rand-entity", rand_entity_predictions(candidates)),
+            ("maxfreq-entity", {query.id: most_frequent[query.document_id] for query in in_split}),
+        ):
+            scores = answers.score(predictions)
+            rows.append(
+                [
+                    name,
+                    split,
+                    len(in_split),
+                    round(scores["exact_match"], 1),
+                    round(scores["f1"], 1),
+                    round(scores["bleu_2"], 3),
+                    round(scores["bleu_4"], 3),
+                ]
+            )
+    text = (
+        "Candidates are the passage's recognised entities; rand-entity is seeded (1234, as the "
+        "original). EM and F1 in percent, BLEU as fractions (`clincorp score clicr`)."
+    )
+    return CardSection("Baselines", text, Table(["method", "split", "queries", "EM", "F1", "B-2", "B-4"], rows))

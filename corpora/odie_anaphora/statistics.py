@@ -1,0 +1,60 @@
+"""The ``odie_anaphora`` card's statistics: Savova et al. 2011's corpus characteristics, from the released rows."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from typing import Any
+
+from clinical_corpora.builders.contract.base import CardSection, Table
+from clinical_corpora.corpora.odie_anaphora.records import RELATION_TYPES
+
+NOT_ANNOTATED = "(not annotated)"
+
+
+def statistics_sections(rows: list[dict[str, Any]]) -> list[CardSection]:
+    """Counts of notes, markables, pairs and chains; the markables' and pairs' attribute distributions."""
+    markables = [m for row in rows for m in row["markables"]]
+    pairs = [(row["note_type"], p) for row in rows for p in row["pairs"]]
+    chain_sizes = [len(c["markable_ids"]) for row in rows for c in row["chains"]]
+    documents = max(len(rows), 1)
+    overview = Table(
+        ["", "total", "per note"],
+        [
+            ["notes", len(rows), 1.0],
+            ["markables", len(markables), len(markables) / documents],
+            ["pairs", len(pairs), len(pairs) / documents],
+            ["identity chains", len(chain_sizes), len(chain_sizes) / documents],
+        ],
+    )
+    chain_text = (
+        f"Chain length (markables per chain) ranges from {min(chain_sizes)} to {max(chain_sizes)}."
+        if chain_sizes
+        else "No identity chains."
+    )
+    note_types = sorted({note_type for note_type, _ in pairs})
+    by_note_type = Counter((note_type, p["relation"]) for note_type, p in pairs)
+    relation_rows = [
+        [
+            relation,
+            *(by_note_type[(t, relation)] for t in note_types),
+            sum(by_note_type[(t, relation)] for t in note_types),
+        ]
+        for relation in RELATION_TYPES
+    ]
+    return [
+        CardSection("Corpus statistics", chain_text, overview),
+        _distribution("Semantic classes of markables", (m["semantic_class"] for m in markables)),
+        _distribution("Grammatical categories of markables", (m["grammatical_category"] for m in markables)),
+        CardSection(
+            "Relation types of pairs, per note type", table=Table(["relation", *note_types, "all"], relation_rows)
+        ),
+        _distribution("Bagga classes of pairs", (p["bagga_class"] for _, p in pairs)),
+    ]
+
+
+def _distribution(title: str, values: Iterable[str | None]) -> CardSection:
+    counts = Counter(NOT_ANNOTATED if value is None else value for value in values)
+    total = sum(counts.values()) or 1
+    rows = [[name, count, count / total] for name, count in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))]
+    return CardSection(title, table=Table(["value", "count", "share"], rows))

@@ -1,0 +1,166 @@
+"""The ``rad_coref`` card's statistics, as Datta et al. 2022 report them (Tables 3-4, Figures 2-4, §5.1)."""
+
+from __future__ import annotations
+
+import itertools
+from collections import Counter
+from datetime import datetime
+from typing import Any
+
+from clinical_corpora.builders.contract.base import CardSection, Table
+from clinical_corpora.builders.contract.text_units import tokenize
+from clinical_corpora.corpora.rad_coref.agreement import conll_f1_of
+from clinical_corpora.corpora.rad_coref.records import MENTION_TYPES
+from clinical_corpora.corpora.rad_coref.string_match import string_match_chains
+from clinical_corpora.validation.metrics.coref import score_documents_all
+
+TWO_WEEKS_DAYS = 14
+
+
+def statistics_sections(patients: list[dict[str, Any]]) -> list[CardSection]:
+    """The card's statistics sections, from the released patient rows."""
+    return [
+        corpus_statistics(patients),
+        top_mentions(patients),
+        chain_coverage(patients),
+        modality_combinations(patients),
+        time_gaps(patients),
+        string_match_baseline(patients),
+    ]
+
+
+def _chain_types(patient: dict[str, Any]) -> dict[str, str]:
+    """Chain id → type of its first mention."""
+    type_of = {mention["id"]: mention["type"] for mention in patient["mentions"]}
+    return {chain["id"]: type_of[chain["mention_ids"][0]] for chain in patient["chains"]}
+
+
+def _mean(values: list[int] | list[float]) -> float:
+    return sum(values) / len(values) if values else 0.0
+
+
+def corpus_statistics(patients: list[dict[str, Any]]) -> CardSection:
+    """Datta et al. 2022, Table 3."""
+    reports_per_patient = [len(p["reports"]) for p in patients]
+    tokens_per_report = [len(tokenize(r["text"])) for p in patients for r in p["reports"]]
+    chains_per_patient = [len(p["chains"]) for p in patients]
+    lengths = [len(c["mention_ids"]) for p in patients for c in p["chains"]]
+    mentions = [m for p in patients for m in p["mentions"]]
+    types = Counter(m["type"] for m in mentions)
+    rows: list[list[object]] = [
+        ["Patients", len(patients)],
+        ["Total reports", sum(reports_per_patient)],
+        ["Avg no. of reports per patient", _mean(reports_per_patient)],
+        ["Max no. of reports per patient", max(reports_per_patient, default=0)],
+        ["Avg no. of tokens per report", _mean(tokens_per_report)],
+        ["Max no. of tokens per report", max(tokens_per_report, default=0)],
+        ["Min no. of mention chains per patient", min(chains_per_patient, default=0)],
+        ["Max no. of mention chains per patient", max(chains_per_patient, default=0)],
+        ["Total mention chains", len(lengths)],
+        ["Total singleton mention chains", sum(1 for n in lengths if n == 1)],
+        ["Longest chain length", max(lengths, default=0)],
+        ["Avg chain length (excluding singletons)", _mean([n for n in lengths if n > 1])],
+        ["Avg no. of tokens per mention", _mean([len(tokenize(m["text"])) for m in mentions])],
+        ["Total mentions", len(mentions)],
+        *[[f"Total entities ({kind})", types[kind]] for kind in MENTION_TYPES],
+    ]
+    return CardSection(
+        "Corpus statistics",
+        "As Datta et al. 2022, Table 3; tokens are `clinical_corpora.builders.text_units.tokenize` "
+        "tokens (the paper used NLTK).",
+        Table(["item", "count"], rows),
+    )
+
+
+def top_mentions(patients: list[dict[str, Any]], top: int = 5) -> CardSection:
+    """Datta et al. 2022, Table 4: the most frequent lower-cased mention strings of each type."""
+    counts: dict[str, Counter[str]] = {kind: Counter() for kind in MENTION_TYPES}
+    for patient in patients:
+        for mention in patient["mentions"]:
+            counts[mention["type"]][mention["text"].lower()] += 1
+    ranked = [sorted(counts[kind].items(), key=lambda item: (-item[1], item[0]))[:top] for kind in MENTION_TYPES]
+    rows: list[list[object]] = []
+    for rank in range(max(map(len, ranked))):
+        rows.append([cell for column in ranked for cell in (column[rank] if rank < len(column) else ("", ""))])
+    return CardSection(
+        "Most frequent mentions",
+        f"Top {top} lower-cased mention strings by type (Datta et al. 2022, Table 4).",
+        Table(["Finding", "count", "Device", "count"], rows),
+    )
+
+
+def chain_coverage(patients: list[dict[str, Any]]) -> CardSection:
+    """Datta et al. 2022, Figure 2: chains by the number of reports they cover and their length."""
+    counts: Counter[tuple[int, int]] = Counter()
+    for patient in patients:
+        report_of = {m["id"]: m["report_index"] for m in patient["mentions"]}
+        for chain in patient["chains"]:
+            counts[(len({report_of[m] for m in chain["mention_ids"]}), len(chain["mention_ids"]))] += 1
+    rows = [[reports, length, n] for (reports, length), n in sorted(counts.items())]
+    return CardSection(
+        "Chains by reports covered",
+        "Number of chains by the number of distinct reports their "
+        "mentions are in, and by chain length (Datta et al. 2022, Figure 2).",
+        Table(["reports covered", "chain length", "chains"], rows),
+    )
+
+
+def modality_combinations(patients: list[dict[str, Any]]) -> CardSection:
+    """Datta et al. 2022, Figure 4: the set of imaging modalities of each chain's reports."""
+    order = {name: rank for rank, name in enumerate(("XR", "CT", "CTA", "MR", "US", "OTHER"))}
+    counts: Counter[tuple[str, ...]] = Counter()
+    for patient in patients:
+        modality_of_mention = {m["id"]: patient["reports"][m["report_index"]]["modality"] for m in patient["mentions"]}
+        for chain in patient["chains"]:
+            counts[tuple(sorted({modality_of_mention[m] for m in chain["mention_ids"]}, key=order.__getitem__))] += 1
+    rows = [
+        [", ".join(combo), len(combo), n] for combo, n in sorted(counts.items(), key=lambda i: (-i[1], len(i[0]), i[0]))
+    ]
+    return CardSection(
+        "Modality combinations within chains",
+        "Chains by the set of modalities of the reports their mentions are in (Datta et al. 2022, Figure 4).",
+        Table(["modalities", "modalities in set", "chains"], rows),
+    )
+
+
+def time_gaps(patients: list[dict[str, Any]]) -> CardSection:
+    """Datta et al. 2022, Figure 3: time between consecutive reports of a chain, in two-week bins, by chain type."""
+    bins: Counter[tuple[int, str]] = Counter()
+    longest = 0.0
+    for patient in patients:
+        times = [datetime.fromisoformat(r["charttime"]) for r in patient["reports"]]
+        report_of = {m["id"]: m["report_index"] for m in patient["mentions"]}
+        types = _chain_types(patient)
+        for chain in patient["chains"]:
+            covered = sorted({report_of[m] for m in chain["mention_ids"]}, key=lambda i: (times[i], i))
+            for earlier, later in itertools.pairwise(covered):
+                days = (times[later] - times[earlier]).total_seconds() / 86400
+                longest = max(longest, days)
+                bins[(int(days // TWO_WEEKS_DAYS), types[chain["id"]])] += 1
+    rows = [
+        [f"{TWO_WEEKS_DAYS * b}-{TWO_WEEKS_DAYS * (b + 1)} days", *(bins[(b, kind)] for kind in MENTION_TYPES)]
+        for b in sorted({b for b, _ in bins})
+    ]
+    return CardSection(
+        "Time between coreferent mentions",
+        "Pairs of consecutive reports (by CHARTTIME) within a chain, by the time between them in "
+        f"two-week bins and by chain type (Datta et al. 2022, Figure 3). Longest gap: {longest:.1f} days.",
+        Table(["gap", *MENTION_TYPES], rows),
+    )
+
+
+def string_match_baseline(patients: list[dict[str, Any]]) -> CardSection:
+    """Datta et al. 2022, §5.1 and Table 7: lower-cased string match against the gold chains (gold mentions)."""
+    key = {p["patient_id"]: [c["mention_ids"] for c in p["chains"]] for p in patients}
+    response = {p["patient_id"]: string_match_chains((m["id"], m["text"]) for m in p["mentions"]) for p in patients}
+    scores = score_documents_all(key, response, ("muc", "b_cubed", "ceaf_e", "blanc"))
+    names = {"muc": "MUC", "b_cubed": "B³", "ceaf_e": "CEAF-e", "blanc": "BLANC"}
+    rows: list[list[object]] = [[names[name], s.recall, s.precision, s.f1] for name, s in scores.items()]
+    rows.insert(3, ["CoNLL", "", "", conll_f1_of(scores)])
+    return CardSection(
+        "String-match baseline",
+        "Mentions with equal lower-cased strings are coreferent "
+        "(transitive closure), on gold mentions, one document per patient, counts summed "
+        "over patients (Datta et al. 2022, §5.1, Table 7; `builders/string_match.py`).",
+        Table(["metric", "recall", "precision", "F1"], rows),
+    )

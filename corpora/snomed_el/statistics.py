@@ -1,0 +1,96 @@
+"""The ``snomed_el`` card's statistics: splits, hierarchies, concept difficulty (Davidson et al. 2025), span ends.
+
+Notes, annotations and distinct concepts per split; annotations per hierarchy; the concept difficulty
+features of ``concept_stats``; and the spans annotated with whitespace at their ends.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pandas as pd
+
+from clinical_corpora.builders.contract.base import CardSection, Table
+from clinical_corpora.builders.contract.release_view import ReleaseView
+from clinical_corpora.corpora.snomed_el.records import HIERARCHY_NAMES, ConceptStats
+from clinical_corpora.corpora.snomed_el.released_annotations import annotation_table
+
+MAX_LISTED_SPANS = 20
+
+
+def statistics_sections(
+    release: ReleaseView, padded_spans: list[tuple[str, int, int]], trimmed: bool
+) -> list[CardSection]:
+    """The card's statistics sections; ``padded_spans`` were read with whitespace at their ends, ``trimmed``
+    says whether the builder trimmed them."""
+    return [
+        split_section(release),
+        hierarchy_section(release),
+        difficulty_section(release),
+        whitespace_section(padded_spans, trimmed),
+    ]
+
+
+def split_section(release: ReleaseView) -> CardSection:
+    frame = annotation_table(release).to_pandas()
+    notes = {
+        split: sum(map(release.rows_in, release.shards("snomed_el", split))) for split in release.splits("snomed_el")
+    }
+    rows: list[list[object]] = [
+        [
+            split,
+            notes[split],
+            int((frame["split"] == split).sum()),
+            frame.loc[frame["split"] == split, "concept_id"].nunique(),
+        ]
+        for split in release.splits("snomed_el")
+    ]
+    return CardSection(
+        "Notes, annotations and concepts per split",
+        table=Table(["split", "notes", "annotations", "distinct concepts"], rows),
+    )
+
+
+def hierarchy_section(release: ReleaseView) -> CardSection:
+    frame = annotation_table(release).to_pandas()
+    names = release.features("snomed_el")["annotations"].feature["hierarchy"].names
+    counts = Counter(zip(frame["split"], (names[index] for index in frame["hierarchy"]), strict=True))
+    splits = release.splits("snomed_el")
+    rows: list[list[object]] = [
+        [HIERARCHY_NAMES[name], *(counts[(split, name)] for split in splits)] for name in HIERARCHY_NAMES
+    ]
+    return CardSection("Annotations per hierarchy", table=Table(["hierarchy", *splits], rows))
+
+
+def difficulty_section(release: ReleaseView) -> CardSection:
+    stats = release.arrow("concept_stats").to_pandas()
+    columns = [name for name in ConceptStats.model_fields if name != "concept_id"]
+    rows: list[list[object]] = [[name, *_summary(stats[name])] for name in columns]
+    text = (
+        "Davidson et al. 2025's concept difficulty features over the annotated concepts (config `concept_stats`): mean "
+        "span length in characters, concept entropy (bits, over the concept's case-folded span strings), "
+        "annotation entropy (bits, over the concepts linked to those strings), examples in all splits and "
+        "in the training split, notes holding the concept, and is-a depth below the root."
+    )
+    return CardSection("Concept difficulty features", text, Table(["feature", "mean", "median", "min", "max"], rows))
+
+
+def _summary(values: pd.Series) -> list[object]:
+    if values.empty:
+        return ["", "", "", ""]
+    return [float(values.mean()), float(values.median()), float(values.min()), float(values.max())]
+
+
+def whitespace_section(padded_spans: list[tuple[str, int, int]], trimmed: bool) -> CardSection:
+    """The spans read with leading or trailing whitespace (the first :data:`MAX_LISTED_SPANS`), and what was done."""
+    action = (
+        "trimmed to the first and last non-space character"
+        if trimmed
+        else "kept as annotated (TrimmingSnomedElBuilder trims them)"
+    )
+    listed = [[note_id, start, end] for note_id, start, end in padded_spans[:MAX_LISTED_SPANS]]
+    return CardSection(
+        "Span boundaries",
+        f"{len(padded_spans)} annotated spans start or end with whitespace; they are {action}.",
+        Table(["note_id", "start", "end"], listed) if listed else None,
+    )
