@@ -65,7 +65,7 @@ PARAGRAPHS = st.lists(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(PARAGRAPHS)
 def test_linear_revision_gives_justext_classes(specs: list[tuple[str, bool, int]]) -> None:
     ours = [_paragraph(*spec) for spec in specs]

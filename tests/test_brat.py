@@ -157,7 +157,7 @@ def documents(draw: st.DrawFn) -> tuple[str, BratDocument]:
     return text, doc
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=150, suppress_health_check=[HealthCheck.too_slow])
 @given(documents())
 def test_write_then_read_gives_the_same_annotations(case: tuple[str, BratDocument]) -> None:
     text, doc = case

@@ -191,7 +191,7 @@ def test_recogniser_against_hand_marked_gold(matcher: EntityMatcher) -> None:
 WORDS = ["fever", "chest", "pain", "the", "his", "acute", "kidney", "injury", "(", ")", "DVT", ".", "CT", "of", "no"]
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(st.lists(st.sampled_from(WORDS), max_size=30), st.sampled_from([" ", "  ", "\n"]))
 def test_entities_are_ordered_disjoint_spans_of_the_text(matcher: EntityMatcher, words: list[str], gap: str) -> None:
     text = gap.join(words)

@@ -241,7 +241,7 @@ words = st.text(alphabet="abcXYZ,.-'\"|", min_size=1, max_size=5)
 lines = st.lists(st.lists(words, min_size=1, max_size=6), min_size=1, max_size=5)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(lines=lines, data=st.data())
 def test_round_trip_of_random_token_aligned_concepts(tmp_path_factory, lines, data) -> None:
     text = "\n".join("  ".join(tokens) for tokens in lines) + "\n"

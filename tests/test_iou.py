@@ -155,7 +155,7 @@ spans = st.builds(
 )
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=150)
 @given(gold=st.lists(spans, max_size=12), pred=st.lists(spans, max_size=12))
 def test_macro_iou_matches_a_set_based_restatement(gold: list[SpanAnnotation], pred: list[SpanAnnotation]) -> None:
     if not gold and not pred:

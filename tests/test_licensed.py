@@ -68,7 +68,7 @@ def test_a_string_a_document_holds_whole_is_one_slice() -> None:
 text = st.text(alphabet="abcde \n", max_size=60)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(value=text, documents=st.lists(text, max_size=3))
 def test_every_recipe_restores_its_string_and_keeps_as_literals_only_what_no_document_holds(
     value: str, documents: list[str]
@@ -93,7 +93,7 @@ def naive_longest(document: str, release: str) -> int:
     )
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=100)
 @given(document=st.text(alphabet="ab c", min_size=0, max_size=40), release=st.text(alphabet="ab c", max_size=40))
 def test_the_longest_shared_run_is_the_naive_one_from_the_seed_length_up(document: str, release: str) -> None:
     found = longest_shared_run([("doc:1", document)], ReleaseText([release]))
@@ -110,7 +110,7 @@ def test_runs_without_letters_and_label_names_are_not_counted() -> None:
     assert longest_shared_run([("doc:1", document)], release).length == len(" Diagnostic Procedure") - 1  # type: ignore[union-attr]
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=100)
 @given(strings=st.lists(st.text(alphabet="ab c\x00", max_size=30), max_size=6), windows=st.integers(1, 20))
 def test_release_windows_hashed_piece_by_piece_are_those_hashed_at_once(strings: list[str], windows: int) -> None:
     text = "\x00".join(strings)

@@ -84,7 +84,7 @@ def row_by_row(batch: pa.RecordBatch, documents: list[list[str]], schema: pa.Sch
     return pa.RecordBatch.from_pylist(stored, schema=schema)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=150)
 @given(data=st.lists(st.tuples(rows, row_documents), max_size=12))
 def test_a_batch_gets_the_row_by_row_recipes_and_restores_to_itself(
     data: list[tuple[dict[str, Any], list[str]]],
@@ -110,7 +110,7 @@ def as_python(value: Any) -> Any:
     return value
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=100)
 @given(data=st.lists(rows, max_size=12), offset=st.integers(0, 3))
 def test_lazy_rows_read_as_the_stored_rows_sliced_batches_too(data: list[dict[str, Any]], offset: int) -> None:
     batch = pa.RecordBatch.from_pylist(data, schema=features_for(Row).arrow_schema).slice(offset)
