@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
-settings.register_profile("clincorp", deadline=None)  # speed is measured in benchmarks/, not by timed tests
-settings.load_profile("clincorp")
-
 from clinical_corpora.builders.plugins import find_corpus
 from clinical_corpora.builders.release.pipeline import Outcome, run
+
+settings.register_profile("clincorp", deadline=None)  # speed is measured in benchmarks/, not by timed tests
+settings.load_profile("clincorp")
 
 TINY = Path(__file__).parent / "tiny_corpus"
 

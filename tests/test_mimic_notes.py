@@ -279,7 +279,7 @@ def test_noteevents_quoted_header_selection_and_types(tmp_path: Path) -> None:
     assert [event.row_id for event in iter_noteevents(path, row_ids=[175, 176], categories={"Nursing"})] == []
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=40, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     texts=st.lists(
         st.text(alphabet=st.sampled_from(list('ab ,"\n\r_é😀')), max_size=60),

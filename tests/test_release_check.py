@@ -112,7 +112,7 @@ def corruptions(draw: st.DrawFn) -> tuple[str, str, Callable[[dict[str, list[dic
     return other, f"duplicate id {other!r}", lambda rows: rows[TRAIN][row].update(id=other)
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=40, suppress_health_check=[HealthCheck.too_slow])
 @given(corruption=corruptions())
 def test_validate_turns_any_damaged_record_into_a_failed_gate(
     release: Path, corruption: tuple[str, str, Callable[[dict[str, list[dict[str, Any]]]], None]]
