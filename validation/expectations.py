@@ -219,11 +219,6 @@ def _run_suite(expectations: list[Expectation], tables: dict[str, Table | TableB
     return checked
 
 
-def load_great_expectations() -> None:
-    """Import great-expectations and make the context suites run in, now (in a process that will check)."""
-    _great_expectations()
-
-
 @functools.cache
 def _great_expectations() -> tuple[Any, Any]:
     """great-expectations and one batch definition of an in-memory dataframe, made once per process: GX
