@@ -111,8 +111,8 @@ def _rss_mb() -> tuple[float, float]:
 
 
 def release(pages: str, meta: str, gold: str, out: str) -> dict[str, Any]:
-    from clinical_corpora.builders.release import pipeline
     from clinical_corpora.builders.plugins import find_corpus
+    from clinical_corpora.builders.release import pipeline
 
     stages: list[dict[str, Any]] = []
     started = time.perf_counter()

@@ -14,10 +14,10 @@ from typing import Any
 
 import pytest
 
-from clinical_corpora.builders.release import pipeline
 from clinical_corpora.builders.cli import main
 from clinical_corpora.builders.contract.base import BuildContext, Row, load_builder_class
 from clinical_corpora.builders.plugins import all_corpora, find_corpus
+from clinical_corpora.builders.release import pipeline
 from clinical_corpora.builders.release.inputs import resolve_sources
 from clinical_corpora.builders.release.pipeline import run
 from clinical_corpora.builders.sources.line_chunks import LineChunk
