@@ -3,18 +3,12 @@ one expectation when a table's suite runs in one great-expectations validation a
 (one validation per expectation), on the same tables in the same run. Prints JSON.
 
 The release runs as ``clincorp release --all`` does by default (a build process per 64 documents, so one for
-each sample; the suites of all corpora checked in one process of their own while the next corpora build: it
-starts with the run, imports great-expectations once the first corpus's records are written, and checks the
-suites waiting by then two at a time), with ``--workers 2`` and with every stage in one process
-(``--workers 1``), each in a fresh process. Breakdown (wall and CPU seconds of the building process; on a
-shared machine CPU is the steadier): ``imports`` (the CLI, the pipeline and every corpus, before any build),
-``great_expectations_import`` and ``expectations`` (the suites, without that import; zero where they run in
-the expectation process) and ``build`` (everything else: reading, records, parquet, agreement, cards,
-hashing). ``worker_cpu_seconds``: the CPU of the other processes (build workers, the expectation process,
-hashing). ``first_records_seconds``: when the first corpus's records were written, the earliest the
-expectation process may start importing great-expectations; so the floor of a run apart is that plus the
-import plus the suites (``floor_apart_seconds``, the suites one after another; checked two at a time, they
-may end sooner).
+each sample; the corpora one after another, each suite checked in the building process once its records are
+written), in a fresh process. Breakdown (wall and CPU seconds of that process; on a shared machine CPU is the
+steadier): ``imports`` (the CLI, the pipeline and every corpus, before any build), ``great_expectations_import``
+(its import and context, when the first suite runs), ``expectations`` (the suites, without that import) and
+``build`` (everything else: reading, records, parquet, agreement, cards, hashing). ``worker_cpu_seconds``: the
+CPU of the other processes (build workers, hashing).
 """
 
 from __future__ import annotations
@@ -47,9 +41,9 @@ def _since(begin: tuple[float, float]) -> tuple[float, float]:
     return wall - begin[0], cpu - begin[1]
 
 
-def release_all(out: str, workers: int | None) -> dict[str, Any]:
-    """Release every corpus from its samples with ``--workers`` (None: the default), timing (wall and CPU, this
-    process) the imports, great-expectations' import and the expectation suites."""
+def release_all(out: str) -> dict[str, Any]:
+    """Release every corpus from its samples, timing (wall and CPU, this process) the imports,
+    great-expectations' import and the expectation suites."""
     start = _now()
     from clinical_corpora.builders.cli import main
     from clinical_corpora.builders.plugins import all_corpora
@@ -58,16 +52,6 @@ def release_all(out: str, workers: int | None) -> dict[str, Any]:
 
     all_corpora()
     spent = {"imports": _since(start), **dict.fromkeys(STAGES, (0.0, 0.0))}
-    first_records: list[float] = []
-    write_rows = pipeline._write_rows
-
-    def timed_write_rows(*args: Any, **kwargs: Any) -> Any:
-        written = write_rows(*args, **kwargs)
-        if not first_records:
-            first_records.append(_since(start)[0])
-        return written
-
-    pipeline._write_rows = timed_write_rows
 
     def timed(stage: str, function: Any) -> Any:
         def run(*args: Any) -> Any:
@@ -80,19 +64,17 @@ def release_all(out: str, workers: int | None) -> dict[str, Any]:
 
         return run
 
-    importer, suite_runner = expectations._import_great_expectations, expectations._run_suite
-    expectations._import_great_expectations = timed("great_expectations_import", importer)
+    importer, suite_runner = expectations._great_expectations, expectations._run_suite
+    expectations._great_expectations = timed("great_expectations_import", importer)
     expectations._run_suite = timed("expectations", suite_runner)
-    options = [] if workers is None else ["--workers", str(workers)]
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-        status = main(["release", "--all", "--out", out, *options])
+        status = main(["release", "--all", "--out", out])
     total = _since(start)
     gx_import, suites = spent["great_expectations_import"], spent["expectations"]
     spent["expectations"] = (suites[0] - gx_import[0], suites[1] - gx_import[1])  # the suites include the import
-    spent["build"] = tuple(total[i] - sum(value[i] for value in spent.values()) for i in (0, 1))  # type: ignore[assignment]
+    spent["build"] = tuple(total[i] - sum(value[i] for value in spent.values()) for i in (0, 1))
     return {
         "exit_status": status,
-        "first_records_seconds": round(first_records[0], 3),
         "breakdown_seconds": {stage: round(value[0], 3) for stage, value in spent.items()},
         "breakdown_cpu_seconds": {stage: round(value[1], 3) for stage, value in spent.items()},
     }
@@ -111,7 +93,7 @@ def per_expectation_cost(releases: str, repeats: int) -> dict[str, Any]:
     from clinical_corpora.builders.release.checks import quality_tables
     from clinical_corpora.validation import expectations
 
-    gx = expectations._import_great_expectations()
+    gx, _ = expectations._great_expectations()
     suites = []
     for manifest in all_corpora():
         view = ReleaseView(Path(releases) / manifest.name / manifest.sample_version)
@@ -163,9 +145,7 @@ def main() -> None:
     parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="clincorp-bench-"))
     try:
-        release = measure(release_all, str(work / "releases"), None)
-        two_workers = measure(release_all, str(work / "two-workers"), 2)
-        one_process = measure(release_all, str(work / "one-process"), 1)
+        release = measure(release_all, str(work / "releases"))
         cost = measure(per_expectation_cost, str(work / "releases"), 5)
     finally:
         shutil.rmtree(work, ignore_errors=True)
@@ -173,27 +153,16 @@ def main() -> None:
     report = {
         "benchmark": "release_all_samples",
         "release_all": _run(release),
-        "release_all_workers_2": _run(two_workers),
-        # the same release with every stage in one process, great-expectations imported after the build
-        "release_all_in_one_process": _run(one_process),
-        "speedup_vs_one_process": round(one_process["seconds"] / release["seconds"], 2),
         "per_expectation": suites,
         "suite_speedup_vs_naive": round(
             suites["one_validation_per_expectation"]["cpu_seconds"] / suites["one_validation_per_table"]["cpu_seconds"],
             2,
         ),
-        # the floor in one process: the imports alone, before any build or check
+        # the floor: the imports alone, before any build or check
         "floor_cpu_seconds": round(
             sum(
-                one_process["result"]["breakdown_cpu_seconds"][stage]
-                for stage in ("imports", "great_expectations_import")
+                release["result"]["breakdown_cpu_seconds"][stage] for stage in ("imports", "great_expectations_import")
             ),
-            3,
-        ),
-        # the floor with the suites apart: the first records, then great-expectations' import and the suites
-        "floor_apart_seconds": round(
-            release["result"]["first_records_seconds"]
-            + sum(one_process["result"]["breakdown_seconds"][stage] for stage in STAGES),
             3,
         ),
         "target_seconds": TARGET_SECONDS,

@@ -10,8 +10,7 @@ annotator, statistics, card and manifest. In the same run, for the same records:
 Each is run at every ``--records`` size; the pipeline with every ``--workers`` count. Fixed and per-record
 cost come from a line through the smallest and largest size, in wall seconds and in CPU seconds (the
 process and its workers: the steadier figure on a shared machine). Peak RSS is the main process's;
-``worker_peak_rss_mb`` the largest worker's. With more than one worker the workers include the expectation
-process (great-expectations' import and the suite run there). Prints JSON.
+``worker_peak_rss_mb`` the largest worker's. Prints JSON.
 """
 
 from __future__ import annotations

@@ -7,10 +7,8 @@ import gc
 import json
 import os
 import sys
-from collections import deque
-from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, NoReturn
+from typing import TYPE_CHECKING, Literal, NoReturn
 
 from clinical_corpora.builders.plugins import all_corpora, find_corpus, load_plugins
 from clinical_corpora.core.errors import ClincorpError
@@ -218,14 +216,11 @@ def _workers(text: str) -> int:
 
 
 def _run(args: argparse.Namespace, mode: Literal["release", "build"]) -> int:
-    """Release or build each corpus; with several, try every one and end with a summary table. Several
-    corpora (unless ``--workers 1``) share one process checking their suites, started (prepared) before the
-    first build: each corpus builds while the suites of those before it are checked, and is finished
-    (gates, card, publication) once they are."""
+    """Release or build each corpus, one after another; with several, try every one and end with a summary
+    table."""
     gc.disable()  # the pipeline's imports make ~1M objects that all stay: collecting meanwhile costs ~0.1 s
     try:
-        from clinical_corpora.builders.release.checks import ExpectationProcess
-        from clinical_corpora.builders.release.pipeline import Started, finish, start
+        from clinical_corpora.builders.release.pipeline import run
     finally:
         gc.enable()
 
@@ -236,45 +231,18 @@ def _run(args: argparse.Namespace, mode: Literal["release", "build"]) -> int:
         raise ClincorpError("--gates applies to one corpus at a time (its expectations name that corpus's tables)")
     overrides = _overrides(args.source)
     alone = len(corpora) == 1
-    checks = None if alone or args.workers == 1 else ExpectationProcess()
-    if checks is not None:
-        checks.prepare([manifest.builder for manifest in corpora])
-    rows: list[list[list[str]]] = [[] for _ in corpora]  # each corpus's summary rows, in corpus order
-    pending: deque[tuple[int, Started]] = deque()
-
-    def attempt(index: int, step: Callable[..., Any], *arguments: Any) -> Any:
+    summary: list[list[str]] = []
+    for manifest in corpora:
+        options = (args.on_error, mode, args.sample, args.max_rejects, args.gates, args.workers)
         try:
-            return step(*arguments)
+            outcome = run(manifest, args.out, overrides, *options)
         except ClincorpError as error:
             if alone:
                 raise
-            manifest = corpora[index]
             print(f"error: {manifest.name}: {error}", file=sys.stderr)
-            rows[index].append([manifest.name, manifest.version, "FAILED", str(error).splitlines()[0]])
-            return None
-
-    def finish_next() -> None:
-        index, started = pending.popleft()
-        outcome = attempt(index, finish, started)
-        if outcome is not None:
-            rows[index] += _finished(corpora[index], outcome, args, overrides, alone)
-
-    try:
-        for index, manifest in enumerate(corpora):
-            options = (args.on_error, mode, args.sample, args.max_rejects, args.gates, args.workers, checks)
-            started = attempt(index, start, manifest, args.out, overrides, *options)
-            if started is not None:
-                pending.append((index, started))
-            while pending and (checks is None or checks.ready()):
-                finish_next()
-        while pending:
-            finish_next()
-    finally:
-        for _, started in pending:
-            started.close()
-        if checks is not None:
-            checks.close()
-    summary = [row for corpus_rows in rows for row in corpus_rows]
+            summary.append([manifest.name, manifest.version, "FAILED", str(error).splitlines()[0]])
+            continue
+        summary += _finished(manifest, outcome, args, overrides, alone)
     if not alone:
         print(_summary_table(summary))
     return 1 if any(row[2] == "FAILED" for row in summary) else 0

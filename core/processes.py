@@ -1,10 +1,10 @@
 """Helper processes that end with the process that started them.
 
-A release forks helpers (build workers, input hashing, the expectation process, scoring workers, the UMLS
-index builder). If the release process is killed outright (SIGKILL, the out-of-memory killer), nothing tells
-them: a worker waits forever for its next job, and a helper waiting for the end of its pipe never sees it
-while a sibling forked later still holds a copy of that pipe's other end. Each helper therefore watches its
-parent and exits once it is gone.
+A release forks helpers (build workers, input hashing, scoring workers, the UMLS index builder). If the
+release process is killed outright (SIGKILL, the out-of-memory killer), nothing tells them: a worker waits
+forever for its next job, and a helper waiting for the end of its pipe never sees it while a sibling forked
+later still holds a copy of that pipe's other end. Each helper therefore watches its parent and exits once it
+is gone.
 """
 
 from __future__ import annotations

@@ -3,7 +3,6 @@ released once per session."""
 
 from __future__ import annotations
 
-import json
 import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -52,29 +51,3 @@ def sample_release(tmp_path_factory: pytest.TempPathFactory) -> SampleRelease:
         return outcomes[name]
 
     return release
-
-
-GX_IMPORT_LOG = """
-import json, os, sys
-from pathlib import Path
-
-
-def log_great_expectations_imports(out, log):
-    # appends to log each process's first import of great-expectations (forked processes inherit the hook)
-    # as [pid, parquet files under out then]
-    imported = []
-
-    def watch(event, args):
-        if event == "import" and args[0] == "great_expectations" and os.getpid() not in imported:
-            imported.append(os.getpid())
-            with log.open("a") as file:
-                file.write(json.dumps([os.getpid(), len(list(out.rglob("*.parquet")))]) + "\\n")
-
-    sys.addaudithook(watch)
-"""
-"""The start of a script run with ``python -c``: a function logging where great-expectations gets imported."""
-
-
-def great_expectations_imports(log: Path) -> dict[int, int]:
-    """What :data:`GX_IMPORT_LOG` logged: pid → parquet files written when that process imported it."""
-    return dict(json.loads(line) for line in log.read_text().splitlines())

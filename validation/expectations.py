@@ -10,14 +10,12 @@ run once over only the columns they name.
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import itertools
 import logging
 import math
 import numbers
 import os
-import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias
@@ -26,7 +24,6 @@ import pandas as pd
 import pyarrow as pa
 
 from clinical_corpora.core.manifest import Expectation
-from clinical_corpora.validation.deferred import defer
 
 _OBSERVED_KEYS = (
     "observed_value",
@@ -98,21 +95,6 @@ def expectation_class(name: str) -> Any:
         return get_expectation_impl(name)
     except ExpectationNotFoundError:
         raise AttributeError(f"great-expectations has no expectation {name!r}") from None
-
-
-GX_DEFERRED = ("scipy.stats", "altair")
-"""Modules great-expectations imports at module level for expectations and charts our suites do not use:
-their code runs only if something uses them (see :mod:`~clinical_corpora.validation.deferred`)."""
-
-
-def _import_great_expectations() -> Any:
-    os.environ.setdefault("GX_ANALYTICS_ENABLED", "False")
-    logging.getLogger("great_expectations").setLevel(logging.ERROR)
-    if "great_expectations" not in sys.modules:
-        defer(GX_DEFERRED)
-    import great_expectations as gx  # slow import (~1.5 s, 2.5 s with GX_DEFERRED): only when a suite runs
-
-    return gx
 
 
 @dataclass
@@ -219,23 +201,16 @@ def _run_suite(expectations: list[Expectation], tables: dict[str, Table | TableB
     return checked
 
 
-def load_great_expectations() -> None:
-    """Import great-expectations and make the context suites run in, now (in a process that will check)."""
-    _great_expectations()
-
-
 @functools.cache
 def _great_expectations() -> tuple[Any, Any]:
-    """great-expectations and one batch definition of an in-memory dataframe, made once per process: GX
-    serialises its whole project config each time an asset or batch definition is added."""
-    gx = _import_great_expectations()
+    """great-expectations (imported here, when a suite first runs) and one batch definition of an in-memory
+    dataframe, made once per process: GX serialises its whole project config each time an asset or batch
+    definition is added."""
+    os.environ.setdefault("GX_ANALYTICS_ENABLED", "False")
+    logging.getLogger("great_expectations").setLevel(logging.ERROR)
+    import great_expectations as gx
     from great_expectations.data_context.types.base import ProgressBarsConfig
-    from great_expectations.execution_engine import pandas_execution_engine
 
-    if isinstance(getattr(pandas_execution_engine, "HASH_THRESHOLD", None), int | float):
-        # GX fingerprints each dataframe smaller than this (an md5 of pandas' row hashes, a quarter of a
-        # suite's time) for batch metadata no outcome reads: never
-        pandas_execution_engine.HASH_THRESHOLD = 0
     context = gx.get_context(mode="ephemeral")
     context.variables.progress_bars = ProgressBarsConfig(globally=False)
     asset = context.data_sources.add_pandas("release").add_dataframe_asset(name="table")
@@ -246,47 +221,23 @@ def _suite(gx: Any, table_name: str, wanted: list[Expectation]) -> tuple[Any, di
     """A suite of the table's expectations, and a failed outcome for each one GX cannot build (unknown
     name, wrong arguments), which stays out of the suite."""
     failed: dict[int, ExpectationOutcome] = {}
-    suite = gx.ExpectationSuite(name=table_name)
+    built = []
     for position, expectation in enumerate(wanted):
         kwargs = expectation.kwargs
         kwargs["meta"] = {**(kwargs.get("meta") or {}), _POSITION: position}
         try:
-            suite.expectations.append(expectation_class(expectation.expectation)(**kwargs))
+            built.append(expectation_class(expectation.expectation)(**kwargs))
         except (AttributeError, TypeError, ValueError) as error:
             failed[position] = _outcome(expectation, False, {"error": f"cannot run {expectation.expectation}: {error}"})
-    return suite, failed
+    return gx.ExpectationSuite(name=table_name, expectations=built), failed
 
 
 def _results(batch_definition: Any, frame: pd.DataFrame, suite: Any) -> Iterator[tuple[int, Any]]:
     """(position in the table's expectations, GX result) of one validation of ``frame``."""
     batch = batch_definition.get_batch(batch_parameters={"dataframe": frame})
-    with _configurations_made_once():
-        validated = batch.validate(suite, result_format=RESULT_FORMAT)
+    validated = batch.validate(suite, result_format=RESULT_FORMAT)
     for result in validated.results:
         yield result.expectation_config.meta[_POSITION], result
-
-
-@contextlib.contextmanager
-def _configurations_made_once() -> Iterator[None]:
-    """During one validation, each expectation's ``configuration`` is made once. GX's property makes a new
-    ExpectationConfiguration (a pydantic ``dict()`` and a regex over the class name) at every read, ~100 per
-    expectation in a validation: a quarter of a suite's time. Nothing changes an expectation meanwhile."""
-    from great_expectations.expectations.expectation import Expectation as GxExpectation
-
-    made: dict[int, tuple[Any, Any]] = {}  # id → (the expectation, kept alive so its id is not reused; its own)
-    property_of_gx = GxExpectation.__dict__["configuration"]
-
-    def configuration(expectation: Any) -> Any:
-        key = id(expectation)
-        if key not in made:
-            made[key] = (expectation, property_of_gx.fget(expectation))
-        return made[key][1]
-
-    GxExpectation.configuration = property(configuration)  # type: ignore[method-assign,assignment]
-    try:
-        yield
-    finally:
-        GxExpectation.configuration = property_of_gx  # type: ignore[method-assign]
 
 
 def _in_order(checked: dict[int, _Checked], wanted: list[Expectation], rows: Table | None = None) -> list[_Checked]:

@@ -7,11 +7,11 @@ import json
 import os
 import shutil
 import sys
-from collections.abc import Callable, Generator, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from importlib.metadata import version as package_version
 from pathlib import Path
-from typing import Any, Literal, ParamSpec
+from typing import Any, Literal
 
 import pyarrow as pa
 from datasets import Features
@@ -28,7 +28,7 @@ from clinical_corpora.builders.contract.base import (
 )
 from clinical_corpora.builders.contract.release_view import ReleaseView
 from clinical_corpora.builders.release.card import SplitSize, render_card, split_sizes
-from clinical_corpora.builders.release.checks import ExpectationProcess, Outcomes, start_checks
+from clinical_corpora.builders.release.checks import check_suite
 from clinical_corpora.builders.release.folder import (
     BUILD_FLAG,
     make_folder,
@@ -57,6 +57,7 @@ from clinical_corpora.core.manifest import (
     load_gate_overlay,
 )
 from clinical_corpora.schemas.features import features_for, schema_fingerprint
+from clinical_corpora.validation.expectations import ExpectationOutcome
 from clinical_corpora.validation.gates import (
     GateResult,
     agreement_gates,
@@ -66,7 +67,6 @@ from clinical_corpora.validation.gates import (
 )
 
 Mode = Literal["release", "build"]
-P = ParamSpec("P")
 
 
 @dataclass
@@ -79,12 +79,7 @@ class Outcome:
     manifest: dict[str, Any] = field(default_factory=dict)
 
 
-Started = Generator[None, None, Outcome]
-"""A release whose records are written and whose suite is being checked: :func:`finish` writes its gates,
-card and manifest and publishes it; closing it instead abandons it (its staging folder is removed)."""
-
-
-def start(
+def run(
     manifest: CorpusManifest,
     out: Path,
     overrides: dict[str, Path] | None = None,
@@ -94,59 +89,19 @@ def start(
     max_rejects: int | None = None,
     gate_overlay: Path | None = None,
     workers: int | None = None,
-    checks: ExpectationProcess | None = None,
-) -> Started:
-    """Build ``<out>/<corpus>/<version>`` up to its gates: the records written, the suite sent to be checked,
-    agreement and the card's statistics computed; :func:`finish` validates and writes it (:func:`run` does
-    both: a run of several corpora starts the next one before finishing this one).
+) -> Outcome:
+    """Build, validate and write ``<out>/<corpus>/<version>``: the records written, the expectation suite
+    checked, agreement and the card's statistics measured, the gates, card and manifest written, then the
+    release published (or the build kept); raise GateError if a gate fails.
 
     ``samples`` names required sources read from their invented sample beside real ``overrides``; any
     invented input makes a sample release, versioned ``<version>+sample``. ``max_rejects`` overrides the
     corpus's gate for this run (recorded in the manifest and card). ``gate_overlay`` is a ``--gates`` YAML
     file changing corpus.yaml's gates for this run (recorded, with each change, in the manifest and card).
     ``workers`` processes build the builder's shards (default: :func:`auto_workers`); the bytes do not depend
-    on it. The expectation suite runs in ``checks`` when given (a process shared by several releases), else in
-    a process of its own with more than one worker (started with the build, importing great-expectations once
-    the records are written), while agreement and the card are computed here; else here.
+    on it. The expectation suite runs in this process once the records are written.
     """
-    steps = _steps(manifest, out, overrides or {}, on_error, mode, samples, max_rejects, gate_overlay, workers, checks)
-    next(steps)
-    return steps
-
-
-def _then_finished(started: Callable[P, Started]) -> Callable[P, Outcome]:
-    def run(*args: P.args, **kwargs: P.kwargs) -> Outcome:
-        """Build, validate and write ``<out>/<corpus>/<version>``: :func:`start` (whose arguments it takes),
-        then :func:`finish`; raise GateError if a gate fails."""
-        return finish(started(*args, **kwargs))
-
-    return run
-
-
-run = _then_finished(start)
-
-
-def finish(started: Started) -> Outcome:
-    """Wait for the suite's outcomes, write the gates, card and manifest, and publish (or keep the build)."""
-    try:
-        next(started)
-    except StopIteration as done:
-        return done.value
-    raise AssertionError("a release has two steps")
-
-
-def _steps(
-    manifest: CorpusManifest,
-    out: Path,
-    overrides: dict[str, Path],
-    on_error: OnError,
-    mode: Mode,
-    samples: Iterable[str],
-    max_rejects: int | None,
-    gate_overlay: Path | None,
-    workers: int | None,
-    checks: ExpectationProcess | None,
-) -> Started:
+    overrides = overrides or {}
     overlay = _gate_overlay(manifest, gate_overlay)
     if overlay is not None:
         manifest = overlay[0]
@@ -161,7 +116,7 @@ def _steps(
     features = _features(builder, manifest)
     ctx = BuildContext(manifest, sources, on_error)
     hashing = InputHashing(manifest, sources, set(overrides))  # beside the build; checked unchanged after it
-    own_checks = staging = None
+    staging = None
     created: list[Path] = []
     try:
         total = _count_documents(builder, manifest, ctx)  # while the inputs are listed for hashing
@@ -172,16 +127,12 @@ def _steps(
         staging = make_staging(corpus_dir, version)
         _stage(manifest, "hashing the input files")
         hashing.listed()  # the build may read them now
-        if checks is None and workers > 1 and manifest.gates.expectations:
-            checks = own_checks = ExpectationProcess()  # suite apart; great-expectations once the records are written
-            checks.prepare([manifest.builder])
         row_counts = _write_rows(builder, manifest, features, ctx, staging, total, workers)
         _refuse_when_all_rejected(manifest, ctx, row_counts, corpus_dir / f"{version}.rejects.jsonl")
         release = _Release(
             version, invented, hashing.inputs(), max_rejects, overlay[1] if overlay else None, mode == "release"
         )
-        measured = _measure(builder, manifest, ctx, staging, list(row_counts), release, checks)
-        yield
+        measured = _measure(builder, manifest, ctx, staging, list(row_counts), release)
         gates = _write_release_files(builder, manifest, features, ctx, staging, row_counts, release, measured)
         target = corpus_dir / version
         if mode == "release":
@@ -190,8 +141,6 @@ def _steps(
         _raise_on_failed_gates(gates, None, kept=target)
         return Outcome(target, "built", gates, read_json(target / "manifest.json"))
     finally:
-        if own_checks is not None:
-            own_checks.close()
         hashing.close()
         if staging is not None:
             shutil.rmtree(staging, ignore_errors=True)
@@ -436,10 +385,10 @@ def _write_rejects(path: Path, rejects: list[Reject]) -> None:
 
 @dataclass
 class _Measured:
-    """What a release knows before its gates: its suite's outcomes (to wait for), agreement, card sections,
-    and what the card and manifest say of its data files (their sizes; each shard's sha256 and rows)."""
+    """What a release knows before its gates: its suite's outcomes, agreement, card sections, and what the
+    card and manifest say of its data files (their sizes; each shard's sha256 and rows)."""
 
-    outcomes: Outcomes
+    outcomes: list[ExpectationOutcome]
     agreement: AgreementReport | None
     sections: list[CardSection]
     sizes: dict[str, dict[str, SplitSize]]
@@ -453,15 +402,14 @@ def _measure(
     staging: Path,
     configs: list[str],
     release: _Release,
-    checks: ExpectationProcess | None,
 ) -> _Measured:
-    """Write inputs.jsonl, start the suite (in ``checks`` when given), measure agreement (writing
-    rejects.jsonl), the card's statistics and the written ``configs``' sizes and hashes."""
+    """Write inputs.jsonl, check the suite, measure agreement (writing rejects.jsonl), the card's statistics
+    and the written ``configs``' sizes and hashes."""
     write_inputs_file(staging, release.inputs)
     view = ReleaseView(staging)
     expectations = manifest.gates.expectations
     _stage(manifest, f"checking {len(expectations)} expectations")
-    outcomes = start_checks(checks, builder, manifest, view, expectations)  # in checks: meanwhile the rest runs
+    outcomes = check_suite(builder, view, expectations)
     _stage(manifest, "measuring agreement")
     agreement = builder.agreement(ctx, view)
     if ctx.rejects:  # after agreement: an annotator's quarantined annotations are rejects too
@@ -481,13 +429,12 @@ def _write_release_files(
     release: _Release,
     measured: _Measured,
 ) -> list[GateResult]:
-    """Run the gates (waiting for the suite's outcomes) and write validation.json, README.md and
-    manifest.json."""
+    """Run the gates and write validation.json, README.md and manifest.json."""
     agreement, sections = measured.agreement, measured.sections
     max_rejects = manifest.gates.max_rejects if release.max_rejects is None else release.max_rejects
     gates = [
         rejects_gate(len(ctx.rejects), max_rejects),
-        expectations_gate(measured.outcomes()),
+        expectations_gate(measured.outcomes),
         *agreement_gates(agreement.measures if agreement else None, manifest.gates.agreement),
     ]
     written = sum(sum(splits.values()) for splits in row_counts.values())
@@ -537,7 +484,7 @@ def _write_release_files(
 
 
 def _shard_outputs(staging: Path, configs: Iterable[str]) -> list[dict[str, Any]]:
-    """The manifest's entry of each data file: path, sha256 and rows (hashed while the suite is checked)."""
+    """The manifest's entry of each data file: path, sha256 and rows."""
     view = ReleaseView(staging)
     return [
         {"file": path.relative_to(staging).as_posix(), "sha256": sha256_file(path), "rows": view.rows_in(path)}
