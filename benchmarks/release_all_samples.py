@@ -47,7 +47,6 @@ def release_all(out: str) -> dict[str, Any]:
     start = _now()
     from clinical_corpora.builders.cli import main
     from clinical_corpora.builders.plugins import all_corpora
-    from clinical_corpora.builders.release import pipeline
     from clinical_corpora.validation import expectations
 
     all_corpora()
