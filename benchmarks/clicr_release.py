@@ -113,6 +113,7 @@ def _rss_mb() -> tuple[float, float]:
 def release(pages: str, meta: str, gold: str, out: str) -> dict[str, Any]:
     from clinical_corpora.builders.plugins import find_corpus
     from clinical_corpora.builders.release import pipeline
+    from clinical_corpora.builders.release.request import ReleaseRequest
 
     stages: list[dict[str, Any]] = []
     started = time.perf_counter()
@@ -127,7 +128,7 @@ def release(pages: str, meta: str, gold: str, out: str) -> dict[str, Any]:
 
     pipeline._stage_line = record_stage  # type: ignore[assignment]
     sources = {"bmj_html": Path(pages), "umls": Path(meta), "entity_gold": Path(gold)}  # empty gold: not run
-    outcome = pipeline.run(find_corpus("clicr"), Path(out), sources)
+    outcome = pipeline.run(ReleaseRequest(find_corpus("clicr"), Path(out), sources=sources))
     stages[-1]["peak_rss_mb_by_end"] = round(_rss_mb()[1])
     return {
         "rows": outcome.manifest["counts"]["written"],

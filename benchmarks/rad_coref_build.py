@@ -122,10 +122,13 @@ def run_builder(folder: str) -> dict[str, int]:
 def run_build(folder: str, workers: int) -> dict[str, int]:
     """``clincorp build`` of the generated inputs with ``workers`` processes; its record counts."""
     from clinical_corpora.builders.release.pipeline import run
+    from clinical_corpora.builders.release.request import ReleaseRequest
 
     sources = {"noteevents": Path(folder) / "NOTEEVENTS.csv.gz", "annotations": Path(folder)}
     with tempfile.TemporaryDirectory(prefix="bench_rad_coref_out_") as out:  # not in the annotations folder
-        outcome = run(find_corpus("rad_coref"), Path(out), sources, mode="build", workers=workers)
+        outcome = run(
+            ReleaseRequest(find_corpus("rad_coref"), Path(out), sources=sources, mode="build", workers=workers)
+        )
     return outcome.manifest["counts"]
 
 

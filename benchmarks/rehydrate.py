@@ -31,6 +31,7 @@ from benchmarks.rad_coref_build import REPORTS, write_inputs
 from clinical_corpora.builders.plugins import find_corpus
 from clinical_corpora.builders.release.inputs import resolve_sources
 from clinical_corpora.builders.release.pipeline import run
+from clinical_corpora.builders.release.request import ReleaseRequest
 from clinical_corpora.builders.sources.mimic_notes import iter_noteevents
 from clinical_corpora.builders.text_free.rehydrate import rehydrate
 from clinical_corpora.builders.text_free.release import FULL_FOLDER, release_text_free
@@ -60,7 +61,7 @@ def one_scale(scale: float, seed: int) -> dict[str, object]:
         noteevents = inputs / "NOTEEVENTS.csv.gz"
         corpus = find_corpus("rad_coref")
         overrides = {"noteevents": noteevents, "annotations": inputs}
-        full = run(corpus, folder / "releases", overrides, max_rejects=0).folder
+        full = run(ReleaseRequest(corpus, folder / "releases", sources=overrides, max_rejects=0)).folder
         text_free = release_text_free(corpus, full, resolve_sources(corpus, overrides)).folder
         reader = measure(run_reader, str(noteevents), [int(row_id) for row_id in wanted])
         restored = measure(run_rehydrate, str(text_free), str(noteevents), str(folder / "restored"))

@@ -58,10 +58,11 @@ def write_inputs(folder: Path, records: int, spans_per_record: int, seed: int = 
 
 def pipeline_release(inputs: str, out: str, workers: int) -> int:
     from clinical_corpora.builders.release.pipeline import run
+    from clinical_corpora.builders.release.request import ReleaseRequest
     from clinical_corpora.core.manifest import load_manifest
 
     overrides = {"notes": Path(inputs) / "notes.tsv", "second_annotator": Path(inputs) / "spans.tsv"}
-    outcome = run(load_manifest(CORPUS), Path(out), overrides, workers=workers)
+    outcome = run(ReleaseRequest(load_manifest(CORPUS), Path(out), sources=overrides, workers=workers))
     return int(outcome.manifest["counts"]["written"])
 
 

@@ -54,9 +54,10 @@ def usage_since(started: float) -> dict[str, float]:
 def pipeline_release(shac: str, out: str) -> dict[str, float]:
     started = cpu_seconds()
     from clinical_corpora.builders.release.pipeline import run
+    from clinical_corpora.builders.release.request import ReleaseRequest
     from clinical_corpora.core.manifest import load_manifest
 
-    run(load_manifest(CORPUS), Path(out), {"shac": Path(shac)})
+    run(ReleaseRequest(load_manifest(CORPUS), Path(out), sources={"shac": Path(shac)}))
     return usage_since(started)
 
 

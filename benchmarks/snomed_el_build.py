@@ -67,15 +67,18 @@ def write_inputs(folder: Path, scale: float, seed: int) -> dict[str, int]:
 
 def run_build(folder: str, workers: int) -> dict[str, int]:
     from clinical_corpora.builders.release.pipeline import run
+    from clinical_corpora.builders.release.request import ReleaseRequest
     from clinical_corpora.core.manifest import load_manifest
 
     sources = {"notes": "discharge.csv.gz", "annotations": "train_annotations.csv", "terminology": "rf2"}
     outcome = run(
-        load_manifest(CORPUS),
-        Path(folder) / f"out-{workers}",
-        {name: Path(folder) / path for name, path in sources.items()},
-        mode="build",
-        workers=workers,
+        ReleaseRequest(
+            load_manifest(CORPUS),
+            Path(folder) / f"out-{workers}",
+            sources={name: Path(folder) / path for name, path in sources.items()},
+            mode="build",
+            workers=workers,
+        )
     )
     return outcome.manifest["counts"]
 

@@ -44,6 +44,7 @@ from clinical_corpora.builders.contract.release_view import ReleaseView
 from clinical_corpora.builders.plugins import find_corpus
 from clinical_corpora.builders.release.inputs import resolve_sources
 from clinical_corpora.builders.release.pipeline import run
+from clinical_corpora.builders.release.request import ReleaseRequest
 from clinical_corpora.builders.release.writer import SplitWriter
 from clinical_corpora.builders.sources.documents import text_sha256
 from clinical_corpora.builders.text_free.leak_gate import leak_gate
@@ -171,7 +172,7 @@ def main() -> None:
         write_inputs(inputs, notes, args.seed)
         corpus = find_corpus(CORPUS)
         overrides = {"noteevents": inputs / "NOTEEVENTS.csv.gz", "annotations": inputs}
-        full = run(corpus, folder / "releases", overrides, max_rejects=0).folder
+        full = run(ReleaseRequest(corpus, folder / "releases", sources=overrides, max_rejects=0)).folder
         builder, ctx, view, models = _setting(str(full), str(inputs))
         wanted = _wanted(builder, ctx, view, models)
         documents = folder / "documents.pickle"

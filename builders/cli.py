@@ -43,64 +43,90 @@ def main(argv: list[str] | None = None) -> int:
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="clincorp", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
-    for name, handler, default_out, helptext in (
-        ("release", _release, "releases", "build, validate and write an immutable release"),
-        ("build", _build, "build", "the same without immutability, into a scratch folder"),
-    ):
-        command = commands.add_parser(name, help=helptext)
-        command.add_argument("corpora", nargs="*", help="corpus names or folders holding a corpus.yaml")
-        command.add_argument("--all", action="store_true", help="every installed corpus")
-        command.add_argument("--out", type=Path, default=Path(default_out))
+    _add_release(commands, "release", "releases", "build, validate and write an immutable release")
+    _add_release(commands, "build", "build", "the same without immutability, into a scratch folder")
+    _add_rehydrate(commands)
+    _add_validate(commands)
+    commands.add_parser("list", help="corpora, versions, access and sources").set_defaults(handler=_list)
+    score = commands.add_parser("score", help="score predictions against gold (clincorp score NAME -h)")
+    score.add_argument("scorer", help="a scorer registered by a corpus (clincorp list shows them)")
+    score.add_argument("arguments", nargs=argparse.REMAINDER)
+    score.set_defaults(handler=_score)
+    export = commands.add_parser("export", help="write a release in another format (clincorp export FORMAT RELEASE -h)")
+    export.add_argument("format", help="an export format registered by the release's corpus (clincorp list)")
+    export.add_argument("release", type=Path, help="a release folder (holding manifest.json and data/)")
+    export.add_argument("arguments", nargs=argparse.REMAINDER, help="--out DIR and the format's own options")
+    export.set_defaults(handler=_export)
+    return parser
+
+
+def _add_release(
+    commands: argparse._SubParsersAction[argparse.ArgumentParser], name: str, default_out: str, helptext: str
+) -> None:
+    command = commands.add_parser(name, help=helptext)
+    command.add_argument("corpora", nargs="*", help="corpus names or folders holding a corpus.yaml")
+    command.add_argument("--all", action="store_true", help="every installed corpus")
+    command.add_argument("--out", type=Path, default=Path(default_out))
+    command.add_argument(
+        "--source",
+        action="append",
+        default=[],
+        metavar="NAME=PATH",
+        help="read source NAME from PATH instead of the embedded sample",
+    )
+    command.add_argument(
+        "--sample",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="beside --source inputs, read required source NAME from its invented sample (a sample release)",
+    )
+    command.add_argument(
+        "--option",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="set the builder's option NAME for this run (clincorp list shows each corpus's options; recorded in "
+        "the manifest and card)",
+    )
+    command.add_argument(
+        "--max-rejects",
+        type=_count,
+        metavar="N",
+        help="let this run quarantine up to N records (overrides corpus.yaml; recorded in the manifest and card)",
+    )
+    command.add_argument(
+        "--gates",
+        type=Path,
+        metavar="FILE",
+        help="a YAML overlay of corpus.yaml's gates: section (max_rejects, agreement thresholds and required "
+        "flags, expectation arguments such as mostly, matched by table, expectation and column) for this "
+        "run only; recorded in the manifest and card",
+    )
+    command.add_argument(
+        "--on-error",
+        choices=["fail", "quarantine"],
+        default="fail",
+        help="fail on the first bad record, or quarantine bad records in rejects.jsonl",
+    )
+    command.add_argument(
+        "--workers",
+        type=_workers,
+        metavar="N",
+        help="build the corpus's document shards in N processes (default: a process per 64 documents, at most "
+        "every core; never more than the cores or the shards); the release's bytes are the same whatever N",
+    )
+    if name == "release":
         command.add_argument(
-            "--source",
-            action="append",
-            default=[],
-            metavar="NAME=PATH",
-            help="read source NAME from PATH instead of the embedded sample",
+            "--text-free",
+            action="store_true",
+            help="also write the text-free variant beside the release (<version>.text-free: no licensed text, "
+            "checked by the leak gate; anyone may share it and restore the release with clincorp rehydrate)",
         )
-        command.add_argument(
-            "--sample",
-            action="append",
-            default=[],
-            metavar="NAME",
-            help="beside --source inputs, read required source NAME from its invented sample (a sample release)",
-        )
-        command.add_argument(
-            "--max-rejects",
-            type=_count,
-            metavar="N",
-            help="let this run quarantine up to N records (overrides corpus.yaml; recorded in the manifest and card)",
-        )
-        command.add_argument(
-            "--gates",
-            type=Path,
-            metavar="FILE",
-            help="a YAML overlay of corpus.yaml's gates: section (max_rejects, agreement thresholds and required "
-            "flags, expectation arguments such as mostly, matched by table, expectation and column) for this "
-            "run only; recorded in the manifest and card",
-        )
-        command.add_argument(
-            "--on-error",
-            choices=["fail", "quarantine"],
-            default="fail",
-            help="fail on the first bad record, or quarantine bad records in rejects.jsonl",
-        )
-        command.add_argument(
-            "--workers",
-            type=_workers,
-            metavar="N",
-            help="build the corpus's document shards in N processes (default: a process per 64 documents, at most "
-            "every core; with more than one, the expectations are checked in a process of their own, as are those "
-            "of several corpora unless N is 1); the release's bytes are the same whatever N",
-        )
-        if name == "release":
-            command.add_argument(
-                "--text-free",
-                action="store_true",
-                help="also write the text-free variant beside the release (<version>.text-free: no licensed text, "
-                "checked by the leak gate; anyone may share it and restore the release with clincorp rehydrate)",
-            )
-        command.set_defaults(handler=handler)
+    command.set_defaults(handler=_release if name == "release" else _build)
+
+
+def _add_rehydrate(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     rehydrate = commands.add_parser(
         "rehydrate", help="rebuild a full release from a text-free one and your own copies of its sources"
     )
@@ -120,6 +146,9 @@ def _parser() -> argparse.ArgumentParser:
         help="fail when a document differs from its recorded hash, or leave its records out (a partial release)",
     )
     rehydrate.set_defaults(handler=_rehydrate)
+
+
+def _add_validate(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     validate = commands.add_parser("validate", help="re-check an existing release folder")
     validate.add_argument("release", type=Path)
     validate.add_argument(
@@ -135,17 +164,6 @@ def _parser() -> argparse.ArgumentParser:
         "you mean to check; manifest.json hashes every other file)",
     )
     validate.set_defaults(handler=_validate)
-    commands.add_parser("list", help="corpora, versions, access and sources").set_defaults(handler=_list)
-    score = commands.add_parser("score", help="score predictions against gold (clincorp score NAME -h)")
-    score.add_argument("scorer", help="a scorer registered by a corpus (clincorp list shows them)")
-    score.add_argument("arguments", nargs=argparse.REMAINDER)
-    score.set_defaults(handler=_score)
-    export = commands.add_parser("export", help="write a release in another format (clincorp export FORMAT RELEASE -h)")
-    export.add_argument("format", help="an export format registered by the release's corpus (clincorp list)")
-    export.add_argument("release", type=Path, help="a release folder (holding manifest.json and data/)")
-    export.add_argument("arguments", nargs=argparse.REMAINDER, help="--out DIR and the format's own options")
-    export.set_defaults(handler=_export)
-    return parser
 
 
 def _score(args: argparse.Namespace) -> int:
@@ -186,13 +204,18 @@ def _selected(args: argparse.Namespace) -> list[CorpusManifest]:
 
 
 def _overrides(pairs: list[str]) -> dict[str, Path]:
-    overrides = {}
+    return {name: Path(path) for name, path in _pairs("--source", "NAME=PATH", pairs).items()}
+
+
+def _pairs(option: str, form: str, pairs: list[str]) -> dict[str, str]:
+    """``NAME=VALUE`` arguments by name; an error naming the option and the form it takes."""
+    named = {}
     for pair in pairs:
-        name, sep, path = pair.partition("=")
-        if not sep or not name or not path:
-            raise ClincorpError(f"--source takes NAME=PATH, got {pair!r}")
-        overrides[name] = Path(path)
-    return overrides
+        name, sep, value = pair.partition("=")
+        if not sep or not name or not value:
+            raise ClincorpError(f"{option} takes {form}, got {pair!r}")
+        named[name] = value
+    return named
 
 
 def _release(args: argparse.Namespace) -> int:
@@ -221,6 +244,7 @@ def _run(args: argparse.Namespace, mode: Literal["release", "build"]) -> int:
     gc.disable()  # the pipeline's imports make ~1M objects that all stay: collecting meanwhile costs ~0.1 s
     try:
         from clinical_corpora.builders.release.pipeline import run
+        from clinical_corpora.builders.release.request import ReleaseRequest
     finally:
         gc.enable()
 
@@ -229,13 +253,27 @@ def _run(args: argparse.Namespace, mode: Literal["release", "build"]) -> int:
         raise ClincorpError("--source and --sample apply to one corpus at a time")
     if args.gates is not None and len(corpora) > 1:
         raise ClincorpError("--gates applies to one corpus at a time (its expectations name that corpus's tables)")
+    if args.option and len(corpora) > 1:
+        raise ClincorpError("--option applies to one corpus at a time (each builder has its own options)")
     overrides = _overrides(args.source)
+    options = _pairs("--option", "NAME=VALUE", args.option)
     alone = len(corpora) == 1
     summary: list[list[str]] = []
     for manifest in corpora:
-        options = (args.on_error, mode, args.sample, args.max_rejects, args.gates, args.workers)
+        request = ReleaseRequest(
+            manifest,
+            args.out,
+            sources=overrides,
+            samples=tuple(args.sample),
+            on_error=args.on_error,
+            max_rejects=args.max_rejects,
+            gate_overlay=args.gates,
+            workers=args.workers,
+            options=options,
+            mode=mode,
+        )
         try:
-            outcome = run(manifest, args.out, overrides, *options)
+            outcome = run(request)
         except ClincorpError as error:
             if alone:
                 raise

@@ -12,6 +12,7 @@ from hypothesis import settings
 
 from clinical_corpora.builders.plugins import find_corpus
 from clinical_corpora.builders.release.pipeline import Outcome, run
+from clinical_corpora.builders.release.request import ReleaseRequest
 
 settings.register_profile("clincorp", deadline=None)  # speed is measured in benchmarks/, not by timed tests
 settings.load_profile("clincorp")
@@ -47,7 +48,7 @@ def sample_release(tmp_path_factory: pytest.TempPathFactory) -> SampleRelease:
 
     def release(name: str) -> Outcome:
         if name not in outcomes:
-            outcomes[name] = run(find_corpus(name), tmp_path_factory.mktemp(f"release-{name}"))
+            outcomes[name] = run(ReleaseRequest(find_corpus(name), tmp_path_factory.mktemp(f"release-{name}")))
         return outcomes[name]
 
     return release

@@ -101,10 +101,11 @@ def test_list_says_which_variant_of_each_corpus_may_be_shared(capsys: pytest.Cap
 
 def test_a_public_corpus_may_share_its_full_release(tiny_corpus: Path) -> None:
     from clinical_corpora.builders.release.pipeline import run
+    from clinical_corpora.builders.release.request import ReleaseRequest
 
     manifest = load_manifest(tiny_corpus)
     assert manifest.full_release_shareable and manifest.sharing is None
-    front, body = card_parts(run(manifest, tiny_corpus.parent / "out").folder)
+    front, body = card_parts(run(ReleaseRequest(manifest, tiny_corpus.parent / "out")).folder)
     assert front["license"] == "cc0-1.0" and "extra_gated_prompt" not in front
     assert "This release may be shared under that licence" in section(body, "Licence and sharing")
     assert DO_NOT_REDISTRIBUTE not in body

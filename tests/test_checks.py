@@ -14,12 +14,13 @@ from clinical_corpora.builders.contract.base import load_builder_class
 from clinical_corpora.builders.contract.release_view import ReleaseView
 from clinical_corpora.builders.release.checks import check_suite
 from clinical_corpora.builders.release.pipeline import run
+from clinical_corpora.builders.release.request import ReleaseRequest
 from clinical_corpora.core.manifest import load_manifest
 
 
 def test_the_suite_is_checked_on_the_written_release(tiny_corpus: Path, tmp_path: Path) -> None:
     manifest = load_manifest(tiny_corpus)
-    folder, suite = run(manifest, tmp_path / "out", workers=1).folder, manifest.gates.expectations
+    folder, suite = run(ReleaseRequest(manifest, tmp_path / "out", workers=1)).folder, manifest.gates.expectations
     builder, view = load_builder_class(manifest.builder)(), ReleaseView(folder)
     assert [o.success for o in check_suite(builder, view, suite)] == [True] * len(suite)
     failing = [suite[0].model_copy(update={"kwargs": {**suite[0].kwargs, "min_value": 100}}), suite[1]]

@@ -21,6 +21,7 @@ from clinical_corpora.builders.contract.text_units import token_strings
 from clinical_corpora.builders.plugins import find_corpus
 from clinical_corpora.builders.release.checks import quality_tables
 from clinical_corpora.builders.release.pipeline import Outcome, run
+from clinical_corpora.builders.release.request import ReleaseRequest
 from clinical_corpora.builders.release.writer import rows_per_row_group
 from clinical_corpora.builders.sources.bmj_html import read_case_report
 from clinical_corpora.core.errors import GateError, SourceError
@@ -292,7 +293,15 @@ def test_the_matcher_index_is_dropped_before_the_gates(
         return statistics(self, release)
 
     monkeypatch.setattr(ClicrBuilder, "statistics", counted)
-    run(find_corpus("clicr"), tmp_path / "out", {}, samples=["bmj_html", "umls", "entity_gold"], workers=workers)
+    run(
+        ReleaseRequest(
+            find_corpus("clicr"),
+            tmp_path / "out",
+            sources={},
+            samples=["bmj_html", "umls", "entity_gold"],
+            workers=workers,
+        )
+    )
     assert held == [0]
 
 
@@ -300,7 +309,11 @@ def test_empty_page_fails_naming_the_file(tmp_path: Path) -> None:
     sample = _copy_sample(tmp_path)
     (sample / "bmj_html" / "bcr-2000-000001.html").write_text("", encoding="utf-8")
     with pytest.raises(SourceError, match=r"bcr-2000-000001\.html.*empty"):
-        run(find_corpus("clicr"), tmp_path / "out", {"bmj_html": sample / "bmj_html"}, samples=["umls"])
+        run(
+            ReleaseRequest(
+                find_corpus("clicr"), tmp_path / "out", sources={"bmj_html": sample / "bmj_html"}, samples=["umls"]
+            )
+        )
     assert not (tmp_path / "out" / "clicr" / find_corpus("clicr").sample_version).exists()
 
 
@@ -309,11 +322,13 @@ def test_quarantined_page_is_counted_and_gated(tmp_path: Path) -> None:
     (sample / "bmj_html" / "bcr-2000-000002.html").write_text("plain text, not a page", encoding="utf-8")
     with pytest.raises(GateError, match="max_rejects"):
         run(
-            find_corpus("clicr"),
-            tmp_path / "out",
-            {"bmj_html": sample / "bmj_html"},
-            on_error="quarantine",
-            samples=["umls"],
+            ReleaseRequest(
+                find_corpus("clicr"),
+                tmp_path / "out",
+                sources={"bmj_html": sample / "bmj_html"},
+                on_error="quarantine",
+                samples=["umls"],
+            )
         )
     rejects = (tmp_path / "out" / "clicr" / f"{find_corpus('clicr').sample_version}.rejects.jsonl").read_text(
         encoding="utf-8"
@@ -328,7 +343,11 @@ def test_malformed_rrf_line_fails_naming_file_and_line(tmp_path: Path) -> None:
     lines[2] = "C9000003|T047|B2.2.1.2.1\n"
     mrsty.write_text("".join(lines), encoding="utf-8")
     with pytest.raises(SourceError, match=r"MRSTY\.RRF:3: expected 6 fields"):
-        run(find_corpus("clicr"), tmp_path / "out", {"umls": sample / "umls" / "META"}, samples=["bmj_html"])
+        run(
+            ReleaseRequest(
+                find_corpus("clicr"), tmp_path / "out", sources={"umls": sample / "umls" / "META"}, samples=["bmj_html"]
+            )
+        )
 
 
 def _write_standoff(folder: Path, annotations: dict[str, str]) -> None:
@@ -356,7 +375,11 @@ def test_entities_standoff_replaces_the_matcher(tmp_path: Path) -> None:
     # Only one case yields a query and the passages hold treatment entities only, so the query-yield
     # and entity-category expectations fail: build mode keeps the folder.
     with pytest.raises(GateError, match="expectations"):
-        run(find_corpus("clicr"), tmp_path / "out", sources, mode="build", samples=["bmj_html", "umls"])
+        run(
+            ReleaseRequest(
+                find_corpus("clicr"), tmp_path / "out", sources=sources, mode="build", samples=["bmj_html", "umls"]
+            )
+        )
     view = ReleaseView(tmp_path / "out" / "clicr" / find_corpus("clicr").sample_version)
     validation = json.loads((view.folder / "validation.json").read_text(encoding="utf-8"))
     assert validation["agreement"] is None  # an empty entity_gold folder: the check is not run
@@ -384,7 +407,14 @@ def test_stale_entities_standoff_is_an_error(tmp_path: Path) -> None:
     _write_standoff(tmp_path / "entities", {})
     (tmp_path / "entities" / "bcr-2019-228101.txt").write_text("another text", encoding="utf-8")
     with pytest.raises(SourceError, match=r"bcr-2019-228101\.txt: differs from the case text"):
-        run(find_corpus("clicr"), tmp_path / "out", {"entities": tmp_path / "entities"}, samples=["bmj_html", "umls"])
+        run(
+            ReleaseRequest(
+                find_corpus("clicr"),
+                tmp_path / "out",
+                sources={"entities": tmp_path / "entities"},
+                samples=["bmj_html", "umls"],
+            )
+        )
 
 
 def test_entities_standoff_in_any_suffix_case_and_none_unmatched(tmp_path: Path) -> None:

@@ -29,6 +29,7 @@ from clinical_corpora.builders.contract.release_view import ReleaseView
 from clinical_corpora.builders.plugins import all_corpora, find_corpus
 from clinical_corpora.builders.release.inputs import resolve_sources
 from clinical_corpora.builders.release.pipeline import run
+from clinical_corpora.builders.release.request import ReleaseRequest
 from clinical_corpora.builders.release.workers import Sink, build_in_process, document_groups, encoding_of
 from clinical_corpora.builders.validate import check_release
 from clinical_corpora.core.manifest import CorpusManifest
@@ -75,7 +76,7 @@ def test_sample_releases_with_every_gate_passing(corpus: CorpusManifest, sample_
 def test_release_is_byte_identical_whatever_the_workers(
     corpus: CorpusManifest, release: Path, tmp_path: Path, workers: int
 ) -> None:
-    again = run(corpus, tmp_path, workers=workers).folder
+    again = run(ReleaseRequest(corpus, tmp_path, workers=workers)).folder
     first, second = tree(release), tree(again)
     assert sorted(second) == sorted(first)
     assert [name for name in first if first[name] != second[name]] == []

@@ -13,6 +13,7 @@ from clinical_corpora.builders.cli import main
 from clinical_corpora.builders.exporters.brat import write_brat_document
 from clinical_corpora.builders.plugins import find_corpus
 from clinical_corpora.builders.release.pipeline import run
+from clinical_corpora.builders.release.request import ReleaseRequest
 from clinical_corpora.builders.sources.brat import brat_documents, parse_brat, read_brat_document, write_brat
 from clinical_corpora.core.errors import ClincorpError
 from clinical_corpora.corpora.sdoh.builder import note_from_brat
@@ -85,7 +86,7 @@ def test_empty_ann_pairs_every_text_for_the_official_scorer(tmp_path: Path) -> N
     shac = tmp_path / "shac"
     shutil.copytree(find_corpus("sdoh").folder / "sample" / "shac", shac)
     (shac / "dev" / "uw" / "0401.ann").unlink()
-    release = run(find_corpus("sdoh"), tmp_path / "release", {"shac": shac}).folder
+    release = run(ReleaseRequest(find_corpus("sdoh"), tmp_path / "release", sources={"shac": shac})).folder
     plain, paired = tmp_path / "plain", tmp_path / "paired"
     assert main(["export", "brat", str(release), "--out", str(plain)]) == 0
     assert main(["export", "brat", str(release), "--out", str(paired), "--empty-ann"]) == 0

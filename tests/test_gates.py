@@ -14,6 +14,7 @@ import yaml
 
 from clinical_corpora.builders.cli import main
 from clinical_corpora.builders.release.pipeline import run
+from clinical_corpora.builders.release.request import ReleaseRequest
 from clinical_corpora.core.errors import GateError, SourceError
 from clinical_corpora.core.manifest import Expectation, apply_gate_overlay, load_gate_overlay, load_manifest
 from clinical_corpora.validation.expectations import run_suite
@@ -37,7 +38,9 @@ def card_gate_rows(card: str) -> list[list[str]]:
 
 
 def test_a_gate_that_did_not_run_is_skipped_not_passed(tiny_corpus: Path, tmp_path: Path) -> None:
-    outcome = run(load_manifest(tiny_corpus), tmp_path / "out", without_annotator_b(tiny_corpus, tmp_path))
+    outcome = run(
+        ReleaseRequest(load_manifest(tiny_corpus), tmp_path / "out", sources=without_annotator_b(tiny_corpus, tmp_path))
+    )
     [agreement] = [gate for gate in outcome.gates if gate.gate == "agreement.span_f1"]
     assert agreement.status == "skipped" and agreement.skipped == "no annotator data in this build"
     validation = json.loads((outcome.folder / "validation.json").read_text())
@@ -61,16 +64,20 @@ def test_a_gate_that_did_not_run_is_skipped_not_passed(tiny_corpus: Path, tmp_pa
 def test_a_required_gate_that_is_skipped_fails_the_release(tiny_corpus: Path, tmp_path: Path) -> None:
     edit_yaml(tiny_corpus, lambda d: d["gates"]["agreement"]["span_f1"].update(required=True))
     with pytest.raises(GateError, match=r"agreement.span_f1 FAILED: observed not run \(no annotator data in this "):
-        run(load_manifest(tiny_corpus), tmp_path / "out", without_annotator_b(tiny_corpus, tmp_path))
+        run(
+            ReleaseRequest(
+                load_manifest(tiny_corpus), tmp_path / "out", sources=without_annotator_b(tiny_corpus, tmp_path)
+            )
+        )
     assert not list((tmp_path / "out").glob("tiny/1.0.0*/manifest.json"))
     # with annotator B's data the required gate runs and passes
-    assert run(load_manifest(tiny_corpus), tmp_path / "out2").gates[-1].status == "pass"
+    assert run(ReleaseRequest(load_manifest(tiny_corpus), tmp_path / "out2")).gates[-1].status == "pass"
 
 
 def test_a_failed_build_card_lists_failed_gates_first(tiny_corpus: Path, tmp_path: Path) -> None:
     (tiny_corpus / "sample" / "annotator_b" / "spans.tsv").write_text("note_id\tstart\tend\tlabel\n")
     with pytest.raises(GateError):
-        run(load_manifest(tiny_corpus), tmp_path / "scratch", mode="build")
+        run(ReleaseRequest(load_manifest(tiny_corpus), tmp_path / "scratch", mode="build"))
     [card] = list((tmp_path / "scratch" / "tiny").glob("*/README.md"))
     text = card.read_text()
     rows = card_gate_rows(text)
@@ -88,7 +95,7 @@ def expect_labels(corpus: Path, value_set: list[str], **tolerance: Any) -> None:
 def test_a_failing_expectation_lists_the_offending_records(tiny_corpus: Path, tmp_path: Path) -> None:
     expect_labels(tiny_corpus, ["problem"])
     with pytest.raises(GateError) as raised:
-        run(load_manifest(tiny_corpus), tmp_path / "out", mode="build")
+        run(ReleaseRequest(load_manifest(tiny_corpus), tmp_path / "out", mode="build"))
     assert "    train record 'n1': label='test'" in str(raised.value)
     validation = json.loads((tmp_path / "out" / "tiny" / "1.0.0+sample" / "validation.json").read_text())
     [detail] = [
@@ -104,7 +111,7 @@ def test_a_failing_expectation_lists_the_offending_records(tiny_corpus: Path, tm
 
 def test_mostly_tolerates_violations_and_still_lists_them(tiny_corpus: Path, tmp_path: Path) -> None:
     expect_labels(tiny_corpus, ["problem", "test"], mostly=0.8)
-    outcome = run(load_manifest(tiny_corpus), tmp_path / "out")
+    outcome = run(ReleaseRequest(load_manifest(tiny_corpus), tmp_path / "out"))
     [detail] = [d for d in outcome.gates[1].details if d["kwargs"].get("mostly") == 0.8]
     assert detail["success"] is True
     assert detail["violations"] == [{"split": "train", "record": "n1", "values": {"label": "treatment"}}]
@@ -115,7 +122,7 @@ def test_mostly_tolerates_violations_and_still_lists_them(tiny_corpus: Path, tmp
     # the same tolerance at 0.9 is exceeded (1 of 6 spans is 17%)
     edit_yaml(tiny_corpus, lambda d: d["gates"]["expectations"][-1].update(mostly=0.9))
     with pytest.raises(GateError, match="expectations FAILED: observed 3/4 passed"):
-        run(load_manifest(tiny_corpus), tmp_path / "out2")
+        run(ReleaseRequest(load_manifest(tiny_corpus), tmp_path / "out2"))
 
 
 def write_overlay(path: Path, overlay: dict[str, Any]) -> Path:

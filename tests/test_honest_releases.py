@@ -20,6 +20,7 @@ from clinical_corpora.builders.plugins import all_corpora, find_corpus
 from clinical_corpora.builders.release import pipeline
 from clinical_corpora.builders.release.inputs import resolve_sources
 from clinical_corpora.builders.release.pipeline import run
+from clinical_corpora.builders.release.request import ReleaseRequest
 from clinical_corpora.builders.sources.line_chunks import LineChunk
 from clinical_corpora.builders.validate import check_release
 from clinical_corpora.core.errors import ClincorpError, GateError, ReleaseError, SourceError
@@ -59,7 +60,7 @@ def card_body(release: Path) -> str:
 def test_a_given_source_without_the_other_required_ones_is_refused(tiny_corpus: Path, tmp_path: Path) -> None:
     given = real_inputs(tiny_corpus, tmp_path / "real")
     with pytest.raises(ClincorpError) as refused:
-        run(load_manifest(tiny_corpus), tmp_path / "out", {"notes": given["notes"]})
+        run(ReleaseRequest(load_manifest(tiny_corpus), tmp_path / "out", sources={"notes": given["notes"]}))
     message = str(refused.value)
     assert "real inputs given for notes but not for spans" in message and "--sample NAME" in message
     assert "spans: spans.tsv (note_id, start, end, label) of annotator A; invented." in message
@@ -78,7 +79,11 @@ def test_clicr_with_real_pages_and_the_invented_umls_is_refused(
 
 def test_a_named_sample_source_makes_a_sample_release_recorded_per_source(tiny_corpus: Path, tmp_path: Path) -> None:
     given = real_inputs(tiny_corpus, tmp_path / "real")
-    outcome = run(load_manifest(tiny_corpus), tmp_path / "out", {"notes": given["notes"]}, samples=["spans"])
+    outcome = run(
+        ReleaseRequest(
+            load_manifest(tiny_corpus), tmp_path / "out", sources={"notes": given["notes"]}, samples=["spans"]
+        )
+    )
     assert outcome.folder == tmp_path / "out" / "tiny" / "1.0.0+sample"
     manifest = outcome.manifest
     assert manifest["version"] == "1.0.0+sample" and manifest["sample"] is True
@@ -88,7 +93,11 @@ def test_a_named_sample_source_makes_a_sample_release_recorded_per_source(tiny_c
 
 
 def test_every_source_given_is_a_real_release_without_a_banner(tiny_corpus: Path, tmp_path: Path) -> None:
-    outcome = run(load_manifest(tiny_corpus), tmp_path / "out", real_inputs(tiny_corpus, tmp_path / "real"))
+    outcome = run(
+        ReleaseRequest(
+            load_manifest(tiny_corpus), tmp_path / "out", sources=real_inputs(tiny_corpus, tmp_path / "real")
+        )
+    )
     assert outcome.folder == tmp_path / "out" / "tiny" / "1.0.0"
     assert outcome.manifest["version"] == "1.0.0" and outcome.manifest["sample"] is False
     assert not any(entry["sample"] for entry in outcome.manifest["inputs"].values())
@@ -103,7 +112,11 @@ def test_a_source_given_from_inside_the_corpus_sample_is_still_the_invented_samp
     sample = tiny_corpus / "sample"
     given = {"notes": sample / "notes.tsv", "spans": sample / "spans.tsv"}
     shutil.copyfile(sample / "annotator_b" / "spans.tsv", tmp_path / "b.tsv")
-    outcome = run(load_manifest(tiny_corpus), tmp_path / "out", {**given, "second_annotator": tmp_path / "b.tsv"})
+    outcome = run(
+        ReleaseRequest(
+            load_manifest(tiny_corpus), tmp_path / "out", sources={**given, "second_annotator": tmp_path / "b.tsv"}
+        )
+    )
     assert outcome.folder.name == "1.0.0+sample"
     assert {name: entry["sample"] for name, entry in outcome.manifest["inputs"].items()} == {
         "notes": True,
@@ -117,8 +130,8 @@ def test_a_source_given_from_inside_the_corpus_sample_is_still_the_invented_samp
 
 def test_sample_and_real_release_of_one_version_live_side_by_side(tiny_corpus: Path, tmp_path: Path) -> None:
     out = tmp_path / "releases"
-    sample = run(load_manifest(tiny_corpus), out)
-    real = run(load_manifest(tiny_corpus), out, real_inputs(tiny_corpus, tmp_path / "real"))
+    sample = run(ReleaseRequest(load_manifest(tiny_corpus), out))
+    real = run(ReleaseRequest(load_manifest(tiny_corpus), out, sources=real_inputs(tiny_corpus, tmp_path / "real")))
     assert (sample.status, real.status) == ("released", "released")
     assert sorted(p.name for p in (out / "tiny").iterdir()) == ["1.0.0", "1.0.0+sample"]
     first_lines = card_body(sample.folder).splitlines()[0]
@@ -131,13 +144,13 @@ def test_sample_and_real_release_of_one_version_live_side_by_side(tiny_corpus: P
 def test_a_changed_sample_release_is_rebuilt_by_removing_it_not_by_a_version_bump(
     tiny_corpus: Path, tmp_path: Path
 ) -> None:
-    run(load_manifest(tiny_corpus), tmp_path / "out")
+    run(ReleaseRequest(load_manifest(tiny_corpus), tmp_path / "out"))
     notes = tiny_corpus / "sample" / "notes.tsv"
     notes.write_text(notes.read_text().replace("No complaints.", "No complaints today."))
     with pytest.raises(
         ReleaseError, match=r"1\.0\.0\+sample already exists .* sample release of invented data, so remove"
     ):
-        run(load_manifest(tiny_corpus), tmp_path / "out")
+        run(ReleaseRequest(load_manifest(tiny_corpus), tmp_path / "out"))
 
 
 # --- 4. permissions follow the umask ----------------------------------------------------------------
@@ -157,7 +170,7 @@ def test_release_permissions_follow_the_umask(
     tiny_corpus: Path, tmp_path: Path, umask: Any, mask: int, folders: int, files: int
 ) -> None:
     umask(mask)
-    release = run(load_manifest(tiny_corpus), tmp_path / "out").folder
+    release = run(ReleaseRequest(load_manifest(tiny_corpus), tmp_path / "out")).folder
     paths = [release.parent, release, *release.rglob("*")]
     modes = {p.relative_to(tmp_path).as_posix(): stat.S_IMODE(p.stat().st_mode) for p in paths}
     assert {name: mode for name, mode in modes.items() if (tmp_path / name).is_dir() and mode != folders} == {}
@@ -170,7 +183,11 @@ def test_release_permissions_follow_the_umask(
 def test_an_input_with_no_documents_says_so_naming_the_pattern(tmp_path: Path) -> None:
     (tmp_path / "pages").mkdir()
     with pytest.raises(ClincorpError) as empty:
-        run(find_corpus("clicr"), tmp_path / "out", {"bmj_html": tmp_path / "pages"}, samples=["umls"])
+        run(
+            ReleaseRequest(
+                find_corpus("clicr"), tmp_path / "out", sources={"bmj_html": tmp_path / "pages"}, samples=["umls"]
+            )
+        )
     message = str(empty.value)
     assert message.startswith("clicr: no documents in the input")
     assert f"source 'bmj_html' at {tmp_path / 'pages'}: one BMJ Case Reports page per case, <case id>.html" in message
@@ -181,13 +198,13 @@ def test_a_builder_without_a_count_reports_no_documents_after_reading(tiny_corpu
     notes = tiny_corpus / "sample" / "notes.tsv"
     notes.write_text(notes.read_text().splitlines()[0] + "\n")
     with pytest.raises(ClincorpError, match=r"tiny: no documents in the input; expected\n  source 'notes' at .*notes"):
-        run(load_manifest(tiny_corpus), tmp_path / "out", mode="build")
+        run(ReleaseRequest(load_manifest(tiny_corpus), tmp_path / "out", mode="build"))
 
 
 def test_a_failed_build_says_where_it_is_kept(tiny_corpus: Path, tmp_path: Path) -> None:
     (tiny_corpus / "sample" / "annotator_b" / "spans.tsv").write_text("note_id\tstart\tend\tlabel\n")
     with pytest.raises(GateError) as failed:
-        run(load_manifest(tiny_corpus), tmp_path / "scratch", mode="build")
+        run(ReleaseRequest(load_manifest(tiny_corpus), tmp_path / "scratch", mode="build"))
     kept = tmp_path / "scratch" / "tiny" / "1.0.0+sample"
     assert f"the failed build is kept for inspection at {kept}" in str(failed.value)
     assert (kept / "validation.json").is_file()
@@ -249,7 +266,7 @@ def test_progress_has_the_documents_counted_first_and_stages_are_announced(
             pass
 
     monkeypatch.setattr(pipeline, "tqdm", Recorder)
-    run(load_manifest(tiny_corpus), tmp_path / "out", workers=2)
+    run(ReleaseRequest(load_manifest(tiny_corpus), tmp_path / "out", workers=2))
     [bar] = bars
     assert (bar.total, bar.n, bar.unit) == (3, 3, " documents")
     stages = [line for line in capsys.readouterr().err.splitlines() if line.startswith("tiny: ")]
@@ -321,7 +338,7 @@ def test_an_input_rewritten_during_the_build_fails_the_release_naming_it(
 ) -> None:
     edit_yaml(tiny_corpus, lambda d: d.update(builder=f"{__name__}:RewritingTinyBuilder"))
     with pytest.raises(SourceError, match="the input file changed while the release was built") as raised:
-        run(load_manifest(tiny_corpus), tmp_path / "out", workers=workers)
+        run(ReleaseRequest(load_manifest(tiny_corpus), tmp_path / "out", workers=workers))
     assert raised.value.path == str(tiny_corpus / "sample" / "spans.tsv")
     assert not (tmp_path / "out").exists()
 
@@ -345,5 +362,5 @@ def test_a_real_input_with_another_sha256_than_corpus_yaml_expects_fails_naming_
     sources = real_inputs(tiny_corpus, tmp_path / "real")
     edit_yaml(tiny_corpus, lambda d: d["sources"]["spans"].update(sha256={"spans.tsv": "0" * 64}))
     with pytest.raises(SourceError, match=r"sha256 is [0-9a-f]{64}, expected 0{64} for source 'spans'") as raised:
-        run(load_manifest(tiny_corpus), tmp_path / "out", sources)
+        run(ReleaseRequest(load_manifest(tiny_corpus), tmp_path / "out", sources=sources))
     assert raised.value.path == str(sources["spans"])

@@ -20,6 +20,7 @@ from clinical_corpora.builders.contract.release_view import ReleaseView
 from clinical_corpora.builders.plugins import find_corpus
 from clinical_corpora.builders.release.inputs import resolve_sources
 from clinical_corpora.builders.release.pipeline import run
+from clinical_corpora.builders.release.request import ReleaseRequest
 from clinical_corpora.builders.sources.knowtator import read_knowtator_file
 from clinical_corpora.core.errors import ClincorpError, GateError, SourceError
 from clinical_corpora.core.manifest import load_manifest
@@ -49,7 +50,7 @@ def release(sample_release: SampleRelease) -> Path:
 @pytest.fixture(scope="module")
 def i2b2_release(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("odie_i2b2")
-    return run(find_corpus("odie_anaphora"), out, {"i2b2": SAMPLE / "i2b2"}).folder
+    return run(ReleaseRequest(find_corpus("odie_anaphora"), out, sources={"i2b2": SAMPLE / "i2b2"})).folder
 
 
 def rows(folder: Path) -> dict[str, dict]:
@@ -245,7 +246,7 @@ def test_quarantine_keeps_the_note_and_leaves_out_the_broken_markable_and_its_pa
 
 def test_quarantined_annotations_are_counted_in_the_manifest_and_listed_in_rejects(tmp_path: Path) -> None:
     corpus, path, line = broken_corpus(tmp_path, *SPLEEN)
-    outcome = run(load_manifest(corpus), tmp_path / "out", on_error="quarantine", max_rejects=5)
+    outcome = run(ReleaseRequest(load_manifest(corpus), tmp_path / "out", on_error="quarantine", max_rejects=5))
     counts = json.loads((outcome.folder / "manifest.json").read_text())["counts"]
     # The markable and the part/whole pair "the right lobe" -> "The liver" that needs it.
     assert (counts["rejected"], counts["rejected_annotations"]) == (0, 2)
@@ -327,11 +328,11 @@ def test_broken_annotation_of_an_annotator_fails_by_default_or_is_listed_in_the_
     quarantined like the gold's (rejects.jsonl, counted, so they need a max_rejects allowance)."""
     corpus, path, line = broken_corpus(tmp_path, "annotator_a/upmc_rad_01.txt.knowtator.xml", *SPLEEN[1:])
     with pytest.raises(SourceError) as caught:
-        run(load_manifest(corpus), tmp_path / "failed")
+        run(ReleaseRequest(load_manifest(corpus), tmp_path / "failed"))
     assert (caught.value.path, caught.value.line) == (str(path), line)
     with pytest.raises(GateError, match="max_rejects"):
-        run(load_manifest(corpus), tmp_path / "strict", on_error="quarantine")
-    outcome = run(load_manifest(corpus), tmp_path / "out", on_error="quarantine", max_rejects=2)
+        run(ReleaseRequest(load_manifest(corpus), tmp_path / "strict", on_error="quarantine"))
+    outcome = run(ReleaseRequest(load_manifest(corpus), tmp_path / "out", on_error="quarantine", max_rejects=2))
     card = (outcome.folder / "README.md").read_text()
     assert "Annotators' annotations left out of the agreement" in card
     assert f"annotator_a/{path.name}:{line}: spannedText 'The spleen'" in card

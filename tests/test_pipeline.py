@@ -14,6 +14,7 @@ from clinical_corpora.builders.cli import main
 from clinical_corpora.builders.contract.base import BuildContext
 from clinical_corpora.builders.release.inputs import resolve_sources
 from clinical_corpora.builders.release.pipeline import run
+from clinical_corpora.builders.release.request import ReleaseRequest
 from clinical_corpora.builders.validate import check_release
 from clinical_corpora.core.errors import GateError, ReleaseError, SourceError
 from clinical_corpora.core.manifest import load_manifest
@@ -31,7 +32,7 @@ def edit_yaml(corpus: Path, change) -> None:
 
 
 def test_release_layout_and_typed_loading(tiny_corpus: Path, tmp_path: Path) -> None:
-    outcome = run(load_manifest(tiny_corpus), tmp_path / "out")
+    outcome = run(ReleaseRequest(load_manifest(tiny_corpus), tmp_path / "out"))
     release = tmp_path / "out" / "tiny" / "1.0.0+sample"
     assert outcome.status == "released" and outcome.folder == release
     assert sorted(tree(release)) == [
@@ -53,7 +54,7 @@ def test_release_layout_and_typed_loading(tiny_corpus: Path, tmp_path: Path) -> 
 
 
 def test_manifest_counts_inputs_and_no_absolute_paths(tiny_corpus: Path, tmp_path: Path) -> None:
-    run(load_manifest(tiny_corpus), tmp_path / "out")
+    run(ReleaseRequest(load_manifest(tiny_corpus), tmp_path / "out"))
     release = tmp_path / "out" / "tiny" / "1.0.0+sample"
     manifest = json.loads((release / "manifest.json").read_text())
     assert manifest["counts"] == {"read": 3, "written": 3, "rejected": 0, "rejected_annotations": 0}
@@ -82,12 +83,12 @@ def test_same_version_again_is_noop_and_changed_bytes_need_a_bump(tiny_corpus: P
         "spans": real / "spans.tsv",
         "second_annotator": real / "annotator_b/spans.tsv",
     }
-    run(load_manifest(tiny_corpus), out, given)
-    assert run(load_manifest(tiny_corpus), out, given).status == "unchanged"
+    run(ReleaseRequest(load_manifest(tiny_corpus), out, sources=given))
+    assert run(ReleaseRequest(load_manifest(tiny_corpus), out, sources=given)).status == "unchanged"
     notes = real / "notes.tsv"
     notes.write_text(notes.read_text().replace("No complaints.", "No complaints today."))
     with pytest.raises(ReleaseError, match="bump the corpus version"):
-        run(load_manifest(tiny_corpus), out, given)
+        run(ReleaseRequest(load_manifest(tiny_corpus), out, sources=given))
     assert "today" not in (load_dataset(str(out / "tiny" / "1.0.0"), "notes")["test"][0]["text"])
 
 
@@ -96,7 +97,7 @@ def test_failed_agreement_gate_leaves_no_release(tiny_corpus: Path, tmp_path: Pa
         "note_id\tstart\tend\tlabel\nn1\t0\t10\tproblem\n"
     )
     with pytest.raises(GateError, match=r"agreement.span_f1 FAILED: observed 0.285714, expected >= 0.8"):
-        run(load_manifest(tiny_corpus), tmp_path / "out")
+        run(ReleaseRequest(load_manifest(tiny_corpus), tmp_path / "out"))
     assert not (tmp_path / "out").exists()  # no empty <out>/<corpus>/ folder either
 
 
@@ -113,7 +114,7 @@ def test_failed_expectation_names_observed_value(tiny_corpus: Path, tmp_path: Pa
         ),
     )
     with pytest.raises(GateError) as failure:
-        run(load_manifest(tiny_corpus), tmp_path / "out")
+        run(ReleaseRequest(load_manifest(tiny_corpus), tmp_path / "out"))
     assert "expectations FAILED: observed 3/4 passed" in str(failure.value)
     assert "'unexpected_count': 1" in str(failure.value)
     assert not (tmp_path / "out" / "tiny" / "1.0.0+sample").exists()
@@ -129,23 +130,23 @@ def test_bad_record_fails_the_build_naming_file_and_line(tiny_corpus: Path, tmp_
     with pytest.raises(
         SourceError, match=r"notes.tsv:4: record does not match its schema: .*span 3-80 ends past the end of the text"
     ):
-        run(load_manifest(tiny_corpus), tmp_path / "out")
+        run(ReleaseRequest(load_manifest(tiny_corpus), tmp_path / "out"))
 
 
 def test_quarantine_respects_max_rejects(tiny_corpus: Path, tmp_path: Path) -> None:
     bad_span(tiny_corpus)
     with pytest.raises(GateError, match="max_rejects FAILED: observed 1, expected <= 0"):
-        run(load_manifest(tiny_corpus), tmp_path / "out", on_error="quarantine")
+        run(ReleaseRequest(load_manifest(tiny_corpus), tmp_path / "out", on_error="quarantine"))
     kept = tmp_path / "out" / "tiny" / "1.0.0+sample.rejects.jsonl"
     assert json.loads(kept.read_text())["where"] == "notes/notes.tsv:4"
     edit_yaml(tiny_corpus, lambda d: d["gates"].update(max_rejects=1))
-    outcome = run(load_manifest(tiny_corpus), tmp_path / "out", on_error="quarantine")
+    outcome = run(ReleaseRequest(load_manifest(tiny_corpus), tmp_path / "out", on_error="quarantine"))
     assert outcome.manifest["counts"] == {"read": 3, "written": 2, "rejected": 1, "rejected_annotations": 0}
     assert "rejects.jsonl" in {o["file"] for o in outcome.manifest["outputs"]}
 
 
 def test_validate_catches_tampering(tiny_corpus: Path, tmp_path: Path) -> None:
-    release = run(load_manifest(tiny_corpus), tmp_path / "out").folder
+    release = run(ReleaseRequest(load_manifest(tiny_corpus), tmp_path / "out")).folder
     assert all(result.success for result in check_release(release, corpus=tiny_corpus))
     shard = release / "data" / "notes" / "test-00000-of-00001.parquet"
     shard.write_bytes(shard.read_bytes()[:-10])
@@ -164,10 +165,14 @@ def test_source_override_and_missing_source(tiny_corpus: Path, tmp_path: Path) -
     empty_spans = tmp_path / "spans.tsv"
     empty_spans.write_text("note_id\tstart\tend\tlabel\n")
     manifest = load_manifest(tiny_corpus)
-    outcome = run(manifest, tmp_path / "out", {"notes": other, "spans": empty_spans, "second_annotator": empty_spans})
+    outcome = run(
+        ReleaseRequest(
+            manifest, tmp_path / "out", sources={"notes": other, "spans": empty_spans, "second_annotator": empty_spans}
+        )
+    )
     assert outcome.manifest["counts"]["written"] == 1
     with pytest.raises(SourceError, match="source 'notes' needs a file here"):
-        run(manifest, tmp_path / "out2", {"notes": tmp_path / "missing.tsv"})
+        run(ReleaseRequest(manifest, tmp_path / "out2", sources={"notes": tmp_path / "missing.tsv"}))
 
 
 def test_cli_release_and_list(tiny_corpus: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -190,7 +195,12 @@ def test_sources_without_default_and_replaced_sources_are_not_read(tiny_corpus: 
     given = resolve_sources(manifest, {"extra": tiny_corpus / "sample" / "spans.tsv"}, samples=["notes", "spans"])
     assert given["extra"] == tiny_corpus / "sample" / "spans.tsv" and given["second_annotator"] is None
     outcome = run(
-        manifest, tmp_path / "out", {"extra": tiny_corpus / "sample" / "spans.tsv"}, samples=["notes", "spans"]
+        ReleaseRequest(
+            manifest,
+            tmp_path / "out",
+            sources={"extra": tiny_corpus / "sample" / "spans.tsv"},
+            samples=["notes", "spans"],
+        )
     )
     assert [g.observed for g in outcome.gates if g.gate == "agreement.span_f1"] == [
         "not run: no annotator data in this build"
@@ -207,10 +217,10 @@ def test_optional_sample_sources_are_not_mixed_with_given_inputs(tiny_corpus: Pa
 
 def test_build_overwrites_and_keeps_a_failing_build_for_inspection(tiny_corpus: Path, tmp_path: Path) -> None:
     manifest = load_manifest(tiny_corpus)
-    assert run(manifest, tmp_path / "scratch", mode="build").status == "built"
+    assert run(ReleaseRequest(manifest, tmp_path / "scratch", mode="build")).status == "built"
     (tiny_corpus / "sample" / "annotator_b" / "spans.tsv").write_text("note_id\tstart\tend\tlabel\n")
     with pytest.raises(GateError, match="agreement.span_f1 FAILED: observed 0.0"):
-        run(load_manifest(tiny_corpus), tmp_path / "scratch", mode="build")
+        run(ReleaseRequest(load_manifest(tiny_corpus), tmp_path / "scratch", mode="build"))
     validation = json.loads((tmp_path / "scratch" / "tiny" / "1.0.0+sample" / "validation.json").read_text())
     assert validation["agreement"] == {"span_f1": 0.0}
 

@@ -215,10 +215,11 @@ def test_agreement_skips_patients_whose_gold_is_quarantined(corpus: Path, tmp_pa
     """Issue 16: a quarantined gold patient used to fail the agreement with "is not a released (gold)
     report", losing the real reason; now the agreement runs on the surviving patients and names it."""
     from clinical_corpora.builders.release.pipeline import run
+    from clinical_corpora.builders.release.request import ReleaseRequest
 
     path = gold(corpus, 92871, 1000201)
     path.write_text(path.read_text() + "T9\tAnatomy 0 1\t[\n#9\tAnnotatorNotes T9\tchain=E299\n")
-    outcome = run(load_manifest(corpus), tmp_path / "out", on_error="quarantine", max_rejects=1)
+    outcome = run(ReleaseRequest(load_manifest(corpus), tmp_path / "out", on_error="quarantine", max_rejects=1))
     rejects = (outcome.folder / "rejects.jsonl").read_text().splitlines()
     assert len(rejects) == 1 and "expected Finding or Device" in json.loads(rejects[0])["reason"]
     card = (outcome.folder / "README.md").read_text()
@@ -266,11 +267,18 @@ def test_a_reused_chain_id_is_quarantined_alike_with_one_or_two_workers(
     corpus: Path, tmp_path: Path, subject: int, row_id: int, chain: str, line: int
 ) -> None:
     from clinical_corpora.builders.release.pipeline import run
+    from clinical_corpora.builders.release.request import ReleaseRequest
 
     path = reuse_chain(corpus, subject, row_id, chain)
     folders = [
         run(
-            load_manifest(corpus), tmp_path / f"out-{workers}", on_error="quarantine", max_rejects=1, workers=workers
+            ReleaseRequest(
+                load_manifest(corpus),
+                tmp_path / f"out-{workers}",
+                on_error="quarantine",
+                max_rejects=1,
+                workers=workers,
+            )
         ).folder
         for workers in (1, 2)
     ]

@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 from clinical_corpora.builders.cli import main
 from clinical_corpora.builders.contract.release_view import ReleaseView
 from clinical_corpora.builders.release.pipeline import run
+from clinical_corpora.builders.release.request import ReleaseRequest
 from clinical_corpora.core.manifest import load_manifest
 from tests.conftest import TINY
 
@@ -34,7 +35,7 @@ def release(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A release of the tiny corpus (read only: tests copy it before damaging it)."""
     corpus = tmp_path_factory.mktemp("tiny") / "tiny"
     shutil.copytree(TINY, corpus, ignore=shutil.ignore_patterns("__pycache__", "*.py"))
-    return run(load_manifest(corpus), tmp_path_factory.mktemp("out")).folder
+    return run(ReleaseRequest(load_manifest(corpus), tmp_path_factory.mktemp("out"))).folder
 
 
 def validate(folder: Path) -> tuple[int, str]:

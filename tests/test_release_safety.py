@@ -19,6 +19,7 @@ import pytest
 from clinical_corpora.builders.cli import main
 from clinical_corpora.builders.release.folder import STAGING_TAG
 from clinical_corpora.builders.release.pipeline import run
+from clinical_corpora.builders.release.request import ReleaseRequest
 from clinical_corpora.builders.sources.brat import parse_brat
 from clinical_corpora.core.errors import GateError, ReleaseError, SourceError, excerpt
 from clinical_corpora.core.manifest import load_manifest
@@ -43,12 +44,12 @@ def test_build_refuses_a_folder_holding_a_release(
     tiny_corpus: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     out = tmp_path / "out"
-    release = run(load_manifest(tiny_corpus), out).folder
+    release = run(ReleaseRequest(load_manifest(tiny_corpus), out)).folder
     assert json.loads((release / "manifest.json").read_text())["release"] is True
     before = tree(release)
     (tiny_corpus / "sample" / "annotator_b" / "spans.tsv").write_text("note_id\tstart\tend\tlabel\n")  # fails a gate
     with pytest.raises(ReleaseError, match=r"1.0.0\+sample holds a release: build never replaces it"):
-        run(load_manifest(tiny_corpus), out, mode="build")
+        run(ReleaseRequest(load_manifest(tiny_corpus), out, mode="build"))
     assert main(["build", str(tiny_corpus), "--out", str(out)]) == 1
     err = capsys.readouterr().err
     assert "holds a release" in err and "Traceback" not in err
@@ -57,16 +58,18 @@ def test_build_refuses_a_folder_holding_a_release(
 
 def test_build_replaces_only_its_own_builds(tiny_corpus: Path, tmp_path: Path) -> None:
     scratch = tmp_path / "scratch"
-    built = run(load_manifest(tiny_corpus), scratch, mode="build").folder
+    built = run(ReleaseRequest(load_manifest(tiny_corpus), scratch, mode="build")).folder
     assert json.loads((built / "manifest.json").read_text())["release"] is False
-    assert run(load_manifest(tiny_corpus), scratch, mode="build").status == "built"  # its own build: replaced
+    assert (
+        run(ReleaseRequest(load_manifest(tiny_corpus), scratch, mode="build")).status == "built"
+    )  # its own build: replaced
     with pytest.raises(ReleaseError, match="holds a clincorp build, not a release"):
-        run(load_manifest(tiny_corpus), scratch)  # nor does release take a build for a release
+        run(ReleaseRequest(load_manifest(tiny_corpus), scratch))  # nor does release take a build for a release
     foreign = tmp_path / "other" / "tiny" / VERSION
     foreign.mkdir(parents=True)
     (foreign / "notes.txt").write_text("mine")
     with pytest.raises(ReleaseError, match="was not written by clincorp build"):
-        run(load_manifest(tiny_corpus), tmp_path / "other", mode="build")
+        run(ReleaseRequest(load_manifest(tiny_corpus), tmp_path / "other", mode="build"))
     assert (foreign / "notes.txt").read_text() == "mine"
 
 
@@ -79,7 +82,7 @@ def test_out_under_a_file_is_a_clear_error(
     blocker = tmp_path / "a-file"
     blocker.write_text("not a folder")
     with pytest.raises(ReleaseError, match=r"a-file is a file, not a folder"):
-        run(load_manifest(tiny_corpus), blocker / "releases")
+        run(ReleaseRequest(load_manifest(tiny_corpus), blocker / "releases"))
     for command in ("release", "build"):
         assert main([command, str(tiny_corpus), "--out", str(blocker / "releases")]) == 1
         err = capsys.readouterr().err
@@ -94,6 +97,7 @@ STALLED_RELEASE = """
 import sys, time
 from pathlib import Path
 from clinical_corpora.builders.release import pipeline
+from clinical_corpora.builders.release.request import ReleaseRequest
 from clinical_corpora.core.manifest import load_manifest
 
 written = pipeline._write_release_files
@@ -105,7 +109,7 @@ def stall(*args, **kwargs):
     return gates
 
 pipeline._write_release_files = stall
-pipeline.run(load_manifest(Path(sys.argv[1])), Path(sys.argv[2]))
+pipeline.run(ReleaseRequest(load_manifest(Path(sys.argv[1])), Path(sys.argv[2])))
 """
 
 
@@ -127,10 +131,10 @@ def test_the_staging_folder_of_a_killed_run_is_removed_by_the_next(tiny_corpus: 
         process.send_signal(signal.SIGKILL)
         process.wait()
     assert stale.is_dir()  # SIGKILL runs no cleanup
-    outcome = run(load_manifest(tiny_corpus), out)
+    outcome = run(ReleaseRequest(load_manifest(tiny_corpus), out))
     assert outcome.status == "released"
     assert staging_folders(out / "tiny") == [] and sorted(os.listdir(out / "tiny")) == [VERSION]
-    assert tree(outcome.folder) == tree(run(load_manifest(tiny_corpus), tmp_path / "fresh").folder)
+    assert tree(outcome.folder) == tree(run(ReleaseRequest(load_manifest(tiny_corpus), tmp_path / "fresh")).folder)
 
 
 def test_the_staging_folder_of_a_running_release_is_left_alone(tiny_corpus: Path, tmp_path: Path) -> None:
@@ -141,7 +145,7 @@ def test_the_staging_folder_of_a_running_release_is_left_alone(tiny_corpus: Path
     gone = corpus_dir / f".{VERSION}{STAGING_TAG}{2**22 + 1}@{host}.abc123"
     for folder in (running, elsewhere, gone):
         folder.mkdir(parents=True)
-    run(load_manifest(tiny_corpus), tmp_path / "out")
+    run(ReleaseRequest(load_manifest(tiny_corpus), tmp_path / "out"))
     assert running.is_dir() and elsewhere.is_dir() and not gone.exists()
 
 
@@ -248,22 +252,22 @@ def test_a_failed_runs_rejects_file_goes_with_the_next_run(tiny_corpus: Path, tm
     good_spans = spans.read_text()
     bad_span(tiny_corpus)
     with pytest.raises(GateError, match="max_rejects FAILED"):
-        run(load_manifest(tiny_corpus), out, on_error="quarantine")
+        run(ReleaseRequest(load_manifest(tiny_corpus), out, on_error="quarantine"))
     assert json.loads(beside.read_text())["where"] == "notes/notes.tsv:4"
     disagreeing = tiny_corpus / "sample" / "annotator_b" / "spans.tsv"
     agreeing = disagreeing.read_text()
     disagreeing.write_text("note_id\tstart\tend\tlabel\n")
     spans.write_text(good_spans)
     with pytest.raises(GateError, match="agreement.span_f1 FAILED") as failure:
-        run(load_manifest(tiny_corpus), out)  # fails again, rejecting nothing (n3's bad span is gone)
+        run(ReleaseRequest(load_manifest(tiny_corpus), out))  # fails again, rejecting nothing (n3's bad span is gone)
     assert "rejected records" not in str(failure.value)
     assert not beside.exists()  # the earlier run's rejects would be taken for this run's
     disagreeing.write_text(agreeing)
     bad_span(tiny_corpus)
     with pytest.raises(GateError, match="max_rejects FAILED"):
-        run(load_manifest(tiny_corpus), out, on_error="quarantine")
+        run(ReleaseRequest(load_manifest(tiny_corpus), out, on_error="quarantine"))
     assert beside.is_file()
-    outcome = run(load_manifest(tiny_corpus), out, on_error="quarantine", max_rejects=1)
+    outcome = run(ReleaseRequest(load_manifest(tiny_corpus), out, on_error="quarantine", max_rejects=1))
     assert outcome.status == "released" and "rejects.jsonl" in os.listdir(outcome.folder)
     assert sorted(os.listdir(out / "tiny")) == [VERSION]  # the failed run's file went with the release
 

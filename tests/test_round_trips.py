@@ -25,6 +25,7 @@ from clinical_corpora.builders.contract.release_view import ReleaseView
 from clinical_corpora.builders.exporters.base import Exporter
 from clinical_corpora.builders.plugins import find_corpus, load_plugins
 from clinical_corpora.builders.release.pipeline import run
+from clinical_corpora.builders.release.request import ReleaseRequest
 from clinical_corpora.builders.release.writer import SplitWriter
 from clinical_corpora.core.registry import exporters
 from clinical_corpora.schemas.features import row_encoder
@@ -49,7 +50,16 @@ def _export(format_name: str, release: Path, out: Path) -> Path:
 def _release_again(exporter: Exporter, corpus: str, exported: Path, out: Path) -> Path:
     inputs = exporter.reread(exported)
     assert inputs is not None
-    return run(find_corpus(corpus), out, dict(inputs.sources), "fail", "release", inputs.not_carried).folder
+    return run(
+        ReleaseRequest(
+            find_corpus(corpus),
+            out,
+            sources=dict(inputs.sources),
+            on_error="fail",
+            mode="release",
+            samples=inputs.not_carried,
+        )
+    ).folder
 
 
 def _data_bytes(release: Path, configs: list[str]) -> dict[str, bytes]:

@@ -21,6 +21,7 @@ import pytest
 from clinical_corpora.builders.cli import main
 from clinical_corpora.builders.contract.release_view import ReleaseView
 from clinical_corpora.builders.release.pipeline import Outcome, run
+from clinical_corpora.builders.release.request import ReleaseRequest
 from clinical_corpora.core.errors import GateError, SourceError
 from clinical_corpora.core.manifest import load_manifest
 
@@ -109,7 +110,7 @@ def write_corpus(root: Path, variants: Variants) -> Path:
 
 def _release(tmp_path: Path, variants: Variants, **options: Any) -> Outcome:
     shac = write_corpus(tmp_path / "shac", variants)
-    return run(load_manifest(CORPUS), tmp_path / "out", {"shac": shac}, **options)
+    return run(ReleaseRequest(load_manifest(CORPUS), tmp_path / "out", sources={"shac": shac}, **options))
 
 
 @pytest.fixture(scope="module")
@@ -222,7 +223,11 @@ def test_broken_annotations_are_quarantined_and_the_note_released(tmp_path: Path
     for number, (replacement, line, _) in zip((1, 2), BROKEN_LINES.values(), strict=True):
         _break(shac, number, line, replacement)
     _break(shac, 4, 16, "E2\tTobacco:T5 Status:T6 Amount:T7 Frequency:T99")  # T99: no such id
-    outcome = run(load_manifest(CORPUS), tmp_path / "out", {"shac": shac}, on_error="quarantine", max_rejects=3)
+    outcome = run(
+        ReleaseRequest(
+            load_manifest(CORPUS), tmp_path / "out", sources={"shac": shac}, on_error="quarantine", max_rejects=3
+        )
+    )
     assert outcome.manifest["counts"] == {"read": 60, "written": 60 + 60, "rejected": 0, "rejected_annotations": 3}
     rejects = {
         json.loads(line)["where"]: json.loads(line)
@@ -251,7 +256,7 @@ def test_by_default_a_broken_annotation_fails_the_build_naming_file_and_line(tmp
     shac = write_corpus(tmp_path / "shac", Variants())
     ann = _break(shac, 1, 7, BROKEN_LINES["past the end"][0])
     with pytest.raises(SourceError) as raised:
-        run(load_manifest(CORPUS), tmp_path / "out", {"shac": shac})
+        run(ReleaseRequest(load_manifest(CORPUS), tmp_path / "out", sources={"shac": shac}))
     assert raised.value.location == f"{ann}:7"
 
 

@@ -22,6 +22,7 @@ from clinical_corpora.builders.contract.base import BuildContext
 from clinical_corpora.builders.contract.release_view import ReleaseView
 from clinical_corpora.builders.plugins import find_corpus
 from clinical_corpora.builders.release.pipeline import Outcome, run
+from clinical_corpora.builders.release.request import ReleaseRequest
 from clinical_corpora.core.errors import GateError, SourceError
 from clinical_corpora.core.manifest import load_manifest
 from clinical_corpora.corpora.sdoh import builder as sdoh_builder
@@ -222,7 +223,7 @@ def test_failed_gates_leave_no_release_and_keep_the_rejects(tmp_path: Path) -> N
     (corpus / "corpus.yaml").write_text(yaml.safe_dump(manifest), encoding="utf-8")
 
     with pytest.raises(GateError) as raised:
-        run(load_manifest(corpus), tmp_path / "out", on_error="quarantine")
+        run(ReleaseRequest(load_manifest(corpus), tmp_path / "out", on_error="quarantine"))
     message = str(raised.value)
     assert "gate max_rejects FAILED: observed 1" in message
     assert "gate agreement.trigger_f1 FAILED: observed 0.956522" in message
@@ -386,6 +387,6 @@ def test_an_input_folder_that_cannot_be_hashed_fails_before_the_build_and_leaves
     loop = corpus / "sample" / "shac_double" / "annotator_a" / "loop"
     loop.symlink_to("..")  # only the input hashing walks shac_double before the build
     with pytest.raises(SourceError, match="a symbolic link looping back to") as raised:
-        run(load_manifest(corpus), tmp_path / "out")
+        run(ReleaseRequest(load_manifest(corpus), tmp_path / "out"))
     assert raised.value.path == str(loop)
     assert not (tmp_path / "out").exists()

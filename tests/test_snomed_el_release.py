@@ -17,7 +17,7 @@ from clinical_corpora.builders.contract.release_view import ReleaseView
 from clinical_corpora.builders.release.inputs import resolve_sources
 from clinical_corpora.core.errors import ClincorpError, SourceError
 from clinical_corpora.core.manifest import CorpusManifest, load_manifest
-from clinical_corpora.corpora.snomed_el.builder import SnomedElBuilder, TrimmingSnomedElBuilder
+from clinical_corpora.corpora.snomed_el.builder import SnomedElBuilder, SnomedElOptions
 from clinical_corpora.validation.metrics.concept_difficulty import Mention, concept_difficulty
 from tests.conftest import SampleRelease
 
@@ -264,14 +264,14 @@ def pad_chest_pain(corpus: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    ("builder", "released"),
-    [(SnomedElBuilder, (232, 243, "chest pain\n")), (TrimmingSnomedElBuilder, (232, 242, "chest pain"))],
+    ("trim", "released"),
+    [(False, (232, 243, "chest pain\n")), (True, (232, 242, "chest pain"))],
 )
 def test_padded_spans_are_reported_and_trimmed_on_request(
-    corpus: Path, builder: type[SnomedElBuilder], released: tuple[int, int, str]
+    corpus: Path, trim: bool, released: tuple[int, int, str]
 ) -> None:
     pad_chest_pain(corpus)
-    instance = builder()
+    instance = SnomedElBuilder(SnomedElOptions(trim_whitespace=trim))
     rows, _ = generate(corpus, instance)
     note = next(row.record for row in rows if row.config == "snomed_el" and row.record.note_id == "19990001-DS-4")
     first = note.annotations[0]
@@ -310,18 +310,21 @@ def test_quarantined_notes_concepts_and_card_alike_with_one_or_two_workers(corpu
     whitespace, of a note then rejected for its inactive concept) and the rejects (the note missing from
     the notes file last) come out as one process makes them."""
     from clinical_corpora.builders.release.pipeline import run
+    from clinical_corpora.builders.release.request import ReleaseRequest
 
     append_annotation(corpus, f"19990001-DS-4,0,5,{INACTIVE}")
     append_annotation(corpus, "19999999-DS-1,0,5,99900028001")
     manifest = load_manifest(corpus)
     folders = [
         run(
-            manifest,
-            tmp_path / f"out-{workers}",
-            on_error="quarantine",
-            samples=sample_for(manifest, {}),
-            max_rejects=2,
-            workers=workers,
+            ReleaseRequest(
+                manifest,
+                tmp_path / f"out-{workers}",
+                on_error="quarantine",
+                samples=sample_for(manifest, {}),
+                max_rejects=2,
+                workers=workers,
+            )
         ).folder
         for workers in (1, 2)
     ]

@@ -23,6 +23,7 @@ from clinical_corpora.builders.contract.release_view import ReleaseView
 from clinical_corpora.builders.plugins import all_corpora, find_corpus
 from clinical_corpora.builders.release.inputs import resolve_sources
 from clinical_corpora.builders.release.pipeline import run
+from clinical_corpora.builders.release.request import ReleaseRequest
 from clinical_corpora.builders.text_free.leak_gate import LEAK_LIMIT, leak_gate
 from clinical_corpora.builders.text_free.rehydrate import REJECTS_FILE, RehydrateError, rehydrate
 from clinical_corpora.builders.text_free.release import FULL_FOLDER, TEXT_FREE_SUFFIX, read_wanted, release_text_free
@@ -231,7 +232,7 @@ def test_release_all_text_free_writes_every_variant(tmp_path: Path, capsys: pyte
 def test_odie_from_its_i2b2_input_round_trips_through_the_i2b2_documents(tmp_path: Path) -> None:
     corpus = find_corpus("odie_anaphora")
     i2b2 = {"i2b2": corpus.folder / "sample" / "i2b2"}
-    full = run(corpus, tmp_path / "releases", i2b2).folder
+    full = run(ReleaseRequest(corpus, tmp_path / "releases", sources=i2b2)).folder
     text_free = release_text_free(corpus, full, resolve_sources(corpus, i2b2)).folder
     documents = ReleaseView(text_free).arrow("odie_anaphora", columns=[SOURCE_DOCUMENTS]).column(0).to_pylist()
     assert all(document["locator"].startswith("i2b2:docs/") for row in documents for document in row)

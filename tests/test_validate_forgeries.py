@@ -20,6 +20,7 @@ import pytest
 
 from clinical_corpora.builders.cli import main
 from clinical_corpora.builders.release.pipeline import run
+from clinical_corpora.builders.release.request import ReleaseRequest
 from clinical_corpora.builders.validate import check_release
 from clinical_corpora.core.manifest import load_manifest
 from tests.conftest import TINY
@@ -33,7 +34,7 @@ def release(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A sample release of the tiny corpus (read only: tests forge a copy)."""
     corpus = tmp_path_factory.mktemp("tiny") / "tiny"
     shutil.copytree(TINY, corpus, ignore=shutil.ignore_patterns("__pycache__", "*.py"))
-    return run(load_manifest(corpus), tmp_path_factory.mktemp("out")).folder
+    return run(ReleaseRequest(load_manifest(corpus), tmp_path_factory.mktemp("out"))).folder
 
 
 @pytest.fixture
@@ -304,7 +305,7 @@ def overlaid_release(tmp_path_factory: pytest.TempPathFactory) -> Path:
     shutil.copytree(TINY, corpus, ignore=shutil.ignore_patterns("__pycache__", "*.py"))
     overlay = tmp_path_factory.mktemp("overlay") / "gates.yaml"
     overlay.write_text("max_rejects: 2\n", encoding="utf-8")
-    return run(load_manifest(corpus), tmp_path_factory.mktemp("out"), gate_overlay=overlay).folder
+    return run(ReleaseRequest(load_manifest(corpus), tmp_path_factory.mktemp("out"), gate_overlay=overlay)).folder
 
 
 def test_a_release_with_an_overlay_passes_and_records_its_text(overlaid_release: Path) -> None:

@@ -16,6 +16,7 @@ from clinical_corpora.builders.cli import main
 from clinical_corpora.builders.contract.base import BuildContext
 from clinical_corpora.builders.contract.release_view import ReleaseView
 from clinical_corpora.builders.release.pipeline import run
+from clinical_corpora.builders.release.request import ReleaseRequest
 from clinical_corpora.builders.release.workers import document_groups
 from clinical_corpora.builders.release.writer import ROWS_PER_ROW_GROUP, SplitWriter, rows_per_row_group
 from clinical_corpora.builders.sources.line_chunks import chunk_lines, line_chunks
@@ -59,7 +60,9 @@ def test_quarantine_from_workers_matches_one_process(tiny_corpus: Path, tmp_path
     releases = {}
     for workers in (1, 2):
         build = run(
-            manifest, tmp_path / f"w{workers}", on_error="quarantine", mode="build", max_rejects=1, workers=workers
+            ReleaseRequest(
+                manifest, tmp_path / f"w{workers}", on_error="quarantine", mode="build", max_rejects=1, workers=workers
+            )
         )
         releases[workers] = build.folder
         assert build.manifest["counts"] == {"read": 5, "written": 4, "rejected": 1, "rejected_annotations": 0}
@@ -71,7 +74,7 @@ def test_quarantine_from_workers_matches_one_process(tiny_corpus: Path, tmp_path
 def test_an_error_in_a_worker_names_the_file_and_line(tiny_corpus: Path, tmp_path: Path) -> None:
     break_note(tiny_corpus)
     with pytest.raises(SourceError, match=r"notes\.tsv:6: record does not match its schema"):
-        run(load_manifest(tiny_corpus), tmp_path / "out", workers=2)
+        run(ReleaseRequest(load_manifest(tiny_corpus), tmp_path / "out", workers=2))
     assert not (tmp_path / "out" / "tiny").exists()
 
 
@@ -80,7 +83,9 @@ def test_duplicate_ids_are_quarantined_after_the_first(tiny_corpus: Path, tmp_pa
     notes = (tiny_corpus / "sample" / "notes.tsv").read_text(encoding="utf-8").splitlines()
     add_notes(tiny_corpus, notes[2].replace("\ttrain\t", "\ttest\t"), notes[1])  # n2 again in test, n1 again
     build = run(
-        load_manifest(tiny_corpus), tmp_path, on_error="quarantine", mode="build", max_rejects=2, workers=workers
+        ReleaseRequest(
+            load_manifest(tiny_corpus), tmp_path, on_error="quarantine", mode="build", max_rejects=2, workers=workers
+        )
     )
     reasons = [json.loads(line) for line in (build.folder / "rejects.jsonl").read_text().splitlines()]
     assert [(r["where"], r["reason"]) for r in reasons] == [
@@ -97,7 +102,7 @@ def test_a_duplicate_id_fails_the_build_by_default(tiny_corpus: Path, tmp_path: 
     notes = (tiny_corpus / "sample" / "notes.tsv").read_text(encoding="utf-8").splitlines()
     add_notes(tiny_corpus, notes[1])
     with pytest.raises(SourceError, match="notes/train: duplicate id 'n1'"):
-        run(load_manifest(tiny_corpus), tmp_path)
+        run(ReleaseRequest(load_manifest(tiny_corpus), tmp_path))
 
 
 def test_workers_flag(tiny_corpus: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -117,7 +122,9 @@ def test_shards_run_once_per_build(tiny_corpus: Path, tmp_path: Path, notes: int
     text = corpus.read_text().replace("tests.tiny_corpus.builder:TinyBuilder", f"{__name__}:OnceTinyBuilder")
     corpus.write_text(text.replace("min: 0.8", "min: 0.5"))  # one note's spans agree less
     manifest = load_manifest(tiny_corpus)
-    build = run(manifest, tmp_path / "out", on_error="quarantine", mode="build", max_rejects=1, workers=workers)
+    build = run(
+        ReleaseRequest(manifest, tmp_path / "out", on_error="quarantine", mode="build", max_rejects=1, workers=workers)
+    )
     assert build.manifest["counts"]["rejected_annotations"] == 1 and build.manifest["counts"]["written"] == notes
 
 

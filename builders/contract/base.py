@@ -241,7 +241,6 @@ def _schema_error(where: str, error: ValidationError) -> SourceError:
 class Builder:
     """Base class of corpus builders."""
 
-    VERSION: ClassVar[str]
     CONFIGS: ClassVar[dict[str, type[BaseModel]]]
     OPTIONS: ClassVar[type[BuilderOptions]] = BuilderOptions
     """The builder's options dataclass (none by default)."""

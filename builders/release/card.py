@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -43,22 +43,27 @@ def split_sizes(folder: Path) -> dict[str, dict[str, SplitSize]]:
     return sizes
 
 
-def render_card(
-    manifest: CorpusManifest,
-    features: dict[str, Features],
-    row_counts: dict[str, dict[str, int]],
-    sections: list[CardSection],
-    gates: list[GateResult],
-    provenance: dict[str, Any],
-    version: str | None = None,
-    sizes: dict[str, dict[str, SplitSize]] | None = None,
-) -> str:
-    """The whole README.md; a sample release's card says first that its data is invented.
+@dataclass(frozen=True)
+class CardFacts:
+    """What a release's card says: its corpus, version, features and rows per config and split, the builder's
+    sections (statistics, agreement), its gates, its provenance (as manifest.json records it) and each split's
+    size (:func:`split_sizes`, the front matter's ``num_bytes``)."""
 
-    ``sizes`` (from :func:`split_sizes`) fills each split's ``num_bytes`` in the front matter.
-    """
-    version = version or manifest.version
-    front_matter = _front_matter(manifest, features, row_counts, sizes or {})
+    manifest: CorpusManifest
+    version: str
+    features: dict[str, Features]
+    row_counts: dict[str, dict[str, int]]
+    sections: list[CardSection]
+    gates: list[GateResult]
+    provenance: dict[str, Any]
+    sizes: dict[str, dict[str, SplitSize]] = field(default_factory=dict)
+
+
+def render_card(card: CardFacts) -> str:
+    """The whole README.md; a sample release's card says first that its data is invented."""
+    manifest, version, features, row_counts = card.manifest, card.version, card.features, card.row_counts
+    sections, gates, provenance = card.sections, card.gates, card.provenance
+    front_matter = _front_matter(manifest, features, row_counts, card.sizes)
     return f"---\n{front_matter}\n---\n\n{_sample_banner(provenance)}" + "\n".join(
         _section_markdown(section)
         for section in [

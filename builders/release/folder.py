@@ -150,6 +150,40 @@ def publish(staging: Path, target: Path) -> Literal["released", "unchanged"]:
     return "unchanged"
 
 
+def check_out(out: Path, corpus_dir: Path) -> None:
+    """Refuse an ``--out`` that lies under a file (or is one) before any work is done."""
+    for folder in (corpus_dir, out, *out.parents):
+        if folder.exists():
+            if not folder.is_dir():
+                raise ReleaseError(f"--out {out}: {folder} is a file, not a folder; give --out a folder")
+            return
+
+
+def check_build_target(target: Path) -> None:
+    """Refuse to build into a version folder that holds a release or anything ``build`` did not write."""
+    if not target.exists() and not target.is_symlink():
+        return
+    manifest = target / "manifest.json"
+    try:
+        flag = read_json(manifest).get(BUILD_FLAG) if manifest.is_file() else None
+    except (OSError, ValueError, AttributeError):
+        flag = None
+    if flag is False:
+        return
+    what = "holds a release" if flag is not None or manifest.is_file() else "was not written by clincorp build"
+    raise ReleaseError(f"{target} {what}: build never replaces it; give build another --out (releases are immutable)")
+
+
+def replace_build(staging: Path, target: Path) -> None:
+    """Put a build in place of the previous build of this version (never of a release)."""
+    check_build_target(target)
+    try:
+        shutil.rmtree(target, ignore_errors=True)
+        staging.rename(target)
+    except OSError as error:
+        raise ReleaseError(f"cannot write the build to {target}: {error.strerror or error} (another run?)") from None
+
+
 def _check_same_release(staging: Path, target: Path) -> None:
     if not (target / MANIFEST_FILE).is_file():
         raise ReleaseError(f"{target} already exists and is not a release (no manifest.json): move it away")

@@ -22,20 +22,21 @@ from clinical_corpora.builders.contract.base import (
     BuildContext,
     Builder,
     CardSection,
-    OnError,
     Reject,
-    load_builder_class,
 )
 from clinical_corpora.builders.contract.release_view import ReleaseView
-from clinical_corpora.builders.release.card import SplitSize, render_card, split_sizes
+from clinical_corpora.builders.release.card import CardFacts, SplitSize, render_card, split_sizes
 from clinical_corpora.builders.release.checks import check_suite
 from clinical_corpora.builders.release.folder import (
     BUILD_FLAG,
+    check_build_target,
+    check_out,
     make_folder,
     make_staging,
     publish,
     read_json,
     remove_stale_staging,
+    replace_build,
     sha256_file,
     write_json,
 )
@@ -48,9 +49,10 @@ from clinical_corpora.builders.release.inputs import (
     summarise_inputs,
     write_inputs_file,
 )
+from clinical_corpora.builders.release.request import ReleaseRequest
 from clinical_corpora.builders.release.workers import build_in_process, build_in_workers, document_groups
 from clinical_corpora.builders.release.writer import SplitWriter, rows_per_row_group
-from clinical_corpora.core.errors import ClincorpError, GateError, ReleaseError, SourceError
+from clinical_corpora.core.errors import ClincorpError, GateError, SourceError
 from clinical_corpora.core.manifest import (
     CorpusManifest,
     apply_gate_overlay,
@@ -66,8 +68,6 @@ from clinical_corpora.validation.gates import (
     violation_text,
 )
 
-Mode = Literal["release", "build"]
-
 
 @dataclass
 class Outcome:
@@ -79,77 +79,80 @@ class Outcome:
     manifest: dict[str, Any] = field(default_factory=dict)
 
 
-def run(
-    manifest: CorpusManifest,
-    out: Path,
-    overrides: dict[str, Path] | None = None,
-    on_error: OnError = "fail",
-    mode: Mode = "release",
-    samples: Iterable[str] = (),
-    max_rejects: int | None = None,
-    gate_overlay: Path | None = None,
-    workers: int | None = None,
-) -> Outcome:
-    """Build, validate and write ``<out>/<corpus>/<version>``: the records written, the expectation suite
-    checked, agreement and the card's statistics measured, the gates, card and manifest written, then the
-    release published (or the build kept); raise GateError if a gate fails.
+@dataclass
+class _Build:
+    """One run's corpus (with its ``--gates`` overlay), builder, record features, build context and staging."""
 
-    ``samples`` names required sources read from their invented sample beside real ``overrides``; any
-    invented input makes a sample release, versioned ``<version>+sample``. ``max_rejects`` overrides the
-    corpus's gate for this run (recorded in the manifest and card). ``gate_overlay`` is a ``--gates`` YAML
-    file changing corpus.yaml's gates for this run (recorded, with each change, in the manifest and card).
-    ``workers`` processes build the builder's shards (default: :func:`auto_workers`); the bytes do not depend
-    on it. The expectation suite runs in this process once the records are written.
-    """
-    overrides = overrides or {}
-    overlay = _gate_overlay(manifest, gate_overlay)
-    if overlay is not None:
-        manifest = overlay[0]
-    sources = resolve_sources(manifest, overrides, samples)
-    invented = invented_sources(manifest, sources, overrides)
+    manifest: CorpusManifest
+    builder: Builder
+    features: dict[str, Features]
+    ctx: BuildContext
+    staging: Path
+
+
+def run(request: ReleaseRequest) -> Outcome:
+    """Build, validate and write ``<out>/<corpus>/<version>``: the records written, the expectation suite
+    checked (in this process, once the records are written), agreement and the card's statistics measured,
+    the gates, card and manifest written, then the release published (or the build kept); raise GateError
+    if a gate fails."""
+    overlay = _gate_overlay(request.corpus, request.gate_overlay)
+    manifest = overlay[0] if overlay is not None else request.corpus
+    sources = resolve_sources(manifest, dict(request.sources), request.samples)
+    invented = invented_sources(manifest, sources, dict(request.sources))
     version = release_version(manifest, invented)
-    corpus_dir = out / manifest.name
-    _check_out(out, corpus_dir)
-    if mode == "build":
-        _check_build_target(corpus_dir / version)
-    builder = load_builder_class(manifest.builder)()
+    corpus_dir = request.out / manifest.name
+    check_out(request.out, corpus_dir)
+    if request.mode == "build":
+        check_build_target(corpus_dir / version)
+    builder = request.builder()
     features = _features(builder, manifest)
-    ctx = BuildContext(manifest, sources, on_error)
-    hashing = InputHashing(manifest, sources, set(overrides))  # beside the build; checked unchanged after it
+    ctx = BuildContext(manifest, sources, request.on_error)
+    hashing = InputHashing(manifest, sources, set(request.sources))  # beside the build; checked after it
     staging = None
     created: list[Path] = []
     try:
         total = _count_documents(builder, manifest, ctx)  # while the inputs are listed for hashing
-        workers = workers or auto_workers(total)
-        created = [folder for folder in (out, corpus_dir) if not folder.exists()]
+        workers = request.workers or auto_workers(total)
+        created = [folder for folder in (request.out, corpus_dir) if not folder.exists()]
         make_folder(corpus_dir)
         remove_stale_staging(corpus_dir)
         staging = make_staging(corpus_dir, version)
+        build = _Build(manifest, builder, features, ctx, staging)
         _stage(manifest, "hashing the input files")
         hashing.listed()  # the build may read them now
-        row_counts = _write_rows(builder, manifest, features, ctx, staging, total, workers)
+        row_counts = _write_rows(build, total, workers)
         _refuse_when_all_rejected(manifest, ctx, row_counts, corpus_dir / f"{version}.rejects.jsonl")
         release = _Release(
-            version, invented, hashing.inputs(), max_rejects, overlay[1] if overlay else None, mode == "release"
+            version,
+            invented,
+            hashing.inputs(),
+            request.max_rejects,
+            overlay[1] if overlay else None,
+            builder.options.changed(),
+            request.mode == "release",
         )
-        measured = _measure(builder, manifest, ctx, staging, list(row_counts), release)
-        gates = _write_release_files(builder, manifest, features, ctx, staging, row_counts, release, measured)
+        gates = _write_release_files(build, row_counts, release, _measure(build, list(row_counts), release))
         target = corpus_dir / version
-        if mode == "release":
+        if request.mode == "release":
             return _publish(staging, target, gates, corpus_dir)
-        _replace_build(staging, target)  # kept for inspection even when a gate fails
+        replace_build(staging, target)  # kept for inspection even when a gate fails
         _raise_on_failed_gates(gates, None, kept=target)
         return Outcome(target, "built", gates, read_json(target / "manifest.json"))
     finally:
         hashing.close()
         if staging is not None:
             shutil.rmtree(staging, ignore_errors=True)
-        for folder in reversed(created):  # a failed release leaves no empty folder behind
-            try:
-                if folder.is_dir() and not any(folder.iterdir()):
-                    folder.rmdir()
-            except OSError:  # another run started writing into it meanwhile: it is theirs now
-                pass
+        _remove_if_empty(created)
+
+
+def _remove_if_empty(created: list[Path]) -> None:
+    """Remove the folders a failed run created, when empty (a failed release leaves no empty folder behind)."""
+    for folder in reversed(created):
+        try:
+            if folder.is_dir() and not any(folder.iterdir()):
+                folder.rmdir()
+        except OSError:  # another run started writing into it meanwhile: it is theirs now
+            pass
 
 
 def default_workers() -> int:
@@ -168,40 +171,6 @@ def auto_workers(documents: int | None) -> int:
     return cores if documents is None else max(1, min(cores, documents // DOCUMENTS_PER_WORKER))
 
 
-def _check_out(out: Path, corpus_dir: Path) -> None:
-    """Refuse an ``--out`` that lies under a file (or is one) before any work is done."""
-    for folder in (corpus_dir, out, *out.parents):
-        if folder.exists():
-            if not folder.is_dir():
-                raise ReleaseError(f"--out {out}: {folder} is a file, not a folder; give --out a folder")
-            return
-
-
-def _check_build_target(target: Path) -> None:
-    """Refuse to build into a version folder that holds a release or anything ``build`` did not write."""
-    if not target.exists() and not target.is_symlink():
-        return
-    manifest = target / "manifest.json"
-    try:
-        flag = read_json(manifest).get(BUILD_FLAG) if manifest.is_file() else None
-    except (OSError, ValueError, AttributeError):
-        flag = None
-    if flag is False:
-        return
-    what = "holds a release" if flag is not None or manifest.is_file() else "was not written by clincorp build"
-    raise ReleaseError(f"{target} {what}: build never replaces it; give build another --out (releases are immutable)")
-
-
-def _replace_build(staging: Path, target: Path) -> None:
-    """Put a build in place of the previous build of this version (never of a release)."""
-    _check_build_target(target)
-    try:
-        shutil.rmtree(target, ignore_errors=True)
-        staging.rename(target)
-    except OSError as error:
-        raise ReleaseError(f"cannot write the build to {target}: {error.strerror or error} (another run?)") from None
-
-
 @dataclass(frozen=True)
 class _Release:
     """What a run knows about the release it writes beyond the corpus.yaml."""
@@ -211,6 +180,7 @@ class _Release:
     inputs: list[dict[str, Any]]
     max_rejects: int | None
     gate_overlay: dict[str, Any] | None = None
+    options: dict[str, Any] = field(default_factory=dict)
     immutable: bool = True
 
 
@@ -261,17 +231,10 @@ def _features(builder: Builder, manifest: CorpusManifest) -> dict[str, Features]
     return {name: features_for(builder.CONFIGS[name]) for name in manifest.configs}
 
 
-def _write_rows(
-    builder: Builder,
-    manifest: CorpusManifest,
-    features: dict[str, Features],
-    ctx: BuildContext,
-    staging: Path,
-    total: int | None = None,
-    workers: int = 1,
-) -> dict[str, dict[str, int]]:
+def _write_rows(build: _Build, total: int | None, workers: int) -> dict[str, dict[str, int]]:
     """Build the documents (in ``workers`` processes when the builder has shards) into per-split parquet
     writers, then quarantine duplicate ids; returns rows per config and split."""
+    builder, manifest, features, ctx, staging = build.builder, build.manifest, build.features, build.ctx, build.staging
     writers = {
         (config, split): SplitWriter(
             staging / "data" / config,
@@ -395,16 +358,10 @@ class _Measured:
     shards: list[dict[str, Any]]
 
 
-def _measure(
-    builder: Builder,
-    manifest: CorpusManifest,
-    ctx: BuildContext,
-    staging: Path,
-    configs: list[str],
-    release: _Release,
-) -> _Measured:
+def _measure(build: _Build, configs: list[str], release: _Release) -> _Measured:
     """Write inputs.jsonl, check the suite, measure agreement (writing rejects.jsonl), the card's statistics
     and the written ``configs``' sizes and hashes."""
+    builder, manifest, ctx, staging = build.builder, build.manifest, build.ctx, build.staging
     write_inputs_file(staging, release.inputs)
     view = ReleaseView(staging)
     expectations = manifest.gates.expectations
@@ -420,16 +377,10 @@ def _measure(
 
 
 def _write_release_files(
-    builder: Builder,
-    manifest: CorpusManifest,
-    features: dict[str, Features],
-    ctx: BuildContext,
-    staging: Path,
-    row_counts: dict[str, dict[str, int]],
-    release: _Release,
-    measured: _Measured,
+    build: _Build, row_counts: dict[str, dict[str, int]], release: _Release, measured: _Measured
 ) -> list[GateResult]:
     """Run the gates and write validation.json, README.md and manifest.json."""
+    manifest, features, ctx, staging = build.manifest, build.features, build.ctx, build.staging
     agreement, sections = measured.agreement, measured.sections
     max_rejects = manifest.gates.max_rejects if release.max_rejects is None else release.max_rejects
     gates = [
@@ -439,12 +390,13 @@ def _write_release_files(
     ]
     written = sum(sum(splits.values()) for splits in row_counts.values())
     provenance = {
-        "builder_version": builder.VERSION,
+        "builder_version": manifest.version,
         "package_version": package_version("clinical-corpora"),
         "sample": bool(release.invented),
         "inputs": summarise_inputs(release.inputs, release.invented),
         **({"overrides": {"max_rejects": release.max_rejects}} if release.max_rejects is not None else {}),
         **({"gate_overlay": release.gate_overlay} if release.gate_overlay is not None else {}),
+        **({"options": release.options} if release.options else {}),
         "counts": {
             "read": ctx.read,
             "written": written,
@@ -462,10 +414,8 @@ def _write_release_files(
             "gates": [gate.as_dict() for gate in gates],
         },
     )
-    (staging / "README.md").write_text(
-        render_card(manifest, features, row_counts, sections, gates, provenance, release.version, measured.sizes),
-        encoding="utf-8",
-    )
+    card = CardFacts(manifest, release.version, features, row_counts, sections, gates, provenance, measured.sizes)
+    (staging / "README.md").write_text(render_card(card), encoding="utf-8")
     _stage(manifest, "hashing the release files")
     write_json(
         staging / "manifest.json",

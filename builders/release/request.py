@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -29,7 +29,7 @@ class ReleaseRequest:
     corpus: CorpusManifest
     out: Path
     sources: Mapping[str, Path] = field(default_factory=dict)
-    samples: tuple[str, ...] = ()
+    samples: Collection[str] = ()
     on_error: OnError = "fail"
     max_rejects: int | None = None
     gate_overlay: Path | None = None

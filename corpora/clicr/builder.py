@@ -19,12 +19,20 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from clinical_corpora.builders.contract.base import AgreementReport, BuildContext, Builder, CardSection, Row
+from clinical_corpora.builders.contract.base import (
+    AgreementReport,
+    BuildContext,
+    Builder,
+    BuilderOptions,
+    CardSection,
+    Row,
+)
 from clinical_corpora.builders.contract.release_view import ReleaseView
 from clinical_corpora.builders.contract.text_units import token_strings
 from clinical_corpora.builders.sources.bmj_html import (
@@ -61,7 +69,7 @@ from clinical_corpora.corpora.clicr.records import (
     SectionSpan,
 )
 from clinical_corpora.corpora.clicr.released_rows import read_columns
-from clinical_corpora.corpora.clicr.splits import assign_splits
+from clinical_corpora.corpora.clicr.splits import SPLIT_SEED, assign_splits
 from clinical_corpora.corpora.clicr.statistics import statistics_sections
 from clinical_corpora.corpora.clicr.umls_index import UmlsIndex
 
@@ -101,8 +109,17 @@ def section_spans(case: CaseReport) -> list[SectionSpan]:
     return spans
 
 
+@dataclass(frozen=True)
+class ClicrOptions(BuilderOptions):
+    """How a CliCR release is built."""
+
+    split_seed: int = SPLIT_SEED
+    """The seed of the shuffle that splits the case ids 87/6/7 (Šuster & Daelemans 2018)."""
+
+
 class ClicrBuilder(Builder):
-    VERSION = "1.1.0"
+    OPTIONS = ClicrOptions
+    options: ClicrOptions
     CONFIGS = {"clicr": ClicrQuery, "clicr_documents": ClicrDocument, bigbio.CONFIG: bigbio.QaRecord}
     DOCUMENTS = {"bmj_html": "one BMJ Case Reports page per case, <case id>.html (e.g. bcr-2014-204357.html)"}
     MAX_PAGE_BYTES = MAX_PAGE_BYTES
@@ -111,7 +128,8 @@ class ClicrBuilder(Builder):
     def count(self, ctx: BuildContext) -> int:
         return len(case_pages(ctx.source("bmj_html"), quiet=True))
 
-    def __init__(self) -> None:
+    def __init__(self, options: BuilderOptions | None = None) -> None:
+        super().__init__(options)
         self._answer_cuis: dict[str, list[str]] = {}
         self._matchers: dict[Path, tuple[UmlsIndex, EntityMatcher]] = {}
         """UMLS META folder → its index and matcher, loaded once per process (workers fork after :meth:`shards`
@@ -192,7 +210,7 @@ class ClicrBuilder(Builder):
         standoff = ctx.source("entities") if ctx.has_source("entities") else None
         documents = {document.id: document for document in brat_documents(standoff)} if standoff else {}
         pages = case_pages(ctx.source("bmj_html"))
-        splits = assign_splits(sorted({path.stem for path in pages}))
+        splits = assign_splits(sorted({path.stem for path in pages}), self.options.split_seed)
         unmatched = sorted(set(documents) - set(splits))
         if unmatched:
             raise SourceError(

@@ -46,7 +46,6 @@ SPLIT = "train"
 
 
 class OdieAnaphoraBuilder(Builder):
-    VERSION = "1.1.0"
     CONFIGS = {CONFIG: OdieDocument, bigbio.CONFIG: bigbio.KbDocument}
     DOCUMENTS = {
         "knowtator": f"one Knowtator file per note, <institution>_<note_type>_<nn>{KNOWTATOR_SUFFIX}",

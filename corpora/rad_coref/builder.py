@@ -192,7 +192,6 @@ def mention_pairs(patient: Patient) -> Iterator[MentionPair]:
 class RadCorefBuilder(Builder):
     """Patients of the radiology cross-report coreference corpus, and their mention pairs."""
 
-    VERSION = "1.1.0"
     CONFIGS = {CONFIG: Patient, PAIRS_CONFIG: MentionPair, bigbio.CONFIG: bigbio.KbDocument}
     DOCUMENTS = {"annotations": f"one BRAT file per report, {GOLD_FOLDER}/<SUBJECT_ID>/<ROW_ID>.ann"}
 

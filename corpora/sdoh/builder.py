@@ -16,7 +16,15 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from clinical_corpora.builders.contract.base import AgreementReport, BuildContext, Builder, CardSection, Row, Table
+from clinical_corpora.builders.contract.base import (
+    AgreementReport,
+    BuildContext,
+    Builder,
+    BuilderOptions,
+    CardSection,
+    Row,
+    Table,
+)
 from clinical_corpora.builders.contract.release_view import ReleaseView
 from clinical_corpora.builders.sources.annotators import annotator_folders
 from clinical_corpora.builders.sources.brat import (
@@ -53,11 +61,11 @@ SCHEME = ShacScheme(get_args(EventType), SUBTYPES_BY_ARGUMENT)
 
 
 class SdohBuilder(Builder):
-    VERSION = "1.1.0"
     CONFIGS = {CONFIG: SdohNote, bigbio.CONFIG: bigbio.KbDocument}
     DOCUMENTS = {"shac": "BRAT pairs {train,dev,test}/{mimic,uw}/<doc>.txt and <doc>.ann"}
 
-    def __init__(self) -> None:
+    def __init__(self, options: BuilderOptions | None = None) -> None:
+        super().__init__(options)
         self._listed: tuple[BuildContext, list[Document]] | None = None
 
     def count(self, ctx: BuildContext) -> int:

@@ -33,8 +33,11 @@ class NoteAnnotations:
     spans: list[SpanAnnotation]
 
 
-def read_annotations(ctx: BuildContext) -> dict[str, NoteAnnotations]:
-    """Annotations by note with their split: the challenge's when test annotations are given, else seeded."""
+def read_annotations(
+    ctx: BuildContext, split_seed: int = SPLIT_SEED, test_fraction: float = TEST_FRACTION
+) -> dict[str, NoteAnnotations]:
+    """Annotations by note with their split: the challenge's when test annotations are given, else seeded
+    (``test_fraction`` of the notes to test, shuffled with ``split_seed``)."""
     by_file: dict[Split, Path] = {"train": ctx.source("annotations")}
     if ctx.has_source("test_annotations"):
         by_file["test"] = ctx.source("test_annotations")
@@ -53,7 +56,7 @@ def read_annotations(ctx: BuildContext) -> dict[str, NoteAnnotations]:
                 )
             grouped[note_id] = NoteAnnotations(split, path, note_spans)
     if "test" not in by_file:
-        splits: dict[str, Split] = seeded_split(grouped, SPLIT_SEED, [("test", TEST_FRACTION)], "train")
+        splits: dict[str, Split] = seeded_split(grouped, split_seed, [("test", test_fraction)], "train")
         grouped = {
             note_id: NoteAnnotations(splits[note_id], notes.path, notes.spans) for note_id, notes in grouped.items()
         }

@@ -16,7 +16,7 @@ note (:mod:`clinical_corpora.corpora.snomed_el.annotations`). Agreement:
 
 Checks: every annotated note exists, spans lie inside the text, are not whitespace-only and do not
 overlap, concepts are active and under Clinical finding, Procedure or Body structure. Spans with
-leading or trailing whitespace are reported in the card; :class:`TrimmingSnomedElBuilder` trims them.
+leading or trailing whitespace are reported in the card; the ``trim_whitespace`` option trims them.
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ from clinical_corpora.builders.contract.base import (
     AgreementReport,
     BuildContext,
     Builder,
+    BuilderOptions,
     CardSection,
     Partial,
     Row,
@@ -44,7 +45,7 @@ from clinical_corpora.core.annotations import SpanAnnotation
 from clinical_corpora.core.errors import SourceError
 from clinical_corpora.corpora.snomed_el import bigbio
 from clinical_corpora.corpora.snomed_el.agreement import annotator_agreement
-from clinical_corpora.corpora.snomed_el.annotations import NoteAnnotations, read_annotations
+from clinical_corpora.corpora.snomed_el.annotations import SPLIT_SEED, TEST_FRACTION, NoteAnnotations, read_annotations
 from clinical_corpora.corpora.snomed_el.records import HIERARCHY_NAMES, ConceptRecord, ConceptStats, LinkedSpan, Note
 from clinical_corpora.corpora.snomed_el.released_annotations import concept_links
 from clinical_corpora.corpora.snomed_el.statistics import statistics_sections
@@ -73,22 +74,35 @@ class NotePartial:
     padded_spans: list[tuple[str, int, int]]
 
 
+@dataclass(frozen=True)
+class SnomedElOptions(BuilderOptions):
+    """How a snomed_el release is built."""
+
+    trim_whitespace: bool = False
+    """Trim leading and trailing whitespace from span boundaries (the challenge's spans are kept as annotated)."""
+    split_seed: int = SPLIT_SEED
+    """Without the challenge's test annotations: the seed of the shuffle that draws the test notes."""
+    test_fraction: float = TEST_FRACTION
+    """Without the challenge's test annotations: the share of the notes drawn for test."""
+
+
 class SnomedElBuilder(Builder):
     """Builds ``snomed_el``, ``concepts`` and ``concept_stats``; keeps span boundaries as annotated."""
 
-    VERSION = "1.1.0"
     CONFIGS = {
         "snomed_el": Note,
         "concepts": ConceptRecord,
         "concept_stats": ConceptStats,
         bigbio.CONFIG: bigbio.KbDocument,
     }
-    TRIM_WHITESPACE: ClassVar[bool] = False
+    OPTIONS = SnomedElOptions
+    options: SnomedElOptions
     DOCUMENTS: ClassVar[dict[str, str]] = {
         "annotations": "train_annotations.csv rows note_id,start,end,concept_id naming notes of the notes file"
     }
 
-    def __init__(self) -> None:
+    def __init__(self, options: BuilderOptions | None = None) -> None:
+        super().__init__(options)
         self.padded_spans: list[tuple[str, int, int]] = []
         """(note_id, start, end) of spans read with leading or trailing whitespace (as annotated)."""
         self._terminologies: dict[Path, Terminology] = {}
@@ -102,11 +116,11 @@ class SnomedElBuilder(Builder):
 
     def count(self, ctx: BuildContext) -> int:
         """The annotated notes (the annotation files are small; the notes file is not read)."""
-        return len(read_annotations(ctx))
+        return len(read_annotations(ctx, self.options.split_seed, self.options.test_fraction))
 
     def shards(self, ctx: BuildContext) -> dict[str, Any]:
         """The annotated notes in notes-file order, read in one pass over it, then those it lacks."""
-        by_note = read_annotations(ctx)
+        by_note = read_annotations(ctx, self.options.split_seed, self.options.test_fraction)
         self._terminology(ctx)
         documents = [
             NoteDocument(raw.note_id, by_note[raw.note_id], raw.text, raw.line)
@@ -178,7 +192,7 @@ class SnomedElBuilder(Builder):
         stripped = covered.strip()
         if stripped and stripped != covered:
             partial.padded_spans.append((note_id, start, end))
-            if self.TRIM_WHITESPACE:
+            if self.options.trim_whitespace:
                 start += len(covered) - len(covered.lstrip())
                 end -= len(covered) - len(covered.rstrip())
         concept_id = annotation.concept_id
@@ -211,7 +225,7 @@ class SnomedElBuilder(Builder):
         return annotator_agreement(ctx.source("annotators"), release)
 
     def statistics(self, release: ReleaseView) -> list[CardSection]:
-        return statistics_sections(release, self.padded_spans, self.TRIM_WHITESPACE)
+        return statistics_sections(release, self.padded_spans, self.options.trim_whitespace)
 
     def quality_tables(self, release: ReleaseView) -> dict[str, pd.DataFrame]:
         return {"snomed_el.concept_links": concept_links(release)}
@@ -243,12 +257,6 @@ class SnomedElBuilder(Builder):
                 if concept_id in terminology.active:
                     concept = terminology.concept(concept_id)
                     yield locator("terminology", str(concept_id)), "\n".join((concept.fsn, *concept.synonyms))
-
-
-class TrimmingSnomedElBuilder(SnomedElBuilder):
-    """The same corpus with leading and trailing whitespace trimmed from span boundaries (opt-in)."""
-
-    TRIM_WHITESPACE = True
 
 
 def concept_rows(mentions: list[Mention], terminology: Terminology) -> Iterator[Row]:

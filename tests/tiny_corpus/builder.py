@@ -52,7 +52,6 @@ def read_spans(path: Path) -> dict[str, list[tuple[int, int, str, int]]]:
 
 
 class TinyBuilder(Builder):
-    VERSION = "1.0.0"
     CONFIGS = {"notes": Note}
 
     def shards(self, ctx: BuildContext) -> dict[str, list[LineChunk]]:
