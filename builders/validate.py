@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from clinical_corpora.builders.contract.base import Builder, load_builder_class
+from clinical_corpora.builders.contract.base import Builder, make_builder
 from clinical_corpora.builders.contract.release_view import SHARD_PATTERN, ReleaseView
 from clinical_corpora.builders.plugins import find_corpus, installed_corpus
 from clinical_corpora.builders.release.checks import check_suite
@@ -87,7 +87,10 @@ def release_checks(
     yield consistent
     if not installed:
         return
-    builder = load_builder_class(installed[0].builder)()
+    try:
+        builder = make_builder(installed[0].builder, manifest.get("options"))
+    except ClincorpError:  # the manifest gate named the options it cannot build with
+        return
     view = ReleaseView(folder)
     announce(f"step 3/{STEPS}: schema of every parquet file against the record models")
     schema = _guarded(
@@ -318,6 +321,10 @@ def _identity_problems(folder: Path, manifest: dict[str, Any], corpus: CorpusMan
         problems.append(
             f"manifest.json names builder {manifest.get('builder')!r}, the installed corpus uses {corpus.builder!r}"
         )
+    try:
+        make_builder(corpus.builder, manifest.get("options"))
+    except ClincorpError as error:
+        problems.append(f"manifest.json options: {error}")
     return problems
 
 

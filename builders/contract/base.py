@@ -131,6 +131,11 @@ class BuilderOptions:
         }
 
 
+def option_text(value: object) -> str:
+    """An option's value as ``--option`` takes it (``true``, ``2018``, ``0.25``)."""
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
 _OPTION_TYPES: dict[str, type] = {"bool": bool, "int": int, "float": float, "str": str}
 _EXPECTED = {bool: "true or false", int: "a whole number", float: "a number", str: "text"}
 
@@ -318,6 +323,15 @@ class Builder:
         """Stream (locator, text) for the wanted locators from the sources in ``ctx``, reading each source
         once and keeping only those; a locator the sources lack is not yielded (the caller names it)."""
         raise ClincorpError(f"{type(self).__name__} names no source documents: it has no text-free variant")
+
+
+def make_builder(reference: str, options: object = None) -> Builder:
+    """The builder ``module:Class`` with ``options`` (a mapping of option values, as a release's manifest or
+    ``--option`` gives them, parsed by its :class:`BuilderOptions`; None or empty: its defaults)."""
+    builder_class = load_builder_class(reference)
+    if options is not None and not isinstance(options, Mapping):
+        raise ClincorpError(f"builder options must map names to values, got {options!r}")
+    return builder_class(builder_class.OPTIONS.parse(options or {}))
 
 
 def load_builder_class(reference: str) -> type[Builder]:

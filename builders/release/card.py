@@ -13,7 +13,7 @@ from datasets.splits import SplitDict, SplitInfo
 from datasets.utils.metadata import MetadataConfigs
 from huggingface_hub import DatasetCardData
 
-from clinical_corpora.builders.contract.base import CardSection, Table
+from clinical_corpora.builders.contract.base import CardSection, Table, option_text
 from clinical_corpora.builders.contract.release_view import ReleaseView
 from clinical_corpora.core.manifest import CorpusManifest
 from clinical_corpora.schemas.features import LABEL_NAME_SUFFIX
@@ -324,6 +324,10 @@ def _provenance_section(manifest: CorpusManifest, provenance: dict[str, Any]) ->
         f"{provenance['counts']['written']}, rejected {provenance['counts']['rejected']}. Each source's "
         "sha256 is that of its files' `sha256  file` lines, listed one file a line in inputs.jsonl."
     )
+    options = provenance.get("options")
+    if options:
+        given = ", ".join(f"--option {name}={option_text(value)}" for name, value in options.items())
+        text += f" The builder's options differ from its defaults: {given}."
     overridden = provenance.get("overrides", {}).get("max_rejects")
     if overridden is not None:
         text += (

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from clinical_corpora.builders.contract.base import Builder, OnError, load_builder_class
+from clinical_corpora.builders.contract.base import Builder, OnError, make_builder
 from clinical_corpora.core.manifest import CorpusManifest
 
 Mode = Literal["release", "build"]
@@ -39,5 +39,4 @@ class ReleaseRequest:
 
     def builder(self) -> Builder:
         """The corpus's builder with the requested options (a ClincorpError names a wrong one)."""
-        builder_class = load_builder_class(self.corpus.builder)
-        return builder_class(builder_class.OPTIONS.parse(self.options))
+        return make_builder(self.corpus.builder, self.options)

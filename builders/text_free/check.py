@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from clinical_corpora.builders.contract.base import load_builder_class
+from clinical_corpora.builders.contract.base import make_builder
 from clinical_corpora.builders.contract.release_view import ReleaseView
 from clinical_corpora.builders.plugins import find_corpus, installed_corpus
 from clinical_corpora.builders.release.folder import read_json
@@ -44,7 +44,7 @@ def _schema_problems(folder: Path, manifest: dict[str, Any], corpus: str | Path 
         installed = find_corpus(str(corpus)) if corpus is not None else installed_corpus(manifest.get("corpus"))
     except ClincorpError as error:
         return [f"manifest.json names corpus {manifest.get('corpus')!r}, which cannot be checked: {error}"]
-    builder = load_builder_class(installed.builder)()
+    builder = make_builder(installed.builder, manifest.get("options"))
     view = ReleaseView(folder)
     problems = []
     expected = {}

@@ -21,7 +21,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from datasets import Features
 
-from clinical_corpora.builders.contract.base import BuildContext, Builder, OnError, load_builder_class
+from clinical_corpora.builders.contract.base import BuildContext, Builder, OnError, make_builder
 from clinical_corpora.builders.contract.release_view import ReleaseView
 from clinical_corpora.builders.plugins import installed_corpus
 from clinical_corpora.builders.release.folder import (
@@ -78,8 +78,8 @@ def rehydrate(
     stage = on_stage or (lambda line: None)
     manifest = _text_free_manifest(text_free)
     corpus = installed_corpus(manifest.get("corpus"), text_free / "manifest.json")
-    builder = load_builder_class(corpus.builder)()
     full_manifest = read_json(text_free / FULL_FOLDER / "manifest.json")
+    builder = make_builder(corpus.builder, full_manifest.get("options"))
     target = _target(out, corpus, manifest, full_manifest, text_free)
     view = ReleaseView(text_free)
     features = {config: features_for(builder.CONFIGS[config]) for config in view.configs()}

@@ -33,7 +33,7 @@ import pyarrow.parquet as pq
 from datasets import Features
 from pydantic import BaseModel
 
-from clinical_corpora.builders.contract.base import BuildContext, Builder, load_builder_class
+from clinical_corpora.builders.contract.base import BuildContext, Builder, make_builder
 from clinical_corpora.builders.contract.release_view import ReleaseView
 from clinical_corpora.builders.release.folder import (
     checked_version,
@@ -88,7 +88,7 @@ def release_text_free(
     if full_manifest.get("corpus") != manifest.name or full_manifest.get("variant") == VARIANT:
         raise ClincorpError(f"{full} is not a full release of {manifest.name}")
     version = checked_version(full_manifest.get("version"), full / "manifest.json")
-    builder = load_builder_class(manifest.builder)()
+    builder = make_builder(manifest.builder, full_manifest.get("options"))
     view = ReleaseView(full)
     models = {config: builder.CONFIGS[config] for config in manifest.configs if config in view.configs()}
     stage("collecting the source documents the release's text comes from")
@@ -156,6 +156,7 @@ def _write_release_files(staging: Path, release: TextFreeRelease, full_manifest:
             "builder_version": full_manifest.get("builder_version"),
             "package_version": package_version("clinical-corpora"),
             "sample": full_manifest.get("sample"),
+            **({"options": full_manifest["options"]} if "options" in full_manifest else {}),
             "schema_fingerprint": schema_fingerprint(release.features),
             "full_schema_fingerprint": full_manifest.get("schema_fingerprint"),
             "licensed_fields": release.licensed,
