@@ -15,6 +15,8 @@ from datasets import Features, Value
 from clinical_corpora.builders.cli import main
 from clinical_corpora.builders.contract.base import BuildContext
 from clinical_corpora.builders.contract.release_view import ReleaseView
+from clinical_corpora.builders.release import pipeline
+from clinical_corpora.builders.release import workers as workers_module
 from clinical_corpora.builders.release.pipeline import run
 from clinical_corpora.builders.release.request import ReleaseRequest
 from clinical_corpora.builders.release.workers import document_groups
@@ -174,3 +176,27 @@ def test_line_chunks_cover_the_file_in_whole_lines(tmp_path: Path) -> None:
     assert len(chunks) > 10
     read = [(number, line.decode()) for chunk in chunks for number, line in chunk_lines(path, chunk)]
     assert read == [(number, text) for number, text in enumerate(lines, start=1)][1:]
+
+
+def test_workers_are_capped_at_the_cores_and_the_document_groups(
+    tiny_corpus: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--workers 100000`` on a 4-note corpus: no more processes than cores (said on stderr) or groups."""
+    started: list[int] = []
+    real_pool = workers_module.ProcessPoolExecutor
+
+    def counting_pool(max_workers: int, **kwargs: Any) -> Any:
+        started.append(max_workers)
+        return real_pool(max_workers, **kwargs)
+
+    monkeypatch.setattr(workers_module, "ProcessPoolExecutor", counting_pool)
+    assert main(["release", str(tiny_corpus), "--out", str(tmp_path / "a"), "--workers", "100000"]) == 0
+    cores = pipeline.default_workers()
+    assert f"--workers 100000 is more than the {cores} cores this process may use: using {cores}" in (
+        capsys.readouterr().err
+    )
+    assert started == ([min(cores, 4)] if cores > 1 else [])  # the sample's 4 notes are 4 groups
+    assert main(["release", str(tiny_corpus), "--out", str(tmp_path / "c"), "--workers", "3"]) == 0
+    assert started[-1] <= min(cores, 3)
+    assert main(["release", str(tiny_corpus), "--out", str(tmp_path / "b"), "--workers", "1"]) == 0
+    assert tree(tmp_path / "a") == tree(tmp_path / "b")

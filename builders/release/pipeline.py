@@ -112,7 +112,7 @@ def run(request: ReleaseRequest) -> Outcome:
     created: list[Path] = []
     try:
         total = _count_documents(builder, manifest, ctx)  # while the inputs are listed for hashing
-        workers = request.workers or auto_workers(total)
+        workers = _capped_workers(manifest, request.workers) or auto_workers(total)
         created = [folder for folder in (request.out, corpus_dir) if not folder.exists()]
         make_folder(corpus_dir)
         remove_stale_staging(corpus_dir)
@@ -163,6 +163,15 @@ def default_workers() -> int:
 DOCUMENTS_PER_WORKER = 64
 """Without ``--workers``, a build uses a worker per this many documents (at most every core): starting and
 feeding a worker process costs ~0.1 s, more than a few dozen documents take to build here."""
+
+
+def _capped_workers(manifest: CorpusManifest, asked: int | None) -> int | None:
+    """``--workers``, at most every core this process may use (saying so when it asked for more)."""
+    cores = default_workers()
+    if asked is not None and asked > cores:
+        _stage(manifest, f"--workers {asked} is more than the {cores} cores this process may use: using {cores}")
+        return cores
+    return asked
 
 
 def auto_workers(documents: int | None) -> int:
@@ -251,6 +260,7 @@ def _write_rows(build: _Build, total: int | None, workers: int) -> dict[str, dic
 
     documents = builder.shards(ctx) if workers > 1 else {}  # shards() runs once: it may check or reject
     groups = document_groups(documents, workers) if documents else []
+    workers = min(workers, max(1, len(groups)))  # a worker per group at most
     processes = f"{workers} worker processes" if len(groups) > 1 else "one process"
     _stage(manifest, f"building the records in {processes}")
     progress = tqdm(total=total, desc=f"{manifest.name}: building", unit=" documents", disable=not sys.stderr.isatty())
