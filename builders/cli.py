@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import gc
 import json
 import os
@@ -87,7 +86,7 @@ def _add_release(
         action="append",
         default=[],
         metavar="NAME=VALUE",
-        help="set the builder's option NAME for this run (clincorp list shows each corpus's options; recorded in "
+        help="set the builder's option NAME for this run (the corpus's README names its options; recorded in "
         "the manifest and card)",
     )
     command.add_argument(
@@ -396,25 +395,11 @@ def _list(args: argparse.Namespace) -> int:
             optional = "" if spec.required else " (optional)"
             default = f"default {spec.path}" if spec.path else "read only when given"
             print(f"  source {name}{optional}: {spec.kind}, {default}\n    {spec.description.strip()}")
-        options = _options_line(manifest)
-        if options:
-            print(f"  builder options (--option NAME=VALUE): {options}")
         formats = sorted(name for name, owner in exporters.keys() if owner == manifest.name)
         if formats:
             print(f"  export formats: {', '.join(formats)}")
     print("scorers: " + ", ".join(f"{name} ({scorers.get(name).help})" for name in sorted(scorers.keys())))
     return 0
-
-
-def _options_line(manifest: CorpusManifest) -> str:
-    """The builder's options with their types and defaults (``trim_whitespace=false (bool)``)."""
-    from clinical_corpora.builders.contract.base import load_builder_class, option_text
-
-    defaults = load_builder_class(manifest.builder).OPTIONS()
-    return ", ".join(
-        f"{option.name}={option_text(getattr(defaults, option.name))} ({option.type})"
-        for option in dataclasses.fields(defaults)
-    )
 
 
 def _sharing_line(manifest: CorpusManifest) -> str:
