@@ -43,13 +43,14 @@ from clinical_corpora.builders.release.inputs import (
     INPUTS_FILE,
     InputHashing,
     invented_sources,
+    list_inputs,
     release_version,
     resolve_sources,
-    summarise_inputs,
-    write_inputs_file,
+    walk_sources,
 )
 from clinical_corpora.builders.release.workers import build_in_process, build_in_workers, document_groups
 from clinical_corpora.builders.release.writer import SplitWriter, rows_per_row_group
+from clinical_corpora.builders.sources.discovery import walks_given
 from clinical_corpora.core.errors import ClincorpError, GateError, ReleaseError, SourceError
 from clinical_corpora.core.manifest import (
     CorpusManifest,
@@ -160,26 +161,27 @@ def _steps(
     builder = load_builder_class(manifest.builder)()
     features = _features(builder, manifest)
     ctx = BuildContext(manifest, sources, on_error)
-    hashing = InputHashing(manifest, sources, set(overrides))  # beside the build; checked unchanged after it
+    walks = walk_sources(sources)  # each input folder walked once: listed for hashing, then by the builder
+    hashing = InputHashing(manifest, list_inputs(sources, walks), set(overrides), invented)  # beside the build
     own_checks = staging = None
     created: list[Path] = []
     try:
-        total = _count_documents(builder, manifest, ctx)  # while the inputs are listed for hashing
+        with walks_given({sources[name]: walk for name, walk in walks.items()}):
+            del walks  # handed over: each goes with its first use
+            total = _count_documents(builder, manifest, ctx)
         workers = workers or auto_workers(total)
         created = [folder for folder in (out, corpus_dir) if not folder.exists()]
         make_folder(corpus_dir)
         remove_stale_staging(corpus_dir)
         staging = make_staging(corpus_dir, version)
         _stage(manifest, "hashing the input files")
-        hashing.listed()  # the build may read them now
         if checks is None and workers > 1 and manifest.gates.expectations:
             checks = own_checks = ExpectationProcess()  # suite apart; great-expectations once the records are written
             checks.prepare([manifest.builder])
         row_counts = _write_rows(builder, manifest, features, ctx, staging, total, workers)
         _refuse_when_all_rejected(manifest, ctx, row_counts, corpus_dir / f"{version}.rejects.jsonl")
-        release = _Release(
-            version, invented, hashing.inputs(), max_rejects, overlay[1] if overlay else None, mode == "release"
-        )
+        inputs = hashing.write(staging)  # inputs.jsonl, checked unchanged since listed
+        release = _Release(version, invented, inputs, max_rejects, overlay[1] if overlay else None, mode == "release")
         measured = _measure(builder, manifest, ctx, staging, list(row_counts), release, checks)
         yield
         gates = _write_release_files(builder, manifest, features, ctx, staging, row_counts, release, measured)
@@ -259,7 +261,8 @@ class _Release:
 
     version: str
     invented: list[str]
-    inputs: list[dict[str, Any]]
+    inputs: dict[str, dict[str, Any]]
+    """The per-source summary of inputs.jsonl (:func:`~clinical_corpora.builders.release.inputs.summarise_inputs`)."""
     max_rejects: int | None
     gate_overlay: dict[str, Any] | None = None
     immutable: bool = True
@@ -455,9 +458,8 @@ def _measure(
     release: _Release,
     checks: ExpectationProcess | None,
 ) -> _Measured:
-    """Write inputs.jsonl, start the suite (in ``checks`` when given), measure agreement (writing
-    rejects.jsonl), the card's statistics and the written ``configs``' sizes and hashes."""
-    write_inputs_file(staging, release.inputs)
+    """Start the suite (in ``checks`` when given), measure agreement (writing rejects.jsonl), the card's
+    statistics and the written ``configs``' sizes and hashes."""
     view = ReleaseView(staging)
     expectations = manifest.gates.expectations
     _stage(manifest, f"checking {len(expectations)} expectations")
@@ -495,7 +497,7 @@ def _write_release_files(
         "builder_version": builder.VERSION,
         "package_version": package_version("clinical-corpora"),
         "sample": bool(release.invented),
-        "inputs": summarise_inputs(release.inputs, release.invented),
+        "inputs": release.inputs,
         **({"overrides": {"max_rejects": release.max_rejects}} if release.max_rejects is not None else {}),
         **({"gate_overlay": release.gate_overlay} if release.gate_overlay is not None else {}),
         "counts": {
