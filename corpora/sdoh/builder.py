@@ -107,20 +107,12 @@ class SdohBuilder(Builder):
         for document in documents:
             ann_path = document.paths.get(ANN_SUFFIX) or str(root / f"{document.id}{ANN_SUFFIX}")
             with ctx.record(ann_path):
-                split, source = split_and_source(document.id, ann_path)
+                split_and_source(document.id, ann_path)  # the layout is checked before the note is read
                 text, doc = read_brat_document(document, text_without_ann=True, on_broken=quarantine)
-                note = note_from_brat(
-                    document.id,
-                    split,
-                    source,
-                    text,
-                    doc,
-                    ann_path,
-                    on_broken=quarantine,
-                    has_ann_file=ANN_SUFFIX in document.paths,
-                )
-                yield Row(CONFIG, split, note)
-                yield Row(bigbio.CONFIG, split, bigbio.kb_document(note))
+                has_ann_file = ANN_SUFFIX in document.paths
+                note = note_from_brat(document.id, text, doc, ann_path, on_broken=quarantine, has_ann_file=has_ann_file)
+                yield Row(CONFIG, note.split, note)
+                yield Row(bigbio.CONFIG, note.split, bigbio.kb_document(note))
 
     def agreement(self, ctx: BuildContext, release: ReleaseView) -> AgreementReport | None:
         """Annotator A (as gold) against B with the challenge's criteria (overlap / exact / label)."""
@@ -341,8 +333,6 @@ def split_and_source(doc_id: str, ann_path: str | Path) -> tuple[str, str]:
 
 def note_from_brat(
     doc_id: str,
-    split: str,
-    source: str,
     text: str,
     doc: BratDocument,
     ann_path: str | Path,
@@ -350,8 +340,9 @@ def note_from_brat(
     on_broken: OnBroken | None = None,
     has_ann_file: bool = True,
 ) -> SdohNote:
-    """The release record of one BRAT document (``ann_path`` names it in errors; ``on_broken`` as in
-    ``shac_annotations``; ``has_ann_file`` False for a ``.txt`` read without its ``.ann``)."""
+    """The release record of one BRAT document ``<split>/<source>/<doc>`` (``ann_path`` names it in errors;
+    ``on_broken`` as in ``shac_annotations``; ``has_ann_file`` False for a ``.txt`` read without its ``.ann``)."""
+    split, source = split_and_source(doc_id, ann_path)
     annotations = shac_annotations(doc, ann_path, SCHEME, on_broken=on_broken)
     doc = annotations.document
     spans = annotations.textbounds
