@@ -237,7 +237,7 @@ class Builder:
         """Corpus statistics for the dataset card, computed from the written release."""
         return []
 
-    def quality_tables(self, release: ReleaseView) -> dict[str, pd.DataFrame | TableBatches]:
+    def quality_tables(self, release: ReleaseView) -> Mapping[str, pd.DataFrame | TableBatches]:
         """Derived tables the expectation suite checks, beside the flattened configs: each a DataFrame, or a
         function giving the asked columns batch by batch (``validation.expectations.TableBatches``), which keeps
         a large corpus's table out of memory."""

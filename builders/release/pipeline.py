@@ -166,7 +166,7 @@ def _steps(
     own_checks = staging = None
     created: list[Path] = []
     try:
-        with walks_given({sources[name]: walk for name, walk in walks.items()}):
+        with walks_given({root: walks[name] for name, root in sources.items() if root is not None and name in walks}):
             del walks  # handed over: each goes with its first use
             total = _count_documents(builder, manifest, ctx)
         workers = workers or auto_workers(total)
