@@ -23,8 +23,9 @@ class SplitWriter:
 
     Row groups are cut every ``rows_per_group`` rows whatever the size of the batches written, so the bytes
     depend on the rows alone (not on how many workers built them). The rows waiting for their row group wait on
-    disk beside the shards (an Arrow stream), so only the row group being written is held: the six writers of
-    a release of 50k SDOH notes held up to ~110 MB of waiting rows.
+    disk beside the shards (an Arrow stream), so only the row group being written is held: the writers of a
+    release of 50k SDOH notes held up to ~55 MB of waiting rows (a row group of each config of the split being
+    built).
     """
 
     def __init__(
