@@ -38,6 +38,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+os.environ.setdefault("ARROW_DEFAULT_MEMORY_POOL", "system")  # as clincorp does, before pyarrow is imported
 
 from benchmarks._measure import measure  # noqa: E402
 from benchmarks.sdoh_scorer import generate  # noqa: E402
@@ -125,6 +126,7 @@ def card_tables(release: str, whole: bool) -> dict[str, float]:
     from datasets import Features
 
     from clinical_corpora.builders.contract.release_view import ReleaseView
+    from clinical_corpora.core.manifest import load_manifest
     from clinical_corpora.corpora.sdoh.builder import SdohBuilder
     from clinical_corpora.validation.tables import flatten_config
 
@@ -137,7 +139,11 @@ def card_tables(release: str, whole: bool) -> dict[str, float]:
         ReleaseView.table_frames = whole_config  # type: ignore[method-assign,assignment]
     view = ReleaseView(Path(release))
     SdohBuilder().statistics(view)
-    SdohBuilder().quality_tables(view)
+    expectations = load_manifest(CORPUS).gates.expectations
+    for name, table in SdohBuilder().quality_tables(view).items():
+        if callable(table):  # read as the suite reads it: the columns its expectations name, batch by batch
+            for _ in table([column for e in expectations if e.table == name for column in e.columns]):
+                pass
     return usage_since(started)
 
 
@@ -194,9 +200,7 @@ def main() -> None:
         gold, predicted = str(work / "gold"), str(work / "pred")
         release = measure(pipeline_release, gold, str(work / "out"))
         [released] = (work / "out" / "sdoh").iterdir()
-        tables = {
-            way: measure(card_tables, str(released), size) for way, size in (("batched", 10_000), ("whole", 10**9))
-        }
+        tables = {way: measure(card_tables, str(released), way == "whole") for way in ("batched", "whole")}
         hashing = {
             naive: measure(hash_inputs, gold, str(work / f"inputs-{naive}.jsonl"), naive) for naive in (False, True)
         }
