@@ -44,6 +44,7 @@ from clinical_corpora.validation.metrics.sdoh import (
     NOT_APPLICABLE,
     TRIGGER,
     Counts,
+    ScoringCriteria,
     SdohEvent,
 )
 
@@ -340,7 +341,8 @@ def run_phase(phase: str, gold: Path, pred: Path, criteria: dict, workers: int) 
     if phase == "read":
         result: dict = {"notes": sum(1 for _ in iter_brat_folder(gold))}
     elif phase == "score":
-        rows = score_folders(gold, pred, **criteria, workers=workers)
+        chosen = ScoringCriteria(criteria["score_trig"], criteria["score_span"], criteria["score_labeled"])
+        rows = score_folders(gold, pred, chosen, workers=workers)
         result = {"rows": [r.csv_fields()[:6] for r in rows]}
     else:
         result = {"rows": [r.csv_fields()[:6] for r in naive_score(gold, pred, criteria)]}

@@ -49,9 +49,7 @@ ANN = (
 
 def _note(doc_id: str, text: str, ann: str | None) -> dict:
     doc = parse_brat(ann, text) if ann is not None else parse_brat("", text)
-    return note_from_brat(
-        doc_id, "train", "uw", text, doc, Path(f"{doc_id}.ann"), has_ann_file=ann is not None
-    ).model_dump()
+    return note_from_brat(doc_id, text, doc, Path(f"{doc_id}.ann"), has_ann_file=ann is not None).model_dump()
 
 
 def test_every_annotation_kind_reads_back_as_the_same_note(tmp_path: Path) -> None:
@@ -63,7 +61,7 @@ def test_every_annotation_kind_reads_back_as_the_same_note(tmp_path: Path) -> No
     assert document.id == note["id"]
     text, doc = read_brat_document(document)
     assert text == TEXT  # CR LF kept: offsets count it
-    again = note_from_brat(note["id"], "train", "uw", text, doc, tmp_path / "x.ann").model_dump()
+    again = note_from_brat(note["id"], text, doc, tmp_path / "x.ann").model_dump()
     assert again == note
     assert "A4\tStatusTimeVal T8 past" in write_brat(note_annotations(note))  # values as <Type>Val attributes
 

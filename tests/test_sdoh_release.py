@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, get_args
 
 import pandas as pd
+import pyarrow as pa
 import pytest
 import yaml
 from datasets import ClassLabel, Features, load_dataset
@@ -364,21 +365,47 @@ def test_flattened_batches_number_rows_and_parents_as_the_whole_table(released: 
             assert list(got.index) == list(range(len(expected)))
 
 
+QUALITY_COLUMNS = {
+    "sdoh.required_arguments": sdoh_builder.REQUIRED.names,
+    "sdoh.value_slots": sdoh_builder.SLOTS.names,
+    "sdoh.spans": sdoh_builder.SPANS.names,
+}
+
+
+def _quality_frames(view: ReleaseView) -> dict[str, pd.DataFrame]:
+    """Each quality table, its batches (every column asked) put together."""
+    tables = SdohBuilder().quality_tables(view)
+    assert tables.keys() == QUALITY_COLUMNS.keys()
+    return {
+        name: pa.concat_tables(list(batches(QUALITY_COLUMNS[name]))).to_pandas() for name, batches in tables.items()
+    }
+
+
 def test_card_statistics_and_quality_tables_do_not_depend_on_the_batch_of_notes(
     released: Outcome, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     view = ReleaseView(released.folder)
-    whole = SdohBuilder().statistics(view), SdohBuilder().quality_tables(view)
+    whole = SdohBuilder().statistics(view), _quality_frames(view)
     assert (
         len(whole[1]["sdoh.spans"]) > len(whole[1]["sdoh.value_slots"]) > len(whole[1]["sdoh.required_arguments"]) > 12
     )
+    kinds = whole[1]["sdoh.spans"]["kind"]
+    assert list(dict.fromkeys(kinds)) == ["trigger", "argument", "unused", "fragment"]  # kind by kind
     for size in (1, 5):
         monkeypatch.setattr(sdoh_builder, "NOTES_PER_BATCH", size)
-        statistics, tables = SdohBuilder().statistics(view), SdohBuilder().quality_tables(view)
+        statistics, tables = SdohBuilder().statistics(view), _quality_frames(view)
         assert statistics == whole[0]
-        assert tables.keys() == whole[1].keys()
         for name, table in tables.items():
             pd.testing.assert_frame_equal(table, whole[1][name])
+
+
+def test_quality_tables_give_the_asked_columns_and_their_keys(released: Outcome) -> None:
+    tables = SdohBuilder().quality_tables(ReleaseView(released.folder))
+    slots = next(tables["sdoh.value_slots"](["slot"]))
+    assert slots.column_names == ["_split", "_row", "slot"]
+    spans = pa.concat_tables(list(tables["sdoh.spans"](["end", "start"])))
+    assert spans.column_names == ["start", "end"]  # no note text read without text_length
+    assert spans.num_rows == len(_quality_frames(ReleaseView(released.folder))["sdoh.spans"])
 
 
 def test_an_input_folder_that_cannot_be_hashed_fails_before_the_build_and_leaves_no_folder(tmp_path: Path) -> None:

@@ -46,6 +46,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from clinical_corpora.builders.contract.release_view import ReleaseView
+    from clinical_corpora.validation.expectations import TableBatches
 
 OnError = Literal["fail", "quarantine"]
 
@@ -307,8 +308,10 @@ class Builder:
         """Corpus statistics for the dataset card, computed from the written release."""
         return []
 
-    def quality_tables(self, release: ReleaseView) -> dict[str, pd.DataFrame]:
-        """Derived tables the expectation suite checks, beside the flattened configs."""
+    def quality_tables(self, release: ReleaseView) -> Mapping[str, pd.DataFrame | TableBatches]:
+        """Derived tables the expectation suite checks, beside the flattened configs: each a DataFrame, or a
+        function giving the asked columns batch by batch (``validation.expectations.TableBatches``), which keeps
+        a large corpus's table out of memory."""
         return {}
 
     def source_documents(self, ctx: BuildContext, config: str, row: Mapping[str, Any]) -> list[str]:

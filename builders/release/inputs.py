@@ -126,13 +126,26 @@ def fingerprint_inputs(
     return _fingerprint(manifest, list_inputs(sources), overridden)
 
 
-def list_inputs(sources: dict[str, Path | None]) -> list[InputFile]:
-    """Every input file with its size and modification time now."""
+Walks = dict[str, list[tuple[str, str]]]
+"""Each folder source's files, as :func:`~clinical_corpora.builders.sources.discovery.walk_relative` lists them."""
+
+
+def walk_sources(sources: dict[str, Path | None]) -> Walks:
+    """The walk of every folder source (each walked once: the listing of the inputs and the builder share it)."""
+    return {name: walk_relative(root) for name, root in sources.items() if root is not None and not root.is_file()}
+
+
+def list_inputs(sources: dict[str, Path | None], walks: Walks | None = None) -> list[InputFile]:
+    """Every input file with its size and modification time now (a folder source from its walk in ``walks``
+    when there, else walked now)."""
     listed = []
     for name, root in sources.items():
         if root is None:
             continue
-        files = [(root.name, os.fspath(root))] if root.is_file() else walk_relative(root)
+        if root.is_file():
+            files = [(root.name, os.fspath(root))]
+        else:
+            files = walks[name] if walks and name in walks else walk_relative(root)
         for relative, path in files:
             try:
                 info = os.stat(path)
@@ -186,45 +199,46 @@ _CHANGED = "the input file changed while the release was built"
 
 
 class InputHashing:
-    """:func:`fingerprint_inputs` computed in a child process while the build runs (hashing is mostly CPU,
-    and this process is busy building); a plain forked process and a pipe, so this process gains no thread
-    before the build forks its workers.
+    """:func:`fingerprint_inputs` of files listed before the build, computed in a child process while the build
+    runs (hashing is mostly CPU, and this process is busy building); a plain forked process and a pipe, so this
+    process gains no thread before the build forks its workers.
 
-    The guarantee: every input file is listed with its size and modification time before the build starts
-    (:meth:`listed` waits for the list); each is hashed only if it still has them, and :meth:`inputs`,
-    called once the build has read its inputs, fails if any file's size or modification time then differs.
-    So the hashes are of the bytes the build read unless a file was rewritten keeping both its size and its
-    modification time (to the nanosecond).
+    The guarantee: every input file is listed with its size and modification time before the build starts;
+    each is hashed only if it still has them, and :meth:`write`, called once the build has read its inputs,
+    fails if any file's size or modification time then differs. So the hashes are of the bytes the build read
+    unless a file was rewritten keeping both its size and its modification time (to the nanosecond). The
+    child writes ``inputs.jsonl`` itself and sends back only its per-source summary: this process never holds
+    a line per input file (~30 MB for 100k files).
     """
 
-    def __init__(self, manifest: CorpusManifest, sources: dict[str, Path | None], overridden: set[str]) -> None:
+    def __init__(
+        self, manifest: CorpusManifest, listed: list[InputFile], overridden: set[str], invented: list[str]
+    ) -> None:
         context = fork_context()
         self._pipe, theirs = context.Pipe()
+        handed = [listed]  # emptied once forked: the child has its copy, this process keeps none
         self._process = context.Process(
             target=_hash_inputs,
-            args=(theirs, self._pipe, manifest, sources, overridden),
+            args=(theirs, self._pipe, manifest, handed, overridden, invented),
             name="clincorp-hash",
             daemon=True,
         )
         self._process.start()
+        handed.clear()
         theirs.close()
 
-    def listed(self) -> None:
-        """Wait until every input file is listed with its size and modification time: from then on the build
-        may read them (meanwhile, this process may list or count its documents)."""
-        self._receive()
-
-    def inputs(self) -> list[dict[str, Any]]:
-        """The fingerprints, once every file is hashed and checked unchanged since it was listed."""
+    def write(self, folder: Path) -> dict[str, dict[str, Any]]:
+        """Once every file is hashed and checked unchanged since it was listed: ``inputs.jsonl`` written into
+        ``folder``, and its per-source summary (:func:`summarise_inputs`)."""
         try:
             try:
-                self._pipe.send("built")
+                self._pipe.send(folder)
             except OSError:  # the hashing stopped on an error, which the pipe holds
                 pass
-            inputs: list[dict[str, Any]] = self._receive()
+            summary: dict[str, dict[str, Any]] = self._receive()
         finally:
             self.close()
-        return inputs
+        return summary
 
     def _receive(self) -> Any:
         try:
@@ -249,19 +263,19 @@ def _hash_inputs(
     pipe: Connection,
     parents: Connection,
     manifest: CorpusManifest,
-    sources: dict[str, Path | None],
+    handed: list[list[InputFile]],
     overridden: set[str],
+    invented: list[str],
 ) -> None:
-    """The child process: lists the files (and says so), hashes them, waits for the build to end, checks
-    that no file changed, and sends the fingerprints (or the error met). It closes its copy of the building
-    process's end at once, so that process's death ends the wait."""
+    """The child process: hashes the listed files, waits for the build to end, checks that no file changed,
+    writes inputs.jsonl into the folder it is sent and sends its summary (or the error met). It closes its copy
+    of the building process's end at once, so that process's death ends the wait."""
     parents.close()
     end_with_parent()  # the pipe's end may stay open in a worker forked later
     try:
-        listed = list_inputs(sources)
-        pipe.send(len(listed))
+        [listed] = handed
         inputs = _fingerprint(manifest, listed, overridden)
-        pipe.recv()
+        folder = pipe.recv()
         for _, _, path, size, modified in listed:
             try:
                 info = os.stat(path)
@@ -269,7 +283,8 @@ def _hash_inputs(
                 raise SourceError(path, f"{_CHANGED}: {error.strerror}") from None
             if (info.st_size, info.st_mtime_ns) != (size, modified):
                 raise SourceError(path, f"{_CHANGED} (its size or modification time differs from before the build)")
-        pipe.send(inputs)
+        write_inputs_file(folder, inputs)
+        pipe.send(summarise_inputs(inputs, invented))
     except ClincorpError as error:
         pipe.send(error)
     except OSError as error:

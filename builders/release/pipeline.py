@@ -44,14 +44,15 @@ from clinical_corpora.builders.release.inputs import (
     INPUTS_FILE,
     InputHashing,
     invented_sources,
+    list_inputs,
     release_version,
     resolve_sources,
-    summarise_inputs,
-    write_inputs_file,
+    walk_sources,
 )
 from clinical_corpora.builders.release.request import ReleaseRequest
 from clinical_corpora.builders.release.workers import build_in_process, build_in_workers, document_groups
 from clinical_corpora.builders.release.writer import SplitWriter, rows_per_row_group
+from clinical_corpora.builders.sources.discovery import walks_given
 from clinical_corpora.core.errors import ClincorpError, GateError, SourceError
 from clinical_corpora.core.manifest import (
     CorpusManifest,
@@ -107,11 +108,14 @@ def run(request: ReleaseRequest) -> Outcome:
     builder = request.builder()
     features = _features(builder, manifest)
     ctx = BuildContext(manifest, sources, request.on_error)
-    hashing = InputHashing(manifest, sources, set(request.sources))  # beside the build; checked after it
+    walks = walk_sources(sources)  # each input folder walked once: listed for hashing, then by the builder
+    hashing = InputHashing(manifest, list_inputs(sources, walks), set(request.sources), invented)  # beside the build
     staging = None
     created: list[Path] = []
     try:
-        total = _count_documents(builder, manifest, ctx)  # while the inputs are listed for hashing
+        with walks_given({root: walks[name] for name, root in sources.items() if root is not None and name in walks}):
+            del walks  # handed over: each goes with its first use
+            total = _count_documents(builder, manifest, ctx)
         workers = _capped_workers(manifest, request.workers) or auto_workers(total)
         created = [folder for folder in (request.out, corpus_dir) if not folder.exists()]
         make_folder(corpus_dir)
@@ -119,13 +123,12 @@ def run(request: ReleaseRequest) -> Outcome:
         staging = make_staging(corpus_dir, version)
         build = _Build(manifest, builder, features, ctx, staging)
         _stage(manifest, "hashing the input files")
-        hashing.listed()  # the build may read them now
         row_counts = _write_rows(build, total, workers)
         _refuse_when_all_rejected(manifest, ctx, row_counts, corpus_dir / f"{version}.rejects.jsonl")
         release = _Release(
             version,
             invented,
-            hashing.inputs(),
+            hashing.write(staging),  # inputs.jsonl, checked unchanged since listed
             request.max_rejects,
             overlay[1] if overlay else None,
             builder.options.changed(),
@@ -186,7 +189,8 @@ class _Release:
 
     version: str
     invented: list[str]
-    inputs: list[dict[str, Any]]
+    inputs: dict[str, dict[str, Any]]
+    """The per-source summary of inputs.jsonl (:func:`~clinical_corpora.builders.release.inputs.summarise_inputs`)."""
     max_rejects: int | None
     gate_overlay: dict[str, Any] | None = None
     options: dict[str, Any] = field(default_factory=dict)
@@ -369,10 +373,9 @@ class _Measured:
 
 
 def _measure(build: _Build, configs: list[str], release: _Release) -> _Measured:
-    """Write inputs.jsonl, check the suite, measure agreement (writing rejects.jsonl), the card's statistics
-    and the written ``configs``' sizes and hashes."""
+    """Check the suite, measure agreement (writing rejects.jsonl), the card's statistics and the written
+    ``configs``' sizes and hashes."""
     builder, manifest, ctx, staging = build.builder, build.manifest, build.ctx, build.staging
-    write_inputs_file(staging, release.inputs)
     view = ReleaseView(staging)
     expectations = manifest.gates.expectations
     _stage(manifest, f"checking {len(expectations)} expectations")
@@ -403,7 +406,7 @@ def _write_release_files(
         "builder_version": manifest.version,
         "package_version": package_version("clinical-corpora"),
         "sample": bool(release.invented),
-        "inputs": summarise_inputs(release.inputs, release.invented),
+        "inputs": release.inputs,
         **({"overrides": {"max_rejects": release.max_rejects}} if release.max_rejects is not None else {}),
         **({"gate_overlay": release.gate_overlay} if release.gate_overlay is not None else {}),
         **({"options": release.options} if release.options else {}),

@@ -21,6 +21,7 @@ import logging
 import os
 import stat
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -48,9 +49,31 @@ def walk_relative(root: Path) -> list[tuple[str, str]]:
     """:func:`walk_files` as ``(path relative to root, /-separated; path)`` strings: no Path is made, so a
     folder of 100k files is listed in a fraction of the time."""
     folder = os.fspath(Path(root))
+    given = _GIVEN_WALKS.pop(folder, None)
+    if given is not None:
+        return given
     found = sorted(_walk(folder, (), (), {}))
     skipped = len(os.curdir + os.sep) if folder == os.curdir else 0  # each path as a Path shows it: no "./"
     return [("/".join(parts), path[skipped:]) for parts, path in found]
+
+
+_GIVEN_WALKS: dict[str, list[tuple[str, str]]] = {}
+"""Walks made already, each returned by the next :func:`walk_relative` of its folder (see :func:`walks_given`)."""
+
+
+@contextmanager
+def walks_given(walks: Mapping[Path, list[tuple[str, str]]]) -> Iterator[None]:
+    """Inside, the first :func:`walk_relative` of each of these folders returns its walk, as given, instead of
+    walking it again (a release lists every input file before its builder lists its documents); each walk
+    is let go of once used, and those unused when the block ends."""
+    keys = [os.fspath(Path(root)) for root in walks]
+    _GIVEN_WALKS.update(zip(keys, walks.values(), strict=True))
+    del walks  # held by _GIVEN_WALKS alone, until used
+    try:
+        yield
+    finally:
+        for key in keys:
+            _GIVEN_WALKS.pop(key, None)
 
 
 FolderKey = tuple[int, int]

@@ -8,9 +8,10 @@ with the same relative paths, the first scored as gold against the second for th
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Collection, Iterator, Mapping, Sequence
+import functools
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, get_args
+from typing import TYPE_CHECKING, Any, get_args
 
 import pandas as pd
 import pyarrow as pa
@@ -53,6 +54,9 @@ from clinical_corpora.corpora.sdoh.records import (
 )
 from clinical_corpora.corpora.sdoh.scoring import score_folders
 from clinical_corpora.validation.metrics.sdoh import NOT_APPLICABLE, TRIGGER
+
+if TYPE_CHECKING:
+    from clinical_corpora.validation.expectations import TableBatches
 
 CONFIG = "sdoh"
 SPLITS: tuple[str, ...] = get_args(Split)
@@ -111,20 +115,12 @@ class SdohBuilder(Builder):
         for document in documents:
             ann_path = document.paths.get(ANN_SUFFIX) or str(root / f"{document.id}{ANN_SUFFIX}")
             with ctx.record(ann_path):
-                split, source = split_and_source(document.id, ann_path)
+                split_and_source(document.id, ann_path)  # the layout is checked before the note is read
                 text, doc = read_brat_document(document, text_without_ann=True, on_broken=quarantine)
-                note = note_from_brat(
-                    document.id,
-                    split,
-                    source,
-                    text,
-                    doc,
-                    ann_path,
-                    on_broken=quarantine,
-                    has_ann_file=ANN_SUFFIX in document.paths,
-                )
-                yield Row(CONFIG, split, note)
-                yield Row(bigbio.CONFIG, split, bigbio.kb_document(note))
+                has_ann_file = ANN_SUFFIX in document.paths
+                note = note_from_brat(document.id, text, doc, ann_path, on_broken=quarantine, has_ann_file=has_ann_file)
+                yield Row(CONFIG, note.split, note)
+                yield Row(bigbio.CONFIG, note.split, bigbio.kb_document(note))
 
     def agreement(self, ctx: BuildContext, release: ReleaseView) -> AgreementReport | None:
         """Annotator A (as gold) against B with the challenge's criteria (overlap / exact / label)."""
@@ -155,7 +151,7 @@ class SdohBuilder(Builder):
     def statistics(self, release: ReleaseView) -> list[CardSection]:
         """Counts per split and source, summed over batches of notes (memory flat in the corpus size)."""
         counted: dict[str, pd.Series] = {}
-        for tables in _flattened(release):
+        for tables in _flattened(release, with_text=False):
             notes, events, arguments = tables[CONFIG], tables[f"{CONFIG}.events"], tables[f"{CONFIG}.events.arguments"]
             group = notes["split"] + "/" + notes["source"]
             events = events.assign(group=group.loc[events["_row"]].to_numpy())
@@ -189,11 +185,11 @@ class SdohBuilder(Builder):
             ),
         ]
 
-    def quality_tables(self, release: ReleaseView) -> dict[str, pd.DataFrame]:
-        """Tables for the expectation suite, derived batch by batch of notes: the flattened config is never
-        held whole, only these tables' few columns.
+    def quality_tables(self, release: ReleaseView) -> dict[str, TableBatches]:
+        """Tables for the expectation suite, each derived batch by batch of notes as the suite reads it (the
+        flattened config is never held whole, nor these tables but for the columns of ``sdoh.spans``).
 
-        Both tables below carry the note's ``_split`` and ``_row``, so a violation names its note.
+        The first two tables carry the note's ``_split`` and ``_row``, so a violation names its note.
 
         - ``sdoh.required_arguments``: one row per challenge event; ``missing`` is
           ``<note> <event>: <starred arguments it lacks>``, empty when it has them all;
@@ -201,89 +197,120 @@ class SdohBuilder(Builder):
           ``<event type>/<argument type>/<subtype>``;
         - ``sdoh.spans``: every trigger, argument, unused text-bound and non-empty fragment, with
           the length of its note's text (an empty fragment, ``232 232``, is valid BRAT: brat and the
-          n2c2 scorer accept it, and the real SHAC training split has nine).
+          n2c2 scorer accept it, and the real SHAC training split has nine). Its rows come kind by kind
+          (:data:`SPAN_KINDS`), so the asked columns of every batch are kept until the last is read.
         """
-        parts: dict[str, list[pd.DataFrame]] = {}
-        for tables in _flattened(release):
-            for name, part in _quality_parts(tables).items():
-                parts.setdefault(name, []).append(part)
-        spans = _concat([_concat(parts[kind]) for kind in SPAN_KINDS])
         return {
-            f"{CONFIG}.required_arguments": _concat(parts["required"]),
-            f"{CONFIG}.value_slots": _concat(parts["slots"]).reset_index(drop=True),
-            f"{CONFIG}.spans": spans[(spans["kind"] != "fragment") | (spans["start"] < spans["end"])].reset_index(
-                drop=True
-            ),
+            f"{CONFIG}.required_arguments": functools.partial(_table_batches, release, _required_part, REQUIRED),
+            f"{CONFIG}.value_slots": functools.partial(_table_batches, release, _slots_part, SLOTS),
+            f"{CONFIG}.spans": functools.partial(_span_batches, release),
         }
 
 
 SPAN_KINDS = ("trigger", "argument", "unused", "trigger fragment", "argument fragment")
 """The spans of ``sdoh.spans`` in their order: every trigger, then every argument, and so on."""
 
+_KEY_FIELDS = [("_split", pa.string()), ("_row", pa.int64())]
+REQUIRED = pa.schema([*_KEY_FIELDS, ("event", pa.string()), ("type", pa.string()), ("missing", pa.string())])
+SLOTS = pa.schema([*_KEY_FIELDS, ("event", pa.string()), ("argument", pa.string()), ("slot", pa.string())])
+SPANS = pa.schema([("kind", pa.string()), ("start", pa.int32()), ("end", pa.int32()), ("text_length", pa.int64())])
+"""The columns of the quality tables, as the suite reads them."""
 
-def _quality_parts(tables: dict[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
-    """One batch of notes' part of each quality table (indexed as in the whole table). The per-row strings
-    are joined and gathered in Arrow: in pandas they were most of the suite's time on 50k notes."""
-    notes, events, arguments = tables[CONFIG], tables[f"{CONFIG}.events"], tables[f"{CONFIG}.events.arguments"]
-    event_of_argument = events.index.get_indexer(pd.Index(arguments["_parent"]))
-    where = _joined(
-        " ", pa.array(notes["id"]).take(notes.index.get_indexer(pd.Index(events["_row"]))), pa.array(events["id"])
-    )
+_KEYS = ("_split", "_row")
+
+
+def _table_batches(
+    release: ReleaseView,
+    part: Callable[[dict[str, pd.DataFrame]], pd.DataFrame],
+    schema: pa.Schema,
+    columns: list[str],
+) -> Iterator[pa.Table]:
+    """A quality table's asked ``columns`` (and its keys) a batch of notes at a time."""
+    for tables in _flattened(release, with_text=False):
+        yield _arrow(part(tables), schema, columns)
+
+
+def _span_batches(release: ReleaseView, columns: list[str]) -> Iterator[pa.Table]:
+    """``sdoh.spans``'s asked ``columns`` kind by kind: the note texts are read only for ``text_length``."""
+    kinds: dict[str, list[pa.Table]] = {kind: [] for kind in SPAN_KINDS}
+    for tables in _flattened(release, with_text="text_length" in columns):
+        for kind, part in _span_parts(tables).items():
+            kinds[kind].append(_arrow(part, SPANS, columns))
+    for kind in SPAN_KINDS:
+        yield from kinds.pop(kind)
+
+
+def _arrow(part: pd.DataFrame, schema: pa.Schema, columns: list[str]) -> pa.Table:
+    """The asked ``columns`` of a quality table's part (with its keys), as Arrow of the table's ``schema``."""
+    wanted = [field for field in schema if field.name in _KEYS or field.name in columns]
+    chosen = pa.schema([field for field in wanted if field.name in part.columns])
+    return pa.Table.from_pandas(part[chosen.names], schema=chosen, preserve_index=False)
+
+
+def _event_names(tables: dict[str, pd.DataFrame]) -> pa.Array:
+    """``<note> <event>`` of every event of a batch."""
+    notes, events = tables[CONFIG], tables[f"{CONFIG}.events"]
+    note_ids = pa.array(notes["id"]).take(notes.index.get_indexer(pd.Index(events["_row"])))
+    return _joined(" ", note_ids, pa.array(events["id"]))
+
+
+def _required_part(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
+    """A batch's part of ``sdoh.required_arguments``. The per-row strings are joined and gathered in Arrow:
+    in pandas they were most of the suite's time on 50k notes."""
+    events, arguments = tables[f"{CONFIG}.events"], tables[f"{CONFIG}.events.arguments"]
     lacking = pd.Series("", index=events.index)
     for event_type, required_types in REQUIRED_ARGUMENTS.items():
         for argument_type in required_types:
             holders = arguments.loc[arguments["type"] == argument_type, "_parent"]
             absent = (events["type"] == event_type) & ~events.index.isin(holders)
             lacking[absent] += ", " + argument_type
-    event = _series(where, events.index)
+    event = _series(_event_names(tables), events.index)
     missing = (event + ":" + lacking.str[1:]).where(lacking != "", "")
     required = pd.DataFrame(
-        {
-            "_split": events["_split"],
-            "_row": events["_row"],
-            "event": event,
-            "type": events["type"],
-            "missing": missing,
-        }
+        {"_split": events["_split"], "_row": events["_row"], "event": event, "type": events["type"], "missing": missing}
     )
-    argument_event_types = pa.array(events["type"]).take(event_of_argument)
+    return required[required["type"].isin(CHALLENGE_EVENT_TYPES)]
+
+
+def _slots_part(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
+    """A batch's part of ``sdoh.value_slots``: the arguments of challenge events."""
+    events, arguments = tables[f"{CONFIG}.events"], tables[f"{CONFIG}.events.arguments"]
+    event_of_argument = events.index.get_indexer(pd.Index(arguments["_parent"]))
+    event_types = pa.array(events["type"]).take(event_of_argument)
     slots = pd.DataFrame(
         {
             "_split": arguments["_split"],
             "_row": arguments["_row"],
-            "event": _series(where.take(event_of_argument), arguments.index),
+            "event": _series(_event_names(tables).take(event_of_argument), arguments.index),
             "argument": arguments["id"],
             "slot": _series(
-                _joined("/", argument_event_types, pa.array(arguments["type"]), pa.array(arguments["subtype"])),
-                arguments.index,
+                _joined("/", event_types, pa.array(arguments["type"]), pa.array(arguments["subtype"])), arguments.index
             ),
         }
     )
-    challenge = pc.is_in(argument_event_types, pa.array(CHALLENGE_EVENT_TYPES, argument_event_types.type))
-    challenge = challenge.to_numpy(zero_copy_only=False)
-    text_length = notes["text"].str.len()
-    spans = {
-        kind: pd.DataFrame(
-            {
-                "kind": kind.split()[-1],
-                "start": table[f"{prefix}start"],
-                "end": table[f"{prefix}end"],
-                "text_length": text_length.loc[table["_row"]].to_numpy(),
-            }
-        )
-        for kind, table, prefix in (
-            ("trigger", events, "trigger."),
-            ("argument", arguments, ""),
-            ("unused", tables[f"{CONFIG}.unused_textbounds"], ""),
-            ("trigger fragment", tables[f"{CONFIG}.events.trigger.fragments"], ""),
-            ("argument fragment", tables[f"{CONFIG}.events.arguments.fragments"], ""),
-        )
-    }
-    return {
-        "required": required[required["type"].isin(CHALLENGE_EVENT_TYPES)],
-        "slots": slots[challenge],
-        **spans,
-    }
+    challenge = pc.is_in(event_types, pa.array(CHALLENGE_EVENT_TYPES, event_types.type))
+    return slots[challenge.to_numpy(zero_copy_only=False)]
+
+
+def _span_parts(tables: dict[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
+    """A batch's spans of each kind (empty fragments left out), with their note's text length when the
+    batch has the texts."""
+    notes = tables[CONFIG]
+    text_length = notes["text"].str.len() if "text" in notes else None
+    parts = {}
+    for kind, name, prefix in (
+        ("trigger", "events", "trigger."),
+        ("argument", "events.arguments", ""),
+        ("unused", "unused_textbounds", ""),
+        ("trigger fragment", "events.trigger.fragments", ""),
+        ("argument fragment", "events.arguments.fragments", ""),
+    ):
+        table = tables[f"{CONFIG}.{name}"]
+        part = pd.DataFrame({"kind": kind.split()[-1], "start": table[f"{prefix}start"], "end": table[f"{prefix}end"]})
+        if text_length is not None:
+            part["text_length"] = text_length.loc[table["_row"]].to_numpy()
+        parts[kind] = part[part["start"] < part["end"]] if kind.endswith("fragment") else part
+    return parts
 
 
 def _joined(separator: str, *columns: pa.Array) -> pa.Array:
@@ -294,12 +321,6 @@ def _joined(separator: str, *columns: pa.Array) -> pa.Array:
 def _series(strings: pa.Array, index: pd.Index) -> pd.Series:
     """Arrow strings as a pandas string column on ``index``."""
     return pd.Series(strings.to_pandas(), dtype="str").set_axis(index)
-
-
-def _concat(frames: list[pd.DataFrame]) -> pd.DataFrame:
-    """The batches' parts of a table as one (empty parts left out, so no column changes type)."""
-    kept = [frame for frame in frames if len(frame)] or frames[:1]
-    return kept[0] if len(kept) == 1 else pd.concat(kept)
 
 
 def _add_counts(counted: dict[str, pd.Series], name: str, counts: pd.Series) -> None:
@@ -320,8 +341,6 @@ def split_and_source(doc_id: str, ann_path: str | Path) -> tuple[str, str]:
 
 def note_from_brat(
     doc_id: str,
-    split: str,
-    source: str,
     text: str,
     doc: BratDocument,
     ann_path: str | Path,
@@ -329,8 +348,9 @@ def note_from_brat(
     on_broken: OnBroken | None = None,
     has_ann_file: bool = True,
 ) -> SdohNote:
-    """The release record of one BRAT document (``ann_path`` names it in errors; ``on_broken`` as in
-    ``shac_annotations``; ``has_ann_file`` False for a ``.txt`` read without its ``.ann``)."""
+    """The release record of one BRAT document ``<split>/<source>/<doc>`` (``ann_path`` names it in errors;
+    ``on_broken`` as in ``shac_annotations``; ``has_ann_file`` False for a ``.txt`` read without its ``.ann``)."""
+    split, source = split_and_source(doc_id, ann_path)
     annotations = shac_annotations(doc, ann_path, SCHEME, on_broken=on_broken)
     doc = annotations.document
     spans = annotations.textbounds
@@ -390,24 +410,27 @@ def _typed_span(span: ValuedTextBound, text: str) -> dict[str, Any]:
     return typed
 
 
-NOTES_PER_BATCH = 10_000
-"""Notes flattened at a time for the statistics and quality tables."""
+NOTES_PER_BATCH = 2_000
+"""Notes flattened at a time for the statistics and quality tables (a few MB of pandas: flat in the corpus size
+from a few thousand notes on; 10,000 held ~140 MB more at 50k notes than at 5k)."""
 
 _COLUMNS = {
-    CONFIG: ["id", "split", "source", "text", "has_ann_file"],
+    CONFIG: ["id", "split", "source", "has_ann_file"],
     f"{CONFIG}.events": ["id", "type", "trigger.start", "trigger.end"],
     f"{CONFIG}.events.arguments": ["id", "type", "subtype", "start", "end"],
     f"{CONFIG}.unused_textbounds": ["start", "end"],
     f"{CONFIG}.events.trigger.fragments": ["start", "end"],
     f"{CONFIG}.events.arguments.fragments": ["start", "end"],
 }
-"""The columns of the flattened tables the statistics and quality tables use."""
+"""The columns of the flattened tables the statistics and quality tables use (and ``text``, when asked)."""
 
 
-def _flattened(release: ReleaseView) -> Iterator[dict[str, pd.DataFrame]]:
-    """The flattened tables the statistics and quality tables use, a batch of notes at a time."""
-    fields = ["id", "split", "source", "text", "events", "unused_textbounds", "has_ann_file"]
-    return release.table_frames(CONFIG, fields, _COLUMNS, NOTES_PER_BATCH)
+def _flattened(release: ReleaseView, with_text: bool) -> Iterator[dict[str, pd.DataFrame]]:
+    """The flattened tables the statistics and quality tables use, a batch of notes at a time; the notes'
+    ``text`` only ``with_text``."""
+    fields = ["id", "split", "source", *(["text"] if with_text else []), "events", "unused_textbounds", "has_ann_file"]
+    columns = {**_COLUMNS, CONFIG: [*_COLUMNS[CONFIG], *(["text"] if with_text else [])]}
+    return release.table_frames(CONFIG, fields, columns, NOTES_PER_BATCH)
 
 
 def _crosstab(counts: pd.Series, groups: list[str], headers: list[str]) -> Table:

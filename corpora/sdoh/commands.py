@@ -16,6 +16,7 @@ from typing import get_args
 from clinical_corpora.corpora.sdoh.scoring import gold_folder, score_folders_to_csv
 from clinical_corpora.validation.metrics.sdoh import (
     LabeledCriterion,
+    ScoringCriteria,
     SpanCriterion,
     TriggerCriterion,
     detailed_csv_path,
@@ -54,9 +55,7 @@ def run(args: argparse.Namespace) -> int:
             gold,
             args.pred_dir,
             args.out,
-            args.score_trig,
-            args.score_span,
-            args.score_labeled,
+            ScoringCriteria(args.score_trig, args.score_span, args.score_labeled),
             detailed=args.detailed,
             workers=args.workers,
         )

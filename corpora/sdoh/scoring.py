@@ -14,11 +14,10 @@ import csv
 import functools
 import gc
 import tempfile
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypedDict
 
 from clinical_corpora.builders.contract.release_view import ReleaseView, chosen_splits, release_corpus, scored_release
 from clinical_corpora.builders.sources.brat import (
@@ -35,15 +34,11 @@ from clinical_corpora.core.processes import end_with_parent, fork_context
 from clinical_corpora.corpora.sdoh.exports import CONFIG, write_shac
 from clinical_corpora.validation.metrics.sdoh import (
     DETAILED_CSV_COLUMNS,
-    LABELED_ARGUMENTS,
     Counts,
     EventSpan,
-    LabeledCriterion,
     ScoreRow,
     ScoringCriteria,
     SdohEvent,
-    SpanCriterion,
-    TriggerCriterion,
     count_document,
     detailed_csv_path,
     unpaired_documents,
@@ -68,24 +63,24 @@ def events_from_brat(doc: BratDocument, source: str | Path) -> list[SdohEvent]:
     ]
 
 
+DEFAULT_CRITERIA = ScoringCriteria()
+"""The n2c2 2022 scorer's defaults: triggers overlap, span-only arguments exact, span-with-value arguments label."""
+
+
 def score_folders(
     gold_dir: str | Path,
     pred_dir: str | Path,
-    score_trig: TriggerCriterion = "overlap",
-    score_span: SpanCriterion = "exact",
-    score_labeled: LabeledCriterion = "label",
+    criteria: ScoringCriteria = DEFAULT_CRITERIA,
     *,
-    labeled_arguments: Iterable[str] = LABELED_ARGUMENTS,
     on_document: Callable[[str, list[ScoreRow]], None] | None = None,
     workers: int = 1,
 ) -> list[ScoreRow]:
-    """Score two BRAT folders, streaming chunks of documents; OVERALL row first.
+    """Score two BRAT folders with ``criteria``, streaming chunks of documents; OVERALL row first.
 
     ``on_document(doc_id, rows)`` receives each document's rows in id order (the ``--detailed``
     output). ``workers`` > 1 scores chunks in that many processes; results are identical.
     Raises SourceError when the gold folder is empty or lists documents found in one folder only.
     """
-    criteria = ScoringCriteria(score_trig, score_span, score_labeled, frozenset(labeled_arguments))
     gold = {document.id: document for document in brat_documents(gold_dir, quiet=True)}
     if not gold:
         raise SourceError(gold_dir, "no BRAT documents (.txt + .ann) found in the gold folder")
@@ -108,45 +103,25 @@ def score_folders(
     return total.summary()
 
 
-class _FolderOptions(TypedDict):
-    """The :func:`score_folders` options that :func:`score_folders_to_csv` passes on."""
-
-    score_trig: TriggerCriterion
-    score_span: SpanCriterion
-    score_labeled: LabeledCriterion
-    labeled_arguments: Iterable[str]
-    workers: int
-
-
 def score_folders_to_csv(
     gold_dir: str | Path,
     pred_dir: str | Path,
     out: str | Path,
-    score_trig: TriggerCriterion = "overlap",
-    score_span: SpanCriterion = "exact",
-    score_labeled: LabeledCriterion = "label",
+    criteria: ScoringCriteria = DEFAULT_CRITERIA,
     *,
     detailed: bool = False,
-    labeled_arguments: Iterable[str] = LABELED_ARGUMENTS,
     workers: int = 1,
 ) -> list[ScoreRow]:
     """``score_folders`` writing ``out`` and, if ``detailed``, per-document rows to
     ``detailed_csv_path(out)``; returns the summary rows."""
-    options: _FolderOptions = {
-        "score_trig": score_trig,
-        "score_span": score_span,
-        "score_labeled": score_labeled,
-        "labeled_arguments": labeled_arguments,
-        "workers": workers,
-    }
     if not detailed:
-        rows = score_folders(gold_dir, pred_dir, **options)
+        rows = score_folders(gold_dir, pred_dir, criteria, workers=workers)
     else:
         with open(detailed_csv_path(out), "w", newline="", encoding="utf-8") as handle:
             writer = csv.writer(handle, lineterminator="\n")
             writer.writerow(DETAILED_CSV_COLUMNS)
             rows = score_folders(
-                gold_dir, pred_dir, **options,
+                gold_dir, pred_dir, criteria, workers=workers,
                 on_document=lambda doc_id, doc_rows: writer.writerows(
                     (doc_id, *row.csv_fields()) for row in doc_rows
                 ),
@@ -248,4 +223,4 @@ def _folder_events(document: Document) -> list[SdohEvent]:
     return events_from_brat(doc, document.paths.get(ANN_SUFFIX) or document.require(TEXT_SUFFIX))
 
 
-__all__ = ["events_from_brat", "gold_folder", "score_folders", "score_folders_to_csv"]
+__all__ = ["DEFAULT_CRITERIA", "events_from_brat", "gold_folder", "score_folders", "score_folders_to_csv"]
