@@ -300,34 +300,30 @@ FEW_ASSIGNMENTS = 120
 """A group of chains with at most this many one-to-one assignments is aligned by trying each."""
 
 _MARGIN = 1e-9
-"""Assignments whose totals are this close (relative) to the best may be the solver's choice (far more than its
-rounding): their totals must all be the best's bits, or the solver is asked."""
+"""How far (relative) the best assignment tried must lead every other to be taken without scipy."""
 
 
 def assignment_total(matrix: np.ndarray) -> float:
     """The total similarity of the best one-to-one assignment of ``matrix``'s rows and columns, to the bit as
     ``scipy.optimize.linear_sum_assignment(matrix, maximize=True)`` gives it (the chosen cells summed in row
-    order). A matrix with few assignments (every group of the sample releases) tries each: the solver's choice
-    is one of those within rounding of the best, so when they all sum to the same bits (one, or ties of equal
-    cells), that is its total. Otherwise, and for larger matrices, the solver is asked (scipy.optimize, imported
-    here: ~0.4 s, and only CEAF needs it)."""
+    order). A matrix with few assignments (every group of a sample release) tries each: when the best leads
+    every other by more than any rounding of the solver, the solver would choose it too; otherwise (ties), and
+    for larger matrices, the solver is asked (scipy.optimize, imported here: ~0.4 s, and only CEAF needs it)."""
     rows, cols = matrix.shape
     if math.perm(max(rows, cols), min(rows, cols)) <= FEW_ASSIGNMENTS:
-        tried = [(float(sum(matrix[r, c] for r, c in cells)), cells) for cells in _assignments(rows, cols)]
-        best = max(total for total, _ in tried)
-        near = {_total(matrix, cells) for total, cells in tried if total >= best - _MARGIN * max(1.0, best)}
-        if len(near) == 1:
-            return float.fromhex(near.pop())
+        tried = sorted(
+            ((float(sum(matrix[r, c] for r, c in cells)), cells) for cells in _assignments(rows, cols)),
+            key=lambda total_cells: total_cells[0],
+            reverse=True,
+        )
+        best, cells = tried[0]
+        if len(tried) == 1 or tried[1][0] < best - _MARGIN * max(1.0, abs(best)):
+            chosen_rows, chosen_cols = zip(*cells, strict=True)
+            return float(matrix[list(chosen_rows), list(chosen_cols)].sum())
     from scipy.optimize import linear_sum_assignment
 
     chosen_rows, chosen_cols = linear_sum_assignment(matrix, maximize=True)
     return float(matrix[chosen_rows, chosen_cols].sum())
-
-
-def _total(matrix: np.ndarray, cells: list[tuple[int, int]]) -> str:
-    """The sum of ``cells`` (in row order) as the solver's caller sums them, as its exact hex form."""
-    chosen_rows, chosen_cols = zip(*cells, strict=True)
-    return float(matrix[list(chosen_rows), list(chosen_cols)].sum()).hex()
 
 
 def _assignments(rows: int, cols: int) -> Iterator[list[tuple[int, int]]]:
