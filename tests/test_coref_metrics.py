@@ -13,14 +13,10 @@ import contextlib
 import io
 import itertools
 import json
-import random
-import subprocess
-import sys
 from collections import defaultdict
 from fractions import Fraction
 from pathlib import Path
 
-import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -775,39 +771,3 @@ def test_twinless_repeats_are_kept_unless_deduplicated() -> None:
     assert (deduped.response_sizes, deduped.repeated_response_mentions, deduped.response_links) == ((1, 3, 2), 1, None)
     # A key mention repeated in the response is dropped either way (TC-A-8).
     assert coref.align(key, chains("a bcx dy bz")).response_sizes == (1, 3, 2, 1)
-
-
-def _solver_total(matrix: np.ndarray) -> float:
-    from scipy.optimize import linear_sum_assignment
-
-    rows, cols = linear_sum_assignment(matrix, maximize=True)
-    return float(matrix[rows, cols].sum())
-
-
-def test_the_alignment_of_few_chains_is_the_solvers_to_the_bit() -> None:
-    rng = random.Random(7)
-    matrices = [np.array([[0.5]]), np.array([[0.5, 0.5], [0.5, 0.5]]), np.array([[1.0, 0.0], [0.0, 1.0]])]
-    for _ in range(3000):
-        rows, cols = rng.randint(1, 5), rng.randint(1, 5)
-        sizes = [rng.randint(1, 12) for _ in range(rows + cols)]
-        matrix = np.zeros((rows, cols))
-        for i in range(rows):
-            for j in range(cols):
-                if rng.random() < 0.7:  # CEAF-e similarities, ties among them likely
-                    shared = rng.randint(1, min(sizes[i], sizes[rows + j]))
-                    matrix[i, j] = 2 * shared / (sizes[i] + sizes[rows + j])
-        matrices.append(matrix)
-        matrices.append(np.floor(matrix * 3))  # CEAF-m-like small integers: many exact ties
-    for matrix in matrices:
-        assert coref.assignment_total(matrix).hex() == _solver_total(matrix).hex(), matrix
-
-
-def test_ceaf_of_few_overlapping_chains_does_not_import_scipy_optimize() -> None:
-    code = (
-        "import sys\n"
-        "from clinical_corpora.validation.metrics.coref import ceaf_e, ceaf_m\n"
-        "key, response = [[1, 2, 3], [4, 5]], [[1, 2], [3, 4, 5], [6]]\n"
-        "print(ceaf_e(key, response), ceaf_m(key, response), 'scipy.optimize' in sys.modules)\n"
-    )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert done.stdout.split()[-1] == "False"

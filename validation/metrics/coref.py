@@ -38,7 +38,7 @@ import itertools
 import json
 import math
 from collections import Counter, defaultdict
-from collections.abc import Callable, Container, Hashable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Container, Hashable, Iterable, Mapping
 from dataclasses import astuple, dataclass
 from pathlib import Path
 from typing import NamedTuple, Protocol, Self, TypeVar
@@ -47,7 +47,6 @@ import numpy as np
 
 from clinical_corpora.core.counts import f_measure, ratio
 from clinical_corpora.core.errors import SourceError
-from clinical_corpora.core.union_find import UnionFind
 
 Mention = Hashable
 Chains = Iterable[Iterable[Mention]]
@@ -274,13 +273,22 @@ def _optimal_similarity(overlap: ChainOverlap, similarity: Similarity) -> float:
     """
     if not overlap.shared:
         return 0.0
+    # imported here: scipy.optimize costs ~0.5 s to import, and only CEAF needs it (not a build's imports)
+    from scipy.optimize import linear_sum_assignment
+    from scipy.sparse import coo_array
+    from scipy.sparse.csgraph import connected_components
+
+    # Graph nodes: key chain i is node i, response chain j is node len(key_sizes) + j.
     cells = list(overlap.shared.items())
-    chains: UnionFind[tuple[str, int]] = UnionFind()  # key chain i is ("key", i), response chain j ("response", j)
-    for (i, j), _ in cells:
-        chains.union(("key", i), ("response", j))
-    groups: dict[tuple[str, int], list[tuple[tuple[int, int], int]]] = defaultdict(list)
-    for cell in cells:
-        groups[chains.find(("key", cell[0][0]))].append(cell)
+    rows = [i for (i, _), _ in cells]
+    cols = [len(overlap.key_sizes) + j for (_, j), _ in cells]
+    nodes = len(overlap.key_sizes) + len(overlap.response_sizes)
+    graph = coo_array((np.ones(len(cells)), (rows, cols)), shape=(nodes, nodes))
+    _, labels = connected_components(graph, directed=False)
+
+    groups: dict[int, list[tuple[tuple[int, int], int]]] = defaultdict(list)
+    for row, cell in zip(rows, cells, strict=True):
+        groups[labels[row]].append(cell)
     total = 0.0
     for group in groups.values():
         if len(group) == 1:
@@ -292,48 +300,9 @@ def _optimal_similarity(overlap: ChainOverlap, similarity: Similarity) -> float:
         matrix = np.zeros((len(group_rows), len(group_cols)))
         for (i, j), n in group:
             matrix[group_rows[i], group_cols[j]] = similarity(n, overlap.key_sizes[i], overlap.response_sizes[j])
-        total += assignment_total(matrix)
+        chosen_rows, chosen_cols = linear_sum_assignment(matrix, maximize=True)
+        total += float(matrix[chosen_rows, chosen_cols].sum())
     return total
-
-
-FEW_ASSIGNMENTS = 120
-"""A group of chains with at most this many one-to-one assignments is aligned by trying each."""
-
-_MARGIN = 1e-9
-"""How far (relative) the best assignment tried must lead every other to be taken without scipy."""
-
-
-def assignment_total(matrix: np.ndarray) -> float:
-    """The total similarity of the best one-to-one assignment of ``matrix``'s rows and columns, to the bit as
-    ``scipy.optimize.linear_sum_assignment(matrix, maximize=True)`` gives it (the chosen cells summed in row
-    order). A matrix with few assignments (every group of a sample release) tries each: when the best leads
-    every other by more than any rounding of the solver, the solver would choose it too; otherwise (ties), and
-    for larger matrices, the solver is asked (scipy.optimize, imported here: ~0.4 s, and only CEAF needs it)."""
-    rows, cols = matrix.shape
-    if math.perm(max(rows, cols), min(rows, cols)) <= FEW_ASSIGNMENTS:
-        tried = sorted(
-            ((float(sum(matrix[r, c] for r, c in cells)), cells) for cells in _assignments(rows, cols)),
-            key=lambda total_cells: total_cells[0],
-            reverse=True,
-        )
-        best, cells = tried[0]
-        if len(tried) == 1 or tried[1][0] < best - _MARGIN * max(1.0, abs(best)):
-            chosen_rows, chosen_cols = zip(*cells, strict=True)
-            return float(matrix[list(chosen_rows), list(chosen_cols)].sum())
-    from scipy.optimize import linear_sum_assignment
-
-    chosen_rows, chosen_cols = linear_sum_assignment(matrix, maximize=True)
-    return float(matrix[chosen_rows, chosen_cols].sum())
-
-
-def _assignments(rows: int, cols: int) -> Iterator[list[tuple[int, int]]]:
-    """Every one-to-one assignment of min(rows, cols) cells, as (row, column) cells in row order."""
-    if rows <= cols:
-        for chosen in itertools.permutations(range(cols), rows):
-            yield list(enumerate(chosen))
-    else:
-        for chosen in itertools.permutations(range(rows), cols):
-            yield sorted((row, col) for col, row in enumerate(chosen))
 
 
 def ceaf_m_counts(overlap: ChainOverlap) -> Counts:
