@@ -47,14 +47,12 @@ from clinical_corpora.builders.release.pipeline import run
 from clinical_corpora.builders.release.request import ReleaseRequest
 from clinical_corpora.builders.release.writer import SplitWriter
 from clinical_corpora.builders.sources.documents import text_sha256
+from clinical_corpora.builders.text_free.layout import BATCH_ROWS, read_wanted, stored_rows
 from clinical_corpora.builders.text_free.leak_gate import leak_gate
 from clinical_corpora.builders.text_free.recipes import DocumentGroups, Recipes, recipe
 from clinical_corpora.builders.text_free.release import (
-    BATCH_ROWS,
     document_groups,
-    read_wanted,
     release_text_free,
-    stored_rows,
     write_rows,
 )
 from clinical_corpora.schemas.features import features_for

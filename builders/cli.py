@@ -73,28 +73,7 @@ def _add_release(
     command.add_argument("corpora", nargs="*", help="corpus names or folders holding a corpus.yaml")
     command.add_argument("--all", action="store_true", help="every installed corpus")
     command.add_argument("--out", type=Path, default=Path(default_out))
-    command.add_argument(
-        "--source",
-        action="append",
-        default=[],
-        metavar="NAME=PATH",
-        help="read source NAME from PATH instead of the embedded sample",
-    )
-    command.add_argument(
-        "--sample",
-        action="append",
-        default=[],
-        metavar="NAME",
-        help="beside --source inputs, read required source NAME from its invented sample (a sample release)",
-    )
-    command.add_argument(
-        "--option",
-        action="append",
-        default=[],
-        metavar="NAME=VALUE",
-        help="set the builder's option NAME for this run (the corpus's README names its options; recorded in "
-        "the manifest and card)",
-    )
+    _add_inputs(command)
     command.add_argument(
         "--max-rejects",
         type=_count,
@@ -130,6 +109,32 @@ def _add_release(
             "checked by the leak gate; anyone may share it and restore the release with clincorp rehydrate)",
         )
     command.set_defaults(handler=_release if name == "release" else _build)
+
+
+def _add_inputs(command: argparse.ArgumentParser) -> None:
+    """--source, --sample and --option: what a release is built from and how."""
+    command.add_argument(
+        "--source",
+        action="append",
+        default=[],
+        metavar="NAME=PATH",
+        help="read source NAME from PATH instead of the embedded sample",
+    )
+    command.add_argument(
+        "--sample",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="beside --source inputs, read required source NAME from its invented sample (a sample release)",
+    )
+    command.add_argument(
+        "--option",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="set the builder's option NAME for this run (the corpus's README names its options; recorded in "
+        "the manifest and card)",
+    )
 
 
 def _add_rehydrate(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -317,7 +322,8 @@ def _text_free(
 ) -> list[str]:
     """Write the text-free variant of a release; its summary row (FAILED with the reason, unless alone)."""
     from clinical_corpora.builders.release.inputs import resolve_sources
-    from clinical_corpora.builders.text_free.release import TEXT_FREE_SUFFIX, release_text_free
+    from clinical_corpora.builders.text_free.layout import TEXT_FREE_SUFFIX
+    from clinical_corpora.builders.text_free.release import release_text_free
 
     name = folder.name + TEXT_FREE_SUFFIX
     try:

@@ -21,7 +21,7 @@ from clinical_corpora.builders.release.checks import check_suite
 from clinical_corpora.builders.release.folder import outside_reason, read_json, release_digest, sha256_file
 from clinical_corpora.builders.release.inputs import inputs_problems
 from clinical_corpora.builders.text_free.check import text_free_checks
-from clinical_corpora.builders.text_free.release import VARIANT, stored_rows
+from clinical_corpora.builders.text_free.layout import VARIANT, stored_rows
 from clinical_corpora.core.errors import ClincorpError, SourceError
 from clinical_corpora.core.manifest import (
     SAMPLE_TAG,
@@ -87,8 +87,15 @@ def release_checks(
     yield consistent
     if not installed:
         return
+    yield from _data_checks(folder, manifest, installed[0], announce)
+
+
+def _data_checks(
+    folder: Path, manifest: dict[str, Any], corpus: CorpusManifest, announce: Callable[[str], None]
+) -> Iterator[GateResult]:
+    """Steps 3 to 5: the schema, every record, and (when both hold) the expectation suite."""
     try:
-        builder = make_builder(installed[0].builder, manifest.get("options"))
+        builder = make_builder(corpus.builder, manifest.get("options"))
     except ClincorpError:  # the manifest gate named the options it cannot build with
         return
     view = ReleaseView(folder)
@@ -105,9 +112,7 @@ def release_checks(
     if not (schema.success and records.success):
         return
     announce(f"step 5/{STEPS}: the installed corpus's expectation suite (loading great-expectations)")
-    yield _guarded(
-        "expectations", "all pass", lambda: _expectations_gate(folder, manifest, installed[0], builder, view)
-    )
+    yield _guarded("expectations", "all pass", lambda: _expectations_gate(folder, manifest, corpus, builder, view))
 
 
 MANIFEST_EXPECTED = "manifest.json consistent with the data and the installed corpus"

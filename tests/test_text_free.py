@@ -24,9 +24,10 @@ from clinical_corpora.builders.plugins import all_corpora, find_corpus
 from clinical_corpora.builders.release.inputs import resolve_sources
 from clinical_corpora.builders.release.pipeline import run
 from clinical_corpora.builders.release.request import ReleaseRequest
+from clinical_corpora.builders.text_free.layout import FULL_FOLDER, TEXT_FREE_SUFFIX, read_wanted
 from clinical_corpora.builders.text_free.leak_gate import LEAK_LIMIT, leak_gate
 from clinical_corpora.builders.text_free.rehydrate import REJECTS_FILE, RehydrateError, rehydrate
-from clinical_corpora.builders.text_free.release import FULL_FOLDER, TEXT_FREE_SUFFIX, read_wanted, release_text_free
+from clinical_corpora.builders.text_free.release import release_text_free
 from clinical_corpora.builders.validate import check_release
 from clinical_corpora.core.errors import GateError
 from clinical_corpora.core.manifest import CorpusManifest

@@ -92,6 +92,16 @@ class Table:
     columns: list[str]
     rows: Sequence[Sequence[object]]
 
+    def markdown(self) -> str:
+        """A GitHub-flavoured Markdown table (pipes in cells escaped)."""
+        head = ["| " + " | ".join(map(_cell, self.columns)) + " |", "|" + "|".join("---" for _ in self.columns) + "|"]
+        return "\n".join([*head, *("| " + " | ".join(map(_cell, row)) + " |" for row in self.rows)]) + "\n"
+
+
+def _cell(value: object) -> str:
+    text = f"{value:.4f}" if isinstance(value, float) else str(value)
+    return text.replace("|", "\\|").replace("\n", " ")
+
 
 @dataclass
 class CardSection:

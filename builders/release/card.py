@@ -355,17 +355,5 @@ def _section_markdown(section: CardSection) -> str:
     if section.text:
         parts.append(section.text.strip() + "\n")
     if section.table is not None:
-        parts.append(markdown_table(section.table))
+        parts.append(section.table.markdown())
     return "\n".join(parts)
-
-
-def markdown_table(table: Table) -> str:
-    """A GitHub-flavoured Markdown table (pipes in cells escaped)."""
-
-    def cell(value: object) -> str:
-        text = f"{value:.4f}" if isinstance(value, float) else str(value)
-        return text.replace("|", "\\|").replace("\n", " ")
-
-    lines = ["| " + " | ".join(map(cell, table.columns)) + " |", "|" + "|".join("---" for _ in table.columns) + "|"]
-    lines += ["| " + " | ".join(map(cell, row)) + " |" for row in table.rows]
-    return "\n".join(lines) + "\n"

@@ -11,7 +11,6 @@ from datasets.utils.metadata import MetadataConfigs
 from huggingface_hub import DatasetCardData
 
 from clinical_corpora.builders.contract.base import Table
-from clinical_corpora.builders.release.card import markdown_table
 from clinical_corpora.core.manifest import CorpusManifest
 from clinical_corpora.schemas.licensed import SOURCE_DOCUMENTS
 from clinical_corpora.validation.gates import GateResult
@@ -35,21 +34,10 @@ class TextFreeRelease:
 def render_text_free_card(release: TextFreeRelease) -> str:
     """README.md: front matter loading the text-free configs, then what a modeller needs to restore them."""
     manifest, version, features, rows = release.manifest, release.version, release.features, release.rows
-    licensed, documents, gate, folder_name = release.licensed, release.documents, release.gate, release.folder_name
+    documents, gate, folder_name = release.documents, release.gate, release.folder_name
     first = next(iter(features))
-    removed = Table(
-        ["config", "fields replaced by recipes"],
-        [[config, ", ".join(f"`{path}`" for path in paths) or "none"] for config, paths in licensed.items()],
-    )
-    inputs = Table(
-        ["source", "documents", "what it is and where to get it"],
-        [[name, count, " ".join(manifest.sources[name].description.split())] for name, count in documents.items()],
-    )
+    removed, inputs, split_rows = _tables(release)
     sources = " ".join(f"--source {name}=PATH" for name in documents)
-    split_rows = Table(
-        ["config", "split", "rows"],
-        [[config, split, count] for config, splits in rows.items() for split, count in splits.items()],
-    )
     observed = gate.observed
     body = [
         f"## {manifest.pretty_name} ({manifest.name} {version}, text-free)\n",
@@ -70,10 +58,10 @@ def render_text_free_card(release: TextFreeRelease) -> str:
             else []
         ),
         "## What was removed\n",
-        markdown_table(removed),
+        removed.markdown(),
         "## What restores it\n",
         "The documents the text comes from, by source:\n",
-        markdown_table(inputs),
+        inputs.markdown(),
         "With your copies of those sources and clinical-corpora installed:\n",
         f"```bash\nclincorp rehydrate {folder_name} {sources} --out releases\n```\n",
         f"writes `releases/{manifest.name}/{version}/`, byte for byte the full release the maintainer built "
@@ -83,7 +71,7 @@ def render_text_free_card(release: TextFreeRelease) -> str:
         f'```python\nfrom datasets import load_dataset\n\ndataset = load_dataset("releases/{manifest.name}/'
         f'{version}", "{first}")\n```\n',
         "## Rows per split\n",
-        markdown_table(split_rows),
+        split_rows.markdown(),
         "## Leak gate\n",
         f"No file of this release (parquet values and metadata, JSON, cards) shares a run of more than "
         f"{observed['limit']} characters with a source document, runs without a letter and label names aside. "
@@ -94,6 +82,26 @@ def render_text_free_card(release: TextFreeRelease) -> str:
         f"```bibtex\n{manifest.citation.strip()}\n```\n",
     ]
     return f"---\n{_front_matter(manifest, features, rows)}\n---\n\n" + "\n".join(body)
+
+
+def _tables(release: TextFreeRelease) -> tuple[Table, Table, Table]:
+    """The card's tables: the fields replaced by recipes, the source documents by source, the rows by split."""
+    removed = Table(
+        ["config", "fields replaced by recipes"],
+        [[config, ", ".join(f"`{path}`" for path in paths) or "none"] for config, paths in release.licensed.items()],
+    )
+    inputs = Table(
+        ["source", "documents", "what it is and where to get it"],
+        [
+            [name, count, " ".join(release.manifest.sources[name].description.split())]
+            for name, count in release.documents.items()
+        ],
+    )
+    split_rows = Table(
+        ["config", "split", "rows"],
+        [[config, split, count] for config, splits in release.rows.items() for split, count in splits.items()],
+    )
+    return removed, inputs, split_rows
 
 
 def _front_matter(manifest: CorpusManifest, features: dict[str, Features], rows: dict[str, dict[str, int]]) -> str:

@@ -15,7 +15,7 @@ from clinical_corpora.builders.contract.base import make_builder
 from clinical_corpora.builders.contract.release_view import ReleaseView
 from clinical_corpora.builders.plugins import find_corpus, installed_corpus
 from clinical_corpora.builders.release.folder import read_json
-from clinical_corpora.builders.text_free.release import FULL_FOLDER, TEXT_FREE_SUFFIX
+from clinical_corpora.builders.text_free.layout import FULL_FOLDER, TEXT_FREE_SUFFIX
 from clinical_corpora.core.errors import ClincorpError
 from clinical_corpora.schemas.features import features_for, schema_fingerprint
 from clinical_corpora.schemas.licensed import licensed_tree, text_free_features

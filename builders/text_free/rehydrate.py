@@ -36,7 +36,7 @@ from clinical_corpora.builders.release.folder import (
 )
 from clinical_corpora.builders.release.writer import SplitWriter, rows_per_row_group
 from clinical_corpora.builders.sources.documents import split_locator, text_sha256
-from clinical_corpora.builders.text_free.release import (
+from clinical_corpora.builders.text_free.layout import (
     FULL_FOLDER,
     VARIANT,
     read_wanted,

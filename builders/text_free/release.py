@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import shutil
 from collections import Counter
-from collections.abc import Collection, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from importlib.metadata import version as package_version
 from pathlib import Path
@@ -46,6 +46,7 @@ from clinical_corpora.builders.release.folder import (
 from clinical_corpora.builders.release.writer import SplitWriter
 from clinical_corpora.builders.sources.documents import split_locator
 from clinical_corpora.builders.text_free.card import TextFreeRelease, render_text_free_card
+from clinical_corpora.builders.text_free.layout import BATCH_ROWS, FULL_FOLDER, TEXT_FREE_SUFFIX, VARIANT, read_wanted
 from clinical_corpora.builders.text_free.lazy_rows import lazy_rows
 from clinical_corpora.builders.text_free.leak_gate import leak_gate
 from clinical_corpora.builders.text_free.recipes import DocumentGroups, Recipes
@@ -59,23 +60,12 @@ from clinical_corpora.schemas.licensed import (
 )
 from clinical_corpora.validation.gates import GateResult
 
-VARIANT = "text-free"
-TEXT_FREE_SUFFIX = ".text-free"
-FULL_FOLDER = "full"
-BATCH_ROWS = 1024
-
 
 @dataclass
 class TextFreeOutcome:
     folder: Path
     status: Literal["released", "unchanged"]
     gate: GateResult
-
-
-def stored_rows(shard: Path, columns: list[str] | None = None) -> Iterator[dict[str, Any]]:
-    """The rows of a parquet shard as stored (ClassLabel ids), batch by batch."""
-    for batch in pq.ParquetFile(shard).iter_batches(batch_size=BATCH_ROWS, columns=columns):
-        yield from batch.to_pylist()
 
 
 def release_text_free(
@@ -165,15 +155,6 @@ def _write_release_files(staging: Path, release: TextFreeRelease, full_manifest:
             "gates": [{"gate": gate.gate, "status": gate.status, "observed": gate.observed}],
         },
     )
-
-
-def read_wanted(builder: Builder, ctx: BuildContext, wanted: Collection[str]) -> dict[str, str]:
-    """The wanted documents' texts, streamed from the sources (anything else read is dropped at once)."""
-    documents: dict[str, str] = {}
-    for locator, text in builder.read_documents(ctx, wanted):
-        if locator in wanted:
-            documents.setdefault(locator, text)
-    return documents
 
 
 def document_groups(
