@@ -99,6 +99,7 @@ def test_a_table_read_in_batches_gives_the_outcomes_of_the_whole_table(
             "start": [None if row % 40 == 7 else (row % 5) - 2 for row in range(rows)],
             "label": ["problem" if row % 4 else "test" for row in range(rows)],
             "code": [f"C{row:03}" if row % 9 else "bad" for row in range(rows)],
+            "end": [None if row % 31 == 5 else (row % 7) - 1 for row in range(rows)],
         }
     )
     suite = [
@@ -107,13 +108,17 @@ def test_a_table_read_in_batches_gives_the_outcomes_of_the_whole_table(
         expectation("c.spans", "expect_column_values_to_match_regex", column="code", regex="^C[0-9]{3}$"),
         expectation("c.spans", "expect_column_value_lengths_to_be_between", column="label", min_value=5),
         expectation("c.spans", "expect_column_values_to_be_unique", column="label"),
+        expectation(
+            "c.spans", "expect_column_pair_values_a_to_be_greater_than_b", column_A="end", column_B="start", or_equal=True
+        ),
+        expectation("c.spans", "expect_column_pair_values_to_be_equal", column_A="end", column_B="start", mostly=0.1),
         expectation("c.spans", "expect_table_row_count_to_be_between", min_value=1),
         expectation("c.spans", "expect_column_values_to_not_be_null", column="missing_column"),
         expectation("c.spans", "expect_no_such_thing", column="label"),
     ]
     ids = {"c": [f"note-{row}" for row in range(rows)]}
     whole = [o.as_dict() for o in run_suite(suite, {"c.spans": spans}, ids)]
-    assert [o["success"] for o in whole] == [False, True, False, False, False, True, False, False]
+    assert [o["success"] for o in whole] == [False, True, False, False, False, False, True, True, False, False]
     assert len(whole[0]["violations"]) == 20 and whole[0]["observed"]["unexpected_count"] > 20
     for size in (4, 8, 50):  # compared as JSON: -1 and -1.0 differ there
         batched = [o.as_dict() for o in run_suite(suite, {"c.spans": in_batches(spans, size)}, ids)]

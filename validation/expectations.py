@@ -41,7 +41,7 @@ Table: TypeAlias = pd.DataFrame | pa.Table  # a checked table: Arrow (converted 
 # A table too large to hold: given some of its columns, its rows in order as Arrow batches (with ``_split``
 # and ``_row`` where the table has them).
 TableBatches: TypeAlias = Callable[[list[str]], Iterator[pa.Table]]
-# Column map expectations whose verdict on a row depends on that row alone: checked batch by batch.
+# Column (and column pair) map expectations whose verdict on a row depends on that row alone: checked batch by batch.
 ROW_WISE = frozenset(
     {
         "expect_column_values_to_be_in_set",
@@ -53,11 +53,13 @@ ROW_WISE = frozenset(
         "expect_column_values_to_be_null",
         "expect_column_value_lengths_to_be_between",
         "expect_column_value_lengths_to_equal",
+        "expect_column_pair_values_a_to_be_greater_than_b",
+        "expect_column_pair_values_to_be_equal",
     }
 )
 NO_RESULT = "great-expectations returned no result for this expectation"
-WHOLE_ROWS = 50_000  # a table read in batches but no longer than this is validated whole, in one run
-WHOLE_BYTES = 64 << 20  # ... and no larger than this as Arrow (long texts: pandas and GX hold several copies)
+WHOLE_ROWS = 10_000  # a table read in batches but no longer than this is validated whole, in one run
+WHOLE_BYTES = 16 << 20  # ... and no larger than this as Arrow (long texts: pandas and GX hold several copies)
 
 
 @dataclass
@@ -380,12 +382,22 @@ class _RowWiseRun:
             details["unexpected_percent"] = (
                 unexpected / nonnull * 100 if unexpected is not None and total > 0 and nonnull > 0 else None
             )
-        if set(self.wanted[position].columns) & self.int_nulls:
+        columns = self.wanted[position].columns
+        if set(columns) & self.int_nulls:
             details["partial_unexpected_list"] = [
-                float(value) if isinstance(value, numbers.Integral) and not isinstance(value, bool) else value
+                _as_in_whole_table(value, columns, self.int_nulls)
                 for value in details.get("partial_unexpected_list") or []
             ]
         return details
+
+
+def _as_in_whole_table(value: Any, columns: list[str], int_nulls: set[str]) -> Any:
+    """A listed value as one run over the whole table lists it: pandas holds an integer column with a null
+    anywhere as floats (a column pair's values, ``[a, b]``, converted column by column)."""
+    if isinstance(value, list | tuple) and len(value) == len(columns) > 1:
+        return [_as_in_whole_table(item, [column], int_nulls) for item, column in zip(value, columns, strict=True)]
+    integral = isinstance(value, numbers.Integral) and not isinstance(value, bool)
+    return float(value) if integral and set(columns) & int_nulls else value
 
 
 def _mostly(expectation: Any) -> float:
