@@ -9,7 +9,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from clinical_corpora.builders.sources.brat import (
+from clinical_corpora.builders.sources.brat import brat_document_ids, iter_brat_folder, read_brat, write_brat
+from clinical_corpora.builders.sources.brat_annotations import (
     Attribute,
     BratDocument,
     Equivalence,
@@ -18,12 +19,8 @@ from clinical_corpora.builders.sources.brat import (
     Note,
     Relation,
     TextBound,
-    brat_document_ids,
-    iter_brat_folder,
-    parse_brat,
-    read_brat,
-    write_brat,
 )
+from clinical_corpora.builders.sources.brat_standoff import parse_brat
 from clinical_corpora.core.errors import SourceError
 
 SAMPLE = Path(__file__).resolve().parents[1] / "corpora" / "sdoh" / "sample"

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from lxml import etree
 
-from clinical_corpora.builders.sources.knowtator import (
+from clinical_corpora.builders.sources.knowtator_document import (
     FRAGMENT_SEPARATOR,
     MARKABLE_CLASS,
     PAIR_CLASS,

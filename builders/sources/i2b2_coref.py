@@ -29,7 +29,7 @@ from pathlib import Path
 
 from clinical_corpora.builders.sources.brat import read_utf8
 from clinical_corpora.builders.sources.discovery import is_hidden, split_suffix, walk_files, warn_left_out
-from clinical_corpora.builders.sources.knowtator import KnowtatorDocument
+from clinical_corpora.builders.sources.knowtator_document import KnowtatorDocument
 from clinical_corpora.builders.sources.text_lines import utf8_lines
 from clinical_corpora.core.errors import SourceError, excerpt
 from clinical_corpora.core.union_find import UnionFind
