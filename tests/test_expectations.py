@@ -108,9 +108,7 @@ def test_a_table_read_in_batches_gives_the_outcomes_of_the_whole_table(
         expectation("c.spans", "expect_column_values_to_match_regex", column="code", regex="^C[0-9]{3}$"),
         expectation("c.spans", "expect_column_value_lengths_to_be_between", column="label", min_value=5),
         expectation("c.spans", "expect_column_values_to_be_unique", column="label"),
-        expectation(
-            "c.spans", "expect_column_pair_values_a_to_be_greater_than_b", column_A="end", column_B="start", or_equal=True
-        ),
+        expectation("c.spans", "expect_column_pair_values_a_to_be_greater_than_b", column_A="end", column_B="start"),
         expectation("c.spans", "expect_column_pair_values_to_be_equal", column_A="end", column_B="start", mostly=0.1),
         expectation("c.spans", "expect_table_row_count_to_be_between", min_value=1),
         expectation("c.spans", "expect_column_values_to_not_be_null", column="missing_column"),
