@@ -99,7 +99,11 @@ def test_a_wrong_option_on_the_command_line_is_one_error_line(
 def test_validate_refuses_a_manifest_whose_options_the_builder_does_not_take(
     sample_release: SampleRelease, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    release = Path(shutil.copytree(sample_release("snomed_el").folder, tmp_path / "snomed_el" / "1.1.0+sample"))
+    release = Path(
+        shutil.copytree(
+            sample_release("snomed_el").folder, tmp_path / "snomed_el" / sample_release("snomed_el").folder.name
+        )
+    )
     path = release / "manifest.json"
     path.write_text(
         json.dumps({**json.loads(path.read_text(encoding="utf-8")), "options": {"import": "os"}}), encoding="utf-8"

@@ -191,8 +191,8 @@ def _data_statistics(documents: DocumentTally, passages: PassageTally, queries: 
     ]
     text = (
         "As Šuster & Daelemans 2018, Table 2, counted on the lower-cased dataset (each passage once). Tokens are "
-        "`clinical_corpora.builders.text_units` tokens; an answer is verbatim in the passage when one of its forms "
-        "(original or UMLS synonym) occurs there as whole tokens, in any case."
+        "`clinical_corpora.builders.contract.text_units` tokens; an answer is verbatim in the passage when one of "
+        "its forms (original or UMLS synonym) occurs there as whole tokens, in any case."
     )
     return CardSection("Data statistics", text, Table(["statistic", "value"], rows))
 

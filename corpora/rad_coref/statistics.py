@@ -66,7 +66,7 @@ def corpus_statistics(patients: list[dict[str, Any]]) -> CardSection:
     ]
     return CardSection(
         "Corpus statistics",
-        "As Datta et al. 2022, Table 3; tokens are `clinical_corpora.builders.text_units.tokenize` "
+        "As Datta et al. 2022, Table 3; tokens are `clinical_corpora.builders.contract.text_units.tokenize` "
         "tokens (the paper used NLTK).",
         Table(["item", "count"], rows),
     )
@@ -161,6 +161,6 @@ def string_match_baseline(patients: list[dict[str, Any]]) -> CardSection:
         "String-match baseline",
         "Mentions with equal lower-cased strings are coreferent "
         "(transitive closure), on gold mentions, one document per patient, counts summed "
-        "over patients (Datta et al. 2022, §5.1, Table 7; `builders/string_match.py`).",
+        "over patients (Datta et al. 2022, §5.1, Table 7; `corpora/rad_coref/string_match.py`).",
         Table(["metric", "recall", "precision", "F1"], rows),
     )

@@ -86,7 +86,7 @@ def whitespace_section(padded_spans: list[tuple[str, int, int]], trimmed: bool) 
     action = (
         "trimmed to the first and last non-space character"
         if trimmed
-        else "kept as annotated (TrimmingSnomedElBuilder trims them)"
+        else "kept as annotated (`--option trim_whitespace=true` trims them)"
     )
     listed = [[note_id, start, end] for note_id, start, end in padded_spans[:MAX_LISTED_SPANS]]
     return CardSection(
