@@ -14,6 +14,9 @@ list when the page has none) and metadata (series from ``<ul class="series-title
 specialties from ``<meta name="DC.subject" content="A; B">``, year from the publication date
 metas). The Learning points section, and its sub-sections, are not in ``sections``, so the
 sections are the passage (:attr:`CaseReport.passage`). A folder of pages is listed by :func:`case_pages`.
+
+The paragraph maker relies on jusText 3.x (pyproject pins ``>=3.0,<4``): its parsed paragraphs become a
+subclass that computes ``Paragraph.text`` once; tests/test_bmj_html.py pins that the text is jusText's own.
 """
 
 from __future__ import annotations
