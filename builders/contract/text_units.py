@@ -14,6 +14,9 @@ Choice (documented in ``corpora/clicr/README.md``):
 - :func:`paragraphs` gives syntok's paragraphs with their tokens without segmenting them (syntok is most
   of the cost): :meth:`Paragraph.sentences` segments one on demand, and :meth:`Paragraph.may_split` says
   whether a sentence could start between two tokens, so a caller can skip segmenting where it cannot.
+  ``may_split`` follows syntok 1.4's private rules (``syntok._segmentation_states``, the tokenizer's
+  spacing): pyproject pins ``syntok>=1.4.4,<1.5``, and tests/test_text_units.py checks them property by
+  property against syntok's own segmentation.
 
 Offsets are 0-based character offsets into the text given, end exclusive.
 """
