@@ -54,5 +54,27 @@ class PRFCounts:
         return ratio(2 * self.tp, self.predicted + self.gold)
 
 
+class Scored:
+    """Precision, recall and F1 of a class's :class:`PRFCounts` (its ``counts`` property)."""
+
+    __slots__ = ()
+
+    @property
+    def counts(self) -> PRFCounts:
+        raise NotImplementedError
+
+    @property
+    def precision(self) -> float:
+        return self.counts.precision
+
+    @property
+    def recall(self) -> float:
+        return self.counts.recall
+
+    @property
+    def f1(self) -> float:
+        return self.counts.f1
+
+
 NO_COUNTS = PRFCounts(0, 0, 0)
 """The sum of no counts."""

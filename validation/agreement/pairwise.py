@@ -23,15 +23,15 @@ from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 
-from clinical_corpora.core.counts import PRFCounts
+from clinical_corpora.core.counts import PRFCounts, Scored
 
 PairTriple = tuple[Hashable, Hashable, str]
 """``(anaphor, antecedent, relation)``; markables as any key shared by both annotations."""
 
 
 @dataclass(frozen=True)
-class PairCounts:
-    """TP, FP and FN over pair triples, with Savova et al. 2011's precision, recall and F."""
+class PairCounts(Scored):
+    """TP, FP and FN over pair triples, with Savova et al. 2011's precision, recall and F (``f_score``)."""
 
     tp: int
     fp: int
@@ -43,16 +43,8 @@ class PairCounts:
         return PRFCounts(self.tp, self.tp + self.fp, self.tp + self.fn)
 
     @property
-    def precision(self) -> float:
-        return self.counts.precision
-
-    @property
-    def recall(self) -> float:
-        return self.counts.recall
-
-    @property
     def f_score(self) -> float:
-        return self.counts.f1
+        return self.f1
 
 
 @dataclass(frozen=True)

@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, NamedTuple, get_args
 
-from clinical_corpora.core.counts import PRFCounts
+from clinical_corpora.core.counts import PRFCounts, Scored
 from clinical_corpora.core.errors import ClincorpError
 
 TriggerCriterion = Literal["exact", "overlap", "min_dist"]
@@ -80,7 +80,7 @@ class SdohEvent(NamedTuple):
 
 
 @dataclass(frozen=True, slots=True)
-class ScoreRow:
+class ScoreRow(Scored):
     """Counts and scores of one (event, argument, subtype) key, or of OVERALL."""
 
     event: str
@@ -93,18 +93,6 @@ class ScoreRow:
     @property
     def counts(self) -> PRFCounts:
         return PRFCounts(self.tp, self.np, self.nt)
-
-    @property
-    def precision(self) -> float:
-        return self.counts.precision
-
-    @property
-    def recall(self) -> float:
-        return self.counts.recall
-
-    @property
-    def f1(self) -> float:
-        return self.counts.f1
 
     def csv_fields(self) -> tuple[str | int | float, ...]:
         return (
