@@ -7,16 +7,18 @@ import gc
 import json
 import os
 import sys
+from importlib.metadata import version as package_version
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, NoReturn
+from typing import TYPE_CHECKING, Any, Literal, NoReturn
 
-from clinical_corpora.builders.plugins import all_corpora, find_corpus, load_plugins
+from clinical_corpora.builders.plugins import all_corpora, broken_plugins, find_corpus, load_plugins
 from clinical_corpora.core.errors import ClincorpError
 from clinical_corpora.core.manifest import CorpusManifest
 from clinical_corpora.core.registry import Command, exporters, scorers
 
 if TYPE_CHECKING:
     from clinical_corpora.builders.release.pipeline import Outcome
+    from clinical_corpora.validation.gates import GateResult
 
 
 def entry() -> NoReturn:
@@ -48,6 +50,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="clincorp", description=__doc__)
+    parser.add_argument("--version", action="version", version=f"clincorp {package_version('clinical-corpora')}")
     commands = parser.add_subparsers(dest="command", required=True)
     _add_release(commands, "release", "releases", "build, validate and write an immutable release")
     _add_release(commands, "build", "build", "the same without immutability, into a scratch folder")
@@ -169,6 +172,13 @@ def _add_validate(commands: argparse._SubParsersAction[argparse.ArgumentParser])
         "release's manifest.json names; nothing is imported from the release)",
     )
     validate.add_argument(
+        "--json",
+        action="store_true",
+        help="print one JSON object (the release, its verdict, and each gate with its status, observed and expected "
+        "values and where it failed) instead of lines; the exit status is the same: 0 valid, 1 invalid, "
+        "2 wrong arguments, 3 could not check",
+    )
+    validate.add_argument(
         "--expect-digest",
         metavar="HEX",
         help="fail unless manifest.json has this sha256 (the digest clincorp release printed for the release "
@@ -268,8 +278,10 @@ def _run(args: argparse.Namespace, mode: Literal["release", "build"]) -> int:
         raise ClincorpError("--option applies to one corpus at a time (each builder has its own options)")
     overrides = _overrides(args.source)
     options = _pairs("--option", "NAME=VALUE", args.option)
-    alone = len(corpora) == 1
-    summary: list[list[str]] = []
+    alone = len(corpora) == 1 and not args.all
+    summary = [[name, "-", "FAILED", why] for name, why in broken_plugins().items()] if args.all else []
+    for row in summary:
+        print(f"error: {row[3]}", file=sys.stderr)
     for manifest in corpora:
         request = ReleaseRequest(
             manifest,
@@ -375,30 +387,65 @@ def _summary_table(rows: list[list[str]]) -> str:
     )
 
 
+VALID, INVALID, COULD_NOT_CHECK = 0, 1, 3
+"""``clincorp validate``'s exit statuses (2 is argparse's, for wrong arguments)."""
+
+
 def _validate(args: argparse.Namespace) -> int:
-    """One line per step as it starts, then its verdict; the hashes, schema and records are judged before
-    great-expectations is loaded."""
+    """One line per step as it starts, then its verdict (or, with --json, one JSON object); the hashes,
+    schema and records are judged before great-expectations is loaded."""
     from clinical_corpora.builders.validate import release_checks
+
+    announce = (lambda line: None) if args.json else (lambda line: print(line, flush=True))
+    gates = []
+    try:
+        for result in release_checks(args.release, announce, corpus=args.corpus, expect_digest=args.expect_digest):
+            gates.append(result)
+            if not args.json:
+                _print_gate(result)
+    except ClincorpError as error:
+        if args.json:
+            print(json.dumps({"release": str(args.release), "verdict": "could not check", "error": str(error)}))
+        else:
+            print(f"error: {error}", file=sys.stderr)
+        return COULD_NOT_CHECK
+    ok = all(result.success for result in gates)
+    if args.json:
+        verdict = {"release": str(args.release), "verdict": "valid" if ok else "invalid"}
+        print(json.dumps({**verdict, "gates": [_gate_json(result) for result in gates]}, ensure_ascii=False))
+    return VALID if ok else INVALID
+
+
+def _gate_json(result: GateResult) -> dict[str, Any]:
+    """One gate for machines: name, status, observed, expected, and where it failed (its details)."""
+    entry = result.as_dict()
+    return {
+        "name": entry["gate"],
+        "status": entry["status"],
+        "observed": entry["observed"],
+        "expected": entry["expected"],
+        "where": entry["details"],
+    }
+
+
+def _print_gate(result: GateResult) -> None:
     from clinical_corpora.validation.gates import violation_text
 
-    ok = True
-    checks = release_checks(
-        args.release, on_step=lambda line: print(line, flush=True), corpus=args.corpus, expect_digest=args.expect_digest
-    )
-    for result in checks:
-        ok = ok and result.success
-        print(result.describe(), flush=True)
-        for detail in result.details:
-            if "problem" in detail:
-                print(f"  {detail['problem']}")
-            elif not detail.get("success", False) or detail.get("violations"):
-                verdict = "FAILED" if not detail.get("success", False) else "passed, tolerating"
-                print(f"  {detail['table']}: {detail['expectation']} {verdict}: observed {detail['observed']}")
-                print("".join(f"    {violation_text(v)}\n" for v in detail.get("violations", [])), end="")
-    return 0 if ok else 1
+    print(result.describe(), flush=True)
+    for detail in result.details:
+        if "problem" in detail:
+            print(f"  {detail['problem']}")
+        elif not detail.get("success", False) or detail.get("violations"):
+            verdict = "FAILED" if not detail.get("success", False) else "passed, tolerating"
+            print(f"  {detail['table']}: {detail['expectation']} {verdict}: observed {detail['observed']}")
+            print("".join(f"    {violation_text(v)}\n" for v in detail.get("violations", [])), end="")
 
 
 def _list(args: argparse.Namespace) -> int:
+    """Every installed corpus; a plugin that fails to load is reported (exit status 1) and the others listed."""
+    broken = broken_plugins()
+    for why in broken.values():
+        print(f"error: {why}", file=sys.stderr)
     for manifest in all_corpora():
         access = "public" if manifest.access.public else "restricted"
         print(f"{manifest.name} {manifest.version} [{access}: {manifest.access.how.strip()}]")
@@ -411,7 +458,7 @@ def _list(args: argparse.Namespace) -> int:
         if formats:
             print(f"  export formats: {', '.join(formats)}")
     print("scorers: " + ", ".join(f"{name} ({scorers.get(name).help})" for name in sorted(scorers.keys())))
-    return 0
+    return 1 if broken else 0
 
 
 def _sharing_line(manifest: CorpusManifest) -> str:

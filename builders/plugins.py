@@ -21,21 +21,31 @@ from clinical_corpora.core.registry import corpora
 ENTRY_POINT_GROUP = "clinical_corpora.plugins"
 
 
-def load_plugins() -> None:
-    """Import every registered plugin module (each registers its corpus and commands)."""
+def load_plugins() -> dict[str, str]:
+    """Import every registered plugin module (each registers its corpus and commands). A plugin that fails
+    to load is skipped, so the others still work: returns the broken ones, entry-point name → why (the error
+    of a command that names one)."""
+    broken = {}
     for entry_point in entry_points(group=ENTRY_POINT_GROUP):
         try:
             importlib.import_module(entry_point.value.partition(":")[0])
         except Exception as error:
-            raise ClincorpError(
+            broken[entry_point.name] = (
                 f"the corpus plugin {entry_point.name!r} ({entry_point.value}) failed to "
                 f"load: {type(error).__name__}: {error}"
-            ) from error
+            )
+    return broken
 
 
 def all_corpora() -> list[CorpusManifest]:
-    """Every registered corpus, by name; an error when there is none."""
+    """Every registered corpus, by name (a broken plugin skipped: :func:`broken_plugins` names it); an error
+    when there is none."""
     return [_registered(name) for name in _corpus_names()]
+
+
+def broken_plugins() -> dict[str, str]:
+    """The plugins that fail to load: entry-point name → why."""
+    return load_plugins()
 
 
 def find_corpus(name_or_path: str) -> CorpusManifest:
@@ -58,17 +68,21 @@ def installed_corpus(name: object, named_in: Path | None = None) -> CorpusManife
 
 
 def _corpus_names() -> list[str]:
-    load_plugins()
+    broken = load_plugins()
     names = sorted(corpora.keys())
     if not names:
         raise ClincorpError(
             f"no corpus is installed: no plugin in the {ENTRY_POINT_GROUP!r} entry-point "
-            "group registered one (reinstall clinical-corpora)"
+            "group registered one (reinstall clinical-corpora)" + "".join(f"; {why}" for why in broken.values())
         )
     return names
 
 
 def _registered(name: str) -> CorpusManifest:
+    if name not in corpora.keys():
+        broken = load_plugins()
+        if name in broken:
+            raise ClincorpError(broken[name])
     manifest = load_manifest(corpora.get(name))
     if manifest.name != name:
         raise ClincorpError(f"the corpus registered as {name!r} is named {manifest.name!r} in its {MANIFEST_NAME}")

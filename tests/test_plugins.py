@@ -75,8 +75,13 @@ def test_a_broken_plugin_is_named(
     (dist_info / "METADATA").write_text("Metadata-Version: 2.1\nName: broken\nVersion: 1.0\n")
     (dist_info / "entry_points.txt").write_text(f"[{plugins.ENTRY_POINT_GROUP}]\nbroken = no_such_module_here\n")
     monkeypatch.syspath_prepend(str(tmp_path))
-    assert main(["list"]) == 1
+    assert main(["list"]) == 1  # reported, and every other corpus listed
+    listed = capsys.readouterr()
+    assert "the corpus plugin 'broken' (no_such_module_here) failed to load" in listed.err
+    assert "sdoh " in listed.out and "snomed_el " in listed.out
+    assert main(["release", "broken", "--out", str(tmp_path / "out")]) == 1  # named when used
     assert "the corpus plugin 'broken' (no_such_module_here) failed to load" in capsys.readouterr().err
+    assert main(["validate", str(tmp_path / "nothing")]) == 3  # another command still runs
 
 
 def test_no_corpus_installed_is_an_error_not_a_silent_success(

@@ -11,6 +11,7 @@ import json
 import shutil
 import tempfile
 from collections.abc import Callable
+from importlib.metadata import version as package_version
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +26,7 @@ from clinical_corpora.builders.contract.release_view import ReleaseView
 from clinical_corpora.builders.release.pipeline import run
 from clinical_corpora.builders.release.request import ReleaseRequest
 from clinical_corpora.core.manifest import load_manifest
-from tests.conftest import TINY
+from tests.conftest import TINY, SampleRelease
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -167,4 +168,37 @@ def test_an_unreadable_manifest_or_suite_is_an_error_not_a_traceback(release: Pa
     assert "gate expectations FAILED: observed could not check: validation.json holds no readable" in printed
     (damaged / "manifest.json").write_text("{not json")
     status, printed = validate(damaged)
-    assert status == 1 and printed.startswith(f"error: {damaged / 'manifest.json'}: not readable JSON")
+    assert status == 3 and printed.startswith(f"error: {damaged / 'manifest.json'}: not readable JSON")
+
+
+def test_validate_for_machines_json_and_exit_statuses(
+    sample_release: SampleRelease, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--json prints one object (verdict, and per gate: name, status, observed, expected, where); the exit
+    status is 0 valid, 1 invalid, 2 wrong arguments, 3 could not check."""
+    release = sample_release("odie_anaphora").folder
+    assert main(["validate", str(release), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["verdict"] == "valid" and report["release"] == str(release)
+    assert [gate["name"] for gate in report["gates"]][:2] == ["files", "manifest"]
+    assert all(set(gate) == {"name", "status", "observed", "expected", "where"} for gate in report["gates"])
+    damaged = Path(shutil.copytree(release, tmp_path / "odie_anaphora" / release.name))
+    (damaged / "README.md").write_text("edited", encoding="utf-8")
+    assert main(["validate", str(damaged), "--json"]) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert report["verdict"] == "invalid" and report["gates"][0]["status"] == "fail"
+    assert "README.md" in json.dumps(report["gates"][0]["where"])
+    assert main(["validate", str(tmp_path / "nothing"), "--json"]) == 3
+    assert json.loads(capsys.readouterr().out)["verdict"] == "could not check"
+    assert main(["validate", str(tmp_path / "nothing")]) == 3
+    assert "is not a release: it has no manifest.json" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as usage:
+        main(["validate"])
+    assert usage.value.code == 2
+
+
+def test_clincorp_version(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as done:
+        main(["--version"])
+    assert done.value.code == 0
+    assert capsys.readouterr().out.strip() == f"clincorp {package_version('clinical-corpora')}"
