@@ -6,6 +6,7 @@ import argparse
 import gc
 import json
 import os
+import re
 import sys
 from importlib.metadata import version as package_version
 from pathlib import Path
@@ -48,8 +49,15 @@ def main(argv: list[str] | None = None) -> int:
         return 1
 
 
+def plain_text(docstring: str) -> str:
+    """A docstring as ``--help`` shows it: reST roles and literals as their plain text (``x`` → x,
+    :func:`~a.b` → b)."""
+    text = re.sub(r":[a-z]+:`~?(?:[\w.]*\.)?([^`.]+)`", r"\1", docstring)
+    return re.sub(r"``([^`]+)``", r"\1", text)
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="clincorp", description=__doc__)
+    parser = argparse.ArgumentParser(prog="clincorp", description=plain_text(__doc__ or ""))
     parser.add_argument("--version", action="version", version=f"clincorp {package_version('clinical-corpora')}")
     commands = parser.add_subparsers(dest="command", required=True)
     _add_release(commands, "release", "releases", "build, validate and write an immutable release")
@@ -213,7 +221,7 @@ def _export(args: argparse.Namespace) -> int:
 def _run_command(command: Command, parser: argparse.ArgumentParser, argv: list[str]) -> int:
     """Import a registered command only when it is used, parse its own arguments, run it."""
     implementation = command.load()
-    parser.description = implementation.__doc__ or command.help
+    parser.description = plain_text(implementation.__doc__ or command.help)
     implementation.configure(parser)
     return int(implementation.run(parser.parse_args(argv)))
 

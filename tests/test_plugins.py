@@ -3,6 +3,7 @@ through the entry-point group, and ``clincorp`` finds all three with no central 
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -117,3 +118,16 @@ def test_a_reader_that_goes_away_ends_the_output_without_a_traceback(tmp_path: P
     stderr = reader.stderr.read().decode()
     assert reader.wait() == 1
     assert "Traceback" not in stderr
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [[], ["release"], ["build"], ["validate"], ["rehydrate"], ["list"], ["export"]]
+    + [["score", name] for name in ("sdoh", "snomed", "coref", "clicr")],
+)
+def test_help_is_plain_text(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main([*argv, "--help"])
+    shown = capsys.readouterr().out
+    assert "usage: clincorp" in shown
+    assert "``" not in shown and not re.search(r":[a-z]+:`", shown), shown
