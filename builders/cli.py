@@ -202,20 +202,38 @@ def _score(args: argparse.Namespace) -> int:
 
 
 def _export(args: argparse.Namespace) -> int:
+    from clinical_corpora.builders.release.folder import read_json
+    from clinical_corpora.builders.text_free.layout import VARIANT
+
     load_plugins()
     manifest_path = args.release / "manifest.json"
     if not manifest_path.is_file():
         raise ClincorpError(f"{args.release} is not a release: it has no manifest.json")
-    corpus = json.loads(manifest_path.read_text(encoding="utf-8")).get("corpus")
+    manifest = read_json(manifest_path)
+    if manifest.get("variant") == VARIANT:
+        raise ClincorpError(
+            f"{args.release} is a text-free release: it holds no text to export; restore it first "
+            f"(clincorp rehydrate {args.release} --source NAME=PATH …) and export the restored release"
+        )
+    corpus = str(manifest.get("corpus"))
     formats = sorted(name for name, owner in exporters.keys() if owner == corpus)
     if (args.format, corpus) not in exporters.keys():
         raise ClincorpError(
             f"no export format {args.format!r} for the {corpus} corpus: its formats are {', '.join(formats) or 'none'}"
         )
     parser = argparse.ArgumentParser(prog=f"clincorp export {args.format} {args.release}")
-    parser.add_argument("--out", type=Path, required=True, help="the folder to write into")
+    parser.add_argument("--out", type=_folder, required=True, help="the folder to write into")
     parser.set_defaults(release=args.release)
     return _run_command(exporters.get((args.format, corpus)), parser, args.arguments)
+
+
+def _folder(text: str) -> Path:
+    """A folder to write into: it, or its nearest existing parent, must be a folder."""
+    path = Path(text)
+    existing = next((folder for folder in (path, *path.parents) if folder.exists()), None)
+    if existing is not None and not existing.is_dir():
+        raise argparse.ArgumentTypeError(f"{existing} is a file, not a folder: give a folder to write into")
+    return path
 
 
 def _run_command(command: Command, parser: argparse.ArgumentParser, argv: list[str]) -> int:

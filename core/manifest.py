@@ -221,6 +221,8 @@ def load_manifest(path: Path) -> CorpusManifest:
     path = path / MANIFEST_NAME if path.is_dir() else path
     try:
         raw = load_yaml(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError as error:
+        raise SourceError(path, f"cannot read the corpus manifest: not UTF-8 text (byte {error.start})") from None
     except (OSError, yaml.YAMLError) as error:
         raise SourceError(path, f"cannot read the corpus manifest: {error}") from error
     try:

@@ -209,3 +209,41 @@ def test_a_recipe_out_of_range_is_an_error_naming_its_record_and_field(
     rehash(text_free, shard)
     err = run_refused(["rehydrate", str(text_free), "--out", str(tmp_path / "out")], capsys)
     assert f"sdoh/train record 'train/mimic/0101': the recipe of text {problem}" in err
+
+
+def test_exporting_a_text_free_release_says_to_rehydrate_it_first(
+    text_free: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    err = run_refused(["export", "brat", str(text_free), "--out", str(tmp_path / "brat")], capsys)
+    assert "is a text-free release: it holds no text to export; restore it first (clincorp rehydrate" in err
+    assert not (tmp_path / "brat").exists()
+
+
+def test_an_export_folder_under_a_file_is_a_usage_error(
+    sample_release: SampleRelease, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder", encoding="utf-8")
+    with pytest.raises(SystemExit) as usage:
+        main(["export", "brat", str(sample_release(CORPUS).folder), "--out", str(blocker / "sub")])
+    assert usage.value.code == 2
+    assert f"{blocker} is a file, not a folder: give a folder to write into" in capsys.readouterr().err
+
+
+def test_a_deeply_nested_manifest_is_an_error_not_a_recursion_traceback(
+    text_free: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (text_free / "manifest.json").write_text("[" * 100_000 + "]" * 100_000, encoding="utf-8")
+    assert main(["validate", str(text_free)]) == 3
+    err = capsys.readouterr().err
+    assert "manifest.json: not readable JSON (nested too deeply)" in err and "Traceback" not in err
+
+
+def test_a_corpus_yaml_that_is_not_utf8_is_an_error_naming_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = tmp_path / "corpus"
+    folder.mkdir()
+    (folder / "corpus.yaml").write_bytes("name: caf\xe9\n".encode("latin-1"))
+    err = run_refused(["release", str(folder), "--out", str(tmp_path / "out")], capsys)
+    assert f"{folder / 'corpus.yaml'}: cannot read the corpus manifest: not UTF-8 text (byte 9)" in err

@@ -71,6 +71,8 @@ def read_json(path: Path) -> dict[str, Any]:
         return json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
         raise ClincorpError(f"{path}: not readable JSON ({error})") from None
+    except RecursionError:
+        raise ClincorpError(f"{path}: not readable JSON (nested too deeply)") from None
 
 
 def checked_version(version: object, where: Path) -> str:
