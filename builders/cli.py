@@ -12,7 +12,7 @@ from importlib.metadata import version as package_version
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, NoReturn
 
-from clinical_corpora.builders.plugins import all_corpora, broken_plugins, find_corpus, load_plugins
+from clinical_corpora.builders.plugins import all_corpora, find_corpus, load_plugins
 from clinical_corpora.core.errors import ClincorpError
 from clinical_corpora.core.manifest import CorpusManifest
 from clinical_corpora.core.registry import Command, exporters, scorers
@@ -305,7 +305,7 @@ def _run(args: argparse.Namespace, mode: Literal["release", "build"]) -> int:
     overrides = _overrides(args.source)
     options = _pairs("--option", "NAME=VALUE", args.option)
     alone = len(corpora) == 1 and not args.all
-    summary = [[name, "-", "FAILED", why] for name, why in broken_plugins().items()] if args.all else []
+    summary = [[name, "-", "FAILED", why] for name, why in load_plugins().items()] if args.all else []
     for row in summary:
         print(f"error: {row[3]}", file=sys.stderr)
     for manifest in corpora:
@@ -469,7 +469,7 @@ def _print_gate(result: GateResult) -> None:
 
 def _list(args: argparse.Namespace) -> int:
     """Every installed corpus; a plugin that fails to load is reported (exit status 1) and the others listed."""
-    broken = broken_plugins()
+    broken = load_plugins()
     for why in broken.values():
         print(f"error: {why}", file=sys.stderr)
     for manifest in all_corpora():

@@ -38,14 +38,9 @@ def load_plugins() -> dict[str, str]:
 
 
 def all_corpora() -> list[CorpusManifest]:
-    """Every registered corpus, by name (a broken plugin skipped: :func:`broken_plugins` names it); an error
+    """Every registered corpus, by name (a broken plugin skipped: :func:`load_plugins` names it); an error
     when there is none."""
     return [_registered(name) for name in _corpus_names()]
-
-
-def broken_plugins() -> dict[str, str]:
-    """The plugins that fail to load: entry-point name → why."""
-    return load_plugins()
 
 
 def find_corpus(name_or_path: str) -> CorpusManifest:

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow.parquet as pq
 
-from clinical_corpora.builders.contract.base import BuildContext, Builder
+if TYPE_CHECKING:
+    from clinical_corpora.builders.contract.base import BuildContext, Builder
 
 VARIANT = "text-free"
 TEXT_FREE_SUFFIX = ".text-free"

@@ -114,7 +114,7 @@ class ClicrOptions(BuilderOptions):
     """How a CliCR release is built."""
 
     split_seed: int = SPLIT_SEED
-    """The seed of the shuffle that splits the case ids 87/6/7 (Šuster & Daelemans 2018)."""
+    """Random seed of the shuffle that splits the case ids 87/6/7 (Šuster & Daelemans 2018)."""
 
 
 class ClicrBuilder(Builder):

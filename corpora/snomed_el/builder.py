@@ -81,7 +81,7 @@ class SnomedElOptions(BuilderOptions):
     trim_whitespace: bool = False
     """Trim leading and trailing whitespace from span boundaries (the challenge's spans are kept as annotated)."""
     split_seed: int = SPLIT_SEED
-    """Without the challenge's test annotations: the seed of the shuffle that draws the test notes."""
+    """Without the challenge's test annotations: random seed of the shuffle that draws the test notes."""
     test_fraction: float = TEST_FRACTION
     """Without the challenge's test annotations: the share of the notes drawn for test."""
 
