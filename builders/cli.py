@@ -359,6 +359,7 @@ def _text_free(
     manifest: CorpusManifest, folder: Path, overrides: dict[str, Path], samples: list[str], alone: bool
 ) -> list[str]:
     """Write the text-free variant of a release; its summary row (FAILED with the reason, unless alone)."""
+    from clinical_corpora.builders.release.folder import release_digest
     from clinical_corpora.builders.release.inputs import resolve_sources
     from clinical_corpora.builders.text_free.layout import TEXT_FREE_SUFFIX
     from clinical_corpora.builders.text_free.release import release_text_free
@@ -377,7 +378,8 @@ def _text_free(
     verb = "released" if outcome.status == "released" else "unchanged (identical bytes)"
     print(
         f"{manifest.name} {name}: {verb} at {outcome.folder} (leak gate: longest shared run "
-        f"{outcome.gate.observed['longest_shared_run']} characters, limit {outcome.gate.observed['limit']})"
+        f"{outcome.gate.observed['longest_shared_run']} characters, limit {outcome.gate.observed['limit']}), "
+        f"digest sha256:{release_digest(outcome.folder)}"
     )
     return [manifest.name, name, outcome.status, str(outcome.folder)]
 
