@@ -7,6 +7,7 @@ et al. 2012 data); the notes here are invented and written in the exact raw form
 
 from __future__ import annotations
 
+import json
 import logging
 from pathlib import Path
 
@@ -16,7 +17,10 @@ from clinical_corpora.builders.cli import main
 from clinical_corpora.builders.contract.base import BuildContext
 from clinical_corpora.builders.plugins import find_corpus
 from clinical_corpora.builders.release.inputs import resolve_sources
+from clinical_corpora.builders.release.pipeline import run
+from clinical_corpora.builders.release.request import ReleaseRequest
 from clinical_corpora.builders.sources.i2b2_coref import quote_lies_inside, read_i2b2_document
+from clinical_corpora.core.errors import GateError
 from clinical_corpora.corpora.odie_anaphora.builder import OdieAnaphoraBuilder
 from clinical_corpora.corpora.odie_anaphora.records import OdieDocument
 
@@ -63,6 +67,7 @@ PAIRS = (
 )
 ER_TEXT = "Patient reports a headache .\nThe headache is worse tonight .\n"
 ER_CONCEPTS = 'c="a headache" 1:2 1:3||t="sign or symptom"\nc="the headache" 2:0 2:1||t="sign or symptom"\n'
+ER_CHAINS = 'c="a headache" 1:2 1:3||c="the headache" 2:0 2:1||t="coref sign or symptom"\n'
 ER_PAIRS = 'c="a headache" 1:2 1:3||t="coref sign or symptom"||c="the headache" 2:0 2:1\n'
 
 
@@ -245,3 +250,20 @@ def test_default_fail_names_the_shifted_concept_and_what_quarantine_would_do(
     assert "upmc_ds_92.txt.con:11" in error and "'his' does not match the tokens at 7:5 7:5: '2'" in error
     assert "with --on-error quarantine this annotation alone is left out" in error
     assert "Traceback" not in error
+
+
+def test_a_note_without_annotations_is_tolerated_per_note_by_the_markables_gate(tmp_path: Path) -> None:
+    """One unannotated note among a hundred passes ``n_markables >= 2`` at ``mostly: 0.99``; two do not,
+    and the failed gate names them."""
+    root = tmp_path / "i2b2"
+    for number in range(1, 100):
+        write_note(root, f"upmc_er_{number:03d}", ER_TEXT, ER_CONCEPTS, ER_CHAINS, ER_PAIRS)
+    write_note(root, "upmc_rad_100", "No acute findings .\n", "", "", None)
+    outcome = run(ReleaseRequest(find_corpus("odie_anaphora"), tmp_path / "out", sources={"i2b2": root}, max_rejects=0))
+    details = json.loads((outcome.folder / "validation.json").read_text())["gates"][1]["details"]
+    gate = next(e for e in details if e["kwargs"].get("column") == "n_markables")
+    assert gate["success"] is True and gate["observed"]["unexpected_count"] == 1
+    assert gate["violations"][0]["record"] == "upmc_rad_100"
+    write_note(root, "upmc_rad_101", "No acute findings .\n", "", "", None)
+    with pytest.raises(GateError, match="upmc_rad_10[01]"):
+        run(ReleaseRequest(find_corpus("odie_anaphora"), tmp_path / "out2", sources={"i2b2": root}))
