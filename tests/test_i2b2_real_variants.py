@@ -12,6 +12,8 @@ import logging
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from clinical_corpora.builders.cli import main
 from clinical_corpora.builders.contract.base import BuildContext
@@ -267,3 +269,37 @@ def test_a_note_without_annotations_is_tolerated_per_note_by_the_markables_gate(
     write_note(root, "upmc_rad_101", "No acute findings .\n", "", "", None)
     with pytest.raises(GateError, match="upmc_rad_10[01]"):
         run(ReleaseRequest(find_corpus("odie_anaphora"), tmp_path / "out2", sources={"i2b2": root}))
+
+
+def test_a_pair_listed_twice_is_read_once_and_with_another_type_is_a_problem(tmp_path: Path) -> None:
+    first = PAIRS.splitlines()[0]
+    pairs = PAIRS + first + "\n" + first.replace('t="coref people"', 't="coref other"') + "\n"
+    write_note(tmp_path, "upmc_ds_91", DISCHARGE, CONCEPTS, CHAINS, pairs)
+    document = read_i2b2_document(tmp_path, "upmc_ds_91")
+    (problem,) = document.problems
+    assert problem.line == 10 and "listed twice, as 'people' (line 1) and as 'other'" in problem.message
+    assert len(document.pairs) == 8
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_no_chains_and_pairs_reject_a_note_whole(tmp_path_factory: pytest.TempPathFactory, data: st.DataObject) -> None:
+    """Whatever chain lines and pairs say about a note's concepts (lines sharing concepts, of other types,
+    pairs across chains, to themselves, twice, an empty chains file), quarantine keeps the note."""
+    words = data.draw(st.lists(st.sampled_from(["he", "his", "pain", "M.D.", "2", "lad/"]), min_size=2, max_size=8))
+    text = " ".join(words) + "\n"
+    positions = sorted(set(data.draw(st.lists(st.integers(0, len(words) - 1), min_size=1, max_size=6))))
+    concept = {token: f'c="{words[token].lower()}" 1:{token} 1:{token}' for token in positions}
+    concepts = "".join(f'{concept[token]}||t="people"\n' for token in positions)
+    members = st.lists(st.sampled_from(positions), min_size=2, max_size=4)
+    chain_lines = data.draw(st.lists(st.tuples(members, st.sampled_from(["people", "other"])), max_size=3))
+    chains = "".join("||".join(concept[t] for t in line) + f'||t="coref {kind}"\n' for line, kind in chain_lines)
+    pair_lines = data.draw(st.lists(st.tuples(st.sampled_from(positions), st.sampled_from(positions)), max_size=5))
+    pairs = "".join(f'{concept[a]}||t="coref people"||{concept[b]}\n' for a, b in pair_lines)
+    root = tmp_path_factory.mktemp("i2b2")
+    write_note(root, "upmc_ds_99", text, concepts, chains, pairs if data.draw(st.booleans()) else None)
+    manifest = find_corpus("odie_anaphora")
+    ctx = BuildContext(manifest, resolve_sources(manifest, {"i2b2": root}), on_error="quarantine")
+    records = [row.record for row in OdieAnaphoraBuilder().generate(ctx) if row.config == "odie_anaphora"]
+    assert ctx.rejected("record") == 0 and len(records) == 1
+    assert {m.id for m in records[0].markables} == {f"1:{t}-1:{t}" for t in positions}

@@ -348,8 +348,9 @@ def _read_concepts(path: Path, read: _Reading, concept_types: Collection[str] | 
 
 
 def _read_pairs(path: Path, concepts: dict[tuple[int, int], Concept], read: _Reading) -> list[PairLine]:
-    """The pairs that could be read, each once (a pair listed twice is read once)."""
-    pairs: dict[CorefPair, PairLine] = {}
+    """The pairs that could be read, each once: a pair listed twice is read once, and with another type it is a
+    problem (the first is read)."""
+    pairs: dict[tuple[Concept, Concept], PairLine] = {}
     for line_number, line in _lines(path):
         try:
             match = _full_match(
@@ -366,8 +367,18 @@ def _read_pairs(path: Path, concepts: dict[tuple[int, int], Concept], read: _Rea
         except SourceError as problem:
             read.problems.append(problem)
             continue
-        pair = CorefPair(antecedent=antecedent, anaphor=anaphor, type=match["type"])
-        pairs.setdefault(pair, PairLine(line_number, pair))
+        known = pairs.setdefault(
+            (antecedent, anaphor), PairLine(line_number, CorefPair(antecedent, anaphor, match["type"]))
+        )
+        if known.pair.type != match["type"]:
+            read.problems.append(
+                SourceError(
+                    path,
+                    f"pair {excerpt(antecedent.text)} -> {excerpt(anaphor.text)} is listed twice, as "
+                    f"{known.pair.type!r} (line {known.line}) and as {match['type']!r}; the first is read",
+                    line=line_number,
+                )
+            )
     return list(pairs.values())
 
 
