@@ -88,17 +88,17 @@ class _Group:
 
 
 def read_chains(
-    chain_lines: list[ChainLine],
+    chain_lines: list[ChainLine] | None,
     pair_lines: list[PairLine] | None,
     chains_path: Path,
     pairs_path: Path,
     explained: bool,
 ) -> ChainReading:
-    """One reading of a note's chain lines and pairs (``None`` when the note has no pairs to read: no file, or
-    an empty one). ``explained`` says problems were already found in the note: a chain the pairs split is then
-    their consequence, else it is a problem of its own."""
+    """One reading of a note's chain lines and pairs (each ``None`` when its file holds no line: an empty chains
+    file, no pairs file or an empty one). ``explained`` says problems were already found in the note: a chain the
+    pairs split is then their consequence, else it is a problem of its own."""
     reading = ChainReading(chains=[], pairs=[])
-    groups = _join_shared(chain_lines, chains_path, reading)
+    groups = _join_shared(chain_lines or [], chains_path, reading)
     if pair_lines is None:
         reading.chains = [Chain(group.type, tuple(group.members)) for group in groups if len(group.members) > 1]
         return reading
@@ -109,7 +109,7 @@ def read_chains(
             reading.problems.append(SourceError(pairs_path, message, line=pair_line.line))
         else:
             linking.append(pair_line)
-    if not chain_lines and linking:
+    if chain_lines is None and linking:
         return _from_pairs(linking, chains_path, pairs_path, reading)
     group_of = {member: index for index, group in enumerate(groups) for member in group.members}
     for pair_line in linking:

@@ -216,9 +216,13 @@ def read_i2b2_files(files: I2b2Files, concept_types: Collection[str] | None = No
         if (chain_line := _chain(line, concepts, chains_path, line_number, read)) is not None
     ]
     pair_lines = _read_pairs(pairs_path, concepts, read) if files.has(PAIRS_DIR) else []
-    written_pairs = files.has(PAIRS_DIR) and any(True for _ in _lines(pairs_path))
+    written_pairs = files.has(PAIRS_DIR) and _has_lines(pairs_path)
     reading = read_chains(
-        chain_lines, pair_lines if written_pairs else None, chains_path, pairs_path, bool(read.problems)
+        chain_lines if _has_lines(chains_path) else None,
+        pair_lines if written_pairs else None,
+        chains_path,
+        pairs_path,
+        bool(read.problems),
     )
     return I2b2CorefDocument(
         doc_id=files.doc_id,
@@ -389,6 +393,10 @@ def _lines(path: Path) -> Iterator[tuple[int, str]]:
     for line_number, line in utf8_lines(path):
         if line.strip():
             yield line_number, line.rstrip("\r\n")
+
+
+def _has_lines(path: Path) -> bool:
+    return any(True for _ in _lines(path))
 
 
 def _full_match(pattern: re.Pattern[str], line: str, path: Path, line_number: int, expected: str) -> re.Match[str]:
