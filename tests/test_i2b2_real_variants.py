@@ -303,3 +303,19 @@ def test_no_chains_and_pairs_reject_a_note_whole(tmp_path_factory: pytest.TempPa
     records = [row.record for row in OdieAnaphoraBuilder().generate(ctx) if row.config == "odie_anaphora"]
     assert ctx.rejected("record") == 0 and len(records) == 1
     assert {m.id for m in records[0].markables} == {f"1:{t}-1:{t}" for t in positions}
+
+
+def test_concept_in_two_chain_lines_with_pairs_across_them_releases_one_chain(tmp_path: Path) -> None:
+    """The 3 notes of the real release whose record was rejected ("a markable belongs to more than one chain"):
+    one concept in two chain lines, the pairs linking it to members of both. Now one chain, no reject."""
+    text = "He said he left .\nHis son came .\n"
+    concepts = 'c="he" 1:0 1:0||t="people"\nc="he" 1:2 1:2||t="people"\nc="his" 2:0 2:0||t="people"\n'
+    chains = 'c="he" 1:0 1:0||c="he" 1:2 1:2||t="coref people"\nc="he" 1:2 1:2||c="his" 2:0 2:0||t="coref people"\n'
+    pairs = 'c="he" 1:0 1:0||t="coref people"||c="he" 1:2 1:2\nc="he" 1:2 1:2||t="coref people"||c="his" 2:0 2:0\n'
+    write_note(tmp_path, "upmc_ds_95", text, concepts, chains, pairs)
+    manifest = find_corpus("odie_anaphora")
+    ctx = BuildContext(manifest, resolve_sources(manifest, {"i2b2": tmp_path}), on_error="quarantine")
+    (record,) = [r.record for r in OdieAnaphoraBuilder().generate(ctx) if r.config == "odie_anaphora"]
+    assert ctx.rejects == []
+    assert [c.markable_ids for c in record.chains] == [["1:0-1:0", "1:2-1:2", "2:0-2:0"]]
+    assert [p.id for p in record.pairs] == ["1:2-1:2>1:0-1:0", "2:0-2:0>1:2-1:2"]
