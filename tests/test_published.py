@@ -43,15 +43,16 @@ def add_published(corpus_folder: Path, entries: list[dict[str, object]]) -> Path
 
 
 NUMBER = {"key": "spans", "value": 6, "source": "Tiny 2026, Table 1", "applies_to": "the tiny corpus"}
+IN_ENTRY = "published number 'spans' (entry 1)"
 
 
 @pytest.mark.parametrize(
     ("entry", "expected"),
     [
-        ({**NUMBER, "tolerance": -1}, "published number 'spans' (entry 1): tolerance"),
-        ({key: value for key, value in NUMBER.items() if key != "source"}, "published number 'spans' (entry 1): source"),
-        ({**NUMBER, "value": "many"}, "published number 'spans' (entry 1): value"),
-        ({**NUMBER, "deviation": {"kind": "typo", "reason": "x"}}, "published number 'spans' (entry 1): deviation.kind"),
+        ({**NUMBER, "tolerance": -1}, f"{IN_ENTRY}: tolerance"),
+        ({key: value for key, value in NUMBER.items() if key != "source"}, f"{IN_ENTRY}: source"),
+        ({**NUMBER, "value": "many"}, f"{IN_ENTRY}: value"),
+        ({**NUMBER, "deviation": {"kind": "typo", "reason": "x"}}, f"{IN_ENTRY}: deviation.kind"),
         ({**NUMBER, "requires_sources": ["test_annotations"]}, "published number 'spans' names unknown sources"),
         ({**NUMBER, "key": ""}, "published number '' (entry 1): key"),
     ],
@@ -142,8 +143,13 @@ def tiny_real_release(tiny_corpus: Path, tmp_path: Path) -> Path:
         tiny_corpus,
         [
             {**NUMBER, "value": len(spans)},
-            {**NUMBER, "key": "spans.problem", "value": problems + 3, "tolerance": 1, "deviation": {
-                "kind": "erratum", "reason": "Tiny 2026 counts three problems twice (erratum of 2027)"}},
+            {
+                **NUMBER,
+                "key": "spans.problem",
+                "value": problems + 3,
+                "tolerance": 1,
+                "deviation": {"kind": "erratum", "reason": "Tiny 2026 counts three problems twice (erratum of 2027)"},
+            },
             {**NUMBER, "key": "spans.drug", "value": 2, "source": "Tiny 2026, §4"},
         ],
     )
@@ -155,7 +161,9 @@ def tiny_real_release(tiny_corpus: Path, tmp_path: Path) -> Path:
     return run(ReleaseRequest(load_manifest(tiny_corpus), tmp_path / "out", sources=sources)).folder
 
 
-def test_a_real_release_card_compares_each_number_with_its_verdict_and_reason(tiny_corpus: Path, tmp_path: Path) -> None:
+def test_a_real_release_card_compares_each_number_with_its_verdict_and_reason(
+    tiny_corpus: Path, tmp_path: Path
+) -> None:
     card = (tiny_real_release(tiny_corpus, tmp_path) / "README.md").read_text(encoding="utf-8")
     section = card.split("## Against the published corpus\n", 1)[1].split("\n## ", 1)[0]
     rows = [line for line in section.splitlines() if line.startswith("| spans")]
