@@ -173,6 +173,7 @@ def test_a_real_release_card_compares_each_number_with_its_verdict_and_reason(
         "(erratum of 2027) | Tiny 2026, Table 1 |",
         "| spans.drug | 2 | 0 | 0 | DEVIATION (no declared reason) |  | Tiny 2026, §4 |",
     ]
+    assert "1 deviate without one (a warning of the `published` gate). The numbers describe the tiny corpus." in section
     assert "| published | WARNING | 1 match, 1 explained, 1 unexplained |" in card
     assert "Passed with a WARNING (not a failure): published (1 published number(s) deviate" in card
 

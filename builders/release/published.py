@@ -79,5 +79,7 @@ def published_section(manifest: CorpusManifest, comparisons: Sequence[Comparison
         "corpus.yaml declares next to the number (a reading choice, an erratum, another release of the source)"
         + (f"; {unexplained} deviate without one (a warning of the `published` gate)." if unexplained else ".")
     )
+    releases = list(dict.fromkeys(" ".join(c.number.applies_to.split()) for c in comparisons))
+    text += f" The numbers describe {'; '.join(releases)}." if releases else ""
     columns = ["statistic", "published", "recomputed", "tolerance", "result", "reason", "source"]
     return CardSection(TITLE, text, Table(columns, rows))
