@@ -242,7 +242,7 @@ def _licence_sections(manifest: CorpusManifest) -> list[CardSection]:
 
 
 def _gates_sections(gates: list[GateResult], provenance: dict[str, Any]) -> list[CardSection]:
-    """The Validation section (failed gates first, then skipped ones, then passed ones; each expectation
+    """The Validation section (failed gates first, then warnings, skipped ones and passed ones; each expectation
     below) and, when an expectation found offending rows, a Violations section listing them."""
     order = {"fail": 0, "warning": 1, "skipped": 2, "pass": 3}
     ranked = sorted(gates, key=lambda gate: order[gate.status])
