@@ -452,17 +452,24 @@ def _gate_json(result: GateResult) -> dict[str, Any]:
         "status": entry["status"],
         "observed": entry["observed"],
         "expected": entry["expected"],
+        **({"warning": entry["warning"]} if "warning" in entry else {}),
         "where": entry["details"],
     }
 
 
 def _print_gate(result: GateResult) -> None:
     from clinical_corpora.validation.gates import violation_text
+    from clinical_corpora.validation.published import number_text
 
     print(result.describe(), flush=True)
     for detail in result.details:
         if "problem" in detail:
             print(f"  {detail['problem']}")
+        elif "verdict" in detail:  # a published number against the recomputed one
+            if detail["verdict"] != "match":
+                note = f" ({detail['note']})" if detail.get("note") else ""
+                published, recomputed = number_text(detail["published"]), number_text(detail["recomputed"], 4)
+                print(f"  {detail['key']}: published {published}, recomputed {recomputed}: {detail['verdict']}{note}")
         elif not detail.get("success", False) or detail.get("violations"):
             verdict = "FAILED" if not detail.get("success", False) else "passed, tolerating"
             print(f"  {detail['table']}: {detail['expectation']} {verdict}: observed {detail['observed']}")
