@@ -1,0 +1,104 @@
+"""Raw inputs and scorer inputs as an attacker (or a damaged download) makes them (issue 25): each is a clear error
+naming the file and line or record, or a documented acceptance, never a traceback, a memory blow-up or a silent
+accept. Oversized files are simulated with a tiny ``--option max_file_bytes`` rather than gigabytes."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from clinical_corpora.builders.cli import main
+from clinical_corpora.builders.sources.i2b2_coref import i2b2_documents, read_i2b2_files
+from clinical_corpora.core.errors import SourceError
+from clinical_corpora.core.file_limits import ARROW_STRING_BYTES
+
+SAMPLES = Path(__file__).resolve().parents[1] / "corpora"
+LIMIT = 40_000
+"""A limit above every sample file (the largest, a Knowtator file, is ~36 KB) that a test's file exceeds."""
+
+
+def run_refused(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
+    """Run ``clincorp`` expecting a refusal (exit 1, one error, no traceback); its error output."""
+    assert main(argv) == 1
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and "\nerror: " in f"\n{err}"
+    return err
+
+
+def copy_sample(corpus: str, source: str, tmp_path: Path) -> Path:
+    return Path(shutil.copytree(SAMPLES / corpus / "sample" / source, tmp_path / source))
+
+
+def release_argv(corpus: str, tmp_path: Path, *options: str) -> list[str]:
+    return ["release", corpus, "--out", str(tmp_path / "out"), *options]
+
+
+# 1. one size limit for every file read whole
+
+
+@pytest.mark.parametrize("suffix", [".ann", ".txt"])
+def test_an_oversized_brat_file_is_an_error_naming_it_its_size_and_the_limit(
+    suffix: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Was: a 2 GB .ann → MemoryError at 4.8 GB RSS, a 1 GB one-line .txt → an Arrow abort."""
+    shac = copy_sample("sdoh", "shac", tmp_path)
+    big = shac / "train" / "mimic" / f"0101{suffix}"
+    big.write_text("x" * (LIMIT + 1), encoding="utf-8")  # one line, over the limit
+    argv = release_argv("sdoh", tmp_path, "--source", f"shac={shac}", "--option", f"max_file_bytes={LIMIT}")
+    err = run_refused(argv, capsys)
+    assert f"{big}: the file is {LIMIT + 1:,} bytes, over the {LIMIT:,}-byte limit" in err
+    assert "--option max_file_bytes=N" in err
+    assert not (tmp_path / "out" / "sdoh").exists()
+
+
+def test_an_oversized_file_is_quarantined_with_its_note(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    shac = copy_sample("sdoh", "shac", tmp_path)
+    (shac / "train" / "mimic" / "0101.ann").write_text("x" * (LIMIT + 1), encoding="utf-8")
+    argv = release_argv("sdoh", tmp_path, "--source", f"shac={shac}", "--option", f"max_file_bytes={LIMIT}")
+    assert main([*argv, "--on-error", "quarantine", "--max-rejects", "1"]) == 0, capsys.readouterr().err
+    rejects = next((tmp_path / "out" / "sdoh").glob("*/rejects.jsonl")).read_text(encoding="utf-8")
+    assert "0101.ann" in rejects and f"over the {LIMIT:,}-byte limit" in rejects
+
+
+def test_an_oversized_knowtator_file_is_an_error_naming_it(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    gold = copy_sample("odie_anaphora", "gold", tmp_path)
+    big = gold / "mayo_cc_01.txt.knowtator.xml"
+    big.write_bytes(big.read_bytes() + b"<!--" + b"x" * LIMIT + b"-->")
+    argv = release_argv(
+        "odie_anaphora",
+        tmp_path,
+        "--source",
+        f"knowtator={gold}",
+        "--sample",
+        "text",
+        "--sample",
+        "annotator_a",
+        "--sample",
+        "annotator_b",
+        "--option",
+        f"max_file_bytes={LIMIT}",
+    )
+    err = run_refused(argv, capsys)
+    assert f"{big}: the file is {big.stat().st_size:,} bytes, over the {LIMIT:,}-byte limit" in err
+
+
+@pytest.mark.parametrize("folder", ["docs", "concepts", "chains", "pairs"])
+def test_an_oversized_i2b2_file_is_an_error_naming_it(folder: str, tmp_path: Path) -> None:
+    i2b2 = copy_sample("odie_anaphora", "i2b2", tmp_path)
+    files = i2b2_documents(i2b2)[0]
+    big = files.path(folder)
+    assert read_i2b2_files(files, max_bytes=LIMIT).text
+    big.write_bytes(big.read_bytes() + b"\n" * LIMIT)
+    with pytest.raises(SourceError, match=f"over the {LIMIT:,}-byte limit") as raised:
+        read_i2b2_files(files, max_bytes=LIMIT)
+    assert raised.value.path == str(big)
+
+
+@pytest.mark.parametrize("value", ["0", str(ARROW_STRING_BYTES + 1)])
+def test_the_limit_stays_within_what_one_arrow_string_holds(
+    value: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    err = run_refused(release_argv("sdoh", tmp_path, "--option", f"max_file_bytes={value}"), capsys)
+    assert f"expected 1 to {ARROW_STRING_BYTES:,}" in err
