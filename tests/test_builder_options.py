@@ -42,7 +42,10 @@ def test_only_options_that_differ_from_the_defaults_are_recorded() -> None:
 @pytest.mark.parametrize(
     ("values", "message"),
     [
-        ({"trim": "true"}, "unknown builder option 'trim'; this corpus's options: max_file_bytes, name, split_seed, test_fraction"),
+        (
+            {"trim": "true"},
+            "unknown builder option 'trim'; this corpus's options: max_file_bytes, name, split_seed, test_fraction",
+        ),
         ({"trim_whitespace": "yes"}, "'trim_whitespace' takes true or false, got 'yes'"),
         ({"split_seed": "1.5"}, "'split_seed' takes a whole number, got '1.5'"),
         ({"split_seed": True}, "'split_seed' takes a whole number, got True"),

@@ -5,12 +5,14 @@ accept. Oversized files are simulated with a tiny ``--option max_file_bytes`` ra
 from __future__ import annotations
 
 import shutil
+import tracemalloc
 from pathlib import Path
 
 import pytest
 
 from clinical_corpora.builders.cli import main
 from clinical_corpora.builders.sources.i2b2_coref import i2b2_documents, read_i2b2_files
+from clinical_corpora.builders.sources.mimic_notes import NOTEEVENTS_COLUMNS, iter_noteevents
 from clinical_corpora.core.errors import SourceError
 from clinical_corpora.core.file_limits import ARROW_STRING_BYTES
 
@@ -102,3 +104,52 @@ def test_the_limit_stays_within_what_one_arrow_string_holds(
 ) -> None:
     err = run_refused(release_argv("sdoh", tmp_path, "--option", f"max_file_bytes={value}"), capsys)
     assert f"expected 1 to {ARROW_STRING_BYTES:,}" in err
+
+
+# 2. no error path reads a whole oversized field
+
+NOTEEVENTS_HEADER = ",".join(f'"{name}"' for name in NOTEEVENTS_COLUMNS)
+
+
+def noteevents_row(row_id: int, text: str) -> str:
+    return f'{row_id},1,,2101-01-01,,,"Radiology","CHEST (PA & LAT)",,,"{text}"\n'
+
+
+def test_a_huge_text_field_of_an_unwanted_row_is_located_without_being_read_whole(tmp_path: Path) -> None:
+    """Was: a 1 GB TEXT field in an unannotated NOTEEVENTS row → MemoryError on the error path (the file was
+    re-read with a 1 GiB field limit to find the bad row). Now the re-read holds at most a block per field."""
+    path = tmp_path / "NOTEEVENTS.csv"
+    huge = "word " * 800_000  # 4 MB in one field, far over the 64 KiB block
+    path.write_text(
+        NOTEEVENTS_HEADER
+        + "\n"
+        + noteevents_row(1, "first\nreport")
+        + noteevents_row(2, huge)
+        + noteevents_row(3, "x"),
+        encoding="utf-8",
+    )
+
+    def located() -> SourceError:
+        with pytest.raises(SourceError, match="a row is longer than the block of 65536 bytes") as raised:
+            list(iter_noteevents(path, row_ids=[3], block_size=65536))
+        return raised.value
+
+    located()  # once before measuring: the modules it imports on first use are not what is measured
+    tracemalloc.start()
+    try:
+        before, _ = tracemalloc.get_traced_memory()
+        error = located()
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert error.line == 4  # the row starts on line 4 (row 1 spans lines 2-3)
+    assert peak - before < len(huge), f"the error path held {peak - before:,} bytes for a {len(huge):,}-byte field"
+    assert len(str(error)) < 400
+
+
+def test_an_error_quotes_an_excerpt_of_a_bad_field_not_all_of_it(tmp_path: Path) -> None:
+    path = tmp_path / "NOTEEVENTS.csv"
+    path.write_text(NOTEEVENTS_HEADER + "\n" + noteevents_row(1, "ok").replace(",1,", f",{'9x' * 5000},", 1))
+    with pytest.raises(SourceError, match="column SUBJECT_ID: expected an integer") as raised:
+        list(iter_noteevents(path))
+    assert len(str(raised.value)) < 200
