@@ -153,3 +153,21 @@ def test_an_error_quotes_an_excerpt_of_a_bad_field_not_all_of_it(tmp_path: Path)
     with pytest.raises(SourceError, match="column SUBJECT_ID: expected an integer") as raised:
         list(iter_noteevents(path))
     assert len(str(raised.value)) < 200
+
+
+# 3. a folder named like a document's file
+
+
+@pytest.mark.parametrize("name", ["0101.ann", "0101.ANN", "0101.txt"])
+def test_a_folder_named_like_a_brat_file_is_an_error_naming_it(
+    name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Was: with ``0101.ann/`` (a folder) beside ``0101.txt`` the note was released without its annotations."""
+    shac = copy_sample("sdoh", "shac", tmp_path)
+    notes = shac / "train" / "mimic"
+    (notes / f"0101{name[4:].lower()}").unlink()
+    (notes / name).mkdir()
+    (notes / name / "stray.txt").write_text("", encoding="utf-8")  # empty or not, the folder is refused
+    err = run_refused(release_argv("sdoh", tmp_path, "--source", f"shac={shac}"), capsys)
+    assert f"{notes / name}: a folder named like a document's file" in err
+    assert not (tmp_path / "out" / "sdoh").exists()
