@@ -13,8 +13,13 @@ import pytest
 from clinical_corpora.builders.cli import main
 from clinical_corpora.builders.sources.i2b2_coref import i2b2_documents, read_i2b2_files
 from clinical_corpora.builders.sources.mimic_notes import NOTEEVENTS_COLUMNS, iter_noteevents
+from clinical_corpora.builders.sources.rf2 import load_snapshot
 from clinical_corpora.core.errors import SourceError
 from clinical_corpora.core.file_limits import ARROW_STRING_BYTES
+from tests.test_rf2 import DISEASE, FINDING
+from tests.test_rf2 import _is_a as is_a_row
+from tests.test_rf2 import _valid_parts as rf2_parts
+from tests.test_rf2 import _write_snapshot as write_snapshot
 
 SAMPLES = Path(__file__).resolve().parents[1] / "corpora"
 LIMIT = 40_000
@@ -171,3 +176,25 @@ def test_a_folder_named_like_a_brat_file_is_an_error_naming_it(
     err = run_refused(release_argv("sdoh", tmp_path, "--source", f"shac={shac}"), capsys)
     assert f"{notes / name}: a folder named like a document's file" in err
     assert not (tmp_path / "out" / "sdoh").exists()
+
+
+# 4. an is-a self-loop or cycle in SNOMED CT RF2
+
+
+def test_an_is_a_self_loop_is_an_error_naming_file_and_line(tmp_path: Path) -> None:
+    """Was: silently accepted. SNOMED CT's is-a hierarchy is acyclic, so a concept is-a itself is a broken file."""
+    concepts, descriptions, relationships = rf2_parts()
+    relationships.append(is_a_row("99970009021", DISEASE, DISEASE))
+    folder = write_snapshot(tmp_path / "rf2", concepts, descriptions, relationships)
+    with pytest.raises(SourceError, match=f"from concept {DISEASE} to itself") as raised:
+        load_snapshot(folder)
+    assert raised.value.path.endswith("sct2_Relationship_Snapshot_INT_20230531.txt")
+    assert raised.value.line == len(relationships) + 1
+
+
+def test_an_is_a_cycle_is_an_error_naming_its_concepts(tmp_path: Path) -> None:
+    concepts, descriptions, relationships = rf2_parts()
+    relationships.append(is_a_row("99970009021", FINDING, DISEASE))  # disease is-a finding is-a disease
+    with pytest.raises(SourceError, match="make a cycle") as raised:
+        load_snapshot(write_snapshot(tmp_path / "rf2", concepts, descriptions, relationships))
+    assert DISEASE in str(raised.value) and FINDING in str(raised.value)
