@@ -233,6 +233,8 @@ def _files_gate(folder: Path, manifest: dict) -> GateResult:
                 problems.append(f"{name}: a symbolic link leaving the release folder")
         elif path.is_file():
             present.add(name)
+        elif not path.is_dir():  # never opened: opening a pipe would wait for a writer
+            problems.append(f"{name}: not a regular file (a pipe, socket or device)")
     problems += [f"{name}: not listed in manifest.json" for name in sorted(present - set(listed) - {"manifest.json"})]
     problems += inputs_problems(folder, manifest)
     return _problems_gate("files", problems, "hashes as in manifest.json")

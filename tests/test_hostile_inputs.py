@@ -4,18 +4,24 @@ accept. Oversized files are simulated with a tiny ``--option max_file_bytes`` ra
 
 from __future__ import annotations
 
+import os
 import shutil
+import subprocess
+import sys
 import tracemalloc
 from pathlib import Path
 
 import pytest
 
 from clinical_corpora.builders.cli import main
+from clinical_corpora.builders.contract.release_view import ReleaseView
 from clinical_corpora.builders.sources.i2b2_coref import i2b2_documents, read_i2b2_files
 from clinical_corpora.builders.sources.mimic_notes import NOTEEVENTS_COLUMNS, iter_noteevents
 from clinical_corpora.builders.sources.rf2 import load_snapshot
-from clinical_corpora.core.errors import SourceError
+from clinical_corpora.core.errors import ClincorpError, SourceError
 from clinical_corpora.core.file_limits import ARROW_STRING_BYTES
+from tests.conftest import SampleRelease
+from tests.test_hostile_releases import text_free  # noqa: F401 - the fixture
 from tests.test_rf2 import DISEASE, FINDING
 from tests.test_rf2 import _is_a as is_a_row
 from tests.test_rf2 import _valid_parts as rf2_parts
@@ -198,3 +204,40 @@ def test_an_is_a_cycle_is_an_error_naming_its_concepts(tmp_path: Path) -> None:
     with pytest.raises(SourceError, match="make a cycle") as raised:
         load_snapshot(write_snapshot(tmp_path / "rf2", concepts, descriptions, relationships))
     assert DISEASE in str(raised.value) and FINDING in str(raised.value)
+
+
+# 6. a pipe (or any non-regular file) in a release
+
+
+def clincorp(*argv: str) -> subprocess.CompletedProcess[str]:
+    """``clincorp`` in a process of its own, so that a read blocked on a pipe fails the test instead of hanging it."""
+    command = [sys.executable, "-c", "from clinical_corpora.builders.cli import main; raise SystemExit(main())", *argv]
+    return subprocess.run(command, capture_output=True, text=True, timeout=600, check=False)
+
+
+@pytest.mark.parametrize("name", ["data/sdoh/notes.fifo", "data/sdoh/train-00009-of-00009.parquet"])
+def test_validate_refuses_a_pipe_in_a_release_without_opening_it(
+    name: str, sample_release: SampleRelease, tmp_path: Path
+) -> None:
+    """Was: an unlisted pipe was accepted; one named like a shard made validate wait forever on opening it."""
+    release = Path(shutil.copytree(sample_release("sdoh").folder, tmp_path / "sdoh" / "1.1.0+sample"))
+    os.mkfifo(release / name)
+    done = clincorp("validate", str(release))
+    assert done.returncode == 1, done.stderr
+    assert f"{name}: not a regular file (a pipe, socket or device)" in done.stdout + done.stderr
+
+
+def test_rehydrate_refuses_a_pipe_in_a_text_free_release(text_free: Path, tmp_path: Path) -> None:  # noqa: F811
+    config = next((text_free / "data").iterdir())
+    os.mkfifo(config / "train-00009-of-00009.parquet")
+    done = clincorp("rehydrate", str(text_free), "--out", str(tmp_path / "restored"))
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert "train-00009-of-00009.parquet: not a regular file (a pipe, socket or device)" in done.stderr
+    assert not (tmp_path / "restored").exists() or not any((tmp_path / "restored").rglob("*.parquet"))
+
+
+def test_a_release_view_refuses_a_pipe_named_like_a_shard(sample_release: SampleRelease, tmp_path: Path) -> None:
+    release = Path(shutil.copytree(sample_release("sdoh").folder, tmp_path / "release"))
+    os.mkfifo(release / "data" / "sdoh" / "train-00009-of-00009.parquet")
+    with pytest.raises(ClincorpError, match="not a regular file"):
+        ReleaseView(release).shards("sdoh")
