@@ -4,6 +4,7 @@ accept. Oversized files are simulated with a tiny ``--option max_file_bytes`` ra
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -241,3 +242,25 @@ def test_a_release_view_refuses_a_pipe_named_like_a_shard(sample_release: Sample
     os.mkfifo(release / "data" / "sdoh" / "train-00009-of-00009.parquet")
     with pytest.raises(ClincorpError, match="not a regular file"):
         ReleaseView(release).shards("sdoh")
+
+
+# 5. an edited counts.read
+
+
+@pytest.mark.parametrize("corpus", ["sdoh", "clicr"])
+def test_validate_checks_counts_read_against_the_released_records(
+    corpus: str, sample_release: SampleRelease, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Was: an edited counts.read passed validate. Each record read is one row of the builder's RECORD_CONFIG, or
+    a rejected record (whose count rejects.jsonl pins)."""
+    release = Path(
+        shutil.copytree(sample_release(corpus).folder, tmp_path / corpus / sample_release(corpus).folder.name)
+    )
+    assert main(["validate", str(release)]) == 0
+    manifest = json.loads((release / "manifest.json").read_text(encoding="utf-8"))
+    read = manifest["counts"]["read"]
+    manifest["counts"]["read"] = read + 1
+    (release / "manifest.json").write_text(json.dumps(manifest, indent=2), encoding="utf-8")
+    capsys.readouterr()
+    assert main(["validate", str(release)]) == 1
+    assert f"manifest.json counts.read is {read + 1}, but {read} records were released" in capsys.readouterr().out

@@ -277,6 +277,9 @@ class Builder:
     DOCUMENTS: ClassVar[dict[str, str]] = {}
     """Per source, the files its documents are (e.g. ``{"bmj_html": "<case id>.html"}``), named in the
     error a build that reads no document gets."""
+    RECORD_CONFIG: ClassVar[str | None] = None
+    """The config with one row per record read (each :meth:`BuildContext.record` is released as one row of it,
+    or rejected): ``clincorp validate`` checks a release's ``counts.read`` against it. None: not checked."""
 
     def __init__(self, options: BuilderOptions | None = None) -> None:
         self.options = options if options is not None else self.OPTIONS()

@@ -124,6 +124,7 @@ class ClicrBuilder(Builder):
     OPTIONS = ClicrOptions
     options: ClicrOptions
     CONFIGS = {"clicr": ClicrQuery, "clicr_documents": ClicrDocument, bigbio.CONFIG: bigbio.QaRecord}
+    RECORD_CONFIG = "clicr_documents"
     DOCUMENTS = {"bmj_html": "one BMJ Case Reports page per case, <case id>.html (e.g. bcr-2014-204357.html)"}
 
     def count(self, ctx: BuildContext) -> int:

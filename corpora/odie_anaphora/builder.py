@@ -47,6 +47,7 @@ SPLIT = "train"
 
 class OdieAnaphoraBuilder(Builder):
     CONFIGS = {CONFIG: OdieDocument, bigbio.CONFIG: bigbio.KbDocument}
+    RECORD_CONFIG = CONFIG
     DOCUMENTS = {
         "knowtator": f"one Knowtator file per note, <institution>_<note_type>_<nn>{KNOWTATOR_SUFFIX}",
         "i2b2": f"one text file per note, {DOCS_DIR}/<institution>_<note_type>_<nn>.txt",

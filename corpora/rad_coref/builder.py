@@ -197,6 +197,7 @@ class RadCorefBuilder(Builder):
     """Patients of the radiology cross-report coreference corpus, and their mention pairs."""
 
     CONFIGS = {CONFIG: Patient, PAIRS_CONFIG: MentionPair, bigbio.CONFIG: bigbio.KbDocument}
+    RECORD_CONFIG = CONFIG
     DOCUMENTS = {"annotations": f"one BRAT file per report, {GOLD_FOLDER}/<SUBJECT_ID>/<ROW_ID>.ann"}
 
     def count(self, ctx: BuildContext) -> int:

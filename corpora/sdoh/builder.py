@@ -59,6 +59,7 @@ SCHEME = ShacScheme(get_args(EventType), SUBTYPES_BY_ARGUMENT)
 
 class SdohBuilder(Builder):
     CONFIGS = {CONFIG: SdohNote, bigbio.CONFIG: bigbio.KbDocument}
+    RECORD_CONFIG = CONFIG
     DOCUMENTS = {"shac": "BRAT pairs {train,dev,test}/{mimic,uw}/<doc>.txt and <doc>.ann"}
 
     def __init__(self, options: BuilderOptions | None = None) -> None:
