@@ -264,3 +264,79 @@ def test_validate_checks_counts_read_against_the_released_records(
     capsys.readouterr()
     assert main(["validate", str(release)]) == 1
     assert f"manifest.json counts.read is {read + 1}, but {read} records were released" in capsys.readouterr().out
+
+
+# 7. scorer inputs
+
+SPAN_HEADER = "note_id,start,end,concept_id\n"
+
+
+def test_score_snomed_names_overlapping_predicted_spans_and_scores_them_as_the_challenge(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Was: silently accepted. The challenge's scorer accepts overlapping predictions (its character matrix is
+    written row by row, so the later row takes the shared characters) while its guidelines allow none: a
+    warning names the lines, and the score is the reference's."""
+    gold = tmp_path / "gold.csv"
+    gold.write_text(SPAN_HEADER + "n1,0,10,111111\n", encoding="utf-8")
+    pred = tmp_path / "pred.csv"
+    pred.write_text(SPAN_HEADER + "n1,0,10,111111\nn1,5,15,222222\n", encoding="utf-8")
+    out = tmp_path / "scores.json"
+    assert main(["score", "snomed", str(gold), str(pred), "--out", str(out), "--replicates", "10"]) == 0
+    assert f"{pred}: 1 pair(s) of overlapping spans (note n1: line 2 (0-10) and line 3 (5-15))" in caplog.text
+    # 111111 keeps characters 0-5 of its 10: IoU 5/10; 222222 is predicted only: 0
+    assert json.loads(out.read_text(encoding="utf-8"))["macro_char_iou"] == pytest.approx(0.25)
+
+
+def write_chains(path: Path, documents: dict) -> Path:
+    path.write_text(json.dumps(documents), encoding="utf-8")
+    return path
+
+
+def test_score_coref_refuses_mention_ids_of_another_type_than_the_key(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Was: integer ids against a key of string ids scored 0 silently (no mention can ever match)."""
+    key = write_chains(tmp_path / "key.json", {"p1": [["1", "2"], ["3"]]})
+    response = write_chains(tmp_path / "response.json", {"p1": [[1, 2], [3]]})
+    err = run_refused(["score", "coref", str(key), str(response)], capsys)
+    assert f"{response} [document p1]: mention id 1 is an integer, the key's ids are a string" in err
+
+
+def test_score_coref_names_a_mention_in_two_response_chains_and_refuses_more_than_ten(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture
+) -> None:
+    """As the CoNLL-2012 reference scorer: a repeated key mention is reported ("Repeated mention in the
+    response"), kept in its first chain, and more than 10 repeats are refused."""
+    key = write_chains(tmp_path / "key.json", {"p1": [["a", "b"], ["c", "d"]]})
+    response = write_chains(tmp_path / "response.json", {"p1": [["a", "b"], ["b", "c", "d"]]})
+    assert main(["score", "coref", str(key), str(response), "--json", "--metrics", "muc"]) == 0
+    assert f"{response} [document p1]: mention 'b' is in more than one response chain" in caplog.text
+    assert json.loads(capsys.readouterr().out)["muc"]["recall"] == pytest.approx(1.0)  # [a, b], [c, d] as scored
+    many = {"p1": [[f"m{i}" for i in range(12)], *([f"m{i}"] for i in range(1, 12))]}
+    key = write_chains(tmp_path / "key.json", {"p1": [[f"m{i}" for i in range(12)]]})
+    err = run_refused(["score", "coref", str(key), str(write_chains(response, many))], capsys)
+    assert f"{response}: 11 key mentions are repeated in the response chains (more than 10)" in err
+
+
+def clicr_data(path: Path, query_ids: list[str]) -> Path:
+    qas = [{"id": query_id, "answers": [{"text": "enuresis"}]} for query_id in query_ids]
+    path.write_text(json.dumps({"data": [{"document": {"qas": qas}}]}), encoding="utf-8")
+    return path
+
+
+def test_score_clicr_names_unknown_query_ids_and_refuses_when_none_is_known(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture
+) -> None:
+    """Was: predictions for unknown query ids were ignored silently (a wrong split scored 0). The reference
+    evaluate.py ignores them too, so they are named in a warning; none known at all is an error."""
+    data = clicr_data(tmp_path / "test.json", ["q1", "q2"])
+    predictions = tmp_path / "predictions.json"
+    out = tmp_path / "scores.json"
+    predictions.write_text(json.dumps({"q1": "enuresis", "dev-7": "x"}), encoding="utf-8")
+    assert main(["score", "clicr", str(data), str(predictions), "--out", str(out)]) == 0
+    assert f"{predictions}: 1 prediction(s) name no query of the data and are ignored" in caplog.text
+    assert "'dev-7'" in caplog.text
+    predictions.write_text(json.dumps({"dev-7": "x", "dev-8": "y"}), encoding="utf-8")
+    err = run_refused(["score", "clicr", str(data), str(predictions), "--out", str(out)], capsys)
+    assert f"{predictions}: no prediction names a query of the data ('dev-7', 'dev-8' are unknown)" in err
