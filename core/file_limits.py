@@ -11,6 +11,7 @@ document's text can overflow an Arrow string column.
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 
 from clinical_corpora.core.errors import SourceError
@@ -32,7 +33,7 @@ def check_file_size(path: str | Path, max_bytes: int = MAX_FILE_BYTES) -> None:
         info = os.stat(path)
     except OSError as error:
         raise SourceError(path, f"cannot read file: {error.strerror}") from None
-    if not os.path.isfile(path):
+    if not stat.S_ISREG(info.st_mode):
         raise SourceError(path, "not a regular file (a pipe, socket, device or folder): expected a file")
     if info.st_size > max_bytes:
         raise SourceError(path, size_message(info.st_size, max_bytes))
@@ -47,12 +48,15 @@ def size_message(size: int, max_bytes: int) -> str:
 
 
 def read_bounded(path: str | Path, max_bytes: int = MAX_FILE_BYTES) -> bytes:
-    """The bytes of ``path``, refused as :func:`check_file_size` says (and when it grew past the limit while
-    read: at most ``max_bytes + 1`` bytes are read)."""
+    """The bytes of ``path``, refused as :func:`check_file_size` says, before it is opened; a file growing
+    past the limit while read is refused too (never more than ``max_bytes + 1`` bytes are read)."""
     check_file_size(path, max_bytes)
     try:
         with open(path, "rb", buffering=0) as handle:  # unbuffered: one read of the whole file
-            data = handle.read(max_bytes + 1)
+            size = os.fstat(handle.fileno()).st_size
+            data = handle.read(min(size, max_bytes) + 1)  # one byte more than expected: did it grow?
+            if size < len(data) <= max_bytes:
+                data += handle.read(max_bytes + 1 - len(data))
     except OSError as error:
         raise SourceError(path, f"cannot read file: {error.strerror}") from error
     if len(data) > max_bytes:
