@@ -26,9 +26,9 @@ LIMIT_OPTION = "max_file_bytes"
 """The builder option that sets the limit."""
 
 
-def check_file_size(path: str | Path, max_bytes: int = MAX_FILE_BYTES) -> None:
-    """A SourceError naming ``path``, its size and the limit when it holds more than ``max_bytes`` bytes;
-    a non-regular file (a pipe, a device) is refused too, without opening it."""
+def check_file_size(path: str | Path, max_bytes: int = MAX_FILE_BYTES) -> int:
+    """The size of ``path``; a SourceError naming it, its size and the limit when it holds more than
+    ``max_bytes`` bytes. A non-regular file (a pipe, a device) is refused too, without opening it."""
     try:
         info = os.stat(path)
     except OSError as error:
@@ -37,6 +37,7 @@ def check_file_size(path: str | Path, max_bytes: int = MAX_FILE_BYTES) -> None:
         raise SourceError(path, "not a regular file (a pipe, socket, device or folder): expected a file")
     if info.st_size > max_bytes:
         raise SourceError(path, size_message(info.st_size, max_bytes))
+    return info.st_size
 
 
 def size_message(size: int, max_bytes: int) -> str:
@@ -50,11 +51,10 @@ def size_message(size: int, max_bytes: int) -> str:
 def read_bounded(path: str | Path, max_bytes: int = MAX_FILE_BYTES) -> bytes:
     """The bytes of ``path``, refused as :func:`check_file_size` says, before it is opened; a file growing
     past the limit while read is refused too (never more than ``max_bytes + 1`` bytes are read)."""
-    check_file_size(path, max_bytes)
+    size = check_file_size(path, max_bytes)
     try:
         with open(path, "rb", buffering=0) as handle:  # unbuffered: one read of the whole file
-            size = os.fstat(handle.fileno()).st_size
-            data = handle.read(min(size, max_bytes) + 1)  # one byte more than expected: did it grow?
+            data = handle.read(size + 1)  # one byte more than the size seen: did it grow?
             if size < len(data) <= max_bytes:
                 data += handle.read(max_bytes + 1 - len(data))
     except OSError as error:
