@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from clinical_corpora.builders.contract.base import Builder, make_builder
+from clinical_corpora.builders.contract.base import Builder, load_builder_class, make_builder
 from clinical_corpora.builders.contract.release_view import SHARD_PATTERN, ReleaseView
 from clinical_corpora.builders.plugins import find_corpus, installed_corpus
 from clinical_corpora.builders.release.checks import check_suite
@@ -257,6 +257,8 @@ def _files_gate(folder: Path, manifest: dict) -> GateResult:
                 problems.append(f"{name}: a symbolic link leaving the release folder")
         elif path.is_file():
             present.add(name)
+        elif not path.is_dir():  # never opened: opening a pipe would wait for a writer
+            problems.append(f"{name}: not a regular file (a pipe, socket or device)")
     problems += [f"{name}: not listed in manifest.json" for name in sorted(present - set(listed) - {"manifest.json"})]
     problems += inputs_problems(folder, manifest)
     return _problems_gate("files", problems, "hashes as in manifest.json")
@@ -396,8 +398,27 @@ def _rows_problems(folder: Path, manifest: dict[str, Any], corpus: CorpusManifes
     for key in ("read", "rejected", "rejected_annotations"):
         if not (isinstance(counts.get(key), int) and counts[key] >= 0):
             problems.append(f"manifest.json counts.{key} is {counts.get(key)!r}, expected a count")
+    problems += _read_problems(folder, listed, counts, corpus)
     problems += _rejects_problems(folder, counts, set(listed))
     return problems
+
+
+def _read_problems(folder: Path, listed: dict[str, Any], counts: dict[str, Any], corpus: CorpusManifest) -> list[str]:
+    """counts.read against the rows of the builder's ``RECORD_CONFIG`` (one per record read) plus the rejected
+    records; not checked for a builder that declares none."""
+    config = load_builder_class(corpus.builder).RECORD_CONFIG
+    read, rejected = counts.get("read"), counts.get("rejected")
+    if config is None or not (isinstance(read, int) and isinstance(rejected, int)):
+        return []
+    released = sum(
+        ReleaseView.rows_in(folder / name) for name in listed if PurePosixPath(name).parts[:2] == ("data", config)
+    )
+    if read == released + rejected:
+        return []
+    return [
+        f"manifest.json counts.read is {read}, but {released} records were released (config {config}, one row "
+        f"per record read) and {rejected} rejected: expected {released + rejected}"
+    ]
 
 
 def _rejects_problems(folder: Path, counts: dict[str, Any], listed: set[str]) -> list[str]:

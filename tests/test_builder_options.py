@@ -42,7 +42,10 @@ def test_only_options_that_differ_from_the_defaults_are_recorded() -> None:
 @pytest.mark.parametrize(
     ("values", "message"),
     [
-        ({"trim": "true"}, "unknown builder option 'trim'; this corpus's options: name, split_seed, test_fraction"),
+        (
+            {"trim": "true"},
+            "unknown builder option 'trim'; this corpus's options: max_file_bytes, name, split_seed, test_fraction",
+        ),
         ({"trim_whitespace": "yes"}, "'trim_whitespace' takes true or false, got 'yes'"),
         ({"split_seed": "1.5"}, "'split_seed' takes a whole number, got '1.5'"),
         ({"split_seed": True}, "'split_seed' takes a whole number, got True"),
@@ -90,7 +93,7 @@ def test_a_wrong_option_on_the_command_line_is_one_error_line(
 ) -> None:
     assert main(["release", "snomed_el", "--option", "trim=true", "--out", str(tmp_path)]) == 1
     err = capsys.readouterr().err
-    assert err.startswith("error: unknown builder option 'trim'; this corpus's options: split_seed, ")
+    assert err.startswith("error: unknown builder option 'trim'; this corpus's options: max_file_bytes, split_seed, ")
     assert main(["release", "snomed_el", "--option", "trim_whitespace", "--out", str(tmp_path)]) == 1
     assert "--option takes NAME=VALUE, got 'trim_whitespace'" in capsys.readouterr().err
     assert not any(tmp_path.iterdir())

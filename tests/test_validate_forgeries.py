@@ -100,6 +100,8 @@ def test_edited_counts(forged: Path) -> None:
     assert failures(forged) == {
         "manifest": [
             "manifest.json counts.written is 300, the parquet files hold 3 rows",
+            "manifest.json counts.read is 3, but 3 records were released (config notes, one row per record read) "
+            "and 4 rejected: expected 7",
             "manifest.json counts.rejected is 4, rejects.jsonl holds 0",
         ]
     }
@@ -171,7 +173,11 @@ def test_a_deleted_split_with_its_manifest_entry(forged: Path) -> None:
 
     edit_json(forged, "manifest.json", drop)
     assert failures(forged) == {
-        "manifest": ["config notes: splits ['train'] in the release, tiny's corpus.yaml declares ['test', 'train']"]
+        "manifest": [
+            "config notes: splits ['train'] in the release, tiny's corpus.yaml declares ['test', 'train']",
+            "manifest.json counts.read is 3, but 2 records were released (config notes, one row per record read) "
+            "and 0 rejected: expected 2",
+        ]
     }
 
 

@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal, Self
 from pydantic import BaseModel, ValidationError
 
 from clinical_corpora.core.errors import ClincorpError, SourceError
+from clinical_corpora.core.file_limits import ARROW_STRING_BYTES, MAX_FILE_BYTES
 from clinical_corpora.core.manifest import CorpusManifest
 
 if TYPE_CHECKING:
@@ -123,7 +124,20 @@ class BuilderOptions:
     """A builder's options: each builder declares its own subclass, with typed fields and defaults (the
     builder's behaviour, never a module constant, an environment variable or a subclass). ``clincorp release
     --option NAME=VALUE`` sets one for a run; a release records those that differ from the defaults, in its
-    manifest and card, and is rebuilt (and validated) with them."""
+    manifest and card, and is rebuilt (and validated) with them.
+
+    Every builder has ``max_file_bytes``: the largest file its readers hold whole (a note's text, its
+    annotation file, a page), an error naming the file beyond it (:mod:`core.file_limits`)."""
+
+    max_file_bytes: int = MAX_FILE_BYTES
+    """Largest file read whole, in bytes (at most 2,147,483,647, what one Arrow string holds)."""
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.max_file_bytes <= ARROW_STRING_BYTES:
+            raise ClincorpError(
+                f"builder option max_file_bytes is {self.max_file_bytes}: expected 1 to {ARROW_STRING_BYTES:,} "
+                "(one document's text must fit in an Arrow string)"
+            )
 
     @classmethod
     def parse(cls, values: Mapping[str, Any]) -> Self:
@@ -269,6 +283,9 @@ class Builder:
     DOCUMENTS: ClassVar[dict[str, str]] = {}
     """Per source, the files its documents are (e.g. ``{"bmj_html": "<case id>.html"}``), named in the
     error a build that reads no document gets."""
+    RECORD_CONFIG: ClassVar[str | None] = None
+    """The config with one row per record read (each :meth:`BuildContext.record` is released as one row of it,
+    or rejected): ``clincorp validate`` checks a release's ``counts.read`` against it. None: not checked."""
 
     def __init__(self, options: BuilderOptions | None = None) -> None:
         self.options = options if options is not None else self.OPTIONS()

@@ -107,6 +107,10 @@ class ReleaseView:
         for path in sorted((self.folder / "data" / config).glob("*.parquet")):
             match = SHARD_PATTERN.match(path.name)
             if match and (split is None or match["split"] == split):
+                if not path.is_file():  # checked without opening it: opening a pipe would wait for a writer
+                    raise ClincorpError(
+                        f"{path}: not a regular file (a pipe, socket or device): the release is damaged"
+                    )
                 found.append(path)
         return found
 

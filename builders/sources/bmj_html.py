@@ -37,6 +37,7 @@ from lxml import etree
 from clinical_corpora.builders.sources.boilerplate import revise_paragraph_classification
 from clinical_corpora.builders.sources.discovery import is_hidden, walk_files, warn_left_out
 from clinical_corpora.core.errors import SourceError
+from clinical_corpora.core.file_limits import read_bounded
 
 CASE_REPORT_HEADINGS = frozenset(
     {
@@ -127,14 +128,10 @@ class CaseReport:
 
 def read_case_report(path: str | Path, *, max_bytes: int = MAX_PAGE_BYTES) -> CaseReport:
     """Parse one BMJ Case Reports page; the file stem is the case id. A page over ``max_bytes`` is a
-    SourceError naming it (a real page is well under 1 MB)."""
+    SourceError naming it, its size and the limit (:mod:`core.file_limits`; a real page is well
+    under 1 MB)."""
     path = Path(path)
-    size = path.stat().st_size
-    if size > max_bytes:
-        raise SourceError(
-            path, f"the page is {size:,} bytes, over the {max_bytes:,}-byte limit for one case report page"
-        )
-    root = _parse_page(path)
+    root = _parse_page(path, read_bounded(path, max_bytes))
     metadata = _metadata(root)
     for element in root.xpath(_REMOVED_XPATH) + [el for tag in _REMOVED_TAGS for el in root.iter(tag)]:
         if element.getparent() is not None:  # not already dropped (matched twice)
@@ -156,8 +153,7 @@ def case_pages(folder: Path, *, quiet: bool = False) -> list[Path]:
     return pages
 
 
-def _parse_page(path: Path) -> etree._Element:
-    raw = path.read_bytes()
+def _parse_page(path: Path, raw: bytes) -> etree._Element:
     if not raw.strip():
         raise SourceError(path, "file is empty, expected a BMJ Case Reports HTML page")
     if b"\x00" in raw or not _HTML_ELEMENT.search(raw):

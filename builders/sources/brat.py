@@ -16,14 +16,18 @@ from clinical_corpora.builders.sources.brat_annotations import BratDocument, OnB
 from clinical_corpora.builders.sources.brat_standoff import parse_brat
 from clinical_corpora.builders.sources.discovery import BRAT_CONFIGURATION, Document, find_documents
 from clinical_corpora.core.errors import SourceError
+from clinical_corpora.core.file_limits import MAX_FILE_BYTES, read_bounded
 
 ANN_SUFFIX = ".ann"
 TEXT_SUFFIX = ".txt"
 
 
-def read_brat(ann_path: str | Path, text: str, *, on_broken: OnBroken | None = None) -> BratDocument:
-    """Read the ``.ann`` file at ``ann_path``, checking it against the document ``text``."""
-    return parse_brat(read_utf8(ann_path), text, ann_path, on_broken=on_broken)
+def read_brat(
+    ann_path: str | Path, text: str, *, on_broken: OnBroken | None = None, max_bytes: int = MAX_FILE_BYTES
+) -> BratDocument:
+    """Read the ``.ann`` file at ``ann_path``, checking it against the document ``text``; a file over
+    ``max_bytes`` is a SourceError (:mod:`core.file_limits`)."""
+    return parse_brat(read_utf8(ann_path, max_bytes), text, ann_path, on_broken=on_broken)
 
 
 def write_brat(doc: BratDocument) -> str:
@@ -88,31 +92,34 @@ def brat_document_ids(root: str | Path, *, text_without_ann: bool = False) -> li
 
 
 def read_brat_document(
-    document: Document, *, text_without_ann: bool = False, on_broken: OnBroken | None = None
+    document: Document,
+    *,
+    text_without_ann: bool = False,
+    on_broken: OnBroken | None = None,
+    max_bytes: int = MAX_FILE_BYTES,
 ) -> tuple[str, BratDocument]:
     """Text and annotations of a document (as listed by :func:`brat_documents`). A missing companion is a
-    SourceError naming the file found, except a ``.txt`` alone with ``text_without_ann``: no annotations."""
-    text = read_utf8(document.paths.get(TEXT_SUFFIX) or document.require(TEXT_SUFFIX))
+    SourceError naming the file found, except a ``.txt`` alone with ``text_without_ann``: no annotations. A
+    file over ``max_bytes`` is a SourceError naming it (:mod:`core.file_limits`)."""
+    text = read_utf8(document.paths.get(TEXT_SUFFIX) or document.require(TEXT_SUFFIX), max_bytes)
     ann = document.paths.get(ANN_SUFFIX)
     if ann is None and text_without_ann:
         return text, BratDocument()
-    return text, read_brat(ann or document.require(ANN_SUFFIX), text, on_broken=on_broken)
+    return text, read_brat(ann or document.require(ANN_SUFFIX), text, on_broken=on_broken, max_bytes=max_bytes)
 
 
-def iter_brat_folder(root: str | Path) -> Iterator[tuple[str, str, BratDocument]]:
+def iter_brat_folder(root: str | Path, *, max_bytes: int = MAX_FILE_BYTES) -> Iterator[tuple[str, str, BratDocument]]:
     """Yield (document id, text, annotations) for every document under ``root``, sorted by id; a document
     lacking its ``.txt`` or ``.ann`` is a SourceError naming it."""
     for document in brat_documents(root):
-        text, doc = read_brat_document(document)
+        text, doc = read_brat_document(document, max_bytes=max_bytes)
         yield document.id, text, doc
 
 
-def read_utf8(path: str | Path) -> str:
-    """File content as UTF-8, line endings untouched (BRAT offsets count every character)."""
+def read_utf8(path: str | Path, max_bytes: int = MAX_FILE_BYTES) -> str:
+    """File content as UTF-8, line endings untouched (BRAT offsets count every character); a file over
+    ``max_bytes`` is a SourceError naming it, its size and the limit (:mod:`core.file_limits`)."""
     try:
-        with open(path, "rb", buffering=0) as handle:  # unbuffered: one read of the whole file, ~2 µs less
-            return handle.read().decode("utf-8")
+        return read_bounded(path, max_bytes).decode("utf-8")
     except UnicodeDecodeError as error:
         raise SourceError(path, f"expected UTF-8 text: {error}") from error
-    except OSError as error:
-        raise SourceError(path, f"cannot read file: {error.strerror}") from error

@@ -11,7 +11,8 @@ it by design (brat's ``annotation.conf``, hidden files):
 - A suffix is matched case-insensitively (``0101.ANN`` is an ``.ann``); the stem is kept as written, so
   companions pair by stem whatever their suffixes' case. Two files of one stem whose suffixes differ only
   in case (``0101.ann`` and ``0101.ANN``) are an error naming both.
-- A file with none of the format's suffixes is an error naming it.
+- A file with none of the format's suffixes is an error naming it, and so is a folder named as a file a
+  document lacks (``0101.ann/`` beside ``0101.txt``): the document would otherwise go without it.
 """
 
 from __future__ import annotations
@@ -230,9 +231,47 @@ def find_documents(
             f"{_listed(unexpected)} {'is' if len(unexpected) == 1 else 'are'} not {what}: expected names ending "
             f"in {' or '.join(suffixes)} (in any case)",
         )
+    misnamed = _folders_named_like_files(root, documents, suffixes)
+    if misnamed:
+        others = f" (folders so named: {_listed(misnamed)})" if len(misnamed) > 1 else ""
+        raise SourceError(
+            root / misnamed[0],
+            f"a folder named like a document's file: the document would be read without it; expected a file{others}",
+        )
     if left_out and not quiet:
         warn_left_out(root, left_out, what)
     return [Document(doc_id, documents[doc_id]) for doc_id in sorted(documents)]
+
+
+def _folders_named_like_files(
+    root: Path, documents: Mapping[str, Mapping[str, str]], suffixes: Sequence[str]
+) -> list[str]:
+    """Folders (relative to ``root``) named as a file a document lacks (``0101.ann/`` beside ``0101.txt``, in
+    any case): the walk sees no file there, so the document would silently go without it. Only the folders
+    of documents lacking a file are listed."""
+    found: list[str] = []
+    subfolders: dict[str, dict[str, str]] = {}
+    for doc_id, files in documents.items():
+        missing = [suffix for suffix in suffixes if suffix not in files]
+        if not missing:
+            continue
+        parent, _, stem = doc_id.rpartition("/")
+        if parent not in subfolders:
+            subfolders[parent] = _subfolders(root / parent)
+        for suffix in missing:
+            name = subfolders[parent].get(f"{stem}{suffix}".lower())
+            if name is not None:
+                found.append(f"{parent}/{name}" if parent else name)
+    return found
+
+
+def _subfolders(folder: Path) -> dict[str, str]:
+    """The folders in ``folder`` (links to folders too), by lower-case name."""
+    try:
+        with os.scandir(folder) as listing:
+            return {entry.name.lower(): entry.name for entry in listing if entry.is_dir()}
+    except OSError:
+        return {}
 
 
 def warn_left_out(root: Path, names: Sequence[str], what: str) -> None:

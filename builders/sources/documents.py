@@ -14,6 +14,7 @@ from collections.abc import Collection, Iterable, Iterator
 from clinical_corpora.builders.sources.brat import read_utf8
 from clinical_corpora.builders.sources.discovery import Document
 from clinical_corpora.core.errors import ClincorpError
+from clinical_corpora.core.file_limits import MAX_FILE_BYTES
 
 
 def locator(source: str, key: str) -> str:
@@ -39,13 +40,13 @@ def keys_of(source: str, locators: Collection[str]) -> list[str]:
 
 
 def read_document_files(
-    source: str, documents: Iterable[Document], locators: Collection[str]
+    source: str, documents: Iterable[Document], locators: Collection[str], max_bytes: int = MAX_FILE_BYTES
 ) -> Iterator[tuple[str, str]]:
     """(locator, text) of every wanted ``<source>:<document id><suffix>`` among the documents a reader's
     discovery found (so a locator names a file whatever the case of its suffix on disk), read as UTF-8 with
-    line endings untouched."""
+    line endings untouched (a file over ``max_bytes`` is a SourceError naming it)."""
     wanted = set(keys_of(source, locators))
     for document in documents:
         for suffix, path in document.files.items():
             if f"{document.id}{suffix}" in wanted:
-                yield locator(source, f"{document.id}{suffix}"), read_utf8(path)
+                yield locator(source, f"{document.id}{suffix}"), read_utf8(path, max_bytes)

@@ -35,6 +35,7 @@ from clinical_corpora.builders.sources.i2b2_chains import Chain, ChainLine, Conc
 from clinical_corpora.builders.sources.knowtator_document import KnowtatorDocument
 from clinical_corpora.builders.sources.text_lines import utf8_lines
 from clinical_corpora.core.errors import SourceError, excerpt
+from clinical_corpora.core.file_limits import MAX_FILE_BYTES, check_file_size
 
 DOCS_DIR = "docs"
 CONCEPTS_DIR = "concepts"
@@ -187,10 +188,10 @@ def i2b2_documents(root: Path, *, quiet: bool = False) -> list[I2b2Files]:
     return documents
 
 
-def iter_i2b2_documents(root: Path) -> Iterator[I2b2CorefDocument]:
+def iter_i2b2_documents(root: Path, *, max_bytes: int = MAX_FILE_BYTES) -> Iterator[I2b2CorefDocument]:
     """Read every document of ``root``, in id order."""
     for files in i2b2_documents(root):
-        yield read_i2b2_files(files)
+        yield read_i2b2_files(files, max_bytes=max_bytes)
 
 
 def read_i2b2_document(root: Path, doc_id: str) -> I2b2CorefDocument:
@@ -198,15 +199,20 @@ def read_i2b2_document(root: Path, doc_id: str) -> I2b2CorefDocument:
     return read_i2b2_files(i2b2_files(root, doc_id))
 
 
-def read_i2b2_files(files: I2b2Files, concept_types: Collection[str] | None = None) -> I2b2CorefDocument:
+def read_i2b2_files(
+    files: I2b2Files, concept_types: Collection[str] | None = None, *, max_bytes: int = MAX_FILE_BYTES
+) -> I2b2CorefDocument:
     """Read one document's text, concepts, chains and (if present) pairs. A missing text, concepts or
-    chains file is a SourceError naming it (and, for the text, the files that need it). A concept whose
-    type is not in ``concept_types`` (when given) is a problem, left out like one that does not line up."""
+    chains file is a SourceError naming it (and, for the text, the files that need it), and so is a file
+    over ``max_bytes`` (:mod:`core.file_limits`). A concept whose type is not in ``concept_types`` (when
+    given) is a problem, left out like one that does not line up."""
     text_path = files.path(DOCS_DIR)
     if not files.has(DOCS_DIR):
         others = ", ".join(f"{folder}/{files.path(folder).name}" for folder in sorted(files.found))
         raise SourceError(text_path, f"file not found; {others} need{'s' if len(files.found) == 1 else ''} it")
-    text = read_utf8(text_path)
+    for folder in sorted(files.found):
+        check_file_size(files.path(folder), max_bytes)
+    text = read_utf8(text_path, max_bytes)
     read = _Reading(TokenGrid(text))
     concepts = _read_concepts(files.path(CONCEPTS_DIR), read, concept_types)
     chains_path, pairs_path = files.path(CHAINS_DIR), files.path(PAIRS_DIR)

@@ -16,6 +16,7 @@ from clinical_corpora.builders.sources.discovery import find_documents, split_su
 from clinical_corpora.builders.sources.knowtator_document import KnowtatorDocument
 from clinical_corpora.builders.sources.knowtator_xml import document_from_xml, parse_xml_safely
 from clinical_corpora.core.errors import SourceError
+from clinical_corpora.core.file_limits import MAX_FILE_BYTES, check_file_size
 
 KNOWTATOR_SUFFIX = ".txt.knowtator.xml"
 KNOWTATOR_FILES = f"Knowtator files <doc>{KNOWTATOR_SUFFIX}"
@@ -28,18 +29,22 @@ def knowtator_files(annotation_dir: Path, *, quiet: bool = False) -> dict[str, P
     return {document.id: document.require(KNOWTATOR_SUFFIX) for document in documents}
 
 
-def iter_knowtator_dir(annotation_dir: Path, text_dir: Path) -> Iterator[KnowtatorDocument]:
+def iter_knowtator_dir(
+    annotation_dir: Path, text_dir: Path, *, max_bytes: int = MAX_FILE_BYTES
+) -> Iterator[KnowtatorDocument]:
     """Read every ``*.knowtator.xml`` of one annotator's folder, in document-id order."""
     for xml_path in knowtator_files(annotation_dir).values():
-        yield read_knowtator_file(xml_path, text_dir)
+        yield read_knowtator_file(xml_path, text_dir, max_bytes=max_bytes)
 
 
-def read_knowtator_file(xml_path: Path, text_dir: Path) -> KnowtatorDocument:
+def read_knowtator_file(xml_path: Path, text_dir: Path, *, max_bytes: int = MAX_FILE_BYTES) -> KnowtatorDocument:
     """Read one Knowtator file; its text is ``text_dir / textSource``.
 
-    Raises :class:`SourceError` when the file cannot be read at all; its broken annotations are
-    left out and listed in the document's ``problems`` instead.
+    Raises :class:`SourceError` when the file cannot be read at all (or it or its text holds more than
+    ``max_bytes`` bytes: :mod:`core.file_limits`); its broken annotations are left out and listed
+    in the document's ``problems`` instead.
     """
+    check_file_size(xml_path, max_bytes)
     root = parse_xml_safely(xml_path)
     text_source = root.get("textSource")
     if root.tag != "annotations" or not text_source:
@@ -55,5 +60,5 @@ def read_knowtator_file(xml_path: Path, text_dir: Path) -> KnowtatorDocument:
     text_path = text_dir / text_source
     if not text_path.is_file():
         raise SourceError(xml_path, f"text source {text_path} not found", line=root.sourceline)
-    text = read_utf8(text_path)
+    text = read_utf8(text_path, max_bytes)
     return document_from_xml(root, xml_path, text, Path(text_source).stem)

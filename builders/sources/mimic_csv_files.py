@@ -10,14 +10,14 @@ from __future__ import annotations
 import codecs
 import csv
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import date, datetime
 from pathlib import Path
 from typing import IO, BinaryIO, TypeVar
 
 from isal import igzip
 
-from clinical_corpora.core.errors import SourceError
+from clinical_corpora.core.errors import SourceError, excerpt
 
 _GZIP_MAGIC = b"\x1f\x8b"
 
@@ -46,7 +46,7 @@ class CsvRow:
             return parse(value)
         except ValueError:
             raise SourceError(
-                self.path, f"column {column}: expected {expected}, found {value!r}", line=self.line
+                self.path, f"column {column}: expected {expected}, found {excerpt(value, 40)}", line=self.line
             ) from None
 
     def integer(self, column: str) -> int:
@@ -67,7 +67,9 @@ class CsvRow:
     def flag(self, column: str) -> bool:
         value = self.values[column]
         if value not in ("", "0", "1"):
-            raise SourceError(self.path, f"column {column}: expected 1, 0 or nothing, found {value!r}", line=self.line)
+            raise SourceError(
+                self.path, f"column {column}: expected 1, 0 or nothing, found {excerpt(value, 40)}", line=self.line
+            )
         return value == "1"
 
 
@@ -179,19 +181,29 @@ def truncation_error(path: Path) -> SourceError:
     )
 
 
-def find_csv_error(path: Path, n_columns: int) -> SourceError | None:
-    """Re-read the file with the stdlib csv module (strict) to name the first malformed line."""
+def find_csv_error(path: Path, n_columns: int, max_row_bytes: int) -> SourceError | None:
+    """Re-read the file with the stdlib csv module (strict) to name the first malformed line, or the first row
+    longer than ``max_row_bytes`` (what one parsed block holds). No field longer than that is ever held: an
+    oversized field is found, never read whole."""
     previous_limit = csv.field_size_limit()
-    csv.field_size_limit(1 << 30)
+    csv.field_size_limit(max_row_bytes)
     try:
         with open_text(path) as stream:
-            reader = csv.reader(stream, strict=True)
+            reader = csv.reader(_bounded_lines(stream, max_row_bytes), strict=True)
+            row_start = 1
             try:
                 for fields in reader:
                     if len(fields) != n_columns:
                         start_line = reader.line_num - _newlines(fields)
                         return SourceError(path, f"expected {n_columns} fields, found {len(fields)}", line=start_line)
+                    if sum(len(field.encode()) + 1 for field in fields) > max_row_bytes:
+                        return SourceError(path, _long_row(max_row_bytes), line=row_start)
+                    row_start = reader.line_num + 1
+            except _LongLine:
+                return SourceError(path, _long_row(max_row_bytes), line=row_start)
             except csv.Error as csv_error:
+                if str(csv_error).startswith("field larger than field limit"):
+                    return SourceError(path, _long_row(max_row_bytes), line=row_start)
                 return SourceError(path, f"malformed CSV: {csv_error}", line=reader.line_num)
             except UnicodeDecodeError:
                 return encoding_error(path)
@@ -200,6 +212,26 @@ def find_csv_error(path: Path, n_columns: int) -> SourceError | None:
     finally:
         csv.field_size_limit(previous_limit)
     return None
+
+
+class _LongLine(Exception):
+    """A line longer than a row may be (read no further)."""
+
+
+def _bounded_lines(stream: IO[str], limit: int) -> Iterator[str]:
+    """The lines of ``stream``, each read up to ``limit`` characters: a longer one raises :class:`_LongLine`
+    instead of being read whole."""
+    while line := stream.readline(limit + 1):
+        if len(line) > limit:
+            raise _LongLine
+        yield line
+
+
+def _long_row(max_row_bytes: int) -> str:
+    return (
+        f"a row is longer than the block of {max_row_bytes} bytes the CSV is parsed in (a MIMIC note is at most "
+        "tens of kilobytes: the file is damaged, or read it with a larger block_size)"
+    )
 
 
 def _newlines(fields: list[str]) -> int:

@@ -262,7 +262,7 @@ def _parse_error(path: Path, rows: _CountingStream, n_columns: int, block_size: 
     """
     if rows.error is not None:
         return rows.error
-    located = find_csv_error(path, n_columns)
+    located = find_csv_error(path, n_columns, block_size)
     if located is not None:
         return located
     return SourceError(
@@ -276,9 +276,17 @@ def _unclosed_quote_error(path: Path) -> SourceError:
     """An odd number of quotes: name the line after the last row end where the count was even."""
     line, row_start, quotes = 1, 1, 0
     with open_binary(path) as stream:
-        for raw_line in stream:
+        tail = b""
+        while chunk := stream.read(1 << 20):  # by chunks: a line may be gigabytes long
+            *ended, tail = chunk.split(b"\n")
+            for piece in ended:
+                line += 1
+                quotes += piece.count(b'"')
+                if quotes % 2 == 0:
+                    row_start = line
+            quotes += tail.count(b'"')
+        if tail:
             line += 1
-            quotes += raw_line.count(b'"')
             if quotes % 2 == 0:
                 row_start = line
     return SourceError(

@@ -262,8 +262,43 @@ def _read_is_a(path: Path, active: set[int]) -> dict[int, list[int]]:
         for role, concept_id in (("sourceId", child), ("destinationId", parent)):
             if concept_id not in active:
                 raise SourceError(path, f"active is-a row with {role} {concept_id}, not an active concept", line=line)
+        if child == parent:
+            raise SourceError(
+                path,
+                f"active is-a row from concept {child} to itself: a concept is not a kind of itself "
+                "(SNOMED CT's is-a hierarchy has no cycles)",
+                line=line,
+            )
         parents.setdefault(child, []).append(parent)
+    _check_acyclic(path, parents)
     return parents
+
+
+def _check_acyclic(path: Path, parents: Mapping[int, list[int]]) -> None:
+    """A SourceError naming a cycle of active is-a edges (``A is-a B is-a A``), found depth first."""
+    state: dict[int, bool] = {}  # concept → True while on the current chain, False once finished
+    for start in parents:
+        if start in state:
+            continue
+        chain, stack = [start], [iter(parents[start])]
+        state[start] = True
+        while stack:
+            parent = next(stack[-1], None)
+            if parent is None:
+                state[chain.pop()] = False
+                stack.pop()
+            elif state.get(parent) is True:
+                cycle = [*chain[chain.index(parent) :], parent]
+                raise SourceError(
+                    path,
+                    "active is-a rows make a cycle (SNOMED CT's is-a hierarchy has none): "
+                    + " is-a ".join(map(str, cycle)),
+                    record=str(parent),
+                )
+            elif parent not in state:
+                state[parent] = True
+                chain.append(parent)
+                stack.append(iter(parents.get(parent, ())))
 
 
 def _children(parents: Mapping[int, list[int]]) -> dict[int, list[int]]:

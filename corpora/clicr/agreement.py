@@ -14,12 +14,15 @@ from clinical_corpora.builders.contract.release_view import ReleaseView
 from clinical_corpora.builders.sources.brat import iter_brat_folder
 from clinical_corpora.core.counts import PRFCounts, f_measure, ratio
 from clinical_corpora.core.errors import SourceError
+from clinical_corpora.core.file_limits import MAX_FILE_BYTES
 
 
-def recogniser_agreement(gold_root: Path, release: ReleaseView) -> AgreementReport | None:
+def recogniser_agreement(
+    gold_root: Path, release: ReleaseView, max_bytes: int = MAX_FILE_BYTES
+) -> AgreementReport | None:
     """The released passages' entities against the gold standoff of ``gold_root``; None (the check not
     run) when the folder holds no case."""
-    gold = {doc_id: (text, doc) for doc_id, text, doc in iter_brat_folder(gold_root)}
+    gold = {doc_id: (text, doc) for doc_id, text, doc in iter_brat_folder(gold_root, max_bytes=max_bytes)}
     if not gold:  # an empty folder given on purpose: the check is recorded as not run
         return None
     found = {row["id"]: row for _, row in release.rows("clicr_documents") if row["id"] in gold}

@@ -116,14 +116,16 @@ class ClicrOptions(BuilderOptions):
     split_seed: int = SPLIT_SEED
     """Random seed of the shuffle that splits the case ids 87/6/7 (Šuster & Daelemans 2018)."""
 
+    max_file_bytes: int = MAX_PAGE_BYTES
+    """Largest page (or entity file) read, in bytes: a BMJ Case Reports page is about 100 KB."""
+
 
 class ClicrBuilder(Builder):
     OPTIONS = ClicrOptions
     options: ClicrOptions
     CONFIGS = {"clicr": ClicrQuery, "clicr_documents": ClicrDocument, bigbio.CONFIG: bigbio.QaRecord}
+    RECORD_CONFIG = "clicr_documents"
     DOCUMENTS = {"bmj_html": "one BMJ Case Reports page per case, <case id>.html (e.g. bcr-2014-204357.html)"}
-    MAX_PAGE_BYTES = MAX_PAGE_BYTES
-    """A page over this size is an error naming it (a real page is about 100 KB)."""
 
     def count(self, ctx: BuildContext) -> int:
         return len(case_pages(ctx.source("bmj_html"), quiet=True))
@@ -182,7 +184,7 @@ class ClicrBuilder(Builder):
         if cases:
             for page in case_pages(ctx.source("bmj_html"), quiet=True):
                 if page.stem in cases:
-                    case = read_case_report(page, max_bytes=self.MAX_PAGE_BYTES)
+                    case = read_case_report(page, max_bytes=self.options.max_file_bytes)
                     yield locator("bmj_html", page.stem), case_document(case)
         cuis = keys_of("umls", locators)
         if cuis:
@@ -244,11 +246,13 @@ class ClicrBuilder(Builder):
                     raise SourceError(
                         page, f"case id {page.stem!r} is also the id of {first}: expected one page per case id"
                     )
-                case = read_case_report(page, max_bytes=self.MAX_PAGE_BYTES)
+                case = read_case_report(page, max_bytes=self.options.max_file_bytes)
                 entities = (
                     recognised_entities(case, matcher)
                     if standoff is None
-                    else standoff_entities((documents or {}).get(case.case_id, standoff), case, index)
+                    else standoff_entities(
+                        (documents or {}).get(case.case_id, standoff), case, index, self.options.max_file_bytes
+                    )
                 )
                 rows = self._case_rows(case, entities, split, index)
             yield from rows
@@ -318,4 +322,4 @@ class ClicrBuilder(Builder):
     def agreement(self, ctx: BuildContext, release: ReleaseView) -> AgreementReport | None:
         if not ctx.has_source("entity_gold"):
             return None
-        return recogniser_agreement(ctx.source("entity_gold"), release)
+        return recogniser_agreement(ctx.source("entity_gold"), release, self.options.max_file_bytes)

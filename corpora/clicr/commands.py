@@ -3,13 +3,16 @@
 DATA is a clicr release folder (its ``--split``, test by default) or a CliCR JSON file;
 PREDICTIONS is a JSON object ``{"<query id>": "<answer>"}``. Each query scores its best match over
 all its answers, UMLS synonyms included; a query without a prediction scores 0
-(:func:`clinical_corpora.validation.metrics.clicr.score_clicr`).
+(:func:`clinical_corpora.validation.metrics.clicr.score_clicr`). A prediction for a query the data does not
+hold is ignored with a warning naming it, as the reference ignores it; when none names a query of the data,
+it is an error (the wrong split or file).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +20,8 @@ from clinical_corpora.builders.contract.release_view import ReleaseView
 from clinical_corpora.core.errors import ClincorpError, SourceError
 from clinical_corpora.corpora.clicr.released_rows import query_rows
 from clinical_corpora.validation.metrics.clicr import answers_from_clicr_json, read_word_vectors, score_clicr
+
+logger = logging.getLogger(__name__)
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -30,6 +35,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     answers = load_answers(args.data, args.split)
     predictions = load_predictions(args.predictions)
+    check_query_ids(answers, predictions, args.predictions)
     vectors = read_word_vectors(args.word_vectors) if args.word_vectors else None
     scores = score_clicr(answers, predictions, vectors)
     args.out.parent.mkdir(parents=True, exist_ok=True)
@@ -61,6 +67,35 @@ def load_answers(data: Path, split: str) -> dict[str, list[str]]:
     if unanswerable is not None:
         raise SourceError(data, "the query has no answers: expected at least one", record=unanswerable)
     return answers
+
+
+LISTED_IDS = 5
+"""Unknown query ids named in a message; the rest are counted."""
+
+
+def check_query_ids(answers: dict[str, list[str]], predictions: dict[str, str], path: Path) -> None:
+    """Predictions for query ids the data does not hold: a SourceError naming ``path`` when no prediction names
+    a query of the data (the wrong split or file: every query would score 0), else a warning naming them (the
+    reference evaluate.py ignores them, and so does the score)."""
+    unknown = [query_id for query_id in predictions if query_id not in answers]
+    if not unknown:
+        return
+    named = ", ".join(repr(query_id) for query_id in unknown[:LISTED_IDS])
+    more = f" and {len(unknown) - LISTED_IDS} more" if len(unknown) > LISTED_IDS else ""
+    if len(unknown) == len(predictions):
+        raise SourceError(
+            path,
+            f"no prediction names a query of the data ({named}{more} are unknown): expected the query ids of the "
+            "split scored (--split)",
+        )
+    logger.warning(
+        "%s: %d prediction(s) name no query of the data and are ignored, as the reference evaluate.py ignores "
+        "them: %s%s",
+        path,
+        len(unknown),
+        named,
+        more,
+    )
 
 
 def load_predictions(path: Path) -> dict[str, str]:

@@ -17,6 +17,7 @@ from clinical_corpora.builders.sources.brat import ANN_SUFFIX, TEXT_SUFFIX, read
 from clinical_corpora.builders.sources.brat_annotations import TextBound
 from clinical_corpora.builders.sources.discovery import Document
 from clinical_corpora.core.errors import SourceError, excerpt
+from clinical_corpora.core.file_limits import MAX_FILE_BYTES
 from clinical_corpora.corpora.clicr.entity_matcher import CATEGORIES, Entity, EntityMatcher, refine_span
 from clinical_corpora.corpora.clicr.umls_index import UmlsIndex
 
@@ -58,7 +59,9 @@ def case_document(case: CaseReport) -> str:
     return PASSAGE_SEPARATOR.join((case.title, case_text(case)[0]))
 
 
-def standoff_entities(folder: Path | Document, case: CaseReport, index: UmlsIndex) -> CaseEntities:
+def standoff_entities(
+    folder: Path | Document, case: CaseReport, index: UmlsIndex, max_bytes: int = MAX_FILE_BYTES
+) -> CaseEntities:
     """A case's entities from BRAT standoff: ``<case id>.txt`` (:func:`case_text`) and ``.ann`` (in
     ``folder``, or the document as :func:`brat_documents` lists it).
 
@@ -68,13 +71,13 @@ def standoff_entities(folder: Path | Document, case: CaseReport, index: UmlsInde
     """
     text_path, ann_path = _standoff_files(folder, case)
     text, point_starts = case_text(case)
-    if read_utf8(text_path) != text:
+    if read_utf8(text_path, max_bytes) != text:
         raise SourceError(
             text_path,
             "differs from the case text (the passage, 'Learning points' and the points, "
             "blank-line separated): the standoff is stale or from other pages",
         )
-    document = read_brat(ann_path, text)
+    document = read_brat(ann_path, text, max_bytes=max_bytes)
     cuis = {note.target: note.text.strip() for note in document.notes if note.type == "AnnotatorNotes"}
     found = CaseEntities([], [[] for _ in point_starts])
     for bound in document.textbounds:

@@ -18,6 +18,7 @@ from clinical_corpora.builders.sources.annotators import annotator_folders
 from clinical_corpora.builders.sources.knowtator import KNOWTATOR_SUFFIX, knowtator_files, read_knowtator_file
 from clinical_corpora.builders.sources.knowtator_document import KnowtatorDocument
 from clinical_corpora.core.errors import ClincorpError
+from clinical_corpora.core.file_limits import MAX_FILE_BYTES
 from clinical_corpora.corpora.odie_anaphora.notes import document_kind, quarantine
 from clinical_corpora.corpora.odie_anaphora.records import RELATION_TYPES
 from clinical_corpora.validation.agreement.pairwise import AgreementReport as PairwiseReport
@@ -34,7 +35,9 @@ ANNOTATOR_SOURCES = ("annotator_a", "annotator_b")
 BETWEEN_ANNOTATORS = "annotator_a vs annotator_b"
 
 
-def pairwise_agreement(ctx: BuildContext, config: str, release: ReleaseView) -> AgreementReport | None:
+def pairwise_agreement(
+    ctx: BuildContext, config: str, release: ReleaseView, max_bytes: int = MAX_FILE_BYTES
+) -> AgreementReport | None:
     """Savova et al. 2011's pair-wise F and kappa, and chain scores, of the two annotators of the
     Knowtator input."""
     given = [name for name in ANNOTATOR_SOURCES if ctx.has_source(name)]
@@ -46,9 +49,12 @@ def pairwise_agreement(ctx: BuildContext, config: str, release: ReleaseView) -> 
         )
     gold_dir, text_dir = ctx.source("knowtator"), ctx.source("text")
     gold_files = knowtator_files(gold_dir, quiet=True)
-    gold = {row["id"]: read_knowtator_file(gold_files[row["id"]], text_dir) for _, row in release.rows(config)}
+    gold = {
+        row["id"]: read_knowtator_file(gold_files[row["id"]], text_dir, max_bytes=max_bytes)
+        for _, row in release.rows(config)
+    }
     folders = annotator_folders({name: ctx.source(name) for name in ANNOTATOR_SOURCES}, KNOWTATOR_SUFFIX)
-    first, second = (read_annotator(folder, text_dir) for folder in folders.values())
+    first, second = (read_annotator(folder, text_dir, max_bytes) for folder in folders.values())
     broken = [p for annotator in (first, second) for d in annotator.values() for p in d.problems]
     quarantine(ctx, broken)
     comparisons = [
@@ -94,11 +100,11 @@ class _Comparison:
         return self.groups["all"].overall
 
 
-def read_annotator(folder: Path, text_dir: Path) -> dict[str, KnowtatorDocument]:
+def read_annotator(folder: Path, text_dir: Path, max_bytes: int = MAX_FILE_BYTES) -> dict[str, KnowtatorDocument]:
     """Note id → one annotator's Knowtator document, its name checked as the gold's are."""
     documents = {}
     for xml_path in knowtator_files(folder).values():
-        document = read_knowtator_file(xml_path, text_dir)
+        document = read_knowtator_file(xml_path, text_dir, max_bytes=max_bytes)
         document_kind(document.doc_id, xml_path)
         documents[document.doc_id] = document
     return documents

@@ -54,6 +54,7 @@ SPLIT = "train"
 
 class OdieAnaphoraBuilder(Builder):
     CONFIGS = {CONFIG: OdieDocument, bigbio.CONFIG: bigbio.KbDocument}
+    RECORD_CONFIG = CONFIG
     DOCUMENTS = {
         "knowtator": f"one Knowtator file per note, <institution>_<note_type>_<nn>{KNOWTATOR_SUFFIX}",
         "i2b2": f"one text file per note, {DOCS_DIR}/<institution>_<note_type>_<nn>.txt",
@@ -76,13 +77,13 @@ class OdieAnaphoraBuilder(Builder):
         """The wanted note texts, found as a build finds them (suffixes in any case)."""
         if keys_of("text", locators):
             texts = find_documents(ctx.source("text"), [TEXT_SUFFIX], what="note texts <doc>.txt", quiet=True)
-            yield from read_document_files("text", texts, locators)
+            yield from read_document_files("text", texts, locators, self.options.max_file_bytes)
         wanted = set(keys_of("i2b2", locators))
         if wanted:
             for files in i2b2_documents(ctx.source("i2b2"), quiet=True):
                 key = f"{DOCS_DIR}/{files.doc_id}{TEXT_SUFFIX}"
                 if key in wanted and files.has(DOCS_DIR):
-                    yield locator("i2b2", key), read_utf8(files.path(DOCS_DIR))
+                    yield locator("i2b2", key), read_utf8(files.path(DOCS_DIR), self.options.max_file_bytes)
 
     def shards(self, ctx: BuildContext) -> dict[str, list[Any]]:
         """The i2b2 documents, or the gold notes (doc id, Knowtator file, text file): each note builds alone."""
@@ -97,7 +98,7 @@ class OdieAnaphoraBuilder(Builder):
             for files in notes:
                 text_path = files.path(DOCS_DIR)
                 with ctx.record(f"{text_path} [{files.doc_id}]"):
-                    i2b2_document = read_i2b2_files(files, I2B2_CONCEPT_TYPES)
+                    i2b2_document = read_i2b2_files(files, I2B2_CONCEPT_TYPES, max_bytes=self.options.max_file_bytes)
                     warn_readings(files.doc_id, i2b2_document.warnings)
                     quarantine(ctx, i2b2_document.problems)
                     record = i2b2_record(i2b2_document, text_path)
@@ -111,14 +112,14 @@ class OdieAnaphoraBuilder(Builder):
                         note_path or doc_id,
                         f"no {doc_id}{KNOWTATOR_SUFFIX} in source knowtator: expected every note's annotations",
                     )
-                document = read_knowtator_file(xml_path, ctx.source("text"))
+                document = read_knowtator_file(xml_path, ctx.source("text"), max_bytes=self.options.max_file_bytes)
                 quarantine(ctx, document.problems)
                 record = knowtator_record(document, xml_path)
                 yield Row(CONFIG, SPLIT, record)
                 yield Row(bigbio.CONFIG, SPLIT, bigbio.kb_document(record))
 
     def agreement(self, ctx: BuildContext, release: ReleaseView) -> AgreementReport | None:
-        return pairwise_agreement(ctx, CONFIG, release)
+        return pairwise_agreement(ctx, CONFIG, release, self.options.max_file_bytes)
 
     def statistics(self, release: ReleaseView) -> list[CardSection]:
         """Savova et al. 2011's corpus characteristics, from the released rows."""

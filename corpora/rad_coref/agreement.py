@@ -16,6 +16,7 @@ from clinical_corpora.builders.contract.release_view import ReleaseView
 from clinical_corpora.builders.sources.annotators import annotator_folders
 from clinical_corpora.builders.sources.brat import ANN_SUFFIX
 from clinical_corpora.core.counts import NO_COUNTS, PRFCounts
+from clinical_corpora.core.file_limits import MAX_FILE_BYTES
 from clinical_corpora.corpora.rad_coref.reports import (
     GOLD_FOLDER,
     AnnotatedMention,
@@ -40,7 +41,9 @@ COLUMNS = [
 ]
 
 
-def release_agreement(annotations: Path, config: str, release: ReleaseView) -> AgreementReport | None:
+def release_agreement(
+    annotations: Path, config: str, release: ReleaseView, max_bytes: int = MAX_FILE_BYTES
+) -> AgreementReport | None:
     """The agreement of the annotators' folders of ``annotations`` on the released (gold) reports of
     ``config``; None when fewer than two annotators are given."""
     folders = annotator_folders(annotations, ANN_SUFFIX, exclude={GOLD_FOLDER})
@@ -50,7 +53,7 @@ def release_agreement(annotations: Path, config: str, release: ReleaseView) -> A
     texts = {report["row_id"]: report["text"] for row in released for report in row["reports"]}
     gold = list_annotation_folder(annotations / GOLD_FOLDER, quiet=True)
     quarantined = set(gold) - {int(row["patient_id"]) for row in released}
-    annotated = {name: read_annotator(folder, texts, quarantined) for name, folder in folders.items()}
+    annotated = {name: read_annotator(folder, texts, quarantined, max_bytes) for name, folder in folders.items()}
     report = annotator_agreement(annotated)
     if quarantined:
         report.sections.append(

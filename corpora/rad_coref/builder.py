@@ -29,6 +29,7 @@ from clinical_corpora.builders.contract.text_units import Sentence, split_senten
 from clinical_corpora.builders.sources.documents import keys_of, locator
 from clinical_corpora.builders.sources.mimic_notes import NoteEvent, iter_noteevents
 from clinical_corpora.core.errors import SourceError
+from clinical_corpora.core.file_limits import MAX_FILE_BYTES
 from clinical_corpora.corpora.rad_coref import bigbio
 from clinical_corpora.corpora.rad_coref.agreement import release_agreement
 from clinical_corpora.corpora.rad_coref.records import (
@@ -79,12 +80,14 @@ class PatientBlock:
     notes: dict[int, NoteEvent]
 
 
-def patient_blocks(gold: dict[int, list[AnnotatedReport]], notes: dict[int, NoteEvent]) -> list[PatientBlock]:
+def patient_blocks(
+    gold: dict[int, list[AnnotatedReport]], notes: dict[int, NoteEvent], max_bytes: int = MAX_FILE_BYTES
+) -> list[PatientBlock]:
     """The gold patients in order, cut into the shortest runs that keep together every patient naming a
     chain id another names (so that each :class:`ChainRegistry` check sees, in the same order, the claims
     one registry over every patient would): usually one patient per block."""
     patients = list(gold.items())
-    named = [chain_ids_named(reports) for _, reports in patients]
+    named = [chain_ids_named(reports, max_bytes) for _, reports in patients]
     last_naming = {chain: index for index, chains in enumerate(named) for chain in chains}
     blocks, start, reach = [], 0, 0
     for index, chains in enumerate(named):
@@ -103,19 +106,20 @@ def build_patient(
     notes: dict[int, NoteEvent],
     noteevents: Path,
     registry: ChainRegistry,
+    max_bytes: int = MAX_FILE_BYTES,
 ) -> Patient:
     """A patient record: reports in CHARTTIME order, mentions in report then offset order, chains. A report
     without its ``.ann`` is a SourceError naming its ``.txt``."""
     for report in reports:
         report.ann  # noqa: B018 - raises naming the .txt of a report without annotations
     checked = sorted(
-        ((checked_note(report, notes, noteevents), report) for report in reports),
+        ((checked_note(report, notes, noteevents, max_bytes), report) for report in reports),
         key=lambda pair: (pair[0].charttime, pair[0].row_id),
     )
     mentions: list[Mention] = []
     chain_members: dict[str, list[str]] = {}
     for index, (note, report) in enumerate(checked):
-        for mention in sorted(read_mentions(report, note.text), key=lambda m: (m.start, m.end, m.line)):
+        for mention in sorted(read_mentions(report, note.text, max_bytes), key=lambda m: (m.start, m.end, m.line)):
             registry.claim(subject_id, report, mention)
             mention_id = f"{note.row_id}-{mention.textbound}"
             mentions.append(
@@ -193,6 +197,7 @@ class RadCorefBuilder(Builder):
     """Patients of the radiology cross-report coreference corpus, and their mention pairs."""
 
     CONFIGS = {CONFIG: Patient, PAIRS_CONFIG: MentionPair, bigbio.CONFIG: bigbio.KbDocument}
+    RECORD_CONFIG = CONFIG
     DOCUMENTS = {"annotations": f"one BRAT file per report, {GOLD_FOLDER}/<SUBJECT_ID>/<ROW_ID>.ann"}
 
     def count(self, ctx: BuildContext) -> int:
@@ -234,7 +239,7 @@ class RadCorefBuilder(Builder):
         gold = list_annotation_folder(ctx.source("annotations") / GOLD_FOLDER)
         wanted = {report.row_id for reports in gold.values() for report in reports}
         notes = {note.row_id: note for note in iter_noteevents(ctx.source(NOTEEVENTS), row_ids=wanted)}
-        return {"blocks": patient_blocks(gold, notes)}
+        return {"blocks": patient_blocks(gold, notes, self.options.max_file_bytes)}
 
     def generate_shard(self, ctx: BuildContext, blocks: Iterable[PatientBlock] = ()) -> Iterator[Row]:
         """Per patient: its record, its mention pairs and its BigBio document; a patient that fails a check
@@ -248,7 +253,9 @@ class RadCorefBuilder(Builder):
                 with ctx.record(f"{folder} [patient {subject_id}]"):
                     if not reports:
                         raise SourceError(folder, "holds no <ROW_ID>.ann: expected the patient's annotated reports")
-                    patient = build_patient(subject_id, reports, block.notes, noteevents, registry)
+                    patient = build_patient(
+                        subject_id, reports, block.notes, noteevents, registry, self.options.max_file_bytes
+                    )
                     rows = [
                         Row(CONFIG, "train", patient),
                         *(Row(PAIRS_CONFIG, "train", pair) for pair in mention_pairs(patient)),
@@ -257,7 +264,7 @@ class RadCorefBuilder(Builder):
                 yield from rows
 
     def agreement(self, ctx: BuildContext, release: ReleaseView) -> AgreementReport | None:
-        return release_agreement(ctx.source("annotations"), CONFIG, release)
+        return release_agreement(ctx.source("annotations"), CONFIG, release, self.options.max_file_bytes)
 
     def statistics(self, release: ReleaseView) -> list[CardSection]:
         return statistics_sections([row for _, row in release.rows(CONFIG)])

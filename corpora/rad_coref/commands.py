@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import sys
 import tempfile
 from collections.abc import Hashable, Sequence
@@ -30,10 +31,12 @@ from clinical_corpora.validation.metrics.coref import (
     METRIC_NAMES,
     Score,
     load_chains_json,
+    repeated_key_mentions,
     score_documents_all,
 )
 
 Documents = dict[str, list[Sequence[Hashable]]]
+logger = logging.getLogger(__name__)
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -102,6 +105,53 @@ def release_chains(path: Path, split: str | None, *, normalise_names: bool = Fal
     return chains
 
 
+def check_mention_ids(key: Documents, response: Documents, path: Path) -> None:
+    """A ClincorpError naming ``path``, the document and a response mention id whose type no key id has (an
+    integer against string ids): ids are compared exactly, so no such mention could ever match."""
+    key_types = {type(mention) for chains in key.values() for chain in chains for mention in chain}
+    for document, chains in response.items():
+        for chain in chains:
+            for mention in chain:
+                if key_types and type(mention) not in key_types:
+                    kinds = " and ".join(sorted(_id_kind(kind) for kind in key_types))
+                    raise ClincorpError(
+                        f"{path} [document {document}]: mention id {mention!r} is {_id_kind(type(mention))}, the "
+                        f"key's ids are {kinds}: ids are compared exactly (1 is not '1'), so it could never match"
+                    )
+
+
+def _id_kind(kind: type) -> str:
+    return {int: "an integer", str: "a string"}.get(kind, kind.__name__)
+
+
+MAX_REPEATS = 10
+"""Repeated response mentions the CoNLL-2012 reference scorer tolerates before it refuses to score."""
+
+
+def check_repeats(key: Documents, response: Documents, path: Path) -> None:
+    """A warning naming each key mention the response holds more than once (in two chains, or twice in one):
+    as the reference scorer, its first chain keeps it and later ones drop it; past :data:`MAX_REPEATS` a
+    ClincorpError, since the reference then refuses to score ("Found too many repeated mentions")."""
+    repeats = [
+        (document, mention)
+        for document, chains in response.items()
+        for mention in repeated_key_mentions(key.get(document, ()), chains)
+    ]
+    for document, mention in repeats[:MAX_REPEATS]:
+        logger.warning(
+            "%s [document %s]: mention %r is in more than one response chain (or twice in one); its first chain "
+            "keeps it, as the CoNLL-2012 reference scorer does",
+            path,
+            document,
+            mention,
+        )
+    if len(repeats) > MAX_REPEATS:
+        raise ClincorpError(
+            f"{path}: {len(repeats)} key mentions are repeated in the response chains (more than {MAX_REPEATS}): the "
+            "CoNLL-2012 reference scorer refuses to score such a response; put each mention in one chain"
+        )
+
+
 def score(
     key: Documents, response: Documents, metrics: list[str], *, dedupe_twinless: bool = False
 ) -> dict[str, Score]:
@@ -121,6 +171,8 @@ def run(args: argparse.Namespace) -> int:
     if key is None:
         key = read_chains(args.key, normalise_names=args.normalise_doc_names)
     response = read_chains(args.response, normalise_names=args.normalise_doc_names)
+    check_mention_ids(key, response, args.response)
+    check_repeats(key, response, args.response)
     scores = score(key, response, args.metrics, dedupe_twinless=args.dedupe_twinless)
     conll = sum(scores[name].f1 for name in CONLL_METRICS) / len(CONLL_METRICS)
     if args.json:

@@ -20,6 +20,7 @@ from clinical_corpora.builders.sources.brat_standoff import parse_brat
 from clinical_corpora.builders.sources.discovery import Document
 from clinical_corpora.builders.sources.mimic_notes import NoteEvent
 from clinical_corpora.core.errors import SourceError, excerpt
+from clinical_corpora.core.file_limits import MAX_FILE_BYTES, read_bounded
 from clinical_corpora.corpora.rad_coref.records import MENTION_TYPES, MentionType
 
 GOLD_FOLDER = "gold"
@@ -77,9 +78,10 @@ def list_annotation_folder(folder: Path, *, quiet: bool = False) -> dict[int, li
     return dict(sorted(patients.items()))
 
 
-def read_mentions(report: AnnotatedReport, text: str) -> list[AnnotatedMention]:
-    """The Finding/Device mentions of an ``.ann`` file, each with its chain id, checked against ``text``."""
-    content = read_utf8(report.ann)
+def read_mentions(report: AnnotatedReport, text: str, max_bytes: int = MAX_FILE_BYTES) -> list[AnnotatedMention]:
+    """The Finding/Device mentions of an ``.ann`` file, each with its chain id, checked against ``text``; a file
+    over ``max_bytes`` is a SourceError naming it."""
+    content = read_utf8(report.ann, max_bytes)
     document = parse_brat(content, text, report.ann)
     line_of = {line.partition("\t")[0]: number for number, line in enumerate(content.split("\n"), start=1)}
     chains: dict[str, str] = {}
@@ -154,19 +156,22 @@ class ChainRegistry:
             )
 
 
-def chain_ids_named(reports: Iterable[AnnotatedReport]) -> set[str]:
+def chain_ids_named(reports: Iterable[AnnotatedReport], max_bytes: int = MAX_FILE_BYTES) -> set[str]:
     """Every ``chain=<id>`` written in the reports' ``.ann`` files: a superset of the chain ids building
-    the patient can claim (no file is checked here; an unreadable one names none)."""
+    the patient can claim (no file is checked here; an unreadable one, or one over ``max_bytes``, names none:
+    building the patient names it)."""
     named: set[str] = set()
     for report in reports:
         path = report.document.get(ANN_SUFFIX)
         if path is not None:
-            with contextlib.suppress(OSError):
-                named.update(_CHAIN_NOTE.findall(path.read_bytes().decode("utf-8", errors="replace")))
+            with contextlib.suppress(SourceError):
+                named.update(_CHAIN_NOTE.findall(read_bounded(path, max_bytes).decode("utf-8", errors="replace")))
     return named
 
 
-def checked_note(report: AnnotatedReport, notes: dict[int, NoteEvent], noteevents: Path) -> NoteEvent:
+def checked_note(
+    report: AnnotatedReport, notes: dict[int, NoteEvent], noteevents: Path, max_bytes: int = MAX_FILE_BYTES
+) -> NoteEvent:
     """The NOTEEVENTS row of an annotated report, checked to be this patient's radiology report."""
     note = notes.get(report.row_id)
     if note is None:
@@ -193,7 +198,7 @@ def checked_note(report: AnnotatedReport, notes: dict[int, NoteEvent], noteevent
         )
     text_file = report.text
     if text_file is not None:
-        stored = read_utf8(text_file)
+        stored = read_utf8(text_file, max_bytes)
         if stored != note.text:
             at = next(
                 (i for i, (a, b) in enumerate(zip(stored, note.text, strict=False)) if a != b),
@@ -208,7 +213,7 @@ def checked_note(report: AnnotatedReport, notes: dict[int, NoteEvent], noteevent
 
 
 def read_annotator(
-    folder: Path, texts: dict[int, str], left_out: Collection[int] = ()
+    folder: Path, texts: dict[int, str], left_out: Collection[int] = (), max_bytes: int = MAX_FILE_BYTES
 ) -> dict[str, dict[int, list[AnnotatedMention]]]:
     """patient id → ROW_ID → mentions of one annotator, checked against the released report texts; the
     patients ``left_out`` (their gold quarantined) are not read."""
@@ -224,7 +229,7 @@ def read_annotator(
                     f"ROW_ID {report.row_id} is not a released (gold) report; "
                     "agreement is measured on the gold reports only",
                 )
-            mentions = read_mentions(report, texts[report.row_id])
+            mentions = read_mentions(report, texts[report.row_id], max_bytes)
             for mention in mentions:
                 registry.claim(subject_id, report, mention)
             patients.setdefault(str(subject_id), {})[report.row_id] = mentions

@@ -60,6 +60,7 @@ SCHEME = ShacScheme(get_args(EventType), SUBTYPES_BY_ARGUMENT)
 
 class SdohBuilder(Builder):
     CONFIGS = {CONFIG: SdohNote, bigbio.CONFIG: bigbio.KbDocument}
+    RECORD_CONFIG = CONFIG
     DOCUMENTS = {"shac": "BRAT pairs {train,dev,test}/{mimic,uw}/<doc>.txt and <doc>.ann"}
 
     def __init__(self, options: BuilderOptions | None = None) -> None:
@@ -91,7 +92,9 @@ class SdohBuilder(Builder):
         return documents
 
     def read_documents(self, ctx: BuildContext, locators: Collection[str]) -> Iterator[tuple[str, str]]:
-        return read_document_files("shac", brat_documents(ctx.source("shac"), quiet=True), locators)
+        return read_document_files(
+            "shac", brat_documents(ctx.source("shac"), quiet=True), locators, self.options.max_file_bytes
+        )
 
     def shards(self, ctx: BuildContext) -> dict[str, list[Document]]:
         return {"documents": self._documents(ctx)}
@@ -110,7 +113,9 @@ class SdohBuilder(Builder):
             ann_path = document.paths.get(ANN_SUFFIX) or str(root / f"{document.id}{ANN_SUFFIX}")
             with ctx.record(ann_path):
                 split_and_source(document.id, ann_path)  # the layout is checked before the note is read
-                text, doc = read_brat_document(document, text_without_ann=True, on_broken=quarantine)
+                text, doc = read_brat_document(
+                    document, text_without_ann=True, on_broken=quarantine, max_bytes=self.options.max_file_bytes
+                )
                 has_ann_file = ANN_SUFFIX in document.paths
                 note = note_from_brat(document.id, text, doc, ann_path, on_broken=quarantine, has_ann_file=has_ann_file)
                 yield Row(CONFIG, note.split, note)

@@ -95,6 +95,7 @@ class SnomedElBuilder(Builder):
         "concept_stats": ConceptStats,
         bigbio.CONFIG: bigbio.KbDocument,
     }
+    RECORD_CONFIG = "snomed_el"
     OPTIONS = SnomedElOptions
     options: SnomedElOptions
     DOCUMENTS: ClassVar[dict[str, str]] = {

@@ -53,6 +53,7 @@ def read_spans(path: Path) -> dict[str, list[tuple[int, int, str, int]]]:
 
 class TinyBuilder(Builder):
     CONFIGS = {"notes": Note}
+    RECORD_CONFIG = "notes"
 
     def shards(self, ctx: BuildContext) -> dict[str, list[LineChunk]]:
         """One shard per note line (a real corpus would cut larger chunks)."""

@@ -203,6 +203,21 @@ def _response_chains(
     return chains, repeats, twinless_repeats
 
 
+def repeated_key_mentions(key: Chains, response: Chains) -> list[Mention]:
+    """The key mentions the response holds more than once, one entry per repeat, in chain order: what the
+    reference scorer reports as "Repeated mention in the response" (and :func:`align` drops)."""
+    key_mentions = {mention for chain in key for mention in chain}
+    seen: set[Mention] = set()
+    repeats = []
+    for chain in response:
+        for mention in chain:
+            if mention in seen:
+                repeats.append(mention)
+            elif mention in key_mentions:
+                seen.add(mention)
+    return repeats
+
+
 def _distinct_links(chains: list[list[Mention]]) -> tuple[int, int]:
     """Distinct mention pairs within chains and across chains, as the reference's BLANC
     enumerates them (a mention in two chains pairs with itself across them)."""
