@@ -140,7 +140,7 @@ def test_edited_inputs(forged: Path) -> None:
     ("version", "sample", "problem"),
     [
         ("1.0.1+sample", True, "manifest.json version is '1.0.1+sample'; a sample release of the installed tiny is "),
-        ("1.0.0", False, "manifest.json version is '1.0.0', the release folder is '1.0.0+sample'"),
+        ("1.0.0", False, "manifest.json sample is False, but its inputs include samples"),
     ],
 )
 def test_edited_version(forged: Path, version: str, sample: bool, problem: str) -> None:

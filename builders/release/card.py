@@ -15,6 +15,7 @@ from huggingface_hub import DatasetCardData
 
 from clinical_corpora.builders.contract.base import CardSection, Table, option_text
 from clinical_corpora.builders.contract.release_view import ReleaseView
+from clinical_corpora.builders.release.hub_metadata import hub_metadata
 from clinical_corpora.core.manifest import CorpusManifest
 from clinical_corpora.schemas.features import LABEL_NAME_SUFFIX
 from clinical_corpora.validation.gates import GateResult, violation_text
@@ -94,14 +95,18 @@ def _front_matter(
     data = DatasetCardData(
         pretty_name=manifest.pretty_name,
         license=manifest.license,
-        task_categories=manifest.task_categories or None,
+        **hub_metadata(manifest, row_counts),
         tags=manifest.tags or None,
         **extra,
     )
     MetadataConfigs(
         {
             config: {
-                "data_files": [{"split": split, "path": f"data/{config}/{split}-*.parquet"} for split in spec.splits],
+                "data_files": [
+                    {"split": split, "path": f"data/{config}/{split}-*.parquet"}
+                    for split in spec.splits
+                    if row_counts[config].get(split)  # an empty split is not declared: datasets refuses to load it
+                ],
                 **({"default": True} if config == manifest.default_config else {}),
             }
             for config, spec in manifest.configs.items()
@@ -112,6 +117,8 @@ def _front_matter(
         splits = SplitDict()
         config_sizes = sizes.get(config, {})
         for split, rows in row_counts[config].items():
+            if not rows:
+                continue
             size = config_sizes.get(split)
             splits.add(SplitInfo(name=split, num_examples=rows, num_bytes=size.num_bytes if size else 0))
         infos[config] = DatasetInfo(

@@ -11,6 +11,7 @@ from datasets.utils.metadata import MetadataConfigs
 from huggingface_hub import DatasetCardData
 
 from clinical_corpora.builders.contract.base import Table
+from clinical_corpora.builders.release.hub_metadata import hub_metadata
 from clinical_corpora.core.manifest import CorpusManifest
 from clinical_corpora.schemas.licensed import SOURCE_DOCUMENTS
 from clinical_corpora.validation.gates import GateResult
@@ -108,13 +109,17 @@ def _front_matter(manifest: CorpusManifest, features: dict[str, Features], rows:
     data = DatasetCardData(
         pretty_name=f"{manifest.pretty_name} (text-free)",
         license=manifest.license,
-        task_categories=manifest.task_categories or None,
+        **hub_metadata(manifest, rows),
         tags=[*(manifest.tags or []), "text-free"],
     )
     MetadataConfigs(
         {
             config: {
-                "data_files": [{"split": split, "path": f"data/{config}/{split}-*.parquet"} for split in splits],
+                "data_files": [
+                    {"split": split, "path": f"data/{config}/{split}-*.parquet"}
+                    for split, count in splits.items()
+                    if count  # an empty split is not declared: datasets refuses to load it
+                ],
                 **({"default": True} if config == next(iter(rows)) else {}),
             }
             for config, splits in rows.items()
@@ -124,7 +129,8 @@ def _front_matter(manifest: CorpusManifest, features: dict[str, Features], rows:
     for config, config_features in features.items():
         split_dict = SplitDict()
         for split, count in rows[config].items():
-            split_dict.add(SplitInfo(name=split, num_examples=count))
+            if count:
+                split_dict.add(SplitInfo(name=split, num_examples=count))
         infos[config] = DatasetInfo(features=config_features, splits=split_dict)
     infos.to_dataset_card_data(data)
     return data.to_yaml()

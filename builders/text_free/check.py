@@ -15,7 +15,7 @@ from clinical_corpora.builders.contract.base import make_builder
 from clinical_corpora.builders.contract.release_view import ReleaseView
 from clinical_corpora.builders.plugins import find_corpus, installed_corpus
 from clinical_corpora.builders.release.folder import read_json
-from clinical_corpora.builders.text_free.layout import FULL_FOLDER, TEXT_FREE_SUFFIX
+from clinical_corpora.builders.text_free.layout import FULL_FOLDER
 from clinical_corpora.core.errors import ClincorpError
 from clinical_corpora.schemas.features import features_for, schema_fingerprint
 from clinical_corpora.schemas.licensed import licensed_tree, text_free_features
@@ -66,10 +66,6 @@ def _schema_problems(folder: Path, manifest: dict[str, Any], corpus: str | Path 
     )
     if (full.get("corpus"), full.get("version")) != (manifest.get("corpus"), manifest.get("version")):
         problems.append(f"{FULL_FOLDER}/manifest.json does not describe the full release of this corpus and version")
-    if folder.name != f"{manifest.get('version')}{TEXT_FREE_SUFFIX}":
-        problems.append(
-            f"the folder is {folder.name}, manifest.json's version {manifest.get('version')}{TEXT_FREE_SUFFIX}"
-        )
     return problems
 
 
