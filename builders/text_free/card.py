@@ -12,6 +12,7 @@ from huggingface_hub import DatasetCardData
 
 from clinical_corpora.builders.contract.base import Table
 from clinical_corpora.builders.release.hub_metadata import hub_metadata
+from clinical_corpora.builders.release.markdown import plain
 from clinical_corpora.core.manifest import CorpusManifest
 from clinical_corpora.schemas.licensed import SOURCE_DOCUMENTS
 from clinical_corpora.validation.gates import GateResult
@@ -48,12 +49,12 @@ def render_text_free_card(release: TextFreeRelease) -> str:
         "copy of the sources: a list of segments, each a slice (`document`, `start`, `end`) of one of the "
         f"row's `{SOURCE_DOCUMENTS}` (its locator `<source>:<key>` and the sha256 of its text) or a short "
         "`literal` (`document` -1) no source document holds.\n",
-        f"{manifest.description.strip()}\n",
-        f"Access to the sources: {manifest.access.how.strip()}\n",
+        f"{plain(manifest.description.strip())}\n",
+        f"Access to the sources: {plain(manifest.access.how.strip())}\n",
         *(
             [
                 "Terms of the full data (the annotations in this release may carry their own; share it only as "
-                f"they allow): {' '.join(manifest.sharing.terms.split())}\n"
+                f"they allow): {plain(' '.join(manifest.sharing.terms.split()))}\n"
             ]
             if manifest.sharing is not None
             else []
@@ -94,7 +95,7 @@ def _tables(release: TextFreeRelease) -> tuple[Table, Table, Table]:
     inputs = Table(
         ["source", "documents", "what it is and where to get it"],
         [
-            [name, count, " ".join(release.manifest.sources[name].description.split())]
+            [name, count, plain(" ".join(release.manifest.sources[name].description.split()))]
             for name, count in release.documents.items()
         ],
     )
