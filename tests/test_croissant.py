@@ -4,6 +4,7 @@ Features at every depth, and which lists the parquet files and the licensed sour
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 from pathlib import Path
@@ -81,7 +82,7 @@ def test_a_sample_release_says_it_is_synthetic_and_a_real_one_does_not(releases:
     )
     sample = croissant_document(full, release)
     real_inputs = {name: {**entry, "sample": False} for name, entry in manifest["inputs"].items()}
-    real = croissant_document(full, CroissantRelease(**{**release.__dict__, "inputs": real_inputs}))
+    real = croissant_document(full, dataclasses.replace(release, inputs=real_inputs))
     assert sample["rai:dataCollectionType"] == "Synthetic data"
     assert sample["rai:dataCollection"].startswith("Synthetic data") and "synthetic" in sample["keywords"]
     assert real["rai:dataCollectionType"] == "Secondary data analysis"

@@ -104,6 +104,7 @@ def write_croissant(folder: Path, release: CroissantRelease) -> None:
 
 
 def croissant_document(folder: Path, release: CroissantRelease) -> dict[str, Any]:
+    """The JSON-LD of the release in ``folder``."""
     manifest = release.manifest
     sample = any(entry.get("sample") for entry in release.inputs.values())
     variant = " (text-free)" if release.text_free else ""
