@@ -233,8 +233,8 @@ def test_a_replaced_expectation(forged: Path) -> None:
     ("edit", "problem"),
     [
         (lambda m: m.update(outputs="data"), "manifest.json outputs entry 1: expected an object with file and sha256"),
-        (lambda m: m["outputs"].append({"file": 3}), "manifest.json outputs entry 6: expected an object with file and"),
-        (lambda m: m["outputs"].append("README.md"), "manifest.json outputs entry 6: expected an object with file and"),
+        (lambda m: m["outputs"].append({"file": 3}), "manifest.json outputs entry 7: expected an object with file and"),
+        (lambda m: m["outputs"].append("README.md"), "manifest.json outputs entry 7: expected an object with file and"),
     ],
 )
 def test_malformed_outputs_are_a_failed_check(forged: Path, edit: Callable[[Any], None], problem: str) -> None:
