@@ -329,10 +329,6 @@ def _identity_problems(folder: Path, manifest: dict[str, Any], corpus: CorpusMan
     version, sample = manifest.get("version"), manifest.get("sample")
     if manifest.get("corpus") != corpus.name:
         problems.append(f"manifest.json corpus is {manifest.get('corpus')!r}, the installed corpus is {corpus.name!r}")
-    if folder.resolve().parent.name != corpus.name:
-        problems.append(f"the release folder's parent is {folder.resolve().parent.name!r}, not {corpus.name!r}")
-    if version != folder.resolve().name:
-        problems.append(f"manifest.json version is {version!r}, the release folder is {folder.resolve().name!r}")
     expected = corpus.sample_version if sample else corpus.version
     if not isinstance(sample, bool):
         problems.append(f"manifest.json sample is {sample!r}, expected true or false")

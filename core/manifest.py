@@ -181,6 +181,17 @@ class PublishedNumber(Strict):
     )
 
 
+class ResponsibleAI(Strict):
+    """What croissant.json says in the Croissant Responsible AI vocabulary (``rai:``), besides what the rest of
+    corpus.yaml says (sharing.personal_information, access)."""
+
+    data_collection: str = Field(description="how the texts were collected (rai:dataCollection)")
+    annotation_protocol: str = Field(description="who annotated what, and how (rai:dataAnnotationProtocol)")
+    biases: str = Field(description="known biases of the texts and annotations (rai:dataBiases)")
+    limitations: str = Field(description="what the data does not support (rai:dataLimitations)")
+    use_cases: str = Field(description="what the data is meant for, and not (rai:dataUseCases)")
+
+
 class CorpusManifest(Strict):
     """The contents of a corpus.yaml."""
 
@@ -203,7 +214,17 @@ class CorpusManifest(Strict):
     sources: dict[str, SourceSpec]
     configs: dict[str, ConfigSpec] = Field(min_length=1)
     task_categories: list[str] = Field(default_factory=list)
+    task_ids: list[str] = Field(default_factory=list, description="the Hub's task ids (within task_categories)")
+    annotations_creators: list[str] = Field(
+        default_factory=list, description="the Hub's values: expert-generated, machine-generated, found..."
+    )
+    source_datasets: list[str] = Field(default_factory=lambda: ["original"])
+    language: list[str] = Field(default_factory=lambda: ["en"], description="ISO 639 codes of the texts")
+    date_published: str | None = Field(
+        default=None, pattern=r"^\d{4}(-\d{2}(-\d{2})?)?$", description="when the corpus was first published"
+    )
     tags: list[str] = Field(default_factory=list)
+    responsible_ai: ResponsibleAI | None = Field(default=None, description="croissant.json's rai: fields")
     gates: Gates = Field(default_factory=Gates)
     published: list[PublishedNumber] = Field(
         default_factory=list, description="the papers' own numbers about the data, compared in every real release"

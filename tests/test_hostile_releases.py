@@ -131,6 +131,7 @@ def test_a_symlink_or_unlisted_file_in_full_is_not_copied(
     restored = out / CORPUS / text_free.name.removesuffix(".text-free")
     assert sorted(p.name for p in restored.iterdir()) == [
         "README.md",
+        "croissant.json",
         "data",
         "inputs.jsonl",
         "manifest.json",

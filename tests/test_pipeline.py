@@ -37,6 +37,7 @@ def test_release_layout_and_typed_loading(tiny_corpus: Path, tmp_path: Path) -> 
     assert outcome.status == "released" and outcome.folder == release
     assert sorted(tree(release)) == [
         "README.md",
+        "croissant.json",
         "data/notes/test-00000-of-00001.parquet",
         "data/notes/train-00000-of-00001.parquet",
         "inputs.jsonl",

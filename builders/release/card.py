@@ -15,6 +15,8 @@ from huggingface_hub import DatasetCardData
 
 from clinical_corpora.builders.contract.base import CardSection, Table, option_text
 from clinical_corpora.builders.contract.release_view import ReleaseView
+from clinical_corpora.builders.release.hub_metadata import hub_metadata
+from clinical_corpora.builders.release.markdown import plain
 from clinical_corpora.core.manifest import CorpusManifest
 from clinical_corpora.schemas.features import LABEL_NAME_SUFFIX
 from clinical_corpora.validation.gates import GateResult, violation_text
@@ -94,14 +96,18 @@ def _front_matter(
     data = DatasetCardData(
         pretty_name=manifest.pretty_name,
         license=manifest.license,
-        task_categories=manifest.task_categories or None,
+        **hub_metadata(manifest, row_counts),
         tags=manifest.tags or None,
         **extra,
     )
     MetadataConfigs(
         {
             config: {
-                "data_files": [{"split": split, "path": f"data/{config}/{split}-*.parquet"} for split in spec.splits],
+                "data_files": [
+                    {"split": split, "path": f"data/{config}/{split}-*.parquet"}
+                    for split in spec.splits
+                    if row_counts[config].get(split)  # an empty split is not declared: datasets refuses to load it
+                ],
                 **({"default": True} if config == manifest.default_config else {}),
             }
             for config, spec in manifest.configs.items()
@@ -112,6 +118,8 @@ def _front_matter(
         splits = SplitDict()
         config_sizes = sizes.get(config, {})
         for split, rows in row_counts[config].items():
+            if not rows:
+                continue
             size = config_sizes.get(split)
             splits.add(SplitInfo(name=split, num_examples=rows, num_bytes=size.num_bytes if size else 0))
         infos[config] = DatasetInfo(
@@ -163,9 +171,11 @@ def _intro(manifest: CorpusManifest, row_counts: dict[str, dict[str, int]], vers
     return [
         CardSection(
             f"{manifest.pretty_name} ({manifest.name} {version})",
-            f"{manifest.description.strip()}\n\n{access}\n\nHomepage: {manifest.homepage}",
+            f"{plain(manifest.description.strip())}\n\n{plain(access)}\n\nHomepage: {manifest.homepage}",
         ),
-        CardSection("Configs", "\n".join(f"- `{name}`: {spec.description}" for name, spec in manifest.configs.items())),
+        CardSection(
+            "Configs", "\n".join(f"- `{name}`: {plain(spec.description)}" for name, spec in manifest.configs.items())
+        ),
         CardSection("How to load", loading),
         CardSection("Rows per split", table=Table(["config", "split", "rows"], rows)),
     ]
@@ -218,7 +228,7 @@ def _licence_sections(manifest: CorpusManifest) -> list[CardSection]:
             "labels, no licensed text), from which each holder of the inputs restores the full release."
         )
     if manifest.sharing is not None:
-        sharing += f"\n\n{manifest.sharing.terms.strip()}"
+        sharing += f"\n\n{plain(manifest.sharing.terms.strip())}"
     if manifest.gating is not None:
         sharing += (
             "\n\nOn the Hugging Face Hub, keep the repository private or gated with manual approval: the "
@@ -230,7 +240,7 @@ def _licence_sections(manifest: CorpusManifest) -> list[CardSection]:
         sections.append(
             CardSection(
                 "Personal and sensitive information — do not redistribute",
-                f"{manifest.sharing.personal_information.strip()}\n\n"
+                f"{plain(manifest.sharing.personal_information.strip())}\n\n"
                 "Whoever holds this release is bound by the agreements above: do not try to identify any "
                 "person or institution in it, do not pass it on (share the text-free variant instead), keep it "
                 "on storage only you and others bound by the same agreements can read, and report anything that "

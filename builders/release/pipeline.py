@@ -27,6 +27,7 @@ from clinical_corpora.builders.contract.base import (
 from clinical_corpora.builders.contract.release_view import ReleaseView
 from clinical_corpora.builders.release.card import CardFacts, SplitSize, render_card, split_sizes
 from clinical_corpora.builders.release.checks import check_suite
+from clinical_corpora.builders.release.croissant import CROISSANT_FILE, CroissantRelease, write_croissant
 from clinical_corpora.builders.release.folder import (
     BUILD_FLAG,
     check_build_target,
@@ -435,6 +436,8 @@ def _write_release_files(
     )
     card = CardFacts(manifest, release.version, features, row_counts, sections, gates, provenance, measured.sizes)
     (staging / "README.md").write_text(render_card(card), encoding="utf-8")
+    splits = {config: [split for split, rows in counts.items() if rows] for config, counts in row_counts.items()}
+    write_croissant(staging, CroissantRelease(manifest, release.version, features, splits, release.inputs))
     _stage(manifest, "hashing the release files")
     write_json(
         staging / "manifest.json",
@@ -466,7 +469,7 @@ def _file_outputs(staging: Path) -> list[dict[str, Any]]:
     """The manifest's entry of each other file of the release, written last."""
     return [
         {"file": name, "sha256": sha256_file(staging / name)}
-        for name in ("README.md", "validation.json", "rejects.jsonl", INPUTS_FILE)
+        for name in ("README.md", CROISSANT_FILE, "validation.json", "rejects.jsonl", INPUTS_FILE)
         if (staging / name).exists()
     ]
 

@@ -11,6 +11,8 @@ from datasets.utils.metadata import MetadataConfigs
 from huggingface_hub import DatasetCardData
 
 from clinical_corpora.builders.contract.base import Table
+from clinical_corpora.builders.release.hub_metadata import hub_metadata
+from clinical_corpora.builders.release.markdown import plain
 from clinical_corpora.core.manifest import CorpusManifest
 from clinical_corpora.schemas.licensed import SOURCE_DOCUMENTS
 from clinical_corpora.validation.gates import GateResult
@@ -47,12 +49,12 @@ def render_text_free_card(release: TextFreeRelease) -> str:
         "copy of the sources: a list of segments, each a slice (`document`, `start`, `end`) of one of the "
         f"row's `{SOURCE_DOCUMENTS}` (its locator `<source>:<key>` and the sha256 of its text) or a short "
         "`literal` (`document` -1) no source document holds.\n",
-        f"{manifest.description.strip()}\n",
-        f"Access to the sources: {manifest.access.how.strip()}\n",
+        f"{plain(manifest.description.strip())}\n",
+        f"Access to the sources: {plain(manifest.access.how.strip())}\n",
         *(
             [
                 "Terms of the full data (the annotations in this release may carry their own; share it only as "
-                f"they allow): {' '.join(manifest.sharing.terms.split())}\n"
+                f"they allow): {plain(' '.join(manifest.sharing.terms.split()))}\n"
             ]
             if manifest.sharing is not None
             else []
@@ -93,7 +95,7 @@ def _tables(release: TextFreeRelease) -> tuple[Table, Table, Table]:
     inputs = Table(
         ["source", "documents", "what it is and where to get it"],
         [
-            [name, count, " ".join(release.manifest.sources[name].description.split())]
+            [name, count, plain(" ".join(release.manifest.sources[name].description.split()))]
             for name, count in release.documents.items()
         ],
     )
@@ -108,13 +110,17 @@ def _front_matter(manifest: CorpusManifest, features: dict[str, Features], rows:
     data = DatasetCardData(
         pretty_name=f"{manifest.pretty_name} (text-free)",
         license=manifest.license,
-        task_categories=manifest.task_categories or None,
+        **hub_metadata(manifest, rows),
         tags=[*(manifest.tags or []), "text-free"],
     )
     MetadataConfigs(
         {
             config: {
-                "data_files": [{"split": split, "path": f"data/{config}/{split}-*.parquet"} for split in splits],
+                "data_files": [
+                    {"split": split, "path": f"data/{config}/{split}-*.parquet"}
+                    for split, count in splits.items()
+                    if count  # an empty split is not declared: datasets refuses to load it
+                ],
                 **({"default": True} if config == next(iter(rows)) else {}),
             }
             for config, splits in rows.items()
@@ -124,7 +130,8 @@ def _front_matter(manifest: CorpusManifest, features: dict[str, Features], rows:
     for config, config_features in features.items():
         split_dict = SplitDict()
         for split, count in rows[config].items():
-            split_dict.add(SplitInfo(name=split, num_examples=count))
+            if count:
+                split_dict.add(SplitInfo(name=split, num_examples=count))
         infos[config] = DatasetInfo(features=config_features, splits=split_dict)
     infos.to_dataset_card_data(data)
     return data.to_yaml()

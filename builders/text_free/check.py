@@ -16,7 +16,7 @@ from clinical_corpora.builders.contract.base import Builder, make_builder
 from clinical_corpora.builders.contract.release_view import ReleaseView
 from clinical_corpora.builders.plugins import find_corpus, installed_corpus
 from clinical_corpora.builders.release.folder import read_json
-from clinical_corpora.builders.text_free.layout import FULL_FOLDER, TEXT_FREE_SUFFIX
+from clinical_corpora.builders.text_free.layout import FULL_FOLDER
 from clinical_corpora.builders.text_free.leak_gate import LEAK_LIMIT
 from clinical_corpora.builders.text_free.tamper import tamper_problems
 from clinical_corpora.core.errors import ClincorpError
@@ -77,10 +77,6 @@ def _schema_problems(folder: Path, manifest: dict[str, Any], builder: Builder) -
     )
     if (full.get("corpus"), full.get("version")) != (manifest.get("corpus"), manifest.get("version")):
         problems.append(f"{FULL_FOLDER}/manifest.json does not describe the full release of this corpus and version")
-    if folder.name != f"{manifest.get('version')}{TEXT_FREE_SUFFIX}":
-        problems.append(
-            f"the folder is {folder.name}, manifest.json's version {manifest.get('version')}{TEXT_FREE_SUFFIX}"
-        )
     return problems
 
 

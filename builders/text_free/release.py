@@ -35,6 +35,7 @@ from pydantic import BaseModel
 
 from clinical_corpora.builders.contract.base import BuildContext, Builder, make_builder
 from clinical_corpora.builders.contract.release_view import ReleaseView
+from clinical_corpora.builders.release.croissant import CroissantRelease, write_croissant
 from clinical_corpora.builders.release.folder import (
     checked_version,
     make_staging,
@@ -137,6 +138,11 @@ def _write_release_files(staging: Path, release: TextFreeRelease, full_manifest:
     identity = {"corpus": manifest.name, "version": release.version, "variant": VARIANT}
     write_json(staging / "validation.json", {**identity, "gates": [gate.as_dict()]})
     (staging / "README.md").write_text(render_text_free_card(release), encoding="utf-8")
+    splits = {config: [split for split, rows in counts.items() if rows] for config, counts in release.rows.items()}
+    croissant = CroissantRelease(
+        manifest, release.version, release.features, splits, full_manifest.get("inputs", {}), text_free=True
+    )
+    write_croissant(staging, croissant)
     write_json(
         staging / "manifest.json",
         {
