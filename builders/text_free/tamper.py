@@ -42,6 +42,8 @@ WORD = re.compile(r"[^\W\d_]+")
 PROSE = re.compile(r"[^\W\d_]+(?:[ ,.;:'’()\-]+[^\W\d_]+)*")
 """A run of prose: words joined by spaces and sentence punctuation (digits, line ends, ``|``, ``/``, ``_``
 and quotes end it, so ids, paths, numbers and table cells are runs of their own)."""
+TOKEN = re.compile(r"[^\W\d_]+[:.\-][^\W\d_]+")
+"""Two words written as one token (a prefixed key, a dotted name)."""
 TEMPLATE_SUFFIXES = (".py", ".yaml", ".md")
 PACKAGE_FOLDERS = ("core", "schemas", "validation", "builders", "corpora")
 QUOTED = 3
@@ -52,7 +54,7 @@ QUOTED = 3
 class PackageWords:
     """What the package writes: word trigrams of its templates and the installed corpus's names."""
 
-    trigrams: frozenset[tuple[str, str, str]]
+    phrases: frozenset[tuple[str, ...]]
     names: frozenset[str]
 
 
@@ -61,22 +63,29 @@ def package_words(corpus: CorpusManifest, builder: Builder) -> PackageWords:
     names = {corpus.name, *corpus.sources, *corpus.configs, "train", "dev", "validation", "test"}
     for model in builder.CONFIGS.values():
         names |= _feature_names(features_for(model))
-    return PackageWords(_template_trigrams(), frozenset(word.lower() for name in names for word in WORD.findall(name)))
+    return PackageWords(_template_phrases(), frozenset(word.lower() for name in names for word in WORD.findall(name)))
 
 
 @cache
-def _template_trigrams() -> frozenset[tuple[str, str, str]]:
-    """Word trigrams of the installed package's modules, corpus.yaml files and READMEs (samples aside)."""
-    trigrams: set[tuple[str, str, str]] = set()
+def _template_phrases() -> frozenset[tuple[str, ...]]:
+    """Word trigrams of the installed package's modules, corpus.yaml files and READMEs (samples aside), and
+    the pairs of words written as one token (``rai:personalSensitiveInformation``), which make runs of two
+    words."""
+    phrases: set[tuple[str, ...]] = set()
     for package in PACKAGE_FOLDERS:
         root = Path(importlib.import_module(f"clinical_corpora.{package}").__file__ or "").parent
         for folder, subfolders, files in os.walk(root.resolve(), followlinks=True):
             subfolders[:] = [name for name in subfolders if name not in ("sample", "__pycache__")]
             for name in files:
                 if name.endswith(TEMPLATE_SUFFIXES):
-                    words = [word.lower() for word in WORD.findall(Path(folder, name).read_text(encoding="utf-8"))]
-                    trigrams.update(zip(words, words[1:], words[2:], strict=False))
-    return frozenset(trigrams)
+                    text = Path(folder, name).read_text(encoding="utf-8")
+                    words = [word.lower() for word in WORD.findall(text)]
+                    phrases.update(zip(words, words[1:], words[2:], strict=False))
+                    for token in TOKEN.findall(text):
+                        pair = tuple(word.lower() for word in WORD.findall(token))
+                        if len(pair) == 2:
+                            phrases.add(pair)
+    return frozenset(phrases)
 
 
 def _feature_names(features: Features | dict[str, Any]) -> set[str]:
@@ -101,9 +110,9 @@ def foreign_runs(text: str, words: PackageWords) -> Iterator[str]:
 def _uncovered(run: str, words: PackageWords) -> Iterator[str]:
     found = list(WORD.finditer(run))
     lowered = [match.group().lower() for match in found]
-    covered = [word in words.names for word in lowered]
+    covered = [word in words.names or tuple(lowered) in words.phrases for word in lowered]
     for index in range(len(lowered) - 2):
-        if (lowered[index], lowered[index + 1], lowered[index + 2]) in words.trigrams:
+        if (lowered[index], lowered[index + 1], lowered[index + 2]) in words.phrases:
             covered[index] = covered[index + 1] = covered[index + 2] = True
     start: int | None = None
     for index, match in enumerate([*found, None]):
