@@ -15,6 +15,7 @@ from huggingface_hub import DatasetCardData
 
 from clinical_corpora.builders.contract.base import CardSection, Table, option_text
 from clinical_corpora.builders.contract.release_view import ReleaseView
+from clinical_corpora.builders.release.figures import figure_markdown
 from clinical_corpora.core.manifest import CorpusManifest
 from clinical_corpora.schemas.features import LABEL_NAME_SUFFIX
 from clinical_corpora.validation.gates import GateResult, violation_text
@@ -354,6 +355,7 @@ def _section_markdown(section: CardSection) -> str:
     parts = [f"## {section.title}\n"]
     if section.text:
         parts.append(section.text.strip() + "\n")
+    parts += [figure_markdown(chart) for chart in section.figures]
     if section.table is not None:
         parts.append(section.table.markdown())
     return "\n".join(parts)

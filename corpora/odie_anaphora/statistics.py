@@ -7,9 +7,11 @@ from collections.abc import Iterable
 from typing import Any
 
 from clinical_corpora.builders.contract.base import CardSection, Table
+from clinical_corpora.builders.contract.figures import BarChart, Series
 from clinical_corpora.corpora.odie_anaphora.records import RELATION_TYPES
 
 NOT_ANNOTATED = "(not annotated)"
+INSTITUTION_NAMES = {"mayo": "Mayo Clinic", "upmc": "UPMC"}
 
 
 def statistics_sections(rows: list[dict[str, Any]]) -> list[CardSection]:
@@ -43,7 +45,7 @@ def statistics_sections(rows: list[dict[str, Any]]) -> list[CardSection]:
         for relation in RELATION_TYPES
     ]
     return [
-        CardSection("Corpus statistics", chain_text, overview),
+        CardSection("Corpus statistics", chain_text, overview, [institution_chart(rows)]),
         _distribution("Semantic classes of markables", (m["semantic_class"] for m in markables)),
         _distribution("Grammatical categories of markables", (m["grammatical_category"] for m in markables)),
         CardSection(
@@ -51,6 +53,25 @@ def statistics_sections(rows: list[dict[str, Any]]) -> list[CardSection]:
         ),
         _distribution("Bagga classes of pairs", (p["bagga_class"] for _, p in pairs)),
     ]
+
+
+def institution_chart(rows: list[dict[str, Any]]) -> BarChart:
+    """Markables, pairs and identity chains per institution (Savova et al. 2011's Mayo and UPMC sets)."""
+    institutions = sorted({row["institution"] for row in rows})
+    counted = {
+        name: tuple(
+            sum(len(row[field]) for row in rows if row["institution"] == institution) for institution in institutions
+        )
+        for name, field in (("markables", "markables"), ("pairs", "pairs"), ("identity chains", "chains"))
+    }
+    return BarChart(
+        "annotations-per-institution",
+        "Markables, pairs and identity chains per institution",
+        tuple(INSTITUTION_NAMES.get(institution, institution) for institution in institutions),
+        tuple(Series(name, values) for name, values in counted.items()),
+        "institution",
+        "annotations",
+    )
 
 
 def _distribution(title: str, values: Iterable[str | None]) -> CardSection:
