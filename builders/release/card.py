@@ -315,8 +315,20 @@ def _violations_table(details: list[dict[str, Any]]) -> Table:
     return Table(["expectation", "result", "unexpected rows", "offending row"], rows)
 
 
+LISTED_VALUES = 8
+"""An expectation argument holding more values than this is summarised in the card (validation.json lists it)."""
+
+
 def _kwargs_text(kwargs: dict[str, Any]) -> str:
-    return ", ".join(f"{key}={value}" for key, value in kwargs.items())
+    return ", ".join(f"{key}={_argument_text(value)}" for key, value in kwargs.items())
+
+
+def _argument_text(value: object) -> str:
+    """An expectation's argument; a long list as its first values and a link to validation.json."""
+    if isinstance(value, list | tuple) and len(value) > LISTED_VALUES:
+        shown = ", ".join(map(repr, value[:3]))
+        return f"[{shown}, … {len(value):,} values in all, see [validation.json](validation.json)]"
+    return str(value)
 
 
 def _provenance_section(manifest: CorpusManifest, provenance: dict[str, Any]) -> CardSection:

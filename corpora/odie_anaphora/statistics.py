@@ -77,5 +77,8 @@ def institution_chart(rows: list[dict[str, Any]]) -> BarChart:
 def _distribution(title: str, values: Iterable[str | None]) -> CardSection:
     counts = Counter(NOT_ANNOTATED if value is None else value for value in values)
     total = sum(counts.values()) or 1
-    rows = [[name, count, count / total] for name, count in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))]
+    rows = [
+        [name, count, f"{100 * count / total:.1f}%"]
+        for name, count in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    ]
     return CardSection(title, table=Table(["value", "count", "share"], rows))
