@@ -156,7 +156,7 @@ def test_a_histogram_bins_whole_numbers_in_round_widths_up_to_the_largest() -> N
     assert chart.categories[:2] == ("0-199", "200-399") and chart.categories[-1] == "1,200-1,399"
     assert chart.series[0].values == (4, 0, 0, 0, 0, 0, 1)
     small = BarChart.histogram("answers", "Answers", [1, 1, 2, 4], "tokens", "answers")
-    assert small.categories == ("0", "1", "2", "3", "4") and small.series[0].values == (0, 2, 1, 0, 1)
+    assert small.categories == ("1", "2", "3", "4") and small.series[0].values == (2, 1, 0, 1)
 
 
 def test_card_numbers_are_formatted_for_people() -> None:

@@ -75,14 +75,14 @@ class BarChart:
     def histogram(
         cls, name: str, title: str, values: Sequence[int], category_axis: str, value_axis: str, bins: int = 12
     ) -> BarChart:
-        """How many ``values`` (whole numbers from 0) fall in each of at most ``bins`` bins of equal, round width
-        (1, 2 or 5 times a power of ten), from 0 to the largest value."""
-        largest = max(values, default=0)
-        width = _round_width(largest / bins)
+        """How many ``values`` (whole numbers, 0 or more) fall in each bin of equal, round width (1, 2 or 5 times
+        a power of ten, at most about ``bins`` bins), from the bin of the smallest value to that of the largest."""
+        smallest, largest = min(values, default=0), max(values, default=0)
+        width = _round_width((largest - smallest) / bins)
         counts = Counter(value // width for value in values)
         labels = {
             index: f"{index * width:,}" if width == 1 else f"{index * width:,}-{(index + 1) * width - 1:,}"
-            for index in range(largest // width + 1)
+            for index in range(smallest // width, largest // width + 1)
         }
         return cls.counts(
             name, title, {label: counts[index] for index, label in labels.items()}, category_axis, value_axis

@@ -15,6 +15,7 @@ chunk, so the gate reads what the figure shows.
 from __future__ import annotations
 
 import io
+import math
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -54,8 +55,8 @@ def figure_markdown(chart: BarChart) -> str:
 
 
 def write_figures(folder: Path, sections: Iterable[CardSection]) -> list[str]:
-    """Draw every chart of ``sections`` into ``folder/figures/``; returns their paths in the folder, sorted.
-    Two charts of one name are an error naming it."""
+    """Draw every chart of ``sections`` into ``folder/figures/``; returns their paths in the folder, in the
+    card's order. Two charts of one name are an error naming it."""
     charts = [chart for section in sections for chart in section.figures]
     names = [chart.name for chart in charts]
     repeated = sorted({name for name in names if names.count(name) > 1})
@@ -65,7 +66,7 @@ def write_figures(folder: Path, sections: Iterable[CardSection]) -> list[str]:
         (folder / FIGURES_FOLDER).mkdir(exist_ok=True)
     for chart in charts:
         (folder / figure_path(chart)).write_bytes(png_bytes(chart))
-    return sorted(figure_path(chart) for chart in charts)
+    return [figure_path(chart) for chart in charts]
 
 
 def png_bytes(chart: BarChart) -> bytes:
@@ -88,7 +89,7 @@ def png_bytes(chart: BarChart) -> bytes:
 
 def _height(chart: BarChart) -> float:
     if chart.horizontal:
-        return max(2.4, 1.3 + 0.28 * len(chart.categories) * (1 if chart.stacked else len(chart.series)) ** 0.5)
+        return max(2.0, 1.3 + 0.28 * len(chart.categories) * (1 if chart.stacked else len(chart.series)) ** 0.5)
     return 3.6
 
 
@@ -101,13 +102,14 @@ def _draw(axes: Axes, chart: BarChart) -> None:
     for number, series in enumerate(chart.series):
         offset = (number - (len(chart.series) - 1) / 2) * width if grouped else 0.0
         places = [position + offset for position in positions]
-        values = list(series.values)
+        values = [0.0 if math.isnan(value) else value for value in series.values]  # no bar, but its label
         if chart.horizontal:
             bars = axes.barh(places, values, height=width, left=base, label=series.name)
         else:
             bars = axes.bar(places, values, width=width, bottom=base, label=series.name)
         if _labelled(chart):
-            axes.bar_label(bars, labels=[_value_text(chart, value) for value in values], padding=2, fontsize=7)
+            labels = [_value_text(chart, value) for value in series.values]
+            axes.bar_label(bars, labels=labels, padding=2, fontsize=7)
         if chart.stacked:
             base = [total + value for total, value in zip(base, values, strict=True)]
     _label(axes, chart, positions)
@@ -125,8 +127,7 @@ def _label(axes: Axes, chart: BarChart, positions: list[int]) -> None:
     category_axis.set_ticks(positions, list(chart.categories))
     category_axis.set_label_text(chart.category_axis)
     value_axis.set_label_text(chart.value_axis)
-    whole = all(float(value).is_integer() for series in chart.series for value in series.values)
-    if whole and not chart.share:
+    if _whole(chart) and not chart.share:
         value_axis.set_major_locator(MaxNLocator(integer=True))
     value_axis.set_major_formatter(FuncFormatter(lambda value, _: _tick_text(chart, value)))
     if chart.horizontal:
@@ -143,7 +144,18 @@ def _label(axes: Axes, chart: BarChart, positions: list[int]) -> None:
 
 
 def _value_text(chart: BarChart, value: float) -> str:
-    return f"{100 * value:.1f}%" if chart.share else number_text(value)
+    """A bar's value: a share as a percentage, a count as it is, a measure with two decimals (1 as 1.00); a
+    measure that could not be taken (κ of a group without pairs) as n/a."""
+    if math.isnan(value):
+        return "n/a"
+    if chart.share:
+        return f"{100 * value:.1f}%"
+    return number_text(int(value)) if _whole(chart) else f"{value:,.2f}"
+
+
+def _whole(chart: BarChart) -> bool:
+    """Whether every value of the chart is a whole number (counts)."""
+    return all(float(value).is_integer() for series in chart.series for value in series.values)
 
 
 def _tick_text(chart: BarChart, value: float) -> str:
