@@ -8,6 +8,7 @@ import hashlib
 import json
 import os
 import re
+import shutil
 import struct
 import subprocess
 import sys
@@ -20,6 +21,7 @@ from clinical_corpora.builders.contract.figures import BarChart, Series
 from clinical_corpora.builders.plugins import all_corpora
 from clinical_corpora.builders.release.card import _kwargs_text
 from clinical_corpora.builders.release.figures import FIGURES_FOLDER, png_bytes, write_figures
+from clinical_corpora.builders.validate import check_release
 from clinical_corpora.core.errors import ClincorpError
 from tests.conftest import SampleRelease
 
@@ -83,6 +85,16 @@ def test_every_sample_release_draws_its_figures_lists_and_links_them(
         assert listed[path] == hashlib.sha256((folder / path).read_bytes()).hexdigest()
         assert links[path]  # relative to the card, with the chart's title as its text
     assert set(links) == {f"{FIGURES_FOLDER}/{name}.png" for name in drawn}
+
+
+def test_validate_fails_a_release_whose_figure_was_changed(sample_release: SampleRelease, tmp_path: Path) -> None:
+    folder = sample_release("sdoh").folder
+    copy = Path(shutil.copytree(folder, tmp_path / "sdoh" / folder.name))
+    assert [gate.gate for gate in check_release(copy) if not gate.success] == []
+    (copy / FIGURES_FOLDER / "events-by-type.png").write_bytes(png_bytes(CHART))
+    failed = {gate.gate: gate for gate in check_release(copy) if not gate.success}
+    assert list(failed) == ["files"]
+    assert "figures/events-by-type.png: sha256 differs from manifest.json" in json.dumps(failed["files"].details)
 
 
 def test_a_figure_is_the_same_bytes_in_another_process_whatever_the_users_settings(tmp_path: Path) -> None:

@@ -197,7 +197,7 @@ def _data_statistics(documents: DocumentTally, passages: PassageTally, queries: 
     rows: list[list[object]] = [
         ["cases", documents.cases],
         ["cases without Learning points (passage only)", documents.without_learning_points],
-        ["queries in train/dev/test", "/".join(str(per_split[split]) for split, _ in SPLIT_PROPORTIONS)],
+        ["queries in train/dev/test", "/".join(f"{per_split[split]:,}" for split, _ in SPLIT_PROPORTIONS)],
         ["queries removed (learning point repeats the passage)", documents.queries_removed],
         ["tokens in passages", passages.tokens],
         ["word types in passages", passages.word_types],
