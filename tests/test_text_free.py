@@ -133,7 +133,9 @@ def test_text_free_release_shows_the_full_figures_and_the_leak_gate_reads_what_t
     texts = documents(corpus, text_free)
     locator, text = max(texts.items(), key=lambda item: len(item[1]))
     planted = Path(shutil.copytree(text_free, tmp_path / "planted"))
-    drawn = BarChart.counts("planted", text[: LEAK_LIMIT + 10], {"a": 1}, "x", "y")
+    length = LEAK_LIMIT + 10
+    start = next(i for i in range(len(text) - length) if text[i : i + length].isprintable())  # a drawable run
+    drawn = BarChart.counts("planted", text[start : start + length], {"a": 1}, "x", "y")
     (planted / FULL_FOLDER / figures[0]).write_bytes(png_bytes(drawn))
     gate = leak_gate(planted, texts.items())
     assert not gate.success and f"{FULL_FOLDER}/{figures[0]}" in gate.details[0]["problem"]
