@@ -212,7 +212,11 @@ def test_card_tallies_read_in_arrow_agree_with_the_decoded_rows(
     assert tally.entity_types == len({text.lower() for texts in entities.values() for text in texts})
     assert (tally.cases, tally.without_learning_points, tally.queries_removed) == (10, 1, 2)
     tokens = [token_strings(row["passage"].lower()) for _, row in documents.values()]
-    assert PassageTally.of(view) == (sum(map(len, tokens)), len({token for found in tokens for token in found}))
+    assert PassageTally.of(view) == (
+        sum(map(len, tokens)),
+        len({token for found in tokens for token in found}),
+        tuple(map(len, tokens)),
+    )
 
 
 def test_load_dataset_gives_class_labels(released: Outcome) -> None:

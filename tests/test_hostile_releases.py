@@ -126,6 +126,8 @@ def test_a_symlink_or_unlisted_file_in_full_is_not_copied(
     (text_free / FULL_FOLDER / "planted.txt").symlink_to(secret)
     (text_free / FULL_FOLDER / "unlisted.txt").write_text("not in any manifest", encoding="utf-8")
     (text_free / FULL_FOLDER / "a-folder").mkdir()
+    figures = sorted(p.name for p in (text_free / FULL_FOLDER / "figures").iterdir())
+    (text_free / FULL_FOLDER / "figures" / "unlisted.png").write_bytes(b"not in any manifest")
     out = tmp_path / "out"
     assert main(["rehydrate", str(text_free), "--out", str(out)]) == 0
     restored = out / CORPUS / text_free.name.removesuffix(".text-free")
@@ -133,10 +135,12 @@ def test_a_symlink_or_unlisted_file_in_full_is_not_copied(
         "README.md",
         "croissant.json",
         "data",
+        "figures",
         "inputs.jsonl",
         "manifest.json",
         "validation.json",
     ]
+    assert sorted(p.name for p in (restored / "figures").iterdir()) == figures
 
 
 def test_a_symlink_listed_in_full_is_refused(

@@ -19,8 +19,10 @@ import pytest
 
 from clinical_corpora.builders.cli import main
 from clinical_corpora.builders.contract.base import BuildContext, load_builder_class
+from clinical_corpora.builders.contract.figures import BarChart
 from clinical_corpora.builders.contract.release_view import ReleaseView
 from clinical_corpora.builders.plugins import all_corpora, find_corpus
+from clinical_corpora.builders.release.figures import FIGURES_FOLDER, png_bytes
 from clinical_corpora.builders.release.folder import release_digest
 from clinical_corpora.builders.release.inputs import resolve_sources
 from clinical_corpora.builders.release.pipeline import run
@@ -118,6 +120,26 @@ def test_leak_gate_passes_and_fails_on_a_planted_sentence(
     assert failed.observed["longest_shared_run"] >= len(sentence.strip())
     assert f"{FULL_FOLDER}/README.md" in failed.details[0]["problem"]
     assert sentence not in failed.details[0]["problem"]  # the gate names the document, never quotes it
+
+
+def test_text_free_release_shows_the_full_figures_and_the_leak_gate_reads_what_they_draw(
+    corpus: CorpusManifest, full: Path, text_free: Path, tmp_path: Path
+) -> None:
+    figures = sorted(path.relative_to(full).as_posix() for path in (full / FIGURES_FOLDER).iterdir())
+    assert figures
+    card = (text_free / "README.md").read_text(encoding="utf-8")
+    for figure in figures:
+        assert (text_free / FULL_FOLDER / figure).read_bytes() == (full / figure).read_bytes()
+        assert f"]({FULL_FOLDER}/{figure})" in card
+    texts = documents(corpus, text_free)
+    locator, text = max(texts.items(), key=lambda item: len(item[1]))
+    planted = Path(shutil.copytree(text_free, tmp_path / "planted"))
+    length = LEAK_LIMIT + 10
+    start = next(i for i in range(len(text) - length) if text[i : i + length].isprintable())  # a drawable run
+    drawn = BarChart.counts("planted", text[start : start + length], {"a": 1}, "x", "y")
+    (planted / FULL_FOLDER / figures[0]).write_bytes(png_bytes(drawn))
+    gate = leak_gate(planted, texts.items())
+    assert not gate.success and f"{FULL_FOLDER}/{figures[0]}" in gate.details[0]["problem"]
 
 
 def test_leak_gate_finds_text_in_parquet_values(corpus: CorpusManifest, text_free: Path, tmp_path: Path) -> None:

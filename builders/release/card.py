@@ -15,6 +15,7 @@ from huggingface_hub import DatasetCardData
 
 from clinical_corpora.builders.contract.base import CardSection, Table, option_text
 from clinical_corpora.builders.contract.release_view import ReleaseView
+from clinical_corpora.builders.release.figures import figure_markdown
 from clinical_corpora.builders.release.hub_metadata import hub_metadata
 from clinical_corpora.builders.release.markdown import plain
 from clinical_corpora.core.manifest import CorpusManifest
@@ -327,8 +328,20 @@ def _violations_table(details: list[dict[str, Any]]) -> Table:
     return Table(["expectation", "result", "unexpected rows", "offending row"], rows)
 
 
+LISTED_VALUES = 8
+"""An expectation argument holding more values than this is summarised in the card (validation.json lists it)."""
+
+
 def _kwargs_text(kwargs: dict[str, Any]) -> str:
-    return ", ".join(f"{key}={value}" for key, value in kwargs.items())
+    return ", ".join(f"{key}={_argument_text(value)}" for key, value in kwargs.items())
+
+
+def _argument_text(value: object) -> str:
+    """An expectation's argument; a long list as its first values and a link to validation.json."""
+    if isinstance(value, list | tuple) and len(value) > LISTED_VALUES:
+        shown = ", ".join(map(repr, value[:3]))
+        return f"[{shown}, … {len(value):,} values in all, see [validation.json](validation.json)]"
+    return str(value)
 
 
 def _provenance_section(manifest: CorpusManifest, provenance: dict[str, Any]) -> CardSection:
@@ -367,6 +380,7 @@ def _section_markdown(section: CardSection) -> str:
     parts = [f"## {section.title}\n"]
     if section.text:
         parts.append(section.text.strip() + "\n")
+    parts += [figure_markdown(chart) for chart in section.figures]
     if section.table is not None:
         parts.append(section.table.markdown())
     return "\n".join(parts)

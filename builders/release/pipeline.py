@@ -28,6 +28,7 @@ from clinical_corpora.builders.contract.release_view import ReleaseView
 from clinical_corpora.builders.release.card import CardFacts, SplitSize, render_card, split_sizes
 from clinical_corpora.builders.release.checks import check_suite
 from clinical_corpora.builders.release.croissant import CROISSANT_FILE, CroissantRelease, write_croissant
+from clinical_corpora.builders.release.figures import write_figures
 from clinical_corpora.builders.release.folder import (
     BUILD_FLAG,
     check_build_target,
@@ -434,6 +435,7 @@ def _write_release_files(
             "gates": [gate.as_dict() for gate in gates],
         },
     )
+    figures = write_figures(staging, sections)
     card = CardFacts(manifest, release.version, features, row_counts, sections, gates, provenance, measured.sizes)
     (staging / "README.md").write_text(render_card(card), encoding="utf-8")
     splits = {config: [split for split, rows in counts.items() if rows] for config, counts in row_counts.items()}
@@ -448,7 +450,7 @@ def _write_release_files(
             "builder": manifest.builder,
             **provenance,
             "schema_fingerprint": schema_fingerprint(features),
-            "outputs": [*measured.shards, *_file_outputs(staging)],
+            "outputs": [*measured.shards, *_file_outputs(staging, figures)],
             "gates": [{"gate": g.gate, "status": g.status, "observed": g.observed} for g in gates],
         },
     )
@@ -465,11 +467,11 @@ def _shard_outputs(staging: Path, configs: Iterable[str]) -> list[dict[str, Any]
     ]
 
 
-def _file_outputs(staging: Path) -> list[dict[str, Any]]:
-    """The manifest's entry of each other file of the release, written last."""
+def _file_outputs(staging: Path, figures: list[str]) -> list[dict[str, Any]]:
+    """The manifest's entry of each other file of the release (the card's ``figures`` among them), written last."""
     return [
         {"file": name, "sha256": sha256_file(staging / name)}
-        for name in ("README.md", CROISSANT_FILE, "validation.json", "rejects.jsonl", INPUTS_FILE)
+        for name in ("README.md", CROISSANT_FILE, "validation.json", "rejects.jsonl", INPUTS_FILE, *figures)
         if (staging / name).exists()
     ]
 

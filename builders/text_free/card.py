@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
 
 from datasets import Features
 from datasets.info import DatasetInfo, DatasetInfosDict
@@ -13,6 +14,7 @@ from huggingface_hub import DatasetCardData
 from clinical_corpora.builders.contract.base import Table
 from clinical_corpora.builders.release.hub_metadata import hub_metadata
 from clinical_corpora.builders.release.markdown import plain
+from clinical_corpora.builders.text_free.layout import FULL_FOLDER
 from clinical_corpora.core.manifest import CorpusManifest
 from clinical_corpora.schemas.licensed import SOURCE_DOCUMENTS
 from clinical_corpora.validation.gates import GateResult
@@ -31,6 +33,8 @@ class TextFreeRelease:
     documents: dict[str, int]
     gate: GateResult
     folder_name: str
+    figures: list[str] = field(default_factory=list)
+    """The full release's figures (``figures/<name>.png``), kept in ``full/``."""
 
 
 def render_text_free_card(release: TextFreeRelease) -> str:
@@ -74,6 +78,7 @@ def render_text_free_card(release: TextFreeRelease) -> str:
         f'{version}", "{first}")\n```\n',
         "## Rows per split\n",
         split_rows.markdown(),
+        *_figures_section(release.figures),
         "## Leak gate\n",
         f"No file of this release (parquet values and metadata, JSON, cards) shares a run of more than "
         f"{observed['limit']} characters with a source document, runs without a letter and label names aside. "
@@ -84,6 +89,19 @@ def render_text_free_card(release: TextFreeRelease) -> str:
         f"```bibtex\n{manifest.citation.strip()}\n```\n",
     ]
     return f"---\n{_front_matter(manifest, features, rows)}\n---\n\n" + "\n".join(body)
+
+
+def _figures_section(figures: list[str]) -> list[str]:
+    """The full release's figures, shown from ``full/``: drawn from label names and counts only (the leak gate
+    reads every string they draw); ``full/README.md`` shows each beside its table."""
+    if not figures:
+        return []
+    return [
+        "## Figures\n",
+        f"The full release's card draws these from label names and counts (no licensed text); "
+        f"`{FULL_FOLDER}/README.md` shows each beside its table.\n",
+        *(f"![{Path(figure).stem.replace('-', ' ')}]({FULL_FOLDER}/{figure})\n" for figure in figures),
+    ]
 
 
 def _tables(release: TextFreeRelease) -> tuple[Table, Table, Table]:

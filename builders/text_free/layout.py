@@ -12,13 +12,24 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow.parquet as pq
 
+from clinical_corpora.builders.release.figures import FIGURES_FOLDER
+
 if TYPE_CHECKING:
     from clinical_corpora.builders.contract.base import BuildContext, Builder
 
 VARIANT = "text-free"
 TEXT_FREE_SUFFIX = ".text-free"
 FULL_FOLDER = "full"
+FULL_SUBFOLDERS = (FIGURES_FOLDER,)
+"""The folders of a full release whose files ``full/`` keeps beside its top-level files (not its data)."""
 BATCH_ROWS = 1024
+
+
+def is_full_file(name: str) -> bool:
+    """Whether a file of the full release (a path relative to it) is kept in ``full/``: a top-level file, or a
+    file directly in one of :data:`FULL_SUBFOLDERS` (the card's figures)."""
+    parts = name.split("/")
+    return len(parts) == 1 or (len(parts) == 2 and parts[0] in FULL_SUBFOLDERS and parts[1] not in ("", ".", ".."))
 
 
 def stored_rows(shard: Path, columns: list[str] | None = None) -> Iterator[dict[str, Any]]:

@@ -39,6 +39,7 @@ from clinical_corpora.builders.sources.documents import split_locator, text_sha2
 from clinical_corpora.builders.text_free.layout import (
     FULL_FOLDER,
     VARIANT,
+    is_full_file,
     read_wanted,
     stored_rows,
 )
@@ -111,6 +112,7 @@ def rehydrate(
         stage("restoring the rows")
         quarantined = _write_rows(builder, view, features, documents, bad, staging)
         for name, path in _full_files(text_free, manifest).items():
+            (staging / name).parent.mkdir(exist_ok=True)
             shutil.copyfile(path, staging / name)
         if quarantined:
             (staging / REJECTS_FILE).write_text("".join(json.dumps(q) + "\n" for q in quarantined), encoding="utf-8")
@@ -162,13 +164,13 @@ def _target(
 
 
 def _full_files(text_free: Path, manifest: dict[str, Any]) -> dict[str, Path]:
-    """The full release's own files (manifest, card, validation) kept in ``full/``: exactly those the
+    """The full release's own files (manifest, card, validation, figures) kept in ``full/``: exactly those the
     text-free manifest lists there (checked by :func:`_text_free_manifest`), by name."""
     prefix = f"{FULL_FOLDER}/"
     return {
         entry["file"].removeprefix(prefix): text_free / entry["file"]
         for entry in manifest["outputs"]
-        if entry["file"].startswith(prefix) and "/" not in entry["file"].removeprefix(prefix)
+        if entry["file"].startswith(prefix) and is_full_file(entry["file"].removeprefix(prefix))
     }
 
 

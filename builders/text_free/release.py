@@ -12,8 +12,9 @@ Hugging Face Hub hosts a folder and its card, and the card of a text-free folder
   else the longest slices (``recipe_arrow.MIN_SLICE`` characters or more) with the characters no document
   holds between them as literals. Rows are written batch by batch: the corpus's hook names each row's
   documents once (on lazy row views), and recipes are made column-wise (``builders/text_free/recipes.py``);
-- ``full/``: the full release's manifest.json, validation.json, card, inputs.jsonl and rejects.jsonl as
-  they are (counts, hashes, gate results and statistics; the leak gate checks them like every other file),
+- ``full/``: the full release's manifest.json, validation.json, card, inputs.jsonl, rejects.jsonl and the
+  card's figures (``figures/``: label names and counts) as they are (counts, hashes, gate results and
+  statistics; the leak gate checks them like every other file, a figure through the strings it draws),
   so rehydration restores every byte and checks it against the recorded sha256;
 - its own manifest.json, validation.json (the leak gate, ``builders/text_free/leak_gate.py``) and card.
 """
@@ -36,6 +37,7 @@ from pydantic import BaseModel
 from clinical_corpora.builders.contract.base import BuildContext, Builder, make_builder
 from clinical_corpora.builders.contract.release_view import ReleaseView
 from clinical_corpora.builders.release.croissant import CroissantRelease, write_croissant
+from clinical_corpora.builders.release.figures import FIGURES_FOLDER
 from clinical_corpora.builders.release.folder import (
     checked_version,
     make_staging,
@@ -47,7 +49,14 @@ from clinical_corpora.builders.release.folder import (
 from clinical_corpora.builders.release.writer import SplitWriter
 from clinical_corpora.builders.sources.documents import split_locator
 from clinical_corpora.builders.text_free.card import TextFreeRelease, render_text_free_card
-from clinical_corpora.builders.text_free.layout import BATCH_ROWS, FULL_FOLDER, TEXT_FREE_SUFFIX, VARIANT, read_wanted
+from clinical_corpora.builders.text_free.layout import (
+    BATCH_ROWS,
+    FULL_FOLDER,
+    TEXT_FREE_SUFFIX,
+    VARIANT,
+    is_full_file,
+    read_wanted,
+)
 from clinical_corpora.builders.text_free.lazy_rows import lazy_rows
 from clinical_corpora.builders.text_free.leak_gate import leak_gate
 from clinical_corpora.builders.text_free.recipes import DocumentGroups, Recipes
@@ -110,6 +119,7 @@ def release_text_free(
             dict(sorted(Counter(split_locator(locator)[0] for locator in documents).items())),
             gate,
             target.name,
+            [entry["file"] for entry in full_manifest["outputs"] if entry["file"].startswith(f"{FIGURES_FOLDER}/")],
         )
         _write_release_files(staging, release, full_manifest)
         if not gate.success:
@@ -202,10 +212,11 @@ def write_rows(
 
 
 def _copy_full_files(full: Path, full_manifest: dict[str, Any], folder: Path) -> None:
-    """The full release's files other than its data (manifest.json, validation.json, card...)."""
+    """The full release's files other than its data (manifest.json, validation.json, card, its figures...)."""
     folder.mkdir()
-    names = ["manifest.json", *(entry["file"] for entry in full_manifest["outputs"] if "/" not in entry["file"])]
+    names = ["manifest.json", *(entry["file"] for entry in full_manifest["outputs"] if is_full_file(entry["file"]))]
     for name in names:
+        (folder / name).parent.mkdir(exist_ok=True)
         shutil.copyfile(full / name, folder / name)
 
 

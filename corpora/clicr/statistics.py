@@ -16,6 +16,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from clinical_corpora.builders.contract.base import CardSection, Table
+from clinical_corpora.builders.contract.figures import BarChart
 from clinical_corpora.builders.contract.release_view import ReleaseView
 from clinical_corpora.builders.contract.text_units import token_strings
 from clinical_corpora.core.processes import child_process
@@ -57,7 +58,12 @@ def statistics_sections(release: ReleaseView) -> list[CardSection]:
             counted = start(PassageTally.of, release)
             documents, queries, baselines = _tallies_and_baselines(release)
             passages = counted()
-    return [_data_statistics(documents, passages, queries), _answer_categories(queries), baselines]
+    return [
+        _data_statistics(documents, passages, queries),
+        _length_distributions(passages, query_lengths(release), queries),
+        _answer_categories(queries),
+        baselines,
+    ]
 
 
 class QueryTally(NamedTuple):
@@ -152,21 +158,32 @@ class DocumentTally:
 
 
 class PassageTally(NamedTuple):
-    """The passages' tokens and word types (lower-cased)."""
+    """The passages' tokens, word types (lower-cased) and each passage's length in tokens."""
 
     tokens: int
     word_types: int
+    lengths: tuple[int, ...]
 
     @classmethod
     def of(cls, release: ReleaseView) -> PassageTally:
         """Tokenise every passage, lower-cased, a batch of documents at a time."""
-        tokens, types = 0, set()
+        lengths, types = [], set()
         for batch in release.batches("clicr_documents", columns=["passage"], batch_size=DOCUMENT_BATCH):
             for passage in batch.column("passage").to_pylist():
                 found = token_strings(passage.lower())
-                tokens += len(found)
+                lengths.append(len(found))
                 types.update(found)
-        return cls(tokens, len(types))
+        return cls(sum(lengths), len(types), tuple(lengths))
+
+
+def query_lengths(release: ReleaseView) -> list[int]:
+    """Each query's length in tokens (its placeholder one of them), read a batch of queries at a time."""
+    return [
+        len(token_strings(query))
+        for split in release.splits("clicr")
+        for batch in release.batches("clicr", split, ["query"], QUERY_BATCH)
+        for query in batch.column("query").to_pylist()
+    ]
 
 
 def _shared_texts(texts: pa.Array, shared: dict[str, str]) -> list[str]:
@@ -194,14 +211,14 @@ def _data_statistics(documents: DocumentTally, passages: PassageTally, queries: 
     rows: list[list[object]] = [
         ["cases", documents.cases],
         ["cases without Learning points (passage only)", documents.without_learning_points],
-        ["queries in train/dev/test", "/".join(str(per_split[split]) for split, _ in SPLIT_PROPORTIONS)],
+        ["queries in train/dev/test", "/".join(f"{per_split[split]:,}" for split, _ in SPLIT_PROPORTIONS)],
         ["queries removed (learning point repeats the passage)", documents.queries_removed],
         ["tokens in passages", passages.tokens],
         ["word types in passages", passages.word_types],
         ["entity types in passages", documents.entity_types],
         ["distinct answers", len({text.lower() for query in queries for text in query.dataset_answers})],
         ["distinct answers (incl. extended)", len({text.lower() for query in queries for text in query.answers})],
-        ["% answers verbatim in passage", round(100 * verbatim / len(queries), 1) if queries else 0.0],
+        ["answers verbatim in passage", f"{100 * verbatim / len(queries) if queries else 0.0:.1f}%"],
     ]
     text = (
         "As Šuster & Daelemans 2018, Table 2, counted on the lower-cased dataset (each passage once). Tokens are "
@@ -225,13 +242,40 @@ def _table_2_values(rows: list[list[object]], per_split: Mapping[str, int]) -> d
     }
 
 
+def _length_distributions(passages: PassageTally, queries: Sequence[int], tallies: Sequence[QueryTally]) -> CardSection:
+    """Šuster & Daelemans 2018, Figure 2: passage and answer lengths in tokens; and query lengths."""
+    answers = [len(token_strings(query.dataset_answers[0])) for query in tallies if query.dataset_answers]
+    text = (
+        "Lengths in tokens (as in Data statistics) of the passages (Šuster & Daelemans 2018, Figure 2a), of the "
+        "queries (the placeholder one token) and of each query's original answer (Figure 2b)."
+    )
+    return CardSection(
+        "Length distributions",
+        text,
+        figures=[
+            BarChart.histogram("passage-lengths", "Passage length", passages.lengths, "tokens", "passages"),
+            BarChart.histogram("query-lengths", "Query length", queries, "tokens", "queries"),
+            BarChart.histogram("answer-lengths", "Answer length (original answers)", answers, "tokens", "answers"),
+        ],
+    )
+
+
 def _answer_categories(queries: Sequence[QueryTally]) -> CardSection:
     """Šuster & Daelemans 2018, Table 3: the original answers' i2b2 categories."""
     categories = Counter(query.category for query in queries)
     total = sum(categories.values()) or 1
-    rows = [[category, categories[category], round(100 * categories[category] / total, 1)] for category in CATEGORIES]
+    rows = [[category, categories[category], f"{100 * categories[category] / total:.1f}%"] for category in CATEGORIES]
     values = {f"answer_category.{category}.percent": 100 * categories[category] / total for category in CATEGORIES}
-    return CardSection("Answer categories", table=Table(["category", "answers", "%"], rows), values=values)
+    chart = BarChart.counts(
+        "answer-categories",
+        "Answers per category",
+        {category: categories[category] for category in CATEGORIES},
+        "category",
+        "answers",
+    )
+    return CardSection(
+        "Answer categories", table=Table(["category", "answers", "share"], rows), values=values, figures=[chart]
+    )
 
 
 def _baselines(entities: Mapping[str, list[str]], queries: Sequence[QueryTally]) -> CardSection:

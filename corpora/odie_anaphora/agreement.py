@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from clinical_corpora.builders.contract.base import AgreementReport, BuildContext, CardSection, Table
+from clinical_corpora.builders.contract.figures import BarChart, Series
 from clinical_corpora.builders.contract.release_view import ReleaseView
 from clinical_corpora.builders.sources.annotators import annotator_folders
 from clinical_corpora.builders.sources.knowtator import KNOWTATOR_SUFFIX, knowtator_files, read_knowtator_file
@@ -162,6 +163,22 @@ def _measure_table(columns: dict[str, AgreementTable]) -> Table:
     )
 
 
+def _measure_chart(name: str, title: str, columns: dict[str, AgreementTable], axis: str) -> BarChart:
+    """F-score and κ per group (a group without pairs has no κ, and no bar)."""
+    return BarChart(
+        name,
+        title,
+        tuple(columns),
+        tuple(
+            Series(MEASURE_ROWS[measure], tuple(table.as_dict()[measure] for table in columns.values()))
+            for measure in ("f_score", "kappa")
+        ),
+        axis,
+        "agreement",
+        horizontal=True,
+    )
+
+
 def _agreement_sections(comparisons: list[_Comparison], left_out: list[str]) -> list[CardSection]:
     between, *against_gold = comparisons
     totals = between.groups["all"]
@@ -174,12 +191,39 @@ def _agreement_sections(comparisons: list[_Comparison], left_out: list[str]) -> 
             "other ordered markable pair with each of the four relation types (Savova et al. 2011, "
             "eqns 1-8).",
             _measure_table({"all": between.overall, **note_types}),
+            figures=[
+                _measure_chart(
+                    "agreement-per-note-type",
+                    "Pair-wise agreement between the annotators, per note type",
+                    {"all": between.overall, **note_types},
+                    "note type",
+                )
+            ],
         ),
-        CardSection("Pair-wise agreement per relation type", table=_measure_table(dict(totals.by_relation))),
+        CardSection(
+            "Pair-wise agreement per relation type",
+            table=_measure_table(dict(totals.by_relation)),
+            figures=[
+                _measure_chart(
+                    "agreement-per-relation-type",
+                    "Pair-wise agreement per relation type",
+                    dict(totals.by_relation),
+                    "relation type",
+                )
+            ],
+        ),
         CardSection(
             "Pair-wise agreement per markable type",
             "Pairs grouped by the semantic class of their anaphor.",
             _measure_table(dict(sorted(totals.by_markable_type.items()))),
+            figures=[
+                _measure_chart(
+                    "agreement-per-markable-type",
+                    "Pair-wise agreement per semantic class of the anaphor",
+                    dict(sorted(totals.by_markable_type.items())),
+                    "semantic class",
+                )
+            ],
         ),
         CardSection(
             "Pair-wise agreement of each annotator with the gold standard",

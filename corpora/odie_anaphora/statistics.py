@@ -7,9 +7,11 @@ from collections.abc import Iterable
 from typing import Any
 
 from clinical_corpora.builders.contract.base import CardSection, Table
+from clinical_corpora.builders.contract.figures import BarChart, Series
 from clinical_corpora.corpora.odie_anaphora.records import RELATION_TYPES
 
 NOT_ANNOTATED = "(not annotated)"
+INSTITUTION_NAMES = {"mayo": "Mayo Clinic", "upmc": "UPMC"}
 
 
 def statistics_sections(rows: list[dict[str, Any]]) -> list[CardSection]:
@@ -53,7 +55,13 @@ def statistics_sections(rows: list[dict[str, Any]]) -> list[CardSection]:
         **({"chain_length.min": min(chain_sizes), "chain_length.max": max(chain_sizes)} if chain_sizes else {}),
     }
     return [
-        CardSection("Corpus statistics", chain_text, overview, {key: float(n) for key, n in counts.items()}),
+        CardSection(
+            "Corpus statistics",
+            chain_text,
+            overview,
+            values={key: float(n) for key, n in counts.items()},
+            figures=[institution_chart(rows)],
+        ),
         _distribution("Semantic classes of markables", "semantic_class", (m["semantic_class"] for m in markables)),
         _distribution(
             "Grammatical categories of markables",
@@ -70,11 +78,33 @@ def statistics_sections(rows: list[dict[str, Any]]) -> list[CardSection]:
     ]
 
 
+def institution_chart(rows: list[dict[str, Any]]) -> BarChart:
+    """Markables, pairs and identity chains per institution (Savova et al. 2011's Mayo and UPMC sets)."""
+    institutions = sorted({row["institution"] for row in rows})
+    counted = {
+        name: tuple(
+            sum(len(row[field]) for row in rows if row["institution"] == institution) for institution in institutions
+        )
+        for name, field in (("markables", "markables"), ("pairs", "pairs"), ("identity chains", "chains"))
+    }
+    return BarChart(
+        "annotations-per-institution",
+        "Markables, pairs and identity chains per institution",
+        tuple(INSTITUTION_NAMES.get(institution, institution) for institution in institutions),
+        tuple(Series(name, values) for name, values in counted.items()),
+        "institution",
+        "annotations",
+    )
+
+
 def _distribution(title: str, attribute: str, values: Iterable[str | None]) -> CardSection:
     """Each value's count and share; keyed ``<attribute>.<value>`` and ``<attribute>.<value>.share``."""
     counts = Counter(NOT_ANNOTATED if value is None else value for value in values)
     total = sum(counts.values()) or 1
-    rows = [[name, count, count / total] for name, count in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))]
+    rows = [
+        [name, count, f"{100 * count / total:.1f}%"]
+        for name, count in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    ]
     table = Table(["value", "count", "share"], rows)
     return CardSection(title, table=table, values=_shares(attribute, counts), counted=(f"{attribute}.",))
 

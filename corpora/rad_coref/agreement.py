@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from clinical_corpora.builders.contract.base import AgreementReport, CardSection, Table
+from clinical_corpora.builders.contract.figures import BarChart, Series
 from clinical_corpora.builders.contract.release_view import ReleaseView
 from clinical_corpora.builders.sources.annotators import annotator_folders
 from clinical_corpora.builders.sources.brat import ANN_SUFFIX
@@ -29,6 +30,9 @@ Span = tuple[int, int, int]
 """(ROW_ID, start, end) of a mention: how annotators' mentions are matched (exact span)."""
 Annotation = dict[int, list[AnnotatedMention]]
 """One annotator's mentions of one patient, by ROW_ID."""
+F1_NAMES = ("span F1", "MUC F1", "CoNLL F1")
+"""The measures the agreement figure draws per annotator pair."""
+
 COLUMNS = [
     "annotators",
     "patients",
@@ -117,6 +121,7 @@ def annotator_agreement(annotated: dict[str, dict[str, Annotation]]) -> Agreemen
     counts are summed over reports and patients (documents) before the ratios are taken.
     """
     rows: list[list[object]] = []
+    pairs: dict[str, tuple[float, float, float]] = {}
     total = NO_COUNTS
     key_docs: dict[str, list[list[Span]]] = {}
     response_docs: dict[str, list[list[Span]]] = {}
@@ -136,13 +141,23 @@ def annotator_agreement(annotated: dict[str, dict[str, Annotation]]) -> Agreemen
                 conll_f1_of(scores),
             ]
         )
+        pairs[f"{first} vs {second}"] = (spans.dice, scores["muc"].f1, conll_f1_of(scores))
         total += spans
         key_docs.update(pair.key)
         response_docs.update(pair.response)
     overall = score_documents_all(key_docs, response_docs, CONLL_METRICS)
     measures = {"span_f1": total.dice, "muc_f1": overall["muc"].f1, "conll_f1": conll_f1_of(overall)}
+    chart = BarChart(
+        "inter-annotator-agreement",
+        "Agreement between the annotators",
+        F1_NAMES,
+        tuple(Series(pair, f1) for pair, f1 in pairs.items()),
+        "measure",
+        "F1",
+        horizontal=True,
+    )
     return AgreementReport(
-        measures, [CardSection("Inter-annotator agreement", _summary(measures), Table(COLUMNS, rows))]
+        measures, [CardSection("Inter-annotator agreement", _summary(measures), Table(COLUMNS, rows), figures=[chart])]
     )
 
 

@@ -8,6 +8,7 @@ from datetime import datetime
 from typing import Any
 
 from clinical_corpora.builders.contract.base import CardSection, Table
+from clinical_corpora.builders.contract.figures import BarChart, Series
 from clinical_corpora.builders.contract.text_units import tokenize
 from clinical_corpora.corpora.rad_coref.agreement import conll_f1_of
 from clinical_corpora.corpora.rad_coref.records import MENTION_TYPES
@@ -16,6 +17,12 @@ from clinical_corpora.validation.metrics.coref import score_documents_all
 
 TWO_WEEKS_DAYS = 14
 SCORE_PARTS = ("recall", "precision", "f1")
+LONGEST_STACKED = 6
+"""Figure 2 stacks chains of this length and longer in one part of each bar."""
+DRAWN_GAP_BINS = 13
+"""Figure 3 draws the first 12 two-week bins and puts every longer gap in the 13th."""
+DRAWN_COMBINATIONS = 15
+"""Figure 4 draws the most frequent modality combinations (the table lists every one)."""
 
 
 def statistics_sections(patients: list[dict[str, Any]]) -> list[CardSection]:
@@ -117,6 +124,32 @@ def chain_coverage(patients: list[dict[str, Any]]) -> CardSection:
         "Number of chains by the number of distinct reports their "
         "mentions are in, and by chain length (Datta et al. 2022, Figure 2).",
         Table(["reports covered", "chain length", "chains"], rows),
+        figures=[_coverage_chart(counts)],
+    )
+
+
+def _coverage_chart(counts: Counter[tuple[int, int]]) -> BarChart:
+    """Datta et al. 2022, Figure 2: a bar per number of reports covered, stacked by chain length."""
+    covered = list(range(1, max((reports for reports, _ in counts), default=1) + 1))
+    stacked: Counter[tuple[int, int]] = Counter()
+    for (reports, length), n in counts.items():
+        stacked[(reports, min(length, LONGEST_STACKED))] += n
+    lengths = sorted({length for _, length in stacked})
+    series = tuple(
+        Series(
+            f"length {length}" + (" or more" if length == LONGEST_STACKED else ""),
+            tuple(stacked[(reports, length)] for reports in covered),
+        )
+        for length in lengths
+    )
+    return BarChart(
+        "chains-by-reports-covered",
+        "Chains by the number of reports they cover, stacked by chain length",
+        tuple(map(str, covered)),
+        series or (Series("chains", tuple(0 for _ in covered)),),
+        "reports of the patient covered by the chain",
+        "chains",
+        stacked=True,
     )
 
 
@@ -131,10 +164,22 @@ def modality_combinations(patients: list[dict[str, Any]]) -> CardSection:
     rows = [
         [", ".join(combo), len(combo), n] for combo, n in sorted(counts.items(), key=lambda i: (-i[1], len(i[0]), i[0]))
     ]
+    drawn = {" + ".join(combo): n for combo, n in sorted(counts.items(), key=lambda i: (-i[1], len(i[0]), i[0]))}
     return CardSection(
         "Modality combinations within chains",
-        "Chains by the set of modalities of the reports their mentions are in (Datta et al. 2022, Figure 4).",
+        "Chains by the set of modalities of the reports their mentions are in (Datta et al. 2022, Figure 4)"
+        + (f"; the figure draws the {DRAWN_COMBINATIONS} most frequent." if len(drawn) > DRAWN_COMBINATIONS else "."),
         Table(["modalities", "modalities in set", "chains"], rows),
+        figures=[
+            BarChart.counts(
+                "modality-combinations",
+                "Imaging modalities of the reports each chain covers",
+                dict(list(drawn.items())[:DRAWN_COMBINATIONS]),
+                "modalities",
+                "chains",
+                horizontal=True,
+            )
+        ],
     )
 
 
@@ -161,7 +206,28 @@ def time_gaps(patients: list[dict[str, Any]]) -> CardSection:
         "Pairs of consecutive reports (by CHARTTIME) within a chain, by the time between them in "
         f"two-week bins and by chain type (Datta et al. 2022, Figure 3). Longest gap: {longest:.1f} days.",
         Table(["gap", *MENTION_TYPES], rows),
-        {"time_gap.max_days": longest},
+        values={"time_gap.max_days": longest},
+        figures=[_gap_chart(bins)],
+    )
+
+
+def _gap_chart(bins: Counter[tuple[int, str]]) -> BarChart:
+    """Datta et al. 2022, Figure 3: every two-week bin up to the longest gap (the last drawn holds the longer
+    gaps), a bar per chain type."""
+    drawn = min(max((b for b, _ in bins), default=0) + 1, DRAWN_GAP_BINS)
+    counts: Counter[tuple[int, str]] = Counter()
+    for (b, kind), n in bins.items():
+        counts[(min(b, drawn - 1), kind)] += n
+    names = [f"{TWO_WEEKS_DAYS * b}-{TWO_WEEKS_DAYS * (b + 1)}" for b in range(drawn)]
+    if max((b for b, _ in bins), default=0) >= drawn:
+        names[-1] = f"{TWO_WEEKS_DAYS * (drawn - 1)} or more"
+    return BarChart(
+        "time-between-coreferent-mentions",
+        "Days between consecutive reports of a chain, by chain type",
+        tuple(names),
+        tuple(Series(kind, tuple(counts[(b, kind)] for b in range(drawn))) for kind in MENTION_TYPES),
+        "days between the two reports (two-week bins)",
+        "pairs of consecutive reports",
     )
 
 

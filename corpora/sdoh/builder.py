@@ -46,7 +46,7 @@ from clinical_corpora.corpora.sdoh.records import (
     Split,
 )
 from clinical_corpora.corpora.sdoh.scoring import score_folders
-from clinical_corpora.corpora.sdoh.statistics import COUNTED, statistic_values
+from clinical_corpora.corpora.sdoh.statistics import COUNTED, agreement_chart, per_type_chart, statistic_values
 from clinical_corpora.validation.metrics.sdoh import NOT_APPLICABLE, TRIGGER
 
 if TYPE_CHECKING:
@@ -144,7 +144,7 @@ class SdohBuilder(Builder):
         )
         return AgreementReport(
             {"overall_f1": rows[0].f1, "trigger_f1": triggers.f1},
-            [CardSection("Inter-annotator agreement", text, table)],
+            [CardSection("Inter-annotator agreement", text, table, figures=[agreement_chart(rows)])],
         )
 
     def statistics(self, release: ReleaseView) -> list[CardSection]:
@@ -179,10 +179,27 @@ class SdohBuilder(Builder):
                 statistic_values(per_group, counted["event types"], counted["argument types"]),
                 COUNTED,
             ),
-            CardSection("Events by type", table=_crosstab(counted["event types"], groups, ["event type"])),
+            CardSection(
+                "Events by type",
+                table=_crosstab(counted["event types"], groups, ["event type"]),
+                figures=[
+                    per_type_chart(
+                        "events-by-type", "Events by type", counted["event types"], groups, ("event type", "events")
+                    )
+                ],
+            ),
             CardSection(
                 "Arguments by type and subtype",
                 table=_crosstab(counted["argument types"], groups, ["argument type", "subtype"]),
+                figures=[
+                    per_type_chart(
+                        "arguments-by-type",
+                        "Arguments by type (subtypes pooled)",
+                        counted["argument types"],
+                        groups,
+                        ("argument type", "arguments"),
+                    )
+                ],
             ),
         ]
 

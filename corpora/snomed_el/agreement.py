@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from clinical_corpora.builders.contract.base import AgreementReport, CardSection, Table
+from clinical_corpora.builders.contract.figures import BarChart
 from clinical_corpora.builders.contract.release_view import ReleaseView
 from clinical_corpora.builders.sources.annotators import annotator_folders
 from clinical_corpora.builders.sources.mimic_notes import read_span_annotations
@@ -40,4 +41,14 @@ def annotator_agreement(folder: Path, release: ReleaseView) -> AgreementReport:
         f"averaged over annotator pairs (Davidson et al. 2025 report 0.85). `{RELEASED_ANNOTATOR}` is this release."
     )
     table = Table(["annotator A", "annotator B", "shared notes", "matched", "only A", "only B", "Jaccard"], rows)
-    return AgreementReport({"mean_jaccard": report.mean_jaccard}, [CardSection("Agreement", text, table)])
+    chart = BarChart.counts(
+        "inter-annotator-agreement",
+        "Jaccard similarity of each pair of annotators",
+        {f"{p.annotator_a} vs {p.annotator_b}": p.jaccard for p in report.pairs},
+        "annotators",
+        "Jaccard",
+        horizontal=True,
+    )
+    return AgreementReport(
+        {"mean_jaccard": report.mean_jaccard}, [CardSection("Agreement", text, table, figures=[chart])]
+    )

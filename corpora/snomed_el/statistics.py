@@ -11,6 +11,7 @@ from collections import Counter
 import pandas as pd
 
 from clinical_corpora.builders.contract.base import CardSection, Table
+from clinical_corpora.builders.contract.figures import BarChart, Series
 from clinical_corpora.builders.contract.release_view import ReleaseView
 from clinical_corpora.corpora.snomed_el.records import HIERARCHY_NAMES, ConceptStats
 from clinical_corpora.corpora.snomed_el.released_annotations import annotation_table
@@ -18,6 +19,9 @@ from clinical_corpora.corpora.snomed_el.released_annotations import annotation_t
 MAX_LISTED_SPANS = 20
 SPLIT_STATISTICS = ("notes", "annotations", "concepts")
 """The stable keys (corpus.yaml ``published:``) of the per-split counts, ``<key>`` in all and ``<key>.<split>``."""
+
+FREQUENCY_BINS = ((1, 1), (2, 2), (3, 3), (4, 4), (5, 9), (10, 19), (20, 49), (50, 99), (100, None))
+"""The bins of the concept frequency figure: annotations of a concept, from and to (None: no upper end)."""
 
 
 def statistics_sections(
@@ -82,7 +86,20 @@ def hierarchy_section(release: ReleaseView) -> CardSection:
     rows: list[list[object]] = [
         [HIERARCHY_NAMES[name], *(counts[(split, name)] for split in splits)] for name in HIERARCHY_NAMES
     ]
-    return CardSection("Annotations per hierarchy", table=Table(["hierarchy", *splits], rows))
+    totals = {split: sum(counts[(split, name)] for name in HIERARCHY_NAMES) or 1 for split in splits}
+    chart = BarChart(
+        "hierarchy-shares",
+        "Share of each split's annotations per SNOMED CT hierarchy",
+        tuple(HIERARCHY_NAMES.values()),
+        tuple(
+            Series(split, tuple(counts[(split, name)] / totals[split] for name in HIERARCHY_NAMES)) for split in splits
+        ),
+        "hierarchy",
+        "share of the split's annotations",
+        horizontal=True,
+        share=True,
+    )
+    return CardSection("Annotations per hierarchy", table=Table(["hierarchy", *splits], rows), figures=[chart])
 
 
 def difficulty_section(release: ReleaseView) -> CardSection:
@@ -95,7 +112,28 @@ def difficulty_section(release: ReleaseView) -> CardSection:
         "annotation entropy (bits, over the concepts linked to those strings), examples in all splits and "
         "in the training split, notes holding the concept, and is-a depth below the root."
     )
-    return CardSection("Concept difficulty features", text, Table(["feature", "mean", "median", "min", "max"], rows))
+    return CardSection(
+        "Concept difficulty features",
+        text,
+        Table(["feature", "mean", "median", "min", "max"], rows),
+        figures=[frequency_chart(stats["examples"])],
+    )
+
+
+def frequency_chart(examples: pd.Series) -> BarChart:
+    """Concepts by how many annotations link them (Davidson et al. 2025's ``examples``), in widening bins up to
+    the most annotated concept."""
+    largest = int(examples.max()) if not examples.empty else 1
+    bins = [(low, high) for low, high in FREQUENCY_BINS if low <= largest]
+    counts = {
+        (str(low) if high == low else f"{low}-{high}" if high else f"{low} or more"): int(
+            ((examples >= low) & (examples <= (high or largest))).sum()
+        )
+        for low, high in bins
+    }
+    return BarChart.counts(
+        "concept-frequency", "Concepts by the number of annotations linking them", counts, "annotations", "concepts"
+    )
 
 
 def _summary(values: pd.Series) -> list[object]:
