@@ -64,6 +64,7 @@ def _parser() -> argparse.ArgumentParser:
     _add_release(commands, "build", "build", "the same without immutability, into a scratch folder")
     _add_rehydrate(commands)
     _add_validate(commands)
+    _add_diff(commands)
     commands.add_parser("list", help="corpora, versions, access and sources").set_defaults(handler=_list)
     score = commands.add_parser("score", help="score predictions against gold (clincorp score NAME -h)")
     score.add_argument("scorer", help="a scorer registered by a corpus (clincorp list shows them)")
@@ -193,6 +194,15 @@ def _add_validate(commands: argparse._SubParsersAction[argparse.ArgumentParser])
         "you mean to check; manifest.json hashes every other file)",
     )
     validate.set_defaults(handler=_validate)
+
+
+def _add_diff(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from clinical_corpora.builders.diff import command
+
+    diff = commands.add_parser("diff", help="what changed between two releases of one corpus, record by record")
+    diff.description = plain_text(command.__doc__ or "")
+    command.configure(diff)
+    diff.set_defaults(handler=command.run)
 
 
 def _score(args: argparse.Namespace) -> int:

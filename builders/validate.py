@@ -118,6 +118,13 @@ def _data_checks(
 MANIFEST_EXPECTED = "manifest.json consistent with the data and the installed corpus"
 
 
+def release_files_gate(folder: Path) -> tuple[dict[str, Any], GateResult]:
+    """Step 1 alone, for commands that read a release someone gave them (``clincorp diff``): manifest.json
+    read as a release manifest, and every file against the sha256 it lists (nothing unlisted, nothing outside)."""
+    manifest = _release_manifest(folder)
+    return manifest, _guarded("files", "hashes as in manifest.json", lambda: _files_gate(folder, manifest))
+
+
 def _digest_gate(folder: Path, expected: str) -> GateResult:
     wanted = expected.strip().lower().removeprefix("sha256:")
     actual = release_digest(folder)
