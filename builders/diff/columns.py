@@ -48,11 +48,12 @@ def _lists_differ(old: pa.Array, new: pa.Array, item: Node | None) -> np.ndarray
     old_lengths = pc.fill_null(pc.list_value_length(old), 0).to_numpy()
     new_lengths = pc.fill_null(pc.list_value_length(new), 0).to_numpy()
     differ = old_lengths != new_lengths
-    candidates = np.flatnonzero(~differ & (new_lengths > 0))
-    if len(candidates) == 0:
-        return differ
-    chosen = pa.array(candidates)
-    old_part, new_part = old.take(chosen), new.take(chosen)
+    if not differ.any():  # items line up already: no copy
+        candidates, old_part, new_part = np.arange(len(new)), old, new
+    else:
+        candidates = np.flatnonzero(~differ)
+        chosen = pa.array(candidates)
+        old_part, new_part = old.take(chosen), new.take(chosen)
     items_differ = rows_differ(pc.list_flatten(old_part), pc.list_flatten(new_part), item)
     parents = pc.list_parent_indices(new_part).to_numpy()
     bad = np.bincount(parents[items_differ], minlength=len(candidates)) > 0

@@ -109,9 +109,8 @@ def _config_changes(old: OpenedRelease, new: OpenedRelease, config: str, shape: 
             if old_split != splits[index]:
                 detail = f"{old_split} → {splits[index]}"
                 yield Change(config, splits[index], ids[index].as_py(), RECORD, "moved to another split", "", detail)
-        yield from _batch_changes(
-            config, shape, rows.take(at[matched]), batch.take(pa.array(matched)), matched, ids, splits
-        )
+        aligned = batch if len(matched) == batch.num_rows else batch.take(pa.array(matched))
+        yield from _batch_changes(config, shape, rows.take(at[matched]), aligned, matched, ids, splits)
 
 
 def _batch_changes(
@@ -164,7 +163,12 @@ class _RowGroups:
         pieces, order = [], []
         for group in np.unique(group_of).tolist():
             inside = np.flatnonzero(group_of == group)
-            pieces.append(self._group(group).take(pa.array(positions[inside] - self.starts[group])))
+            local = positions[inside] - self.starts[group]
+            table = self._group(group)
+            if np.array_equal(local, np.arange(local[0], local[0] + len(local))):
+                pieces.append(table.slice(int(local[0]), len(local)))  # in order: no copy
+            else:
+                pieces.append(table.take(pa.array(local)))
             order.append(inside)
         taken = pa.concat_tables(pieces)
         if len(pieces) == 1 and np.array_equal(order[0], np.arange(len(positions))):

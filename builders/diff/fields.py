@@ -219,7 +219,8 @@ def _chain_group(path: str, item: str, old: list, new: list, node: Node, members
 
 
 def _same(old: Any, new: Any, node: Node) -> bool:
-    return _projected(old, node) == _projected(new, node)
+    """Equal in what ``node`` compares (stored values equal whole are, without projecting them)."""
+    return bool(old == new) or _projected(old, node) == _projected(new, node)
 
 
 def _projected(value: Any, node: Node) -> Any:
