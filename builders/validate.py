@@ -17,6 +17,7 @@ from pydantic import BaseModel, ValidationError
 from clinical_corpora.builders.contract.base import Builder, make_builder
 from clinical_corpora.builders.contract.release_view import SHARD_PATTERN, ReleaseView
 from clinical_corpora.builders.plugins import find_corpus, installed_corpus
+from clinical_corpora.builders.release.changes_card import changes_problems
 from clinical_corpora.builders.release.checks import check_suite
 from clinical_corpora.builders.release.folder import outside_reason, read_json, release_digest, sha256_file
 from clinical_corpora.builders.release.inputs import inputs_problems
@@ -277,7 +278,15 @@ def _manifest_gate(
     problems += _identity_problems(folder, manifest, corpus)
     problems += _rows_problems(folder, manifest, corpus)
     problems += _gates_problems(folder, manifest, overlaid)
+    problems += changes_problems(manifest, _card_text(folder), ReleaseView(folder).configs())
     return _problems_gate("manifest", problems, MANIFEST_EXPECTED)
+
+
+def _card_text(folder: Path) -> str:
+    try:
+        return (folder / "README.md").read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return ""
 
 
 def _overlaid(manifest: dict[str, Any], corpus: CorpusManifest) -> tuple[CorpusManifest, list[str]]:

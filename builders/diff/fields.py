@@ -265,10 +265,15 @@ def _where(span: dict) -> str:
 
 
 def _describe(value: Any, node: Node) -> str:
-    if node.is_span:
-        labels = [str(value[name]) for name, child in node.fields.items() if child.label and value[name] is not None]
-        return " ".join([_where(value), *labels])
-    return ""
+    """A span added or removed: where it lies and its scalar attributes (``71-85 role=Type subtype=N/A``)."""
+    if not node.is_span:
+        return ""
+    attributes = [
+        f"{shown(name, child)}={_short(value[name])}"
+        for name, child in node.fields.items()
+        if child.kind == "leaf" and name not in SPAN_EXTENT and name != ITEM_ID and value[name] is not None
+    ]
+    return " ".join([_where(value), *attributes])
 
 
 def _members(chain: dict, members: str) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from datasets import Features
 from datasets.info import DatasetInfo, DatasetInfosDict
@@ -11,6 +12,8 @@ from datasets.utils.metadata import MetadataConfigs
 from huggingface_hub import DatasetCardData
 
 from clinical_corpora.builders.contract.base import Table
+from clinical_corpora.builders.release.card import section_markdown
+from clinical_corpora.builders.release.changes_card import changes_sections
 from clinical_corpora.core.manifest import CorpusManifest
 from clinical_corpora.schemas.licensed import SOURCE_DOCUMENTS
 from clinical_corpora.validation.gates import GateResult
@@ -29,6 +32,8 @@ class TextFreeRelease:
     documents: dict[str, int]
     gate: GateResult
     folder_name: str
+    changes: dict[str, Any] | None = None
+    """The full release's summary of the changes since a previous release (``--previous``), if any."""
 
 
 def render_text_free_card(release: TextFreeRelease) -> str:
@@ -72,6 +77,7 @@ def render_text_free_card(release: TextFreeRelease) -> str:
         f'{version}", "{first}")\n```\n',
         "## Rows per split\n",
         split_rows.markdown(),
+        *(section_markdown(section) for section in changes_sections({"changes": release.changes})),
         "## Leak gate\n",
         f"No file of this release (parquet values and metadata, JSON, cards) shares a run of more than "
         f"{observed['limit']} characters with a source document, runs without a letter and label names aside. "

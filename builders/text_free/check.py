@@ -14,6 +14,7 @@ from typing import Any
 from clinical_corpora.builders.contract.base import make_builder
 from clinical_corpora.builders.contract.release_view import ReleaseView
 from clinical_corpora.builders.plugins import find_corpus, installed_corpus
+from clinical_corpora.builders.release.changes_card import changes_problems
 from clinical_corpora.builders.release.folder import read_json
 from clinical_corpora.builders.text_free.layout import FULL_FOLDER, TEXT_FREE_SUFFIX
 from clinical_corpora.core.errors import ClincorpError
@@ -66,11 +67,21 @@ def _schema_problems(folder: Path, manifest: dict[str, Any], corpus: str | Path 
     )
     if (full.get("corpus"), full.get("version")) != (manifest.get("corpus"), manifest.get("version")):
         problems.append(f"{FULL_FOLDER}/manifest.json does not describe the full release of this corpus and version")
+    if manifest.get("changes") != full.get("changes"):
+        problems.append(f"manifest.json changes differ from those {FULL_FOLDER}/manifest.json records")
+    problems += changes_problems(manifest, _card_text(folder), view.configs())
     if folder.name != f"{manifest.get('version')}{TEXT_FREE_SUFFIX}":
         problems.append(
             f"the folder is {folder.name}, manifest.json's version {manifest.get('version')}{TEXT_FREE_SUFFIX}"
         )
     return problems
+
+
+def _card_text(folder: Path) -> str:
+    try:
+        return (folder / "README.md").read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return ""
 
 
 def _leak_problems(folder: Path) -> list[str]:
