@@ -127,18 +127,35 @@ def rad_mention_type(row: dict, rng: random.Random, features: Features, taken: s
     return ("mentions", "relabelled", mention["id"])
 
 
-def merge_chains(members: str) -> Mutation:
+def merge_chains(members: str, chains: str = "chains") -> Mutation:
     def merged(row: dict, rng: random.Random, features: Features, taken: set[str]) -> Applied | None:
-        free = [chain for chain in row["chains"] if f"chain:{chain['id']}" not in taken]
+        free = [chain for chain in row[chains] if f"chain:{chain['id']}" not in taken]
         if len(free) < 2:
             return None
         into, gone = rng.sample(free, 2)
         taken.update({f"chain:{into['id']}", f"chain:{gone['id']}"})
         into[members] = into[members] + gone[members]
-        row["chains"].remove(gone)
-        return ("chains", "merged", into["id"])
+        row[chains].remove(gone)
+        return (chains, "merged", into["id"])
 
     return merged
+
+
+def bigbio_entity_moved(row: dict, rng: random.Random, features: Features, taken: set[str]) -> Applied | None:
+    """A BigBio entity's offsets (its ``offsets`` list of [start, end]) shifted by one character."""
+    entity = pick(row["entities"], taken, rng)
+    if entity is None:
+        return None
+    entity["offsets"] = [[start + 1, end + 1] for start, end in entity["offsets"]]
+    return ("entities", "moved", entity["id"])
+
+
+def bigbio_entity_type(row: dict, rng: random.Random, features: Features, taken: set[str]) -> Applied | None:
+    entity = pick(row["entities"], taken, rng)
+    if entity is None:
+        return None
+    entity["type"] = entity["type"] + "_edited"
+    return ("entities", "relabelled", entity["id"])
 
 
 def rad_modality(row: dict, rng: random.Random, features: Features, taken: set[str]) -> Applied | None:
@@ -256,6 +273,7 @@ MUTATIONS: dict[str, list[tuple[str, Mutation]]] = {
         ("sdoh", sdoh_argument_removed),
         ("sdoh", sdoh_argument_subtype),
         ("sdoh", sdoh_scalar),
+        ("sdoh_bigbio_kb", bigbio_entity_moved),
     ],
     "rad_coref": [
         ("rad_coref", rad_mention_moved),
@@ -263,6 +281,7 @@ MUTATIONS: dict[str, list[tuple[str, Mutation]]] = {
         ("rad_coref", merge_chains("mention_ids")),
         ("rad_coref", rad_modality),
         ("mention_pairs", pair_coreferent),
+        ("rad_coref_bigbio_kb", merge_chains("entity_ids", "coreferences")),
     ],
     "odie_anaphora": [
         ("odie_anaphora", odie_markable_moved),
@@ -270,6 +289,7 @@ MUTATIONS: dict[str, list[tuple[str, Mutation]]] = {
         ("odie_anaphora", odie_pair_removed),
         ("odie_anaphora", merge_chains("markable_ids")),
         ("odie_anaphora", odie_note_type),
+        ("odie_anaphora_bigbio_kb", bigbio_entity_type),
     ],
     "snomed_el": [
         ("snomed_el", snomed_annotation("moved")),

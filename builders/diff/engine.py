@@ -94,7 +94,8 @@ def _config_changes(old: OpenedRelease, new: OpenedRelease, config: str, shape: 
     columns = list(shape.fields)
     rows = _RowGroups(old, config, columns)
     first = 0
-    for batch in new.view.batches(config, columns=columns, batch_size=BATCH_ROWS):
+    read = columns or [new.id_field(config)]  # a batch needs a column to count its rows
+    for batch in new.view.batches(config, columns=read, batch_size=BATCH_ROWS):
         at = positions[first : first + batch.num_rows]
         ids = new_ids.slice(first, batch.num_rows)
         splits = new_splits.slice(first, batch.num_rows).to_pylist()
