@@ -143,6 +143,11 @@ def test_untrusted_releases_are_refused_with_a_reason(sample_release: SampleRele
     shard.write_bytes(shard.read_bytes()[:-10] + b"0123456789")
     with pytest.raises(ClincorpError, match=r"files do not match its manifest.json \(data/sdoh/train-.*sha256 differs"):
         open_release(forged.folder)
+    renamed = Copy(sdoh, tmp_path / "renamed" / "sdoh" / sdoh.name)
+    manifest = json.loads((renamed.folder / "manifest.json").read_text(encoding="utf-8"))
+    (renamed.folder / "manifest.json").write_text(json.dumps({**manifest, "version": "../../elsewhere"}))
+    with pytest.raises(ClincorpError, match="version '../../elsewhere' is not a release version"):
+        open_release(renamed.folder)
     twice = Copy(sdoh, tmp_path / "twice" / "sdoh" / sdoh.name)
     rows, _ = twice.rows("sdoh", "train")
     rows.append(dict(rows[0]))
@@ -231,3 +236,16 @@ def test_previous_names_one_corpus(
     assert main(["release", "--all", "--previous", str(sample_release("sdoh").folder), "--out", str(tmp_path)]) == 1
     assert "--previous applies to one corpus at a time" in capsys.readouterr().err
     assert not tmp_path.joinpath("sdoh").exists()
+
+
+def test_previous_text_free_release_compares_all_but_text(sample_release: SampleRelease, tmp_path: Path) -> None:
+    corpus = find_corpus("odie_anaphora")
+    full = tmp_path / "old" / "odie_anaphora" / sample_release("odie_anaphora").folder.name
+    shutil.copytree(sample_release("odie_anaphora").folder, full)
+    old = release_text_free(corpus, full, resolve_sources(corpus, {})).folder
+    new = run(ReleaseRequest(corpus, tmp_path / "new", changes_since=changes_since(old, "odie_anaphora"))).folder
+    recorded = json.loads((new / "manifest.json").read_text(encoding="utf-8"))["changes"]
+    assert recorded["previous"]["variant"] == "text-free" and recorded["text_compared"] is False
+    assert {why for entry in recorded["configs"].values() for why in entry["uncompared"].values()} == {"text"}
+    assert "The text was not compared: one of the two releases is text-free" in (new / "README.md").read_text()
+    assert [gate.gate for gate in check_release(new) if not gate.success] == []
