@@ -387,6 +387,7 @@ def _text_free(
     manifest: CorpusManifest, folder: Path, overrides: dict[str, Path], samples: list[str], alone: bool
 ) -> list[str]:
     """Write the text-free variant of a release; its summary row (FAILED with the reason, unless alone)."""
+    from clinical_corpora.builders.release.folder import release_digest
     from clinical_corpora.builders.release.inputs import resolve_sources
     from clinical_corpora.builders.text_free.layout import TEXT_FREE_SUFFIX
     from clinical_corpora.builders.text_free.release import release_text_free
@@ -405,7 +406,8 @@ def _text_free(
     verb = "released" if outcome.status == "released" else "unchanged (identical bytes)"
     print(
         f"{manifest.name} {name}: {verb} at {outcome.folder} (leak gate: longest shared run "
-        f"{outcome.gate.observed['longest_shared_run']} characters, limit {outcome.gate.observed['limit']})"
+        f"{outcome.gate.observed['longest_shared_run']} characters, limit {outcome.gate.observed['limit']}), "
+        f"digest sha256:{release_digest(outcome.folder)}"
     )
     return [manifest.name, name, outcome.status, str(outcome.folder)]
 
@@ -478,17 +480,24 @@ def _gate_json(result: GateResult) -> dict[str, Any]:
         "status": entry["status"],
         "observed": entry["observed"],
         "expected": entry["expected"],
+        **({"warning": entry["warning"]} if "warning" in entry else {}),
         "where": entry["details"],
     }
 
 
 def _print_gate(result: GateResult) -> None:
     from clinical_corpora.validation.gates import violation_text
+    from clinical_corpora.validation.published import number_text
 
     print(result.describe(), flush=True)
     for detail in result.details:
         if "problem" in detail:
             print(f"  {detail['problem']}")
+        elif "verdict" in detail:  # a published number against the recomputed one
+            if detail["verdict"] != "match":
+                note = f" ({detail['note']})" if detail.get("note") else ""
+                published, recomputed = number_text(detail["published"]), number_text(detail["recomputed"], 4)
+                print(f"  {detail['key']}: published {published}, recomputed {recomputed}: {detail['verdict']}{note}")
         elif not detail.get("success", False) or detail.get("violations"):
             verdict = "FAILED" if not detail.get("success", False) else "passed, tolerating"
             print(f"  {detail['table']}: {detail['expectation']} {verdict}: observed {detail['observed']}")

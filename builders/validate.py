@@ -6,6 +6,7 @@ Nothing a release names is imported: the builder and the expectation suite come 
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import json
 from collections.abc import Callable, Iterator
@@ -21,6 +22,7 @@ from clinical_corpora.builders.release.changes_card import changes_problems
 from clinical_corpora.builders.release.checks import check_suite
 from clinical_corpora.builders.release.folder import outside_reason, read_json, release_digest, sha256_file
 from clinical_corpora.builders.release.inputs import inputs_problems
+from clinical_corpora.builders.release.published import recomputed_values, release_comparison
 from clinical_corpora.builders.text_free.check import text_free_checks
 from clinical_corpora.builders.text_free.layout import VARIANT, stored_rows
 from clinical_corpora.core.errors import ClincorpError, SourceError
@@ -33,12 +35,13 @@ from clinical_corpora.core.manifest import (
 )
 from clinical_corpora.schemas.features import LabelIdError, features_for, row_decoder, schema_fingerprint
 from clinical_corpora.validation.gates import GateResult, agreement_gates, expectations_gate, rejects_gate
+from clinical_corpora.validation.published import GATE, Recomputed, published_gate
 
 MAX_LISTED = 20
 
 
 Step = Callable[[str], None]
-STEPS = 5
+STEPS = 6
 
 
 def check_release(
@@ -52,7 +55,8 @@ def release_checks(
     folder: Path, on_step: Step | None = None, corpus: str | Path | None = None, expect_digest: str | None = None
 ) -> Iterator[GateResult]:
     """Every check of a release, each verdict as soon as it is known: files, manifest, schema, records, then
-    the expectation suite (the only step that loads great-expectations). ``on_step`` hears one line per step
+    the expectation suite (the only step that loads great-expectations), then the published numbers.
+    ``on_step`` hears one line per step
     before it runs. ``corpus`` is the installed corpus's name or the folder of its corpus.yaml; by default
     the corpus manifest.json names, looked up among the installed corpora (never imported from the release).
 
@@ -114,6 +118,26 @@ def _data_checks(
         return
     announce(f"step 5/{STEPS}: the installed corpus's expectation suite (loading great-expectations)")
     yield _guarded("expectations", "all pass", lambda: _expectations_gate(folder, manifest, corpus, builder, view))
+    announce(f"step 6/{STEPS}: the data against the numbers its paper publishes (corpus.yaml, published:)")
+    yield _guarded(GATE, "published numbers recomputed", lambda: _published_gate(folder, manifest, corpus, builder))
+
+
+def _published_gate(folder: Path, manifest: dict[str, Any], corpus: CorpusManifest, builder: Builder) -> GateResult:
+    """The installed corpus's published numbers against the statistics recomputed from the data (and the
+    agreement measures validation.json records); a sample release is not compared."""
+    sample = manifest.get("sample") is not False or str(manifest.get("version", "")).endswith(SAMPLE_TAG)
+    if sample or not corpus.published:
+        return release_comparison(corpus, Recomputed({}), (), sample=True)[1] if sample else published_gate([])
+    measures = read_json(folder / "validation.json").get("agreement")
+    recorded = {
+        name: value
+        for name, value in (measures.items() if isinstance(measures, dict) else ())
+        if isinstance(name, str) and isinstance(value, int | float) and not isinstance(value, bool)
+    }
+    inputs = manifest.get("inputs")
+    given = [name for name in inputs if isinstance(name, str)] if isinstance(inputs, dict) else []
+    recomputed = recomputed_values(builder.statistics(ReleaseView(folder)), recorded)
+    return release_comparison(corpus, recomputed, given, sample=False)[1]
 
 
 MANIFEST_EXPECTED = "manifest.json consistent with the data and the installed corpus"
@@ -485,7 +509,18 @@ def _schema_gate(view: ReleaseView, configs: dict, fingerprint: str) -> GateResu
 
 
 def _records_gate(view: ReleaseView, configs: dict) -> GateResult:
-    """Decode and validate every stored row; each problem names the config, split, record id and field."""
+    """Decode and validate every stored row; each problem names the config, split, record id and field.
+
+    With the collector paused: the rows and records made here are freed by reference counting (they hold no
+    cycles), and letting the collector traverse them as they are made cost most of the gate's time."""
+    gc.disable()
+    try:
+        return _records_checked(view, configs)
+    finally:
+        gc.enable()
+
+
+def _records_checked(view: ReleaseView, configs: dict) -> GateResult:
     problems, checked = [], 0
     for name, model in configs.items():
         id_field = getattr(model, "id_field", "id")

@@ -147,6 +147,40 @@ class Gates(Strict):
     agreement: dict[str, Threshold] = Field(default_factory=dict)
 
 
+DeviationKind = Literal["reading_choice", "erratum", "other_release"]
+"""Why a recomputed number may differ from the paper's: a documented reading choice of ours, a known erratum of
+the paper, or a different release of the source than the paper's."""
+
+
+class KnownDeviation(Strict):
+    """Why a real release's recomputed value may differ from a published number."""
+
+    kind: DeviationKind
+    reason: str = Field(min_length=1, description="what differs and why, for the card and clincorp validate")
+
+
+class PublishedNumber(Strict):
+    """A number the corpus's paper publishes about its data, compared with what a real release recomputes."""
+
+    key: str = Field(
+        pattern=r"^\S+( \S+)*$",
+        description="the statistic's stable key, as the corpus's statistics name it (agreement.<measure>: agreement)",
+    )
+    value: float
+    source: str = Field(min_length=1, description="where it is published: authors, year, table or section")
+    applies_to: str = Field(min_length=1, description="which release of the data the number describes")
+    tolerance: float = Field(default=0.0, ge=0, description="largest absolute difference that still matches")
+    requires_sources: list[str] = Field(
+        default_factory=list, description="compared only when these sources were given (e.g. the test annotations)"
+    )
+    excludes_sources: list[str] = Field(
+        default_factory=list, description="not compared when one of these sources was given (another release)"
+    )
+    deviation: KnownDeviation | None = Field(
+        default=None, description="why a real release may deviate; a deviation without one is a warning"
+    )
+
+
 class CorpusManifest(Strict):
     """The contents of a corpus.yaml."""
 
@@ -171,6 +205,9 @@ class CorpusManifest(Strict):
     task_categories: list[str] = Field(default_factory=list)
     tags: list[str] = Field(default_factory=list)
     gates: Gates = Field(default_factory=Gates)
+    published: list[PublishedNumber] = Field(
+        default_factory=list, description="the papers' own numbers about the data, compared in every real release"
+    )
     folder: Path = Field(default=Path("."), exclude=True)
 
     @property
@@ -209,6 +246,18 @@ class CorpusManifest(Strict):
         return self
 
     @model_validator(mode="after")
+    def _published_numbers_are_consistent(self) -> CorpusManifest:
+        keys = [number.key for number in self.published]
+        repeated = sorted({key for key in keys if keys.count(key) > 1})
+        if repeated:
+            raise ValueError(f"published: keys given twice: {repeated}")
+        for number in self.published:
+            unknown = set(number.requires_sources + number.excludes_sources) - set(self.sources)
+            if unknown:
+                raise ValueError(f"published number {number.key!r} names unknown sources {sorted(unknown)}")
+        return self
+
+    @model_validator(mode="after")
     def _expectation_tables_name_configs(self) -> CorpusManifest:
         for expectation in self.gates.expectations:
             if expectation.table.split(".")[0] not in self.configs:
@@ -228,7 +277,21 @@ def load_manifest(path: Path) -> CorpusManifest:
     try:
         return CorpusManifest.model_validate({**(raw or {}), "folder": path.parent})
     except ValidationError as error:
-        raise SourceError(path, f"not a valid corpus manifest:\n{error}") from error
+        raise SourceError(path, f"not a valid corpus manifest:\n{_published_entries(error, raw)}{error}") from error
+
+
+def _published_entries(error: ValidationError, raw: Any) -> str:
+    """One line per ``published:`` entry the error is about, naming it by its key (pydantic names its index)."""
+    entries = raw.get("published") if isinstance(raw, dict) else None
+    lines = []
+    for problem in error.errors():
+        location = problem["loc"]
+        if len(location) > 1 and location[0] == "published" and isinstance(location[1], int) and entries:
+            entry = entries[location[1]] if location[1] < len(entries) else None
+            key = entry.get("key") if isinstance(entry, dict) else None
+            field = ".".join(map(str, location[2:])) or "entry"
+            lines.append(f"published number {key!r} (entry {location[1] + 1}): {field}: {problem['msg']}\n")
+    return "".join(dict.fromkeys(lines))
 
 
 class ThresholdOverlay(Strict):

@@ -30,6 +30,17 @@ class Licensed:
 LicensedText = Annotated[str, Licensed()]
 """A string field whose value is licensed text: removed from a text-free release, restored by rehydration."""
 
+
+@dataclass(frozen=True)
+class Vocabulary:
+    """Marker in ``Annotated[str, Vocabulary()]``: the field holds a name from a source's own open vocabulary
+    (a BMJ series, a UMLS semantic type), not licensed text; kept in a text-free release, where the tamper
+    check (``builders/text_free/tamper.py``) cannot vouch for its prose."""
+
+
+SourceVocabulary = Annotated[str, Vocabulary()]
+"""A string field holding a name of a source's open vocabulary (see :class:`Vocabulary`)."""
+
 LEAF: Literal["licensed"] = "licensed"
 """A licensed string in a :func:`licensed_tree`."""
 
@@ -51,31 +62,41 @@ DOCUMENT = {"locator": Value("string"), "sha256": Value("string")}
 
 def licensed_tree(model: type[BaseModel]) -> LicensedTree:
     """Where ``model`` holds licensed text, as a tree of its field names (empty when nowhere)."""
+    return marked_tree(model, Licensed)
+
+
+def vocabulary_tree(model: type[BaseModel]) -> LicensedTree:
+    """Where ``model`` holds names of a source's open vocabulary (:class:`Vocabulary`), as a tree."""
+    return marked_tree(model, Vocabulary)
+
+
+def marked_tree(model: type[BaseModel], marker: type) -> LicensedTree:
+    """Where ``model`` holds string fields marked with ``marker``, as a tree of its field names."""
     tree = {}
     for name, field in model.model_fields.items():
-        node = _node(field.annotation, field.metadata)
+        node = _node(field.annotation, field.metadata, marker)
         if node is not None:
             tree[name] = node
     return tree
 
 
-def _node(annotation: Any, metadata: list[Any]) -> Any:
+def _node(annotation: Any, metadata: list[Any], marker: type) -> Any:
     origin = get_origin(annotation)
     if origin is Annotated:
         inner, *extra = get_args(annotation)
-        return _node(inner, [*metadata, *extra])
+        return _node(inner, [*metadata, *extra], marker)
     if origin in (Union, types.UnionType):
         members = [arg for arg in get_args(annotation) if arg is not type(None)]
-        return _node(members[0], metadata) if len(members) == 1 else None
+        return _node(members[0], metadata, marker) if len(members) == 1 else None
     if origin is list:
         (item,) = get_args(annotation)
-        inner = _node(item, [])
+        inner = _node(item, [], marker)
         return None if inner is None else [inner]
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        return licensed_tree(annotation) or None
-    if any(isinstance(marker, Licensed) for marker in metadata):
+        return marked_tree(annotation, marker) or None
+    if any(isinstance(found, marker) for found in metadata):
         if annotation is not str:
-            raise TypeError(f"only str fields can be LicensedText, not {annotation!r}")
+            raise TypeError(f"only str fields can be marked {marker.__name__}, not {annotation!r}")
         return LEAF
     return None
 

@@ -166,13 +166,18 @@ def test_bad_input_names_the_file(tmp_path: Path, content: bytes, expected: str)
 
 def test_finished_paragraphs_keep_the_text_justext_computes() -> None:
     """Pins the jusText behaviour the reader relies on (pyproject pins jusText 3.x): a parsed paragraph's
-    cached text is the text jusText's own ``Paragraph.text`` computes from its text nodes."""
-    from justext.core import html_to_dom
+    cached text is the text jusText's own ``Paragraph.text`` computes from its text nodes, and the copy holds
+    every attribute jusText's paragraph has, with the same values."""
+    from justext.core import ParagraphMaker, html_to_dom
     from justext.paragraph import Paragraph
 
     from clinical_corpora.builders.sources.bmj_html import _FinishedParagraph, _SpacePreservingParagraphMaker
 
     for page in sorted(SAMPLE.glob("*.html")):
-        paragraphs = _SpacePreservingParagraphMaker.make_paragraphs(html_to_dom(page.read_bytes()))
+        root = html_to_dom(page.read_bytes())
+        paragraphs = _SpacePreservingParagraphMaker.make_paragraphs(root)
         assert paragraphs and all(type(paragraph) is _FinishedParagraph for paragraph in paragraphs)
         assert [paragraph.text for paragraph in paragraphs] == [Paragraph.text.fget(p) for p in paragraphs]
+        parsed = ParagraphMaker.make_paragraphs(root)[0]
+        copied = _FinishedParagraph(parsed)
+        assert {k: v for k, v in vars(copied).items() if k != "text"} == vars(parsed)

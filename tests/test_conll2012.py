@@ -255,3 +255,72 @@ def test_repeated_spans_are_kept_as_read(tmp_path: Path) -> None:
     (document,) = iter_conll2012(write(tmp_path, text))
     assert document.mentions == ((TokenSpan(0, 1), TokenSpan(0, 1)), (TokenSpan(0, 1), TokenSpan(1, 2)))
     assert document.chains == (frozenset({TokenSpan(0, 1)}), frozenset({TokenSpan(0, 1), TokenSpan(1, 2)}))
+
+
+# OntoNotes *_conll files as the CoNLL-2012 shared task distributed them (invented words): columns aligned
+# with runs of spaces, one SRL column per predicate of the sentence (so the column count changes from one
+# sentence to the next), parts 000/001/003/005 of one document in one file, no blank line before
+# "#end document", and the same entity number reused in every part.
+ONTONOTES_DOC = "bc/cctv/00/cctv_0001"
+# part -> sentences -> (word, key coreference, response coreference); the sentence's SRL column count first
+ONTONOTES_PARTS: dict[int, list[tuple[int, list[tuple[str, str, str]]]]] = {
+    0: [
+        (1, [("John", "(0)", "(0)"), ("said", "-", "-"), ("he", "(0)", "(0)"), ("left", "-", "-"), (".", "-", "-")]),
+        (2, [("It", "-", "-"), ("rained", "-", "-"), ("and", "-", "-"), ("snowed", "-", "-"), (".", "-", "-")]),
+    ],
+    1: [
+        (1, [("The", "(0", "(0"), ("storm", "0)", "0)"), ("hit", "-", "-"), (".", "-", "-")]),
+        (0, [("It", "(0)", "(0)"), ("was", "-", "-"), ("bad", "-", "-"), (",", "-", "-"), ("it", "(0)", "(1)")]),
+    ],
+    3: [
+        (3, [("Mary", "(0)", "(0)"), ("met", "-", "-"), ("Sue", "-", "(0)"), ("and", "-", "-"), ("she", "(0)", "(0)")]),
+    ],
+    5: [(1, [("Bob", "(0)", "-"), ("and", "-", "-"), ("Bob", "(0)", "-"), ("met", "-", "-"), (".", "-", "-")])],
+}
+
+
+def ontonotes_file(column: int) -> str:
+    """The parts as one space-aligned file, with the key's (column 0) or the response's (1) coreference."""
+    lines = []
+    for part, sentences in ONTONOTES_PARTS.items():
+        lines.append(f"#begin document ({ONTONOTES_DOC}); part {part:03d}")
+        for number, (predicates, tokens) in enumerate(sentences):
+            if number:
+                lines.append("")
+            for index, (word, *coreference) in enumerate(tokens):
+                srl = ["(V*)" if index == 1 else "*"] * predicates
+                row = [ONTONOTES_DOC, str(part), str(index), word, "NN", "*", "-", "-", "-", "Speaker#1", "*", *srl]
+                lines.append("   ".join(f"{value:>8}" for value in [*row, coreference[column]]))
+        lines.append("#end document")
+    return "\n".join(lines) + "\n"
+
+
+def test_ontonotes_variants_read_each_part_as_its_own_document(tmp_path: Path) -> None:
+    text = ontonotes_file(0)
+    assert "     0   " in text and "\n#end document" in text and "\n\n#end document" not in text
+    documents = list(iter_conll2012(write(tmp_path, text)))
+    assert [(d.doc_id, d.part) for d in documents] == [
+        (f"({ONTONOTES_DOC}); part {part:03d}", part) for part in (0, 1, 3, 5)
+    ]
+    assert documents[0].sentences[1] == ("It", "rained", "and", "snowed", ".")
+    assert [d.chains for d in documents] == [
+        (frozenset({TokenSpan(0, 1), TokenSpan(2, 3)}),),
+        (frozenset({TokenSpan(0, 2), TokenSpan(4, 5), TokenSpan(8, 9)}),),
+        (frozenset({TokenSpan(0, 1), TokenSpan(4, 5)}),),
+        (frozenset({TokenSpan(0, 1), TokenSpan(2, 3)}),),
+    ]
+
+
+def test_ontonotes_parts_score_as_scorer_pl_sums_them(tmp_path: Path) -> None:
+    """MUC by hand over the four parts (scorer.pl sums numerators and denominators over documents):
+    recall (1 + 1 + 1 + 0) / (1 + 2 + 1 + 1) = 0.6, precision (1 + 1 + 1) / (1 + 1 + 2) = 0.75."""
+    key = read_conll2012_chains(write(tmp_path, ontonotes_file(0), "key"))
+    response = read_conll2012_chains(write(tmp_path, ontonotes_file(1), "response"))
+    scores = score_documents_all(key, response)
+    assert scores["muc"] == pytest.approx((0.6, 0.75, 2 * 0.6 * 0.75 / 1.35))
+    # Tab-separated, one blank line before each "#end document": the same documents and scores.
+    tabbed = "\n".join("\t".join(line.split()) for line in ontonotes_file(0).splitlines()) + "\n"
+    tabbed = tabbed.replace("\n#end document", "\n\n#end document").replace("#begin\tdocument\t", "#begin document ")
+    tabbed = tabbed.replace(";\tpart\t", "; part ").replace("#end\tdocument", "#end document")
+    assert read_conll2012_chains(write(tmp_path, tabbed, "tabbed")) == key
+    assert score_documents_all(read_conll2012_chains(write(tmp_path, tabbed, "tabbed")), response) == scores

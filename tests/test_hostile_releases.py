@@ -247,3 +247,60 @@ def test_a_corpus_yaml_that_is_not_utf8_is_an_error_naming_it(
     (folder / "corpus.yaml").write_bytes("name: caf\xe9\n".encode("latin-1"))
     err = run_refused(["release", str(folder), "--out", str(tmp_path / "out")], capsys)
     assert f"{folder / 'corpus.yaml'}: cannot read the corpus manifest: not UTF-8 text (byte 9)" in err
+
+
+PLANTED = (
+    "Patient is a 67 year old man with a long history of heavy drinking who presents with chest pain and "
+    "shortness of breath."
+)
+
+
+def plant_in_card(release: Path, name: str) -> None:
+    card = release / name
+    card.write_text(card.read_text(encoding="utf-8") + f"\n{PLANTED}\n", encoding="utf-8")
+
+
+def plant_in_first_id(release: Path, shard: str) -> None:
+    table = pq.read_table(release / shard)
+    ids = table.column("id").to_pylist()
+    ids[0] = f"{ids[0]} {PLANTED}"
+    pq.write_table(table.set_column(table.schema.get_field_index("id"), "id", pa.array(ids)), release / shard)
+
+
+@pytest.mark.parametrize(
+    ("where", "plant", "rehashed"),
+    [
+        ("README.md", lambda release: plant_in_card(release, "README.md"), ["README.md"]),
+        (
+            f"{FULL_FOLDER}/README.md",
+            lambda release: plant_in_card(release, f"{FULL_FOLDER}/README.md"),
+            [f"{FULL_FOLDER}/README.md", f"{FULL_FOLDER}/manifest.json"],
+        ),
+        (
+            "data/sdoh/train-00000-of-00001.parquet field id",
+            lambda release: plant_in_first_id(release, "data/sdoh/train-00000-of-00001.parquet"),
+            ["data/sdoh/train-00000-of-00001.parquet"],
+        ),
+    ],
+)
+def test_text_planted_after_the_build_is_refused_by_validate_and_rehydrate(
+    text_free: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    where: str,
+    plant: Callable[[Path], None],
+    rehashed: list[str],
+) -> None:
+    plant(text_free)
+    for name in rehashed:
+        if name.startswith(f"{FULL_FOLDER}/") and name != f"{FULL_FOLDER}/manifest.json":
+            rehash(text_free / FULL_FOLDER, name.removeprefix(f"{FULL_FOLDER}/"))
+        rehash(text_free, name)
+    assert main(["validate", str(text_free)]) == 1
+    out = capsys.readouterr().out
+    assert "gate tamper FAILED" in out and f"{where}" in out and "prose this package does not write" in out
+    assert PLANTED[:10] not in out  # the problem locates the text without repeating it
+    before = files_under(tmp_path)
+    err = run_refused(["rehydrate", str(text_free), "--out", str(tmp_path / "out")], capsys)
+    assert "planted after the build" in err and where in err
+    assert files_under(tmp_path) == before

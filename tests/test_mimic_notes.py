@@ -531,3 +531,21 @@ def test_a_table_left_half_read_lets_the_interpreter_exit(tmp_path: Path) -> Non
 
     done = subprocess.run([sys.executable, "-c", script, str(path)], capture_output=True, text=True, timeout=60)
     assert (done.returncode, done.stdout.strip()) == (0, "10000000-DS-1")
+
+
+@pytest.mark.parametrize(
+    "header",
+    [
+        ",".join(f'"{name}"' for name in NOTEEVENTS_COLUMNS) + "\n",
+        ",".join(f'"{name.lower()}"' for name in NOTEEVENTS_COLUMNS) + "\n",
+        ",".join(NOTEEVENTS_COLUMNS),
+    ],
+    ids=["quoted-upper", "quoted-lower-demo", "no-final-newline"],
+)
+@pytest.mark.parametrize("compress", [False, True], ids=["csv", "gz"])
+def test_header_only_noteevents_is_an_empty_table(tmp_path: Path, header: str, compress: bool) -> None:
+    """The MIMIC-III demo's two header-only ``NOTEEVENTS.csv`` (one with a lower-case quoted header) hold no
+    rows: read as an empty table, not "a row is longer than the block"."""
+    path = _write(tmp_path / "NOTEEVENTS.csv", [header], compress=compress)
+    assert list(iter_noteevents(path)) == []
+    assert list(iter_noteevents(path, row_ids=[174])) == []

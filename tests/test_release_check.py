@@ -142,16 +142,18 @@ def test_validate_names_each_step_before_it_runs(release: Path) -> None:
     status, printed = validate(release)
     assert status == 0
     assert [line.split(":")[0] for line in printed.splitlines()] == [
-        "step 1/5",
+        "step 1/6",
         "gate files passed",
-        "step 2/5",
+        "step 2/6",
         "gate manifest passed",
-        "step 3/5",
+        "step 3/6",
         "gate schema passed",
-        "step 4/5",
+        "step 4/6",
         "gate records passed",
-        "step 5/5",
+        "step 5/6",
         "gate expectations passed",
+        "step 6/6",
+        "gate published skipped",
     ]
 
 

@@ -294,3 +294,26 @@ def test_concept_without_fsn_is_reported_by_id(tmp_path: Path) -> None:
     with pytest.raises(SourceError, match="active concept without an active FSN") as error:
         load_snapshot(_write_snapshot(tmp_path / "rf2", concepts, descriptions, relationships))
     assert error.value.record == "99900008000"
+
+
+def test_terminology_folder_directly_under_the_root_loads_the_same(tmp_path: Path, sample: Terminology) -> None:
+    """A real International Edition subset whose ``Terminology/`` sits directly under the root (no
+    ``Snapshot/`` level), beside a ``Refset/`` folder: found and loaded as the full layout is."""
+    release = next(SAMPLE_RF2.iterdir())
+    root = tmp_path / "SnomedCT_InternationalRF2_PRODUCTION_20230531T120000Z"
+    shutil.copytree(release / "Snapshot" / "Terminology", root / "Terminology")
+    (root / "Refset" / "Language").mkdir(parents=True)
+    (root / "Refset" / "Language" / "der2_cRefset_LanguageSnapshot-en_INT_20230531.txt").write_text(
+        "id\teffectiveTime\tactive\tmoduleId\trefsetId\treferencedComponentId\tacceptabilityId\n", encoding="utf-8"
+    )
+    files = locate_snapshot_files(root)
+    assert files.concept.parent == root / "Terminology"
+    loaded = load_snapshot(root)
+    assert (loaded.active, loaded.fsn, loaded.parents, loaded.hierarchy, loaded.depth) == (
+        sample.active,
+        sample.fsn,
+        sample.parents,
+        sample.hierarchy,
+        sample.depth,
+    )
+    assert len(loaded.active) > 0

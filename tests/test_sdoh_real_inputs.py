@@ -129,6 +129,7 @@ def test_shac_layout_corpus_releases_with_the_shipped_gates(released: Outcome) -
         "expectations": True,
         "agreement.overall_f1": True,  # recorded as not run: no double annotation given
         "agreement.trigger_f1": True,
+        "published": True,
     }
     assert released.manifest["counts"] == {"read": 60, "written": 60 + 60, "rejected": 0, "rejected_annotations": 0}
 
@@ -269,3 +270,24 @@ def test_scorer_reads_zero_length_fragments_and_text_without_ann(
     assert main(["score", "sdoh", str(gold), str(predicted), "--out", str(out)]) == 0
     # 5 annotated notes x (4 triggers + 9 arguments), all matched
     assert "OVERALL NT=65 NP=65 TP=65" in capsys.readouterr().out
+
+
+def test_a_real_release_is_compared_with_the_subtypes_the_criteria_publish(
+    released: Outcome, notes: dict[str, dict[str, Any]]
+) -> None:
+    """The invented SHAC-layout files hold every StatusTime subtype but few others: the published gate matches
+    one number of Lybarger et al. 2022, Table 1, and warns (passing) on the two the files lack."""
+    subtypes: dict[str, set[str]] = {}
+    for note in notes.values():
+        for event in note["events"]:
+            for argument in event["arguments"]:
+                subtypes.setdefault(argument["type"], set()).add(argument["subtype"])
+    published = next(gate for gate in released.gates if gate.gate == "published")
+    assert published.success and published.status == "warning"
+    assert [(d["key"], d["recomputed"], d["verdict"]) for d in published.details] == [
+        ("subtypes.StatusTime", len(subtypes["StatusTime"]), "match"),
+        ("subtypes.StatusEmploy", len(subtypes.get("StatusEmploy", ())), "unexplained"),
+        ("subtypes.TypeLiving", len(subtypes.get("TypeLiving", ())), "unexplained"),
+    ]
+    card = (released.folder / "README.md").read_text(encoding="utf-8")
+    assert "| subtypes.StatusTime | 4 | 4 | 0 | match |  | Lybarger et al. 2022, Table 1" in card

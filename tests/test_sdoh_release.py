@@ -53,6 +53,7 @@ def test_release_gates_counts_and_agreement(released: Outcome) -> None:
         "expectations": True,
         "agreement.overall_f1": True,
         "agreement.trigger_f1": True,
+        "published": True,
     }
     # each note twice: in sdoh and in sdoh_bigbio_kb
     assert released.manifest["counts"] == {"read": 12, "written": 12 + 12, "rejected": 0, "rejected_annotations": 0}

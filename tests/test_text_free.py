@@ -21,6 +21,7 @@ from clinical_corpora.builders.cli import main
 from clinical_corpora.builders.contract.base import BuildContext, load_builder_class
 from clinical_corpora.builders.contract.release_view import ReleaseView
 from clinical_corpora.builders.plugins import all_corpora, find_corpus
+from clinical_corpora.builders.release.folder import release_digest
 from clinical_corpora.builders.release.inputs import resolve_sources
 from clinical_corpora.builders.release.pipeline import run
 from clinical_corpora.builders.release.request import ReleaseRequest
@@ -227,7 +228,10 @@ def test_release_all_text_free_writes_every_variant(tmp_path: Path, capsys: pyte
     assert main(["release", *names, "--text-free", "--out", str(tmp_path)]) == 0
     written = sorted(p.parent.parent.name for p in tmp_path.glob(f"*/*{TEXT_FREE_SUFFIX}/manifest.json"))
     assert written == sorted(names)
-    assert "leak gate: longest shared run" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "leak gate: longest shared run" in out
+    for folder in tmp_path.glob(f"*/*{TEXT_FREE_SUFFIX}"):  # the digest to pin each shared release by
+        assert f"at {folder} (leak gate" in out and f"digest sha256:{release_digest(folder)}" in out
 
 
 def test_odie_from_its_i2b2_input_round_trips_through_the_i2b2_documents(tmp_path: Path) -> None:

@@ -110,3 +110,54 @@ def test_columnar_reader_hands_rows_it_cannot_vouch_for_to_the_row_reader(tmp_pa
         path.write_bytes(prefix + f"{CONSO_ROW}\n".encode())
         with pytest.raises(NotPlainRrf):
             list(rrf_batches(path, MRCONSO_COLUMNS, ["CUI"]))
+
+
+def database_export(source: Path, target: Path, *, empty_cvf: bool = True) -> Path:
+    """``source`` as a database export writes it: fields joined by ``|``, no trailing ``|``, CVF empty."""
+    lines = []
+    for line in source.read_text(encoding="utf-8").splitlines():
+        fields = line.split("|")[:-1]
+        if empty_cvf:
+            fields[-1] = ""
+        lines.append("|".join(fields) + "\n")
+    target.write_text("".join(lines), encoding="utf-8")
+    return target
+
+
+def test_database_export_without_trailing_pipes_reads_like_metamorphosys(tmp_path: Path) -> None:
+    """A MRCONSO/MRSTY subset as database exports write it (no trailing ``|``, empty CVF) was refused at line 1;
+    its rows are now the MetamorphoSys file's, CVF aside, through the row and the columnar readers."""
+    conso = database_export(META / "MRCONSO.RRF", tmp_path / "MRCONSO.RRF")
+    sty = database_export(META / "MRSTY.RRF", tmp_path / "MRSTY.RRF")
+    assert conso.read_text(encoding="utf-8").splitlines()[0].endswith("|N|")  # SUPPRESS, then the empty CVF
+    assert [row._replace(cvf="") for row in read_mrconso(META / "MRCONSO.RRF")] == list(read_mrconso(conso))
+    assert [row._replace(cvf="") for row in read_mrsty(META / "MRSTY.RRF")] == list(read_mrsty(sty))
+    (_, names), (_, exported) = (
+        next(iter(rrf_batches(path, MRCONSO_COLUMNS, ["CUI", "STR", "CVF"]))) for path in (META / "MRCONSO.RRF", conso)
+    )
+    assert exported.column("STR") == names.column("STR") and set(exported.column("CVF").to_pylist()) == {""}
+    kept = database_export(META / "MRSTY.RRF", tmp_path / "kept.RRF", empty_cvf=False)
+    assert list(read_mrsty(kept)) == list(read_mrsty(META / "MRSTY.RRF"))
+
+
+def test_umls_index_of_a_database_export_equals_the_metamorphosys_one(tmp_path: Path) -> None:
+    from clinical_corpora.corpora.clicr.umls_index import build_index
+
+    exported = build_index(
+        database_export(META / "MRCONSO.RRF", tmp_path / "MRCONSO.RRF"),
+        database_export(META / "MRSTY.RRF", tmp_path / "MRSTY.RRF"),
+    )
+    original = build_index(META / "MRCONSO.RRF", META / "MRSTY.RRF")
+    assert exported.entries == original.entries and len(exported.entries) > 0
+
+
+def test_a_file_keeps_the_layout_of_its_first_line(tmp_path: Path) -> None:
+    path = tmp_path / "MRCONSO.RRF"
+    path.write_text(f"{CONSO_ROW[:-1]}\n{CONSO_ROW}\n", encoding="utf-8")
+    row = next(read_mrconso(path))
+    assert row.cvf == "256"
+    with pytest.raises(SourceError, match="no trailing '\\|': the layout of line 1") as caught:
+        list(read_mrconso(path))
+    assert caught.value.line == 2
+    with pytest.raises(NotPlainRrf):
+        list(rrf_batches(path, MRCONSO_COLUMNS, ["CUI"]))

@@ -11,6 +11,7 @@ run once over only the columns they name.
 from __future__ import annotations
 
 import functools
+import gc
 import itertools
 import logging
 import math
@@ -210,13 +211,19 @@ def _great_expectations() -> tuple[Any, Any]:
     definition is added."""
     os.environ.setdefault("GX_ANALYTICS_ENABLED", "False")
     logging.getLogger("great_expectations").setLevel(logging.ERROR)
-    import great_expectations as gx
-    from great_expectations.data_context.types.base import ProgressBarsConfig
+    gc.disable()  # the import makes ~1M objects that all stay: collecting meanwhile only traverses them
+    try:
+        import great_expectations as gx
+        from great_expectations.data_context.types.base import ProgressBarsConfig
 
-    context = gx.get_context(mode="ephemeral")
-    context.variables.progress_bars = ProgressBarsConfig(globally=False)
-    asset = context.data_sources.add_pandas("release").add_dataframe_asset(name="table")
-    return gx, asset.add_batch_definition_whole_dataframe("whole table")
+        context = gx.get_context(mode="ephemeral")
+        context.variables.progress_bars = ProgressBarsConfig(globally=False)
+        asset = context.data_sources.add_pandas("release").add_dataframe_asset(name="table")
+        definition = asset.add_batch_definition_whole_dataframe("whole table")
+    finally:
+        gc.enable()
+    gc.freeze()  # and keep them out of every later collection
+    return gx, definition
 
 
 def _suite(gx: Any, table_name: str, wanted: list[Expectation]) -> tuple[Any, dict[int, ExpectationOutcome]]:

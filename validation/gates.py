@@ -1,4 +1,5 @@
-"""Release gates: rejects, expectations and agreement, each passed, failed or skipped (with why)."""
+"""Release gates: rejects, expectations and agreement, each passed, failed or skipped (with why); a gate that
+passes with a reserve (a number that differs from its paper without a declared reason) is a warning."""
 
 from __future__ import annotations
 
@@ -8,13 +9,14 @@ from typing import Any, Literal
 from clinical_corpora.core.manifest import Threshold
 from clinical_corpora.validation.expectations import ExpectationOutcome
 
-Status = Literal["pass", "fail", "skipped"]
+Status = Literal["pass", "fail", "skipped", "warning"]
 
 
 @dataclass
 class GateResult:
     """One gate's verdict: ``skipped`` holds the reason a gate did not run (it then neither passes nor
-    fails; a required gate that did not run is a failure, not a skip)."""
+    fails; a required gate that did not run is a failure, not a skip); ``warning`` what a gate that did not
+    fail found worth a look (a warning never fails a release, nor changes validate's exit status)."""
 
     gate: str
     success: bool
@@ -22,12 +24,15 @@ class GateResult:
     expected: str
     details: list[dict[str, Any]] = field(default_factory=list)
     skipped: str | None = None
+    warning: str | None = None
 
     @property
     def status(self) -> Status:
         if not self.success:
             return "fail"
-        return "skipped" if self.skipped is not None else "pass"
+        if self.skipped is not None:
+            return "skipped"
+        return "warning" if self.warning is not None else "pass"
 
     def as_dict(self) -> dict[str, Any]:
         entry: dict[str, Any] = {
@@ -39,12 +44,16 @@ class GateResult:
         }
         if self.skipped is not None:
             entry["reason"] = self.skipped
+        if self.warning is not None and self.status == "warning":
+            entry["warning"] = self.warning
         entry["details"] = self.details
         return entry
 
     def describe(self) -> str:
         if self.status == "skipped":
             return f"gate {self.gate} skipped: {self.skipped}"
+        if self.status == "warning":
+            return f"gate {self.gate} passed with a WARNING: {self.warning} (observed {self.observed})"
         verdict = "passed" if self.success else "FAILED"
         return f"gate {self.gate} {verdict}: observed {self.observed}, expected {self.expected}"
 

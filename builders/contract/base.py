@@ -110,6 +110,12 @@ class CardSection:
     title: str
     text: str = ""
     table: Table | None = None
+    values: dict[str, float] = field(default_factory=dict)
+    """The section's numbers by stable key (``chains``, ``mentions.Finding``), which corpus.yaml's
+    ``published:`` numbers name; not printed (the table shows them)."""
+    counted: tuple[str, ...] = ()
+    """Prefixes of ``values`` keys that count occurrences (``mention_string.Finding.``): an absent key under
+    one counts 0 (the string or label does not occur), not "not computed"."""
 
 
 @dataclass(frozen=True)

@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import argparse
 import inspect
+import shutil
+import tempfile
 import textwrap
 from abc import ABC, abstractmethod
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -70,7 +72,7 @@ class Exporter(ABC):
         missing = [config for config in self.configs if config not in view.configs()]
         if missing:
             raise ClincorpError(f"{args.release} has no data/{missing[0]}: expected a release with {self.configs}")
-        for line in self.write(view, args.out, args):
+        for line in staged_write(args.out, lambda staging: self.write(view, staging, args)):
             print(line)
         inputs = self.reread(args.out)
         if inputs is not None:
@@ -96,6 +98,29 @@ class Exporter(ABC):
     def expected(self, view: ReleaseView) -> dict[str, Any]:
         """For a format no builder reads: what :meth:`read_back` must give for ``view``, by document."""
         raise NotImplementedError(f"{type(self).__name__} is read back by releasing it again (reread)")
+
+
+STAGING_PREFIX = ".export-staging-"
+
+
+def staged_write(out: Path, write: Callable[[Path], Iterator[str]]) -> list[str]:
+    """Run ``write`` into a hidden staging folder inside ``out`` and move what it wrote into ``out`` once it
+    finished: an export that fails leaves nothing behind (``out`` is removed again when this run made it).
+    Returns ``write``'s lines, naming ``out`` instead of the staging folder."""
+    made = not out.exists()
+    out.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=STAGING_PREFIX, dir=out))
+    try:
+        lines = list(write(staging))
+        for entry in sorted(staging.iterdir()):
+            entry.rename(out / entry.name)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        if made and not any(out.iterdir()):
+            out.rmdir()
+        raise
+    staging.rmdir()
+    return [line.replace(str(staging), str(out)) for line in lines]
 
 
 def lost_text(lost: tuple[str, ...]) -> str:

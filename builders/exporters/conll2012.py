@@ -8,7 +8,10 @@ holds chains, which fields hold the record id, the mentions and the chain member
 record's mention offsets point into (one text per note, or a patient's reports one after the other).
 Texts are split into sentences and tokens by :mod:`clinical_corpora.builders.contract.text_units`; a mention
 becomes the tokens its characters overlap. Mentions in no chain are written as singleton entities
-(``--no-singletons`` leaves them out).
+(``--no-singletons`` leaves them out). A mention the format cannot hold (on whitespace, covering no token;
+on tokens that carry a mention of another chain, as a discontinuous mention's covering span often does)
+fails the export naming every such mention, or with ``--on-error drop`` is left out, counted and listed in
+``dropped.tsv``; nothing is written on failure (the export is staged, see :mod:`.base`).
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from typing import Any
 
 from clinical_corpora.builders.contract.release_view import ReleaseView
 from clinical_corpora.builders.contract.text_units import split_sentences
-from clinical_corpora.builders.exporters.base import Exporter, Record
+from clinical_corpora.builders.exporters.base import Exporter, Record, write_text
 from clinical_corpora.builders.sources.conll2012 import (
     ConllDocument,
     TokenSpan,
@@ -30,7 +33,7 @@ from clinical_corpora.builders.sources.conll2012 import (
     iter_conll2012,
     write_conll2012,
 )
-from clinical_corpora.core.errors import ClincorpError
+from clinical_corpora.core.errors import ClincorpError, excerpt
 
 CONLL_SUFFIX = ".conll"
 
@@ -69,9 +72,35 @@ def _tokens(texts: list[str]) -> tuple[list[tuple[str, ...]], list[list[tuple[in
     return sentences, spans
 
 
-def record_document(record: Record, layout: ChainLayout, singletons: bool) -> ConllDocument:
-    """One record as a CoNLL-2012 document: its chains as token spans over its text(s)."""
+@dataclass(frozen=True)
+class DroppedMention:
+    """A mention CoNLL-2012 cannot hold: it covers no token, or its tokens carry a mention of another chain."""
+
+    split: str
+    document: str
+    mention: str
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.split}/{self.document}: mention {self.mention} {self.reason}"
+
+
+def record_document(
+    record: Record, layout: ChainLayout, singletons: bool, dropped: list[DroppedMention] | None = None, split: str = ""
+) -> ConllDocument:
+    """One record as a CoNLL-2012 document: its chains as token spans over its text(s).
+
+    A mention the format cannot hold (on whitespace, covering no token; on the tokens of a mention of another
+    chain, as a discontinuous mention's covering span often is) raises ClincorpError naming it, or, given a
+    ``dropped`` list, is left out and listed there (the first chain to reach a token span keeps it)."""
     name = str(record[layout.id_field])
+
+    def drop(mention: str, reason: str) -> None:
+        problem = DroppedMention(split, name, mention, reason)
+        if dropped is None:
+            raise ClincorpError(f"{name}: mention {mention} {reason}")
+        dropped.append(problem)
+
     sentences, token_spans = _tokens(layout.texts(record))
     offsets = [0]
     for spans in token_spans:
@@ -84,26 +113,47 @@ def record_document(record: Record, layout: ChainLayout, singletons: bool) -> Co
         first = bisect_right(ends[index], mention["start"])
         last = bisect_left(starts[index], mention["end"])
         if first >= last:
-            raise ClincorpError(f"{name}: mention {mention['id']} ({mention['text']!r}) covers no token")
+            drop(mention["id"], f"({excerpt(mention['text'])}) covers no token")
+            continue
         span_of[mention["id"]] = TokenSpan(offsets[index] + first, offsets[index] + last)
-    chains = [[span_of[member] for member in chain[layout.members_field]] for chain in record[layout.chains_field]]
+    chain_ids = [chain.get("id", str(number)) for number, chain in enumerate(record[layout.chains_field])]
+    members = [list(chain[layout.members_field]) for chain in record[layout.chains_field]]
     if singletons:
-        chained = {member for chain in record[layout.chains_field] for member in chain[layout.members_field]}
-        chains += [[span_of[m["id"]]] for m in record[layout.mentions_field] if m["id"] not in chained]
-    owner: dict[TokenSpan, int] = {}
-    for number, chain in enumerate(chains):
-        for span in chain:
-            if owner.setdefault(span, number) != number:
-                raise ClincorpError(
-                    f"{name}: two chains have a mention on tokens {span.start}-{span.end}; "
-                    "CoNLL-2012 cannot tell them apart"
+        chained = {member for chain in members for member in chain}
+        singles = [m["id"] for m in record[layout.mentions_field] if m["id"] not in chained]
+        members += [[mention] for mention in singles]
+        chain_ids += [f"singleton {mention}" for mention in singles]
+    owner: dict[TokenSpan, tuple[int, str]] = {}
+    chains: list[set[TokenSpan]] = [set() for _ in members]
+    for number, chain in enumerate(members):
+        for mention in chain:
+            span = span_of.get(mention)
+            if span is None:
+                continue
+            holder, holder_mention = owner.setdefault(span, (number, mention))
+            if holder != number:
+                drop(
+                    mention,
+                    f"of chain {chain_ids[number]}: two chains have a mention on tokens {span.start}-{span.end} "
+                    f"(mention {holder_mention} of chain {chain_ids[holder]}); CoNLL-2012 cannot tell them apart",
                 )
-    return ConllDocument(name, 0, tuple(sentences), tuple(frozenset(chain) for chain in chains))
+                continue
+            chains[number].add(span)
+    kept = tuple(frozenset(chain) for chain in chains if chain)
+    return ConllDocument(name, 0, tuple(sentences), kept)
 
 
-def iter_documents(view: ReleaseView, layout: ChainLayout, split: str, singletons: bool) -> Iterator[ConllDocument]:
+def iter_documents(
+    view: ReleaseView, layout: ChainLayout, split: str, singletons: bool, dropped: list[DroppedMention] | None = None
+) -> Iterator[ConllDocument]:
+    """The documents of one split; mentions the format cannot hold fail (or, given ``dropped``, go there)."""
     for _, record in view.rows(layout.config, split):
-        yield record_document(record, layout, singletons)
+        yield record_document(record, layout, singletons, dropped, split)
+
+
+DROPPED_FILE = "dropped.tsv"
+"""Written beside the ``.conll`` files under ``--on-error drop``: one mention left out a line."""
+LISTED = 10
 
 
 class Conll2012Export(Exporter):
@@ -131,18 +181,39 @@ class Conll2012Export(Exporter):
             action="store_true",
             help="leave out mentions that are in no chain (by default they are singleton entities)",
         )
+        parser.add_argument(
+            "--on-error",
+            choices=["fail", "drop"],
+            default="fail",
+            help="a mention the format cannot hold (covering no token, or on the tokens of another chain's "
+            f"mention) fails the export naming every such mention, or is left out, counted and listed in "
+            f"{DROPPED_FILE}",
+        )
 
     def write(self, view: ReleaseView, out: Path, options: argparse.Namespace | None = None) -> Iterator[str]:
         singletons = not (options is not None and options.no_singletons)
         config = self.layout.config
+        dropped: list[DroppedMention] = []
         out.mkdir(parents=True, exist_ok=True)
         for split in view.splits(config):
             target = out / f"{split}{CONLL_SUFFIX}"
             try:
-                write_conll2012(iter_documents(view, self.layout, split, singletons), target)
+                write_conll2012(iter_documents(view, self.layout, split, singletons, dropped), target)
             except ValueError as error:
-                raise ClincorpError(f"cannot write {target}: {error}") from error
+                raise ClincorpError(f"cannot write {target.name}: {error}") from error
             yield f"{config}/{split}: wrote {target}"
+        if dropped and (options is None or options.on_error == "fail"):
+            listed = "\n  ".join(map(str, dropped[:LISTED]))
+            more = f"\n  and {len(dropped) - LISTED} more" if len(dropped) > LISTED else ""
+            raise ClincorpError(
+                f"{len(dropped)} mention(s) cannot be written in CoNLL-2012; nothing was exported:\n  {listed}{more}\n"
+                f"(--on-error drop leaves them out and lists them in {DROPPED_FILE})"
+            )
+        if dropped:
+            write_text(
+                out / DROPPED_FILE, "".join(f"{d.split}\t{d.document}\t{d.mention}\t{d.reason}\n" for d in dropped)
+            )
+            yield f"{config}: left out {len(dropped)} mention(s) the format cannot hold, listed in {out / DROPPED_FILE}"
 
     def read_back(self, out: Path) -> dict[str, Any]:
         """``<split>/<document id>`` → (sentences, chains as sets of token spans), as the reader reads them."""

@@ -244,9 +244,9 @@ def _licence_sections(manifest: CorpusManifest) -> list[CardSection]:
 
 
 def _gates_sections(gates: list[GateResult], provenance: dict[str, Any]) -> list[CardSection]:
-    """The Validation section (failed gates first, then skipped ones, then passed ones; each expectation
+    """The Validation section (failed gates first, then warnings, skipped ones and passed ones; each expectation
     below) and, when an expectation found offending rows, a Violations section listing them."""
-    order = {"fail": 0, "skipped": 1, "pass": 2}
+    order = {"fail": 0, "warning": 1, "skipped": 2, "pass": 3}
     ranked = sorted(gates, key=lambda gate: order[gate.status])
     rows: list[list[object]] = [[g.gate, _result(g.status), g.observed, g.expected] for g in ranked]
     details = [detail for gate in ranked for detail in gate.details if "expectation" in detail]
@@ -282,7 +282,7 @@ def _gates_sections(gates: list[GateResult], provenance: dict[str, Any]) -> list
 
 
 def _result(status: str) -> str:
-    return {"pass": "pass", "fail": "FAIL", "skipped": "SKIPPED"}[status]
+    return {"pass": "pass", "fail": "FAIL", "skipped": "SKIPPED", "warning": "WARNING"}[status]
 
 
 def _gates_summary(gates: list[GateResult], provenance: dict[str, Any]) -> str:
@@ -296,6 +296,9 @@ def _gates_summary(gates: list[GateResult], provenance: dict[str, Any]) -> str:
         text = "Every gate of this release passed, with the value it observed."
     if skipped:
         text += f" Skipped (not run, so neither passed nor failed): {'; '.join(skipped)}."
+    warned = [f"{gate.gate} ({gate.warning})" for gate in gates if gate.status == "warning"]
+    if warned:
+        text += f" Passed with a WARNING (not a failure): {'; '.join(warned)}."
     overlay = provenance.get("gate_overlay")
     if overlay:
         changes = "; ".join(overlay["changes"]) or "no value changed"

@@ -49,6 +49,7 @@ from clinical_corpora.builders.release.inputs import (
     resolve_sources,
     walk_sources,
 )
+from clinical_corpora.builders.release.published import published_section, recomputed_values, release_comparison
 from clinical_corpora.builders.release.request import ReleaseRequest
 from clinical_corpora.builders.release.workers import build_in_process, build_in_workers, document_groups
 from clinical_corpora.builders.release.writer import SplitWriter, rows_per_row_group
@@ -408,11 +409,16 @@ def _write_release_files(
     manifest, features, ctx, staging = build.manifest, build.features, build.ctx, build.staging
     agreement, sections = measured.agreement, measured.sections
     max_rejects = manifest.gates.max_rejects if release.max_rejects is None else release.max_rejects
+    measures = agreement.measures if agreement else None
+    recomputed = recomputed_values(sections, measures)
+    comparisons, published = release_comparison(manifest, recomputed, release.inputs, bool(release.invented))
     gates = [
         rejects_gate(len(ctx.rejects), max_rejects),
         expectations_gate(measured.outcomes),
-        *agreement_gates(agreement.measures if agreement else None, manifest.gates.agreement),
+        *agreement_gates(measures, manifest.gates.agreement),
+        published,
     ]
+    sections = [*sections, published_section(manifest, comparisons, bool(release.invented))]
     written = sum(sum(splits.values()) for splits in row_counts.values())
     provenance = {
         "builder_version": manifest.version,

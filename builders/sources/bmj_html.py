@@ -15,8 +15,9 @@ specialties from ``<meta name="DC.subject" content="A; B">``, year from the publ
 metas). The Learning points section, and its sub-sections, are not in ``sections``, so the
 sections are the passage (:attr:`CaseReport.passage`). A folder of pages is listed by :func:`case_pages`.
 
-The paragraph maker relies on jusText 3.x (pyproject pins ``>=3.0,<4``): its parsed paragraphs become a
-subclass that computes ``Paragraph.text`` once; tests/test_bmj_html.py pins that the text is jusText's own.
+The paragraph maker relies on jusText 3.x (pyproject pins ``>=3.0,<4``): its parsed paragraphs are copied
+into a subclass that computes ``Paragraph.text`` once; tests/test_bmj_html.py pins that the text and the
+attributes are jusText's own.
 """
 
 from __future__ import annotations
@@ -218,11 +219,18 @@ def _metadata(root: etree._Element) -> CaseMetadata:
 
 
 class _FinishedParagraph(Paragraph):
-    """A paragraph whose text nodes are complete: its normalised text is computed once.
+    """A parsed paragraph whose text nodes are complete: its normalised text is computed once.
 
     jusText's ``Paragraph.text`` joins and normalises the text nodes on every read, and classifying a
-    paragraph reads it about ten times (half of the reader's time on a case report).
+    paragraph reads it about ten times (half of the reader's time on a case report). Made from a parsed
+    paragraph by copying jusText 3's public paragraph attributes (its own constructor wants the parser's path).
     """
+
+    def __init__(self, parsed: Paragraph) -> None:
+        self.dom_path, self.xpath = parsed.dom_path, parsed.xpath
+        self.text_nodes = parsed.text_nodes
+        self.chars_count_in_links, self.tags_count = parsed.chars_count_in_links, parsed.tags_count
+        self.class_type = parsed.class_type
 
     @cached_property
     def text(self) -> str:
@@ -237,10 +245,8 @@ class _SpacePreservingParagraphMaker(ParagraphMaker):
 
     @classmethod
     def make_paragraphs(cls, root: etree._Element) -> list[Paragraph]:
-        paragraphs: list[Paragraph] = super().make_paragraphs(root)
-        for paragraph in paragraphs:  # parsed: no text node is added from here on
-            paragraph.__class__ = _FinishedParagraph
-        return paragraphs
+        parsed: list[Paragraph] = super().make_paragraphs(root)
+        return [_FinishedParagraph(paragraph) for paragraph in parsed]  # parsed: no text node is added from here on
 
     def characters(self, content: str) -> None:
         if is_blank(content):

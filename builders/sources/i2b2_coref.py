@@ -12,27 +12,29 @@ Positions are ``line:token`` with lines 1-based and tokens 0-based on whitespace
 included. The quoted text is the lower-cased tokens joined by single spaces. The format carries
 identity coreference only: no Bagga class, no linguistic attributes, no set/subset or part/whole.
 
-Real files hold a few concepts whose position does not line up with their quoted text and a
-concept listed twice (Uzuner et al. 2012 release, as a public loader of it reports). A line that
-cannot be read is a problem, not the end of the document: the concept (or chain member, or pair)
-is left out and listed in :attr:`I2b2CorefDocument.problems` with file and line. A concept listed
-twice with the same type is read once. A chain that loses a member keeps the others; when a pairs
-file is given, such a chain is split where the remaining pairs no longer join it.
+The position defines a concept's span, as the format encodes it and the i2b2 evaluation reads it: a
+quoted text found inside the covered tokens (``m.d`` on ``M.D.``, case and punctuation aside) is read
+at its position with a warning (:attr:`I2b2CorefDocument.warnings`); a position that does not exist,
+or whose tokens do not hold the quoted text at all, is a problem. A line that cannot be read is a
+problem, not the end of the document: the concept (or chain member, or pair) is left out and listed in
+:attr:`I2b2CorefDocument.problems` with file and line. A concept listed twice with the same type is
+read once. How chain lines and pairs are read together (lines sharing a concept, an empty chains file
+beside pairs, a pair across chains) is :mod:`clinical_corpora.builders.sources.i2b2_chains`.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from clinical_corpora.builders.sources.brat import read_utf8
 from clinical_corpora.builders.sources.discovery import is_hidden, split_suffix, walk_files, warn_left_out
+from clinical_corpora.builders.sources.i2b2_chains import Chain, ChainLine, Concept, CorefPair, PairLine, read_chains
 from clinical_corpora.builders.sources.knowtator_document import KnowtatorDocument
 from clinical_corpora.builders.sources.text_lines import utf8_lines
 from clinical_corpora.core.errors import SourceError, excerpt
-from clinical_corpora.core.union_find import UnionFind
 
 DOCS_DIR = "docs"
 CONCEPTS_DIR = "concepts"
@@ -62,34 +64,6 @@ Position = tuple[int, int, int, int]
 
 
 @dataclass(frozen=True)
-class Concept:
-    """A mention: character offsets into the document text (end exclusive) and its type; where it was read
-    (the concepts file and line, when read from one) does not take part in comparisons."""
-
-    start: int
-    end: int
-    type: str
-    text: str
-    source: str | None = field(default=None, compare=False)
-    line: int | None = field(default=None, compare=False)
-
-
-@dataclass(frozen=True)
-class Chain:
-    """Concepts referring to one entity, in file order (grounding instance first)."""
-
-    type: str
-    concepts: tuple[Concept, ...]
-
-
-@dataclass(frozen=True)
-class CorefPair:
-    antecedent: Concept
-    anaphor: Concept
-    type: str
-
-
-@dataclass(frozen=True)
 class I2b2CorefDocument:
     doc_id: str
     text: str
@@ -98,6 +72,9 @@ class I2b2CorefDocument:
     pairs: tuple[CorefPair, ...] = ()
     problems: tuple[SourceError, ...] = field(default=(), compare=False)
     """Lines left out (a concept, chain member or pair that does not line up), in file order."""
+    warnings: tuple[SourceError, ...] = field(default=(), compare=False)
+    """Lines read otherwise than written: a quoted text found inside the tokens its position covers, chain
+    lines joined, chains read from the pairs (see :mod:`clinical_corpora.builders.sources.i2b2_chains`)."""
 
 
 class TokenGrid:
@@ -221,44 +198,50 @@ def read_i2b2_document(root: Path, doc_id: str) -> I2b2CorefDocument:
     return read_i2b2_files(i2b2_files(root, doc_id))
 
 
-def read_i2b2_files(files: I2b2Files) -> I2b2CorefDocument:
+def read_i2b2_files(files: I2b2Files, concept_types: Collection[str] | None = None) -> I2b2CorefDocument:
     """Read one document's text, concepts, chains and (if present) pairs. A missing text, concepts or
-    chains file is a SourceError naming it (and, for the text, the files that need it)."""
+    chains file is a SourceError naming it (and, for the text, the files that need it). A concept whose
+    type is not in ``concept_types`` (when given) is a problem, left out like one that does not line up."""
     text_path = files.path(DOCS_DIR)
     if not files.has(DOCS_DIR):
         others = ", ".join(f"{folder}/{files.path(folder).name}" for folder in sorted(files.found))
         raise SourceError(text_path, f"file not found; {others} need{'s' if len(files.found) == 1 else ''} it")
     text = read_utf8(text_path)
-    grid = TokenGrid(text)
-    problems: list[SourceError] = []
-    concepts = _read_concepts(files.path(CONCEPTS_DIR), grid, problems)
-    chains_path = files.path(CHAINS_DIR)
-    chains = [
-        chain
+    read = _Reading(TokenGrid(text))
+    concepts = _read_concepts(files.path(CONCEPTS_DIR), read, concept_types)
+    chains_path, pairs_path = files.path(CHAINS_DIR), files.path(PAIRS_DIR)
+    chain_lines = [
+        chain_line
         for line_number, line in _lines(chains_path)
-        if (chain := _chain(line, grid, concepts, chains_path, line_number, problems)) is not None
+        if (chain_line := _chain(line, concepts, chains_path, line_number, read)) is not None
     ]
-    pairs_path = files.path(PAIRS_DIR)
-    pairs = _read_pairs(pairs_path, grid, concepts, problems) if files.has(PAIRS_DIR) else ()
-    if problems and files.has(PAIRS_DIR):
-        chains = [part for chain in chains for part in _split_by_pairs(chain, pairs)]
+    pair_lines = _read_pairs(pairs_path, concepts, read) if files.has(PAIRS_DIR) else []
+    written_pairs = files.has(PAIRS_DIR) and _has_lines(pairs_path)
+    reading = read_chains(
+        chain_lines if _has_lines(chains_path) else None,
+        pair_lines if written_pairs else None,
+        chains_path,
+        pairs_path,
+        bool(read.problems),
+    )
     return I2b2CorefDocument(
         doc_id=files.doc_id,
         text=text,
         concepts=tuple(sorted(concepts.values(), key=lambda c: (c.start, c.end))),
-        chains=tuple(chains),
-        pairs=pairs,
-        problems=tuple(problems),
+        chains=tuple(reading.chains),
+        pairs=tuple(reading.pairs),
+        problems=(*read.problems, *reading.problems),
+        warnings=(*read.warnings, *reading.warnings),
     )
 
 
-def _split_by_pairs(chain: Chain, pairs: tuple[CorefPair, ...]) -> list[Chain]:
-    """The parts of a chain that the pairs still join (two members or more each)."""
-    members = UnionFind(chain.concepts)
-    for pair in pairs:
-        if pair.anaphor in chain.concepts and pair.antecedent in chain.concepts:
-            members.union(pair.anaphor, pair.antecedent)
-    return [Chain(chain.type, tuple(part)) for part in members.groups() if len(part) > 1]
+@dataclass
+class _Reading:
+    """A document's token grid and what reading its lines found: problems (lines left out) and warnings."""
+
+    grid: TokenGrid
+    problems: list[SourceError] = field(default_factory=list)
+    warnings: list[SourceError] = field(default_factory=list)
 
 
 def write_i2b2_document(root: Path, document: I2b2CorefDocument) -> None:
@@ -334,37 +317,44 @@ def from_knowtator(document: KnowtatorDocument) -> I2b2CorefDocument:
     )
 
 
-def _read_concepts(path: Path, grid: TokenGrid, problems: list[SourceError]) -> dict[tuple[int, int], Concept]:
+def _read_concepts(path: Path, read: _Reading, concept_types: Collection[str] | None) -> dict[tuple[int, int], Concept]:
     """The concepts file, indexed by character offsets; a concept listed twice with the same type
     is read once, with another type it is a problem (the first is read)."""
     concepts: dict[tuple[int, int], Concept] = {}
     for line_number, line in _lines(path):
         try:
             match = _full_match(_CONCEPT_LINE, line, path, line_number, 'c="text" L:T L:T||t="type"')
-            start, end = _locate(match, grid, path, line_number)
+            start, end = _locate(match, read, path, line_number)
+            if concept_types is not None and match["type"] not in concept_types:
+                raise SourceError(
+                    path,
+                    f"concept {excerpt(read.grid.text[start:end])} has type {match['type']!r}; expected one of "
+                    f"{sorted(concept_types)}",
+                    line=line_number,
+                )
         except SourceError as problem:
-            problems.append(problem)
+            read.problems.append(problem)
             continue
         known = concepts.get((start, end))
         if known is not None and known.type != match["type"]:
-            problems.append(
+            read.problems.append(
                 SourceError(
                     path,
-                    f"concept {excerpt(grid.text[start:end])} is listed twice, as {known.type!r} and as "
+                    f"concept {excerpt(read.grid.text[start:end])} is listed twice, as {known.type!r} and as "
                     f"{match['type']!r}; the first is read",
                     line=line_number,
                 )
             )
         concepts.setdefault(
-            (start, end), Concept(start, end, match["type"], grid.text[start:end], str(path), line_number)
+            (start, end), Concept(start, end, match["type"], read.grid.text[start:end], str(path), line_number)
         )
     return concepts
 
 
-def _read_pairs(
-    path: Path, grid: TokenGrid, concepts: dict[tuple[int, int], Concept], problems: list[SourceError]
-) -> tuple[CorefPair, ...]:
-    pairs = []
+def _read_pairs(path: Path, concepts: dict[tuple[int, int], Concept], read: _Reading) -> list[PairLine]:
+    """The pairs that could be read, each once: a pair listed twice is read once, and with another type it is a
+    problem (the first is read)."""
+    pairs: dict[tuple[Concept, Concept], PairLine] = {}
     for line_number, line in _lines(path):
         try:
             match = _full_match(
@@ -375,14 +365,25 @@ def _read_pairs(
                 'c="antecedent" L:T L:T||t="coref type"||c="anaphor" L:T L:T',
             )
             antecedent, anaphor = (
-                _known(_locate(match, grid, path, line_number, role), concepts, path, line_number)
+                _known(_locate(match, read, path, line_number, role), concepts, path, line_number)
                 for role in ("antecedent_", "anaphor_")
             )
         except SourceError as problem:
-            problems.append(problem)
+            read.problems.append(problem)
             continue
-        pairs.append(CorefPair(antecedent=antecedent, anaphor=anaphor, type=match["type"]))
-    return tuple(pairs)
+        known = pairs.setdefault(
+            (antecedent, anaphor), PairLine(line_number, CorefPair(antecedent, anaphor, match["type"]))
+        )
+        if known.pair.type != match["type"]:
+            read.problems.append(
+                SourceError(
+                    path,
+                    f"pair {excerpt(antecedent.text)} -> {excerpt(anaphor.text)} is listed twice, as "
+                    f"{known.pair.type!r} (line {known.line}) and as {match['type']!r}; the first is read",
+                    line=line_number,
+                )
+            )
+    return list(pairs.values())
 
 
 def _lines(path: Path) -> Iterator[tuple[int, str]]:
@@ -394,6 +395,10 @@ def _lines(path: Path) -> Iterator[tuple[int, str]]:
             yield line_number, line.rstrip("\r\n")
 
 
+def _has_lines(path: Path) -> bool:
+    return any(True for _ in _lines(path))
+
+
 def _full_match(pattern: re.Pattern[str], line: str, path: Path, line_number: int, expected: str) -> re.Match[str]:
     match = pattern.fullmatch(line)
     if match is None:
@@ -401,8 +406,9 @@ def _full_match(pattern: re.Pattern[str], line: str, path: Path, line_number: in
     return match
 
 
-def _locate(match: re.Match[str], grid: TokenGrid, path: Path, line_number: int, prefix: str = "") -> tuple[int, int]:
-    """Offsets of one ``c="..." L:T L:T``, its quoted text checked against the tokens."""
+def _locate(match: re.Match[str], read: _Reading, path: Path, line_number: int, prefix: str = "") -> tuple[int, int]:
+    """Offsets of one ``c="..." L:T L:T``: the position defines the span. Its quoted text must be the covered
+    tokens, or lie inside them (a warning): only a quote found nowhere in them is a problem."""
     position: Position = (
         int(match[f"{prefix}start_line"]),
         int(match[f"{prefix}start_token"]),
@@ -411,19 +417,45 @@ def _locate(match: re.Match[str], grid: TokenGrid, path: Path, line_number: int,
     )
     quoted = match[f"{prefix}text"]
     try:
-        start, end = grid.offsets(position)
+        start, end = read.grid.offsets(position)
     except ValueError as error:
         raise SourceError(path, f"concept {excerpt(quoted)}: {error}", line=line_number) from None
-    covered = " ".join(grid.covered_tokens(start, end))
-    if covered.lower() != quoted.lower():
-        raise SourceError(
-            path,
-            f"concept text {excerpt(quoted)} does not match the tokens at {{}}:{{}} {{}}:{{}}: {{}}".format(
-                *position, excerpt(covered)
-            ),
-            line=line_number,
+    covered = " ".join(read.grid.covered_tokens(start, end))
+    where = "{}:{} {}:{}".format(*position)
+    if covered.lower() == quoted.lower():
+        return start, end
+    if quote_lies_inside(quoted, covered):
+        read.warnings.append(
+            SourceError(
+                path,
+                f"concept text {excerpt(quoted)} lies inside the tokens at {where} ({excerpt(covered)}): "
+                "the position is read",
+                line=line_number,
+            )
         )
-    return start, end
+        return start, end
+    raise SourceError(
+        path,
+        f"concept text {excerpt(quoted)} does not match the tokens at {where}: {excerpt(covered)} "
+        "(nor lies inside them)",
+        line=line_number,
+    )
+
+
+_WORD = re.compile(r"[^\W_]+")
+
+
+def quote_lies_inside(quoted: str, covered: str) -> bool:
+    """Whether a quoted text is found inside the covered tokens, ignoring case and punctuation: its words a
+    run of their words (``lad`` in ``lad/``, ``penny k. mcbride , m.d.`` in ``By:Penny K. Mcbride , M.D.``)
+    or its letters and digits theirs (``md`` on ``M.D.``). A part of a word is not (``cyst`` on ``cysts``)."""
+    quoted_words, covered_words = _WORD.findall(quoted.lower()), _WORD.findall(covered.lower())
+    if not quoted_words:
+        return False
+    if "".join(quoted_words) == "".join(covered_words):
+        return True
+    size = len(quoted_words)
+    return any(covered_words[i : i + size] == quoted_words for i in range(len(covered_words) - size + 1))
 
 
 def _known(offsets: tuple[int, int], concepts: dict[tuple[int, int], Concept], path: Path, line_number: int) -> Concept:
@@ -439,30 +471,25 @@ def _known(offsets: tuple[int, int], concepts: dict[tuple[int, int], Concept], p
 
 
 def _chain(
-    line: str,
-    grid: TokenGrid,
-    concepts: dict[tuple[int, int], Concept],
-    path: Path,
-    line_number: int,
-    problems: list[SourceError],
-) -> Chain | None:
-    """One chains line; a member that does not line up is a problem and left out, and a chain left
-    with fewer than two members is not a chain."""
+    line: str, concepts: dict[tuple[int, int], Concept], path: Path, line_number: int, read: _Reading
+) -> ChainLine | None:
+    """One chains line with the members that could be read; a member that does not line up is a problem and
+    left out. A line that cannot be parsed is a problem."""
     members: list[Concept] = []
     cursor = written = 0
     while (item := _CHAIN_ITEM.match(line, cursor)) is not None:
         written += 1
         cursor = item.end()
         try:
-            member = _known(_locate(item, grid, path, line_number), concepts, path, line_number)
+            member = _known(_locate(item, read, path, line_number), concepts, path, line_number)
         except SourceError as problem:
-            problems.append(problem)
+            read.problems.append(problem)
             continue
         if member not in members:
             members.append(member)
     chain_type = _COREF_TYPE.fullmatch(line, cursor)
     if chain_type is None or written < 2:
-        problems.append(
+        read.problems.append(
             SourceError(
                 path,
                 f'cannot parse {line!r}; expected two or more c="text" L:T L:T joined by || and ending in '
@@ -471,4 +498,4 @@ def _chain(
             )
         )
         return None
-    return Chain(type=chain_type["type"], concepts=tuple(members)) if len(members) > 1 else None
+    return ChainLine(line_number, chain_type["type"], tuple(members))

@@ -141,9 +141,11 @@ class _CountingStream:
     call back into Python after the caller left or once the interpreter shuts down.
     """
 
-    def __init__(self, path: Path, stream: BinaryIO) -> None:
+    def __init__(self, path: Path, stream: BinaryIO, first: bytes = b"") -> None:
         self.path = path
         self.stream = stream
+        self.first = first
+        """Bytes already read from ``stream`` (to tell an empty table), given back first."""
         self.quotes = 0
         self.error: SourceError | None = None
         self.stopped = False
@@ -154,8 +156,9 @@ class _CountingStream:
     def read(self, size: int = -1) -> bytes:
         if self.stopped or self.error is not None:
             return b""
+        first, self.first = self.first, b""
         try:
-            chunk = self.stream.read(size)
+            chunk = first + self.stream.read(size - len(first) if size > 0 else size)
         except (OSError, EOFError):
             self.error = truncation_error(self.path)
             return b""
@@ -190,13 +193,17 @@ def _row_batches(path: Path, columns: tuple[str, ...], block_size: int) -> Itera
     pyarrow's streaming CSV reader parses blocks (with its threads) while its I/O thread inflates
     the next ones. A row left open by an odd number of quotes swallows the rest of the file, so it
     only comes once the whole file was read: the quote count is then complete and checked first.
+    A header with no row after it (MIMIC-III demo's empty ``NOTEEVENTS.csv``) is an empty table: no batch.
     """
     with open_binary(path) as raw:
         try:
             raw.readline()  # the header, checked by the caller
+            first = raw.read(1)
         except (OSError, EOFError):
             raise truncation_error(path) from None
-        rows = _CountingStream(path, raw)
+        if not first:
+            return
+        rows = _CountingStream(path, raw, first)
         rows.reader = reader = _open_csv(path, rows, columns, block_size)
         _UNFINISHED.add(rows)
         try:

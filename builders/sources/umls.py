@@ -1,12 +1,15 @@
 """UMLS Metathesaurus RRF files: streaming readers for MRCONSO.RRF and MRSTY.RRF.
 
-RRF is pipe-delimited text, one row a line, no header, every field followed by a ``|`` (so a
-line ends with a trailing pipe), no quoting or escaping. MRCONSO has 18 columns::
+RRF is pipe-delimited text, one row a line, no header, no quoting or escaping. MetamorphoSys follows
+every field with a ``|`` (so a line ends with a trailing pipe); database exports of the same tables
+join the fields with ``|`` and leave the trailing one out. Both layouts are read, detected per file from
+its first line (as QuickUMLS and MedCAT read both, splitting on ``|`` and ignoring the empty last
+field). MRCONSO has 18 columns::
 
     CUI|LAT|TS|LUI|STT|SUI|ISPREF|AUI|SAUI|SCUI|SDUI|SAB|TTY|CODE|STR|SRL|SUPPRESS|CVF|
 
 and MRSTY 6 (``CUI|TUI|STN|STY|ATUI|CVF|``). The readers stream: memory does not grow with the
-file. A line with another number of fields, without its trailing pipe, or with a CUI that is not
+file. A line with another number of fields than the file's layout, or with a CUI that is not
 ``C`` + 7 digits (a TUI not ``T`` + 3 digits) raises :class:`SourceError` naming file and line.
 
 :func:`rrf_batches` reads chosen columns as Arrow record batches (pyarrow's CSV reader, ``|``-delimited,
@@ -81,16 +84,39 @@ class MrstyRow(NamedTuple):
     cvf: str
 
 
+def rrf_layout(path: Path, n_columns: int) -> bool:
+    """Whether the rows of ``path`` end with a trailing ``|`` (MetamorphoSys writes one after every field) or
+    not (database exports, ``SELECT ... INTO OUTFILE``, join the fields with ``|``), read from its first line: a
+    file uses one layout throughout. An empty file counts as trailing."""
+    with open(path, "rb") as handle:
+        first = handle.readline().rstrip(b"\r\n")
+    return not first or first.count(b"|") != n_columns - 1
+
+
 def _rows(path: Path, n_columns: int, header: str) -> Iterator[tuple[int, list[str]]]:
+    """The fields of each line (without the empty one after a trailing pipe), in the layout of line 1."""
+    trailing: bool | None = None
     for line_number, line in utf8_lines(path):
         fields = line.rstrip("\r\n").split("|")
-        if len(fields) != n_columns + 1 or fields[-1]:
-            trailing = ", with text after the last one" if fields[-1] else ""
+        if trailing is None:
+            trailing = len(fields) != n_columns
+        if trailing and (len(fields) != n_columns + 1 or fields[-1]):
+            text_after = ", with text after the last one" if fields[-1] else ""
             raise SourceError(
                 path,
-                f"expected {n_columns} fields each ended by '|' ({header}|), found {len(fields) - 1} '|'{trailing}",
+                f"expected {n_columns} fields each ended by '|' ({header}|, the layout of line 1), found "
+                f"{len(fields) - 1} '|'{text_after}",
                 line=line_number,
             )
+        if not trailing and len(fields) != n_columns:
+            raise SourceError(
+                path,
+                f"expected {n_columns} fields joined by '|' ({header}, no trailing '|': the layout of line 1), "
+                f"found {len(fields) - 1} '|'",
+                line=line_number,
+            )
+        if trailing:
+            fields.pop()
         if not _CUI.fullmatch(fields[0]):
             raise SourceError(path, f"expected a CUI (C + 7 digits) in column 1, found {fields[0]!r}", line=line_number)
         yield line_number, fields
@@ -106,7 +132,6 @@ def read_mrconso_lines(path: str | Path) -> Iterator[tuple[int, MrconsoRow]]:
     """Stream the rows of an MRCONSO.RRF file with their line numbers."""
     header = "CUI|LAT|TS|LUI|STT|SUI|ISPREF|AUI|SAUI|SCUI|SDUI|SAB|TTY|CODE|STR|SRL|SUPPRESS|CVF"
     for line_number, fields in _rows(Path(path), 18, header):
-        fields.pop()
         yield line_number, MrconsoRow._make(fields)
 
 
@@ -116,7 +141,6 @@ def read_mrsty(path: str | Path) -> Iterator[MrstyRow]:
     for line_number, fields in _rows(path, 6, "CUI|TUI|STN|STY|ATUI|CVF"):
         if not _TUI.fullmatch(fields[1]):
             raise SourceError(path, f"expected a TUI (T + 3 digits) in column 2, found {fields[1]!r}", line=line_number)
-        fields.pop()
         yield MrstyRow._make(fields)
 
 
@@ -130,7 +154,8 @@ def rrf_batches(
     path = Path(path)
     if _has_carriage_return_or_bom(path):
         raise NotPlainRrf(path)
-    names = [*header, ""]  # the empty field after the trailing pipe
+    trailing = rrf_layout(path, len(header))
+    names = [*header, ""] if trailing else list(header)  # "": the empty field after the trailing pipe
     try:
         reader = pacsv.open_csv(
             path,
@@ -139,20 +164,21 @@ def rrf_batches(
                 delimiter="|", quote_char=False, escape_char=False, double_quote=False, ignore_empty_lines=False
             ),
             convert_options=pacsv.ConvertOptions(
-                include_columns=[*columns, ""], column_types=dict.fromkeys(names, pa.string())
+                include_columns=[*columns, ""] if trailing else list(columns),
+                column_types=dict.fromkeys(names, pa.string()),
             ),
         )
         line = 1
         for batch in reader:
             _check_batch(batch)
-            yield line, batch.drop_columns([""])
+            yield line, batch.drop_columns([""]) if trailing else batch
             line += batch.num_rows
     except (pa.ArrowInvalid, UnicodeDecodeError) as error:
         raise NotPlainRrf(path) from error
 
 
 def _check_batch(batch: pa.RecordBatch) -> None:
-    if not pc.all(pc.equal(batch.column(""), "")).as_py():
+    if "" in batch.schema.names and not pc.all(pc.equal(batch.column(""), "")).as_py():
         raise NotPlainRrf("text after the last pipe")
     for name, pattern in (("CUI", "^C[0-9]{7}$"), ("TUI", "^T[0-9]{3}$")):
         if name in batch.schema.names and not pc.all(pc.match_substring_regex(batch.column(name), pattern)).as_py():

@@ -43,6 +43,7 @@ from clinical_corpora.builders.text_free.layout import (
     stored_rows,
 )
 from clinical_corpora.builders.text_free.restore import RecipeError, restore_batch
+from clinical_corpora.builders.text_free.tamper import tamper_problems
 from clinical_corpora.core.errors import ClincorpError
 from clinical_corpora.core.manifest import CorpusManifest
 from clinical_corpora.schemas.features import features_for, schema_fingerprint
@@ -80,6 +81,12 @@ def rehydrate(
     corpus = installed_corpus(manifest.get("corpus"), text_free / "manifest.json")
     full_manifest = read_json(text_free / FULL_FOLDER / "manifest.json")
     builder = make_builder(corpus.builder, full_manifest.get("options"))
+    planted = tamper_problems(text_free, corpus, builder)
+    if planted:
+        raise RehydrateError(
+            f"{text_free} holds text this package does not write, planted after the build; not restored:\n  "
+            + "\n  ".join(planted)
+        )
     target = _target(out, corpus, manifest, full_manifest, text_free)
     view = ReleaseView(text_free)
     features = {config: features_for(builder.CONFIGS[config]) for config in view.configs()}

@@ -13,7 +13,7 @@ from typing import ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from clinical_corpora.core.labels import Category
-from clinical_corpora.schemas.licensed import LicensedText
+from clinical_corpora.schemas.licensed import LicensedText, SourceVocabulary
 from clinical_corpora.schemas.spans import Record, Span, TextRecord
 
 PLACEHOLDER = "@placeholder"
@@ -30,7 +30,7 @@ class Answer(BaseModel):
     text: LicensedText = Field(min_length=1)
     origin: AnswerOrigin
     cui: str = Field(pattern=CUI_PATTERN)
-    sem_type: str = Field(description="UMLS semantic type name, e.g. 'Disease or Syndrome'")
+    sem_type: SourceVocabulary = Field(description="UMLS semantic type name, e.g. 'Disease or Syndrome'")
     category: Category
 
 
@@ -71,7 +71,7 @@ class EntitySpan(Span):
     """A medical entity in the passage."""
 
     cui: str = Field(pattern=CUI_PATTERN)
-    sem_type: str
+    sem_type: SourceVocabulary
     category: Category
 
 
@@ -79,8 +79,8 @@ class CaseMetadata(BaseModel):
     """BMJ Case Reports series, specialties and publication year (None when the page has none)."""
 
     model_config = ConfigDict(extra="forbid")
-    series: list[str]
-    specialties: list[str]
+    series: list[SourceVocabulary]
+    specialties: list[SourceVocabulary]
     year: int | None
 
 

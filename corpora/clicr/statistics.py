@@ -25,6 +25,20 @@ from clinical_corpora.corpora.clicr.splits import SPLIT_PROPORTIONS
 from clinical_corpora.validation.metrics.clicr import AnswerKey, maxfreq_entity_predictions, rand_entity_predictions
 
 DOCUMENT_BATCH = 256
+TABLE_2_KEYS = (
+    "cases",
+    "cases_without_learning_points",
+    "",  # queries in train/dev/test: one value per split, queries.<split>
+    "queries_removed",
+    "passage_tokens",
+    "passage_word_types",
+    "passage_entity_types",
+    "distinct_answers",
+    "distinct_answers_extended",
+    "answers_verbatim.percent",
+)
+"""The stable keys of the Data statistics rows, in their order."""
+BASELINE_METRICS = ("exact_match", "f1", "bleu_2", "bleu_4")
 PASSAGES_APART = 1_000
 """Cases from which the card tokenises the passages in a child process: forking it costs about 0.1 s, and
 tokenising a thousand passages about 0.5 s."""
@@ -194,7 +208,21 @@ def _data_statistics(documents: DocumentTally, passages: PassageTally, queries: 
         "`clinical_corpora.builders.contract.text_units` tokens; an answer is verbatim in the passage when one of "
         "its forms (original or UMLS synonym) occurs there as whole tokens, in any case."
     )
-    return CardSection("Data statistics", text, Table(["statistic", "value"], rows))
+    return CardSection("Data statistics", text, Table(["statistic", "value"], rows), _table_2_values(rows, per_split))
+
+
+def _table_2_values(rows: list[list[object]], per_split: Mapping[str, int]) -> dict[str, float]:
+    """The Data statistics rows by stable key (corpus.yaml ``published:``), the queries per split apart, the
+    mean passage length (Šuster & Daelemans 2018, §4) and the share of queries removed (§3.1)."""
+    numbers = {key: float(row[1]) for key, row in zip(TABLE_2_KEYS, rows, strict=True) if key}  # type: ignore[arg-type]
+    queries = sum(per_split.values())
+    removed = numbers["queries_removed"]
+    return {
+        **numbers,
+        **{f"queries.{split}": float(per_split[split]) for split, _ in SPLIT_PROPORTIONS},
+        "passage_tokens.mean": numbers["passage_tokens"] / numbers["cases"] if numbers["cases"] else 0.0,
+        "queries_removed.percent": 100 * removed / (removed + queries) if removed + queries else 0.0,
+    }
 
 
 def _answer_categories(queries: Sequence[QueryTally]) -> CardSection:
@@ -202,12 +230,13 @@ def _answer_categories(queries: Sequence[QueryTally]) -> CardSection:
     categories = Counter(query.category for query in queries)
     total = sum(categories.values()) or 1
     rows = [[category, categories[category], round(100 * categories[category] / total, 1)] for category in CATEGORIES]
-    return CardSection("Answer categories", table=Table(["category", "answers", "%"], rows))
+    values = {f"answer_category.{category}.percent": 100 * categories[category] / total for category in CATEGORIES}
+    return CardSection("Answer categories", table=Table(["category", "answers", "%"], rows), values=values)
 
 
 def _baselines(entities: Mapping[str, list[str]], queries: Sequence[QueryTally]) -> CardSection:
     """rand-entity and maxfreq-entity (Šuster & Daelemans 2018, §5.1) per split, scored as the original evaluation."""
-    rows = []
+    rows, values = [], dict[str, float]()
     most_frequent = maxfreq_entity_predictions(entities)  # per case, not per query
     for split, _ in SPLIT_PROPORTIONS:
         in_split = [query for query in queries if query.split == split]
@@ -220,6 +249,7 @@ def _baselines(entities: Mapping[str, list[str]], queries: Sequence[QueryTally])
             ("maxfreq-entity", {query.id: most_frequent[query.document_id] for query in in_split}),
         ):
             scores = answers.score(predictions)
+            values |= {f"baseline.{name}.{split}.{metric}": float(scores[metric]) for metric in BASELINE_METRICS}
             rows.append(
                 [
                     name,
@@ -235,4 +265,4 @@ def _baselines(entities: Mapping[str, list[str]], queries: Sequence[QueryTally])
         "Candidates are the passage's recognised entities; rand-entity is seeded (1234, as the "
         "original). EM and F1 in percent, BLEU as fractions (`clincorp score clicr`)."
     )
-    return CardSection("Baselines", text, Table(["method", "split", "queries", "EM", "F1", "B-2", "B-4"], rows))
+    return CardSection("Baselines", text, Table(["method", "split", "queries", "EM", "F1", "B-2", "B-4"], rows), values)

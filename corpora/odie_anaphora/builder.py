@@ -37,7 +37,14 @@ from clinical_corpora.builders.sources.knowtator import KNOWTATOR_SUFFIX, read_k
 from clinical_corpora.core.errors import SourceError
 from clinical_corpora.corpora.odie_anaphora import bigbio
 from clinical_corpora.corpora.odie_anaphora.agreement import pairwise_agreement
-from clinical_corpora.corpora.odie_anaphora.notes import gold_notes, i2b2_record, knowtator_record, quarantine
+from clinical_corpora.corpora.odie_anaphora.notes import (
+    I2B2_CONCEPT_TYPES,
+    gold_notes,
+    i2b2_record,
+    knowtator_record,
+    quarantine,
+    warn_readings,
+)
 from clinical_corpora.corpora.odie_anaphora.records import OdieDocument
 from clinical_corpora.corpora.odie_anaphora.statistics import statistics_sections
 
@@ -90,7 +97,8 @@ class OdieAnaphoraBuilder(Builder):
             for files in notes:
                 text_path = files.path(DOCS_DIR)
                 with ctx.record(f"{text_path} [{files.doc_id}]"):
-                    i2b2_document = read_i2b2_files(files)
+                    i2b2_document = read_i2b2_files(files, I2B2_CONCEPT_TYPES)
+                    warn_readings(files.doc_id, i2b2_document.warnings)
                     quarantine(ctx, i2b2_document.problems)
                     record = i2b2_record(i2b2_document, text_path)
                     yield Row(CONFIG, SPLIT, record)

@@ -9,6 +9,7 @@ naming file and line, or with ``--on-error quarantine`` goes alone to rejects.js
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Iterable
 from itertools import pairwise
@@ -31,6 +32,14 @@ from clinical_corpora.corpora.odie_anaphora.records import (
     NoteType,
     OdieDocument,
     Pair,
+)
+
+logger = logging.getLogger(__name__)
+I2B2_CONCEPT_TYPES = frozenset({*SEMANTIC_CLASSES, *(name.replace("_", " ") for name in SEMANTIC_CLASSES)})
+"""The concept types an i2b2/VA note may carry: Savova et al. 2011's semantic classes (spaces or underscores)."""
+WARNINGS_LISTED = 3
+QUARANTINE_HINT = (
+    " (with --on-error quarantine this annotation alone is left out, in rejects.jsonl, and the note is released)"
 )
 
 _DOCUMENT_NAME = re.compile(r"(?P<institution>[a-z]+)_(?P<note_type>[a-z]+)_\w+")
@@ -106,8 +115,19 @@ def quarantine(ctx: BuildContext, problems: Iterable[SourceError]) -> None:
     """Each broken annotation of a note fails the build, or with --on-error quarantine goes to
     rejects.jsonl alone while the note is released without it."""
     for problem in problems:
+        if ctx.on_error == "fail":
+            raise SourceError(problem.path, problem.message + QUARANTINE_HINT, line=problem.line, record=problem.record)
         with ctx.annotation(problem.location):
             raise problem
+
+
+def warn_readings(doc_id: str, warnings: Iterable[SourceError]) -> None:
+    """One warning per note counting the lines read otherwise than written (the first few named)."""
+    warnings = list(warnings)
+    if warnings:
+        listed = "; ".join(str(warning) for warning in warnings[:WARNINGS_LISTED])
+        more = f"; and {len(warnings) - WARNINGS_LISTED} more" if len(warnings) > WARNINGS_LISTED else ""
+        logger.warning("%s: %d line(s) read otherwise than written: %s%s", doc_id, len(warnings), listed, more)
 
 
 def i2b2_record(document: I2b2CorefDocument, where: Path) -> OdieDocument:

@@ -42,19 +42,46 @@ def statistics_sections(rows: list[dict[str, Any]]) -> list[CardSection]:
         ]
         for relation in RELATION_TYPES
     ]
+    counts = {
+        "notes": len(rows),
+        "markables": len(markables),
+        "pairs": len(pairs),
+        "chains": len(chain_sizes),
+        "markables.per_note": len(markables) / documents,
+        "pairs.per_note": len(pairs) / documents,
+        "chains.per_note": len(chain_sizes) / documents,
+        **({"chain_length.min": min(chain_sizes), "chain_length.max": max(chain_sizes)} if chain_sizes else {}),
+    }
     return [
-        CardSection("Corpus statistics", chain_text, overview),
-        _distribution("Semantic classes of markables", (m["semantic_class"] for m in markables)),
-        _distribution("Grammatical categories of markables", (m["grammatical_category"] for m in markables)),
-        CardSection(
-            "Relation types of pairs, per note type", table=Table(["relation", *note_types, "all"], relation_rows)
+        CardSection("Corpus statistics", chain_text, overview, {key: float(n) for key, n in counts.items()}),
+        _distribution("Semantic classes of markables", "semantic_class", (m["semantic_class"] for m in markables)),
+        _distribution(
+            "Grammatical categories of markables",
+            "grammatical_category",
+            (m["grammatical_category"] for m in markables),
         ),
-        _distribution("Bagga classes of pairs", (p["bagga_class"] for _, p in pairs)),
+        CardSection(
+            "Relation types of pairs, per note type",
+            table=Table(["relation", *note_types, "all"], relation_rows),
+            values=_shares("relation", Counter(p["relation"] for _, p in pairs)),
+            counted=("relation.",),
+        ),
+        _distribution("Bagga classes of pairs", "bagga_class", (p["bagga_class"] for _, p in pairs)),
     ]
 
 
-def _distribution(title: str, values: Iterable[str | None]) -> CardSection:
+def _distribution(title: str, attribute: str, values: Iterable[str | None]) -> CardSection:
+    """Each value's count and share; keyed ``<attribute>.<value>`` and ``<attribute>.<value>.share``."""
     counts = Counter(NOT_ANNOTATED if value is None else value for value in values)
     total = sum(counts.values()) or 1
     rows = [[name, count, count / total] for name, count in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))]
-    return CardSection(title, table=Table(["value", "count", "share"], rows))
+    table = Table(["value", "count", "share"], rows)
+    return CardSection(title, table=table, values=_shares(attribute, counts), counted=(f"{attribute}.",))
+
+
+def _shares(attribute: str, counts: Counter[str]) -> dict[str, float]:
+    total = sum(counts.values()) or 1
+    return {
+        **{f"{attribute}.{name}": float(n) for name, n in counts.items()},
+        **{f"{attribute}.{name}.share": n / total for name, n in counts.items()},
+    }

@@ -15,12 +15,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import tempfile
 from collections.abc import Hashable, Sequence
 from pathlib import Path
 
 from clinical_corpora.builders.contract.release_view import ReleaseView, chosen_splits, release_corpus, scored_release
-from clinical_corpora.builders.exporters.conll2012 import Conll2012Export, iter_documents
+from clinical_corpora.builders.exporters.conll2012 import Conll2012Export, DroppedMention, iter_documents
 from clinical_corpora.builders.sources.conll2012 import read_conll2012_chains, write_conll2012
 from clinical_corpora.core.errors import ClincorpError
 from clinical_corpora.core.registry import exporters
@@ -89,11 +90,16 @@ def release_chains(path: Path, split: str | None, *, normalise_names: bool = Fal
         raise ClincorpError(f"{path} is not a release (or chain config) of a corpus with a conll2012 export")
     view = ReleaseView(release)
     splits = chosen_splits(view, export.layout.config, split)
+    dropped: list[DroppedMention] = []
     with tempfile.TemporaryDirectory(prefix="clincorp-coref-key-") as folder:
         key = Path(folder) / "key.conll"
-        documents = (d for name in splits for d in iter_documents(view, export.layout, name, True))
+        documents = (d for name in splits for d in iter_documents(view, export.layout, name, True, dropped))
         write_conll2012(documents, key)
-        return read_chains(key, normalise_names=normalise_names)
+        chains = read_chains(key, normalise_names=normalise_names)
+    if dropped:
+        listed = "; ".join(map(str, dropped[:3])) + (f"; and {len(dropped) - 3} more" if len(dropped) > 3 else "")
+        print(f"KEY {path}: {len(dropped)} mention(s) CoNLL-2012 cannot hold are left out: {listed}", file=sys.stderr)
+    return chains
 
 
 def score(

@@ -15,6 +15,7 @@ from clinical_corpora.corpora.rad_coref.string_match import string_match_chains
 from clinical_corpora.validation.metrics.coref import score_documents_all
 
 TWO_WEEKS_DAYS = 14
+SCORE_PARTS = ("recall", "precision", "f1")
 
 
 def statistics_sections(patients: list[dict[str, Any]]) -> list[CardSection]:
@@ -43,32 +44,43 @@ def corpus_statistics(patients: list[dict[str, Any]]) -> CardSection:
     """Datta et al. 2022, Table 3."""
     reports_per_patient = [len(p["reports"]) for p in patients]
     tokens_per_report = [len(tokenize(r["text"])) for p in patients for r in p["reports"]]
+    tokens_per_mention = [len(tokenize(m["text"])) for p in patients for m in p["mentions"]]
     chains_per_patient = [len(p["chains"]) for p in patients]
     lengths = [len(c["mention_ids"]) for p in patients for c in p["chains"]]
     mentions = [m for p in patients for m in p["mentions"]]
     types = Counter(m["type"] for m in mentions)
-    rows: list[list[object]] = [
-        ["Patients", len(patients)],
-        ["Total reports", sum(reports_per_patient)],
-        ["Avg no. of reports per patient", _mean(reports_per_patient)],
-        ["Max no. of reports per patient", max(reports_per_patient, default=0)],
-        ["Avg no. of tokens per report", _mean(tokens_per_report)],
-        ["Max no. of tokens per report", max(tokens_per_report, default=0)],
-        ["Min no. of mention chains per patient", min(chains_per_patient, default=0)],
-        ["Max no. of mention chains per patient", max(chains_per_patient, default=0)],
-        ["Total mention chains", len(lengths)],
-        ["Total singleton mention chains", sum(1 for n in lengths if n == 1)],
-        ["Longest chain length", max(lengths, default=0)],
-        ["Avg chain length (excluding singletons)", _mean([n for n in lengths if n > 1])],
-        ["Avg no. of tokens per mention", _mean([len(tokenize(m["text"])) for m in mentions])],
-        ["Total mentions", len(mentions)],
-        *[[f"Total entities ({kind})", types[kind]] for kind in MENTION_TYPES],
+    items: list[tuple[str, str, float]] = [  # stable key (corpus.yaml published:), row label, value
+        ("patients", "Patients", len(patients)),
+        ("reports", "Total reports", sum(reports_per_patient)),
+        ("reports_per_patient.mean", "Avg no. of reports per patient", _mean(reports_per_patient)),
+        ("reports_per_patient.max", "Max no. of reports per patient", max(reports_per_patient, default=0)),
+        ("tokens_per_report.mean", "Avg no. of tokens per report", _mean(tokens_per_report)),
+        ("tokens_per_report.max", "Max no. of tokens per report", max(tokens_per_report, default=0)),
+        ("chains_per_patient.min", "Min no. of mention chains per patient", min(chains_per_patient, default=0)),
+        ("chains_per_patient.max", "Max no. of mention chains per patient", max(chains_per_patient, default=0)),
+        ("chains", "Total mention chains", len(lengths)),
+        ("singleton_chains", "Total singleton mention chains", sum(1 for n in lengths if n == 1)),
+        ("chain_length.max", "Longest chain length", max(lengths, default=0)),
+        (
+            "chain_length.mean_excluding_singletons",
+            "Avg chain length (excluding singletons)",
+            _mean([n for n in lengths if n > 1]),
+        ),
+        (
+            "tokens_per_mention.mean",
+            "Avg no. of tokens per mention",
+            _mean(tokens_per_mention),
+        ),
+        ("mentions", "Total mentions", len(mentions)),
+        *[(f"mentions.{kind}", f"Total entities ({kind})", types[kind]) for kind in MENTION_TYPES],
     ]
+    rows: list[list[object]] = [[label, value] for _, label, value in items]
     return CardSection(
         "Corpus statistics",
         "As Datta et al. 2022, Table 3; tokens are `clinical_corpora.builders.contract.text_units.tokenize` "
         "tokens (the paper used NLTK).",
         Table(["item", "count"], rows),
+        {key: float(value) for key, _, value in items},
     )
 
 
@@ -82,10 +94,13 @@ def top_mentions(patients: list[dict[str, Any]], top: int = 5) -> CardSection:
     rows: list[list[object]] = []
     for rank in range(max(map(len, ranked))):
         rows.append([cell for column in ranked for cell in (column[rank] if rank < len(column) else ("", ""))])
+    values = {f"mention_string.{kind}.{text}": float(n) for kind in MENTION_TYPES for text, n in counts[kind].items()}
     return CardSection(
         "Most frequent mentions",
         f"Top {top} lower-cased mention strings by type (Datta et al. 2022, Table 4).",
         Table(["Finding", "count", "Device", "count"], rows),
+        values,
+        counted=("mention_string.",),
     )
 
 
@@ -146,6 +161,7 @@ def time_gaps(patients: list[dict[str, Any]]) -> CardSection:
         "Pairs of consecutive reports (by CHARTTIME) within a chain, by the time between them in "
         f"two-week bins and by chain type (Datta et al. 2022, Figure 3). Longest gap: {longest:.1f} days.",
         Table(["gap", *MENTION_TYPES], rows),
+        {"time_gap.max_days": longest},
     )
 
 
@@ -157,10 +173,12 @@ def string_match_baseline(patients: list[dict[str, Any]]) -> CardSection:
     names = {"muc": "MUC", "b_cubed": "B³", "ceaf_e": "CEAF-e", "blanc": "BLANC"}
     rows: list[list[object]] = [[names[name], s.recall, s.precision, s.f1] for name, s in scores.items()]
     rows.insert(3, ["CoNLL", "", "", conll_f1_of(scores)])
+    values = {f"string_match.{name}.{part}": getattr(s, part) for name, s in scores.items() for part in SCORE_PARTS}
     return CardSection(
         "String-match baseline",
         "Mentions with equal lower-cased strings are coreferent "
         "(transitive closure), on gold mentions, one document per patient, counts summed "
         "over patients (Datta et al. 2022, §5.1, Table 7; `corpora/rad_coref/string_match.py`).",
         Table(["metric", "recall", "precision", "F1"], rows),
+        {**values, "string_match.conll.f1": conll_f1_of(scores)},
     )

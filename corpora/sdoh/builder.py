@@ -46,6 +46,7 @@ from clinical_corpora.corpora.sdoh.records import (
     Split,
 )
 from clinical_corpora.corpora.sdoh.scoring import score_folders
+from clinical_corpora.corpora.sdoh.statistics import COUNTED, statistic_values
 from clinical_corpora.validation.metrics.sdoh import NOT_APPLICABLE, TRIGGER
 
 if TYPE_CHECKING:
@@ -170,6 +171,8 @@ class SdohBuilder(Builder):
                 "A note whose `.txt` came without a `.ann` is released with no annotations, as brat shows it, "
                 "and counted under `without .ann`.",
                 Table(["split", "source", "notes", "events", "arguments", "without .ann"], note_rows),
+                statistic_values(per_group, counted["event types"], counted["argument types"]),
+                COUNTED,
             ),
             CardSection("Events by type", table=_crosstab(counted["event types"], groups, ["event type"])),
             CardSection(

@@ -16,6 +16,8 @@ from clinical_corpora.corpora.snomed_el.records import HIERARCHY_NAMES, ConceptS
 from clinical_corpora.corpora.snomed_el.released_annotations import annotation_table
 
 MAX_LISTED_SPANS = 20
+SPLIT_STATISTICS = ("notes", "annotations", "concepts")
+"""The stable keys (corpus.yaml ``published:``) of the per-split counts, ``<key>`` in all and ``<key>.<split>``."""
 
 
 def statistics_sections(
@@ -36,19 +38,40 @@ def split_section(release: ReleaseView) -> CardSection:
     notes = {
         split: sum(map(release.rows_in, release.shards("snomed_el", split))) for split in release.splits("snomed_el")
     }
-    rows: list[list[object]] = [
-        [
-            split,
+    counts = {  # per split: notes, annotations, distinct concepts
+        split: (
             notes[split],
             int((frame["split"] == split).sum()),
             frame.loc[frame["split"] == split, "concept_id"].nunique(),
-        ]
+        )
         for split in release.splits("snomed_el")
-    ]
+    }
+    rows: list[list[object]] = [[split, *numbers] for split, numbers in counts.items()]
+    totals = (sum(notes.values()), len(frame), frame["concept_id"].nunique())
+    values = {
+        **{key: float(n) for key, n in zip(SPLIT_STATISTICS, totals, strict=True)},
+        **{
+            f"{key}.{split}": float(n)
+            for split, numbers in counts.items()
+            for key, n in zip(SPLIT_STATISTICS, numbers, strict=True)
+        },
+        **_test_only(frame),
+    }
     return CardSection(
         "Notes, annotations and concepts per split",
         table=Table(["split", "notes", "annotations", "distinct concepts"], rows),
+        values=values,
     )
+
+
+def _test_only(frame: pd.DataFrame) -> dict[str, float]:
+    """The concepts annotated in the test split only, and their annotations (Davidson et al. 2025, Results)."""
+    in_test = frame["split"] == "test"
+    only = set(frame.loc[in_test, "concept_id"]) - set(frame.loc[~in_test, "concept_id"])
+    return {
+        "concepts.test_only": float(len(only)),
+        "annotations.test_only_concepts": float((in_test & frame["concept_id"].isin(only)).sum()),
+    }
 
 
 def hierarchy_section(release: ReleaseView) -> CardSection:

@@ -108,7 +108,11 @@ class TinyBuilder(Builder):
     def statistics(self, release: ReleaseView) -> list[CardSection]:
         labels = Counter((split, label) for _, split, _, _, label in released_spans(release))
         rows = [[split, label, count] for (split, label), count in sorted(labels.items())]
-        return [CardSection("Spans by label", table=Table(["split", "label", "spans"], rows))]
+        values = {"spans": float(sum(labels.values()))}
+        for (_, label), count in labels.items():
+            values[f"spans.{label}"] = values.get(f"spans.{label}", 0.0) + count
+        table = Table(["split", "label", "spans"], rows)
+        return [CardSection("Spans by label", table=table, values=values, counted=("spans.",))]
 
 
 def released_spans(release: ReleaseView) -> Iterator[tuple[str, str, int, int, str]]:

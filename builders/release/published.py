@@ -1,0 +1,85 @@
+"""A release against the published corpus: the comparison of a build (or of a written release, for
+``clincorp validate``) with corpus.yaml's ``published:`` numbers, and its card section.
+
+The recomputed values are those the card's statistics sections carry by key (``CardSection.values``) and
+the agreement measures (``agreement.<name>``), so the card's tables and the comparison are one computation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable, Mapping, Sequence
+
+from clinical_corpora.builders.contract.base import CardSection, Table
+from clinical_corpora.core.manifest import CorpusManifest
+from clinical_corpora.validation.gates import GateResult
+from clinical_corpora.validation.published import (
+    Comparison,
+    Recomputed,
+    compare_published,
+    number_text,
+    published_gate,
+)
+
+TITLE = "Against the published corpus"
+SAMPLE_REASON = "a sample release holds invented data, not the corpus its paper describes"
+VERDICTS = {
+    "match": "match",
+    "explained": "deviation (explained)",
+    "unexplained": "DEVIATION (no declared reason)",
+    "not compared": "not compared",
+}
+
+
+def recomputed_values(sections: Iterable[CardSection], agreement: Mapping[str, float] | None) -> Recomputed:
+    """Every statistic the release computes, by key: the card sections' values, then ``agreement.<measure>``."""
+    sections = list(sections)
+    values = {key: float(value) for section in sections for key, value in section.values.items()}
+    values.update({f"agreement.{name}": float(value) for name, value in (agreement or {}).items()})
+    return Recomputed(values, tuple(prefix for section in sections for prefix in section.counted))
+
+
+def release_comparison(
+    manifest: CorpusManifest, recomputed: Recomputed, given_sources: Collection[str], sample: bool
+) -> tuple[list[Comparison], GateResult]:
+    """The comparisons of a release (none for a sample release) and its ``published`` gate."""
+    if sample:
+        return [], published_gate([], SAMPLE_REASON)
+    comparisons = compare_published(manifest.published, recomputed, given_sources)
+    return comparisons, published_gate(comparisons)
+
+
+def published_section(manifest: CorpusManifest, comparisons: Sequence[Comparison], sample: bool) -> CardSection:
+    """The card's "Against the published corpus": for a sample release one line saying it cannot be compared;
+    otherwise each number, published against recomputed, with its verdict and reason."""
+    if not manifest.published:
+        return CardSection(TITLE, "corpus.yaml declares no published numbers for this corpus.")
+    sources = sorted({number.source.split(",")[0] for number in manifest.published})
+    if sample:
+        return CardSection(
+            TITLE,
+            f"Not compared: {SAMPLE_REASON}. A real release compares {len(manifest.published)} numbers published "
+            f"by {'; '.join(sources)} with the values it recomputes (corpus.yaml, `published:`).",
+        )
+    rows: list[list[object]] = [
+        [
+            c.number.key,
+            number_text(c.number.value),
+            number_text(c.recomputed, 4),
+            number_text(c.number.tolerance),
+            VERDICTS[c.verdict],
+            c.note,
+            c.number.source,
+        ]
+        for c in comparisons
+    ]
+    unexplained = sum(c.verdict == "unexplained" for c in comparisons)
+    text = (
+        "Each number the papers publish about the data (corpus.yaml, `published:`), against the value this "
+        "release recomputes; a number matches within its tolerance. A deviation is explained by the reason "
+        "corpus.yaml declares next to the number (a reading choice, an erratum, another release of the source)"
+        + (f"; {unexplained} deviate without one (a warning of the `published` gate)." if unexplained else ".")
+    )
+    releases = list(dict.fromkeys(" ".join(c.number.applies_to.split()) for c in comparisons))
+    text += f" The numbers describe {'; '.join(releases)}." if releases else ""
+    columns = ["statistic", "published", "recomputed", "tolerance", "result", "reason", "source"]
+    return CardSection(TITLE, text, Table(columns, rows))
