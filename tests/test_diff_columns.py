@@ -1,5 +1,6 @@
 """The column-wise comparison of aligned rows (``builders/diff/columns.py``) agrees with comparing the same rows
-as Python values, on random nested lists and structs with nulls, NaN and empty lists."""
+as Python values, on random nested lists and structs with nulls, NaN and empty lists; the shape two releases
+share (``builders/diff/shape.py``) names what it leaves out."""
 
 from __future__ import annotations
 
@@ -7,10 +8,12 @@ import math
 from typing import Any
 
 import pyarrow as pa
+from datasets import ClassLabel, Features, List, Value
 from hypothesis import given
 from hypothesis import strategies as st
 
 from clinical_corpora.builders.diff.columns import rows_differ
+from clinical_corpora.builders.diff.shape import common_shape
 
 ITEM = pa.struct(
     [("start", pa.int32()), ("label", pa.string()), ("score", pa.float64()), ("ids", pa.list_(pa.string()))]
@@ -53,3 +56,22 @@ def test_rows_differ_as_python_values_do(pairs: list[tuple[Any, Any]], offset: i
     new = pa.array(padding + [b for _, b in pairs], ROW).slice(offset)
     found = rows_differ(old, new, None).tolist()
     assert found == [not same(a, b) for a, b in pairs]
+
+
+def test_fields_one_release_lacks_or_retyped_are_named_not_compared() -> None:
+    span = {"start": Value("int32"), "end": Value("int32"), "type": ClassLabel(names=["a", "b"])}
+    old = Features({"id": Value("string"), "n": Value("int64"), "spans": List({**span, "type_name": Value("string")})})
+    new = Features(
+        {
+            "id": Value("string"),
+            "n": Value("string"),
+            "spans": List({**span, "type_name": Value("string"), "score": Value("float64")}),
+            "note": Value("string"),
+        }
+    )
+    shape = common_shape(old, new)
+    assert shape.uncompared == {"n": "retyped", "spans[].score": "added", "note": "added"}
+    spans = shape.fields["spans"]
+    assert spans.item is not None and spans.item.is_span
+    assert set(spans.item.fields) == {"start", "end", "type_name"}  # the label by its name, not its id
+    assert spans.item.fields["type_name"].label
