@@ -19,6 +19,7 @@ from clinical_corpora.core.registry import Command, exporters, scorers
 
 if TYPE_CHECKING:
     from clinical_corpora.builders.release.pipeline import Outcome
+    from clinical_corpora.builders.release.request import ChangesSince
     from clinical_corpora.validation.gates import GateResult
 
 
@@ -64,6 +65,7 @@ def _parser() -> argparse.ArgumentParser:
     _add_release(commands, "build", "build", "the same without immutability, into a scratch folder")
     _add_rehydrate(commands)
     _add_validate(commands)
+    _add_diff(commands)
     commands.add_parser("list", help="corpora, versions, access and sources").set_defaults(handler=_list)
     score = commands.add_parser("score", help="score predictions against gold (clincorp score NAME -h)")
     score.add_argument("scorer", help="a scorer registered by a corpus (clincorp list shows them)")
@@ -111,6 +113,13 @@ def _add_release(
         metavar="N",
         help="build the corpus's document shards in N processes (default: a process per 64 documents, at most "
         "every core; never more than the cores or the shards); the release's bytes are the same whatever N",
+    )
+    command.add_argument(
+        "--previous",
+        type=Path,
+        metavar="OLD",
+        help="record in the card and manifest what changed since the release OLD of the same corpus (a release "
+        "folder, full or text-free): records added, removed and changed, per config, split and field",
     )
     if name == "release":
         command.add_argument(
@@ -193,6 +202,15 @@ def _add_validate(commands: argparse._SubParsersAction[argparse.ArgumentParser])
         "you mean to check; manifest.json hashes every other file)",
     )
     validate.set_defaults(handler=_validate)
+
+
+def _add_diff(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from clinical_corpora.builders.diff import command
+
+    diff = commands.add_parser("diff", help="what changed between two releases of one corpus, record by record")
+    diff.description = plain_text(command.__doc__ or "")
+    command.configure(diff)
+    diff.set_defaults(handler=command.run)
 
 
 def _score(args: argparse.Namespace) -> int:
@@ -302,8 +320,11 @@ def _run(args: argparse.Namespace, mode: Literal["release", "build"]) -> int:
         raise ClincorpError("--gates applies to one corpus at a time (its expectations name that corpus's tables)")
     if args.option and len(corpora) > 1:
         raise ClincorpError("--option applies to one corpus at a time (each builder has its own options)")
+    if args.previous is not None and len(corpora) > 1:
+        raise ClincorpError("--previous applies to one corpus at a time (it names a release of that corpus)")
     overrides = _overrides(args.source)
     options = _pairs("--option", "NAME=VALUE", args.option)
+    changes_since = _changes_since(args.previous, corpora[0].name) if args.previous is not None else None
     alone = len(corpora) == 1 and not args.all
     summary = [[name, "-", "FAILED", why] for name, why in load_plugins().items()] if args.all else []
     for row in summary:
@@ -320,6 +341,7 @@ def _run(args: argparse.Namespace, mode: Literal["release", "build"]) -> int:
             workers=args.workers,
             options=options,
             mode=mode,
+            changes_since=changes_since,
         )
         try:
             outcome = run(request)
@@ -333,6 +355,12 @@ def _run(args: argparse.Namespace, mode: Literal["release", "build"]) -> int:
     if not alone:
         print(_summary_table(summary))
     return 1 if any(row[2] == "FAILED" for row in summary) else 0
+
+
+def _changes_since(previous: Path, corpus: str) -> ChangesSince:
+    from clinical_corpora.builders.diff.previous import changes_since
+
+    return changes_since(previous, corpus)
 
 
 def _finished(

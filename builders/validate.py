@@ -18,6 +18,7 @@ from pydantic import BaseModel, ValidationError
 from clinical_corpora.builders.contract.base import Builder, load_builder_class, make_builder
 from clinical_corpora.builders.contract.release_view import SHARD_PATTERN, ReleaseView
 from clinical_corpora.builders.plugins import find_corpus, installed_corpus
+from clinical_corpora.builders.release.changes_card import changes_problems
 from clinical_corpora.builders.release.checks import check_suite
 from clinical_corpora.builders.release.folder import outside_reason, read_json, release_digest, sha256_file
 from clinical_corpora.builders.release.inputs import inputs_problems
@@ -140,6 +141,13 @@ def _published_gate(folder: Path, manifest: dict[str, Any], corpus: CorpusManife
 
 
 MANIFEST_EXPECTED = "manifest.json consistent with the data and the installed corpus"
+
+
+def release_files_gate(folder: Path) -> tuple[dict[str, Any], GateResult]:
+    """Step 1 alone, for commands that read a release someone gave them (``clincorp diff``): manifest.json
+    read as a release manifest, and every file against the sha256 it lists (nothing unlisted, nothing outside)."""
+    manifest = _release_manifest(folder)
+    return manifest, _guarded("files", "hashes as in manifest.json", lambda: _files_gate(folder, manifest))
 
 
 def _digest_gate(folder: Path, expected: str) -> GateResult:
@@ -296,7 +304,15 @@ def _manifest_gate(
     problems += _identity_problems(folder, manifest, corpus)
     problems += _rows_problems(folder, manifest, corpus)
     problems += _gates_problems(folder, manifest, overlaid)
+    problems += changes_problems(manifest, _card_text(folder), ReleaseView(folder).configs())
     return _problems_gate("manifest", problems, MANIFEST_EXPECTED)
+
+
+def _card_text(folder: Path) -> str:
+    try:
+        return (folder / "README.md").read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return ""
 
 
 def _overlaid(manifest: dict[str, Any], corpus: CorpusManifest) -> tuple[CorpusManifest, list[str]]:

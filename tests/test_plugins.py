@@ -122,7 +122,7 @@ def test_a_reader_that_goes_away_ends_the_output_without_a_traceback(tmp_path: P
 
 @pytest.mark.parametrize(
     "argv",
-    [[], ["release"], ["build"], ["validate"], ["rehydrate"], ["list"], ["export"]]
+    [[], ["release"], ["build"], ["validate"], ["rehydrate"], ["diff"], ["list"], ["export"]]
     + [["score", name] for name in ("sdoh", "snomed", "coref", "clicr")],
 )
 def test_help_is_plain_text(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:

@@ -15,6 +15,7 @@ from huggingface_hub import DatasetCardData
 
 from clinical_corpora.builders.contract.base import CardSection, Table, option_text
 from clinical_corpora.builders.contract.release_view import ReleaseView
+from clinical_corpora.builders.release.changes_card import changes_sections
 from clinical_corpora.builders.release.figures import figure_markdown
 from clinical_corpora.builders.release.hub_metadata import hub_metadata
 from clinical_corpora.builders.release.markdown import plain
@@ -73,13 +74,14 @@ def render_card(card: CardFacts) -> str:
     sections, gates, provenance = card.sections, card.gates, card.provenance
     front_matter = _front_matter(manifest, features, row_counts, card.sizes)
     return f"---\n{front_matter}\n---\n\n{_sample_banner(provenance)}" + "\n".join(
-        _section_markdown(section)
+        section_markdown(section)
         for section in [
             *_intro(manifest, row_counts, version),
             *_licence_sections(manifest),
             _label_names_section(manifest, features, version),
             *sections,
             *_gates_sections(gates, provenance),
+            *changes_sections(provenance),
             _provenance_section(manifest, provenance),
             _citation_section(manifest),
         ]
@@ -376,7 +378,7 @@ def _citation_section(manifest: CorpusManifest) -> CardSection:
     return CardSection("Citation", text)
 
 
-def _section_markdown(section: CardSection) -> str:
+def section_markdown(section: CardSection) -> str:
     parts = [f"## {section.title}\n"]
     if section.text:
         parts.append(section.text.strip() + "\n")

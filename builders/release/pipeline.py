@@ -128,6 +128,7 @@ def run(request: ReleaseRequest) -> Outcome:
         _stage(manifest, "hashing the input files")
         row_counts = _write_rows(build, total, workers)
         _refuse_when_all_rejected(manifest, ctx, row_counts, corpus_dir / f"{version}.rejects.jsonl")
+        changes = _changes(request, staging, manifest, version)
         release = _Release(
             version,
             invented,
@@ -136,6 +137,7 @@ def run(request: ReleaseRequest) -> Outcome:
             overlay[1] if overlay else None,
             builder.options.changed(),
             request.mode == "release",
+            changes,
         )
         gates = _write_release_files(build, row_counts, release, _measure(build, list(row_counts), release))
         target = corpus_dir / version
@@ -198,6 +200,16 @@ class _Release:
     gate_overlay: dict[str, Any] | None = None
     options: dict[str, Any] = field(default_factory=dict)
     immutable: bool = True
+    changes: dict[str, Any] | None = None
+    """What changed since ``--previous`` (``core.changes.ReleaseChanges`` as JSON), when given."""
+
+
+def _changes(request: ReleaseRequest, staging: Path, manifest: CorpusManifest, version: str) -> dict[str, Any] | None:
+    """The summary of the changes since the previous release, once the records are written."""
+    if request.changes_since is None:
+        return None
+    _stage(manifest, "comparing the records with the previous release")
+    return request.changes_since(staging, manifest.name, version).model_dump(mode="json")
 
 
 def _gate_overlay(manifest: CorpusManifest, path: Path | None) -> tuple[CorpusManifest, dict[str, Any]] | None:
@@ -418,6 +430,7 @@ def _write_release_files(
         **({"overrides": {"max_rejects": release.max_rejects}} if release.max_rejects is not None else {}),
         **({"gate_overlay": release.gate_overlay} if release.gate_overlay is not None else {}),
         **({"options": release.options} if release.options else {}),
+        **({"changes": release.changes} if release.changes is not None else {}),
         "counts": {
             "read": ctx.read,
             "written": written,

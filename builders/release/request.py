@@ -5,12 +5,20 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from clinical_corpora.builders.contract.base import Builder, OnError, make_builder
+from clinical_corpora.core.changes import ReleaseChanges
 from clinical_corpora.core.manifest import CorpusManifest
 
 Mode = Literal["release", "build"]
+
+
+class ChangesSince(Protocol):
+    """What changed since a previous release, given the folder holding this run's written data (before its
+    card and manifest) and the corpus and version it releases (``clincorp release --previous OLD``)."""
+
+    def __call__(self, staged: Path, corpus: str, version: str) -> ReleaseChanges: ...
 
 
 @dataclass(frozen=True)
@@ -24,6 +32,8 @@ class ReleaseRequest:
     builder's shards (default: one per 64 documents, at most every core; the bytes do not depend on it).
     ``options`` are the builder's options (``--option NAME=VALUE``, parsed by its :class:`BuilderOptions`).
     ``mode`` "build" writes a scratch folder that a later build replaces, kept even when a gate fails.
+    ``changes_since`` compares the written records with a previous release: the card and manifest record the
+    summary.
     """
 
     corpus: CorpusManifest
@@ -36,6 +46,7 @@ class ReleaseRequest:
     workers: int | None = None
     options: Mapping[str, Any] = field(default_factory=dict)
     mode: Mode = "release"
+    changes_since: ChangesSince | None = None
 
     def builder(self) -> Builder:
         """The corpus's builder with the requested options (a ClincorpError names a wrong one)."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from datasets import Features
 from datasets.info import DatasetInfo, DatasetInfosDict
@@ -12,6 +13,8 @@ from datasets.utils.metadata import MetadataConfigs
 from huggingface_hub import DatasetCardData
 
 from clinical_corpora.builders.contract.base import Table
+from clinical_corpora.builders.release.card import section_markdown
+from clinical_corpora.builders.release.changes_card import changes_sections
 from clinical_corpora.builders.release.hub_metadata import hub_metadata
 from clinical_corpora.builders.release.markdown import plain
 from clinical_corpora.builders.text_free.layout import FULL_FOLDER
@@ -35,6 +38,8 @@ class TextFreeRelease:
     folder_name: str
     figures: list[str] = field(default_factory=list)
     """The full release's figures (``figures/<name>.png``), kept in ``full/``."""
+    changes: dict[str, Any] | None = None
+    """The full release's summary of the changes since a previous release (``--previous``), if any."""
 
 
 def render_text_free_card(release: TextFreeRelease) -> str:
@@ -79,6 +84,7 @@ def render_text_free_card(release: TextFreeRelease) -> str:
         "## Rows per split\n",
         split_rows.markdown(),
         *_figures_section(release.figures),
+        *(section_markdown(section) for section in changes_sections({"changes": release.changes})),
         "## Leak gate\n",
         f"No file of this release (parquet values and metadata, JSON, cards) shares a run of more than "
         f"{observed['limit']} characters with a source document, runs without a letter and label names aside. "

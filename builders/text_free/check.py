@@ -15,6 +15,7 @@ from typing import Any
 from clinical_corpora.builders.contract.base import Builder, make_builder
 from clinical_corpora.builders.contract.release_view import ReleaseView
 from clinical_corpora.builders.plugins import find_corpus, installed_corpus
+from clinical_corpora.builders.release.changes_card import changes_problems
 from clinical_corpora.builders.release.folder import read_json
 from clinical_corpora.builders.text_free.layout import FULL_FOLDER
 from clinical_corpora.builders.text_free.leak_gate import LEAK_LIMIT
@@ -77,7 +78,17 @@ def _schema_problems(folder: Path, manifest: dict[str, Any], builder: Builder) -
     )
     if (full.get("corpus"), full.get("version")) != (manifest.get("corpus"), manifest.get("version")):
         problems.append(f"{FULL_FOLDER}/manifest.json does not describe the full release of this corpus and version")
+    if manifest.get("changes") != full.get("changes"):
+        problems.append(f"manifest.json changes differ from those {FULL_FOLDER}/manifest.json records")
+    problems += changes_problems(manifest, _card_text(folder), view.configs())
     return problems
+
+
+def _card_text(folder: Path) -> str:
+    try:
+        return (folder / "README.md").read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return ""
 
 
 def _leak_problems(folder: Path) -> list[str]:

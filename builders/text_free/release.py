@@ -120,6 +120,7 @@ def release_text_free(
             gate,
             target.name,
             [entry["file"] for entry in full_manifest["outputs"] if entry["file"].startswith(f"{FIGURES_FOLDER}/")],
+            full_manifest.get("changes"),
         )
         _write_release_files(staging, release, full_manifest)
         if not gate.success:
@@ -163,6 +164,7 @@ def _write_release_files(staging: Path, release: TextFreeRelease, full_manifest:
             "package_version": package_version("clinical-corpora"),
             "sample": full_manifest.get("sample"),
             **({"options": full_manifest["options"]} if "options" in full_manifest else {}),
+            **({"changes": release.changes} if release.changes is not None else {}),
             "schema_fingerprint": schema_fingerprint(release.features),
             "full_schema_fingerprint": full_manifest.get("schema_fingerprint"),
             "licensed_fields": release.licensed,

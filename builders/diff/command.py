@@ -1,0 +1,40 @@
+"""``clincorp diff OLD NEW``: what changed between two releases of one corpus, record by record."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("old", type=Path, help="the earlier release folder (full or text-free)")
+    parser.add_argument("new", type=Path, help="the later release folder of the same corpus (full or text-free)")
+    parser.add_argument(
+        "--examples",
+        type=_examples,
+        default=3,
+        metavar="N",
+        help="show at most N examples of each kind of change (default 3)",
+    )
+    parser.add_argument("--json", action="store_true", help="print one JSON object instead of the text report")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Print the report; exit status 0 whether or not the releases differ (errors are 1)."""
+    from clinical_corpora.builders.diff.opened import open_release
+    from clinical_corpora.builders.diff.report import as_json, as_text, diff_releases
+
+    diff = diff_releases(open_release(args.old), open_release(args.new), args.examples)
+    if args.json:
+        print(json.dumps(as_json(diff), ensure_ascii=False))
+    else:
+        sys.stdout.write(as_text(diff))
+    return 0
+
+
+def _examples(text: str) -> int:
+    if not text.isdigit():
+        raise argparse.ArgumentTypeError(f"expected a whole number of examples, got {text!r}")
+    return int(text)

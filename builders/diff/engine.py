@@ -1,0 +1,190 @@
+"""Compare two releases of one corpus record by record, streaming: the changes, one at a time.
+
+Per config, the ids of both releases are read (one column each) and matched in Arrow; then the new release is
+read in record batches and each batch's matched old records are taken from the old release's row groups (a
+few kept at once: releases list their records in document order, so the old release is read about once).
+Matched records are compared column-wise (``columns.rows_differ``) and only those that differ become Python
+values, to say what changed (``fields.record_changes``). Memory is bounded by the ids, a batch and a few row
+groups, whatever the size of the releases.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from clinical_corpora.builders.diff.columns import rows_differ
+from clinical_corpora.builders.diff.fields import record_changes
+from clinical_corpora.builders.diff.opened import OpenedRelease
+from clinical_corpora.builders.diff.shape import Shape, common_shape
+
+BATCH_ROWS = 1_000
+CACHED_ROW_GROUPS = 2
+
+RECORD = ""
+"""The path of a change to a whole record (added, removed, moved to another split)."""
+
+
+@dataclass(frozen=True, order=True)
+class Change:
+    """One change between two releases: in ``config``/``split``, record ``record``, field ``path``."""
+
+    config: str
+    split: str
+    record: str
+    path: str
+    kind: str
+    item: str = ""
+    detail: str = ""
+
+
+@dataclass
+class ConfigComparison:
+    """One config of the two releases: its rows per split on each side, what its records share, its changes."""
+
+    config: str
+    old_rows: dict[str, int]
+    new_rows: dict[str, int]
+    shape: Shape | None
+    changes: Iterator[Change]
+
+
+def compare(old: OpenedRelease, new: OpenedRelease) -> Iterator[ConfigComparison]:
+    """Every config of either release, in name order; a config only one side holds is all added or removed."""
+    for config in sorted(set(old.view.configs()) | set(new.view.configs())):
+        old_rows, new_rows = _rows(old, config), _rows(new, config)
+        if not (old_rows and new_rows):
+            yield ConfigComparison(config, old_rows, new_rows, None, _whole_config(old, new, config))
+            continue
+        old.check_config(config)
+        new.check_config(config)
+        shape = common_shape(old.view.features(config), new.view.features(config))
+        yield ConfigComparison(config, old_rows, new_rows, shape, _config_changes(old, new, config, shape))
+
+
+def _rows(release: OpenedRelease, config: str) -> dict[str, int]:
+    view = release.view
+    if config not in view.configs():
+        return {}
+    return {split: sum(view.rows_in(shard) for shard in view.shards(config, split)) for split in view.splits(config)}
+
+
+def _whole_config(old: OpenedRelease, new: OpenedRelease, config: str) -> Iterator[Change]:
+    """Every record of a config one release lacks, as added (or removed)."""
+    side, kind = (new, "added") if config in new.view.configs() else (old, "removed")
+    ids, splits = side.ids(config)
+    for record, split in zip(ids.to_pylist(), splits.to_pylist(), strict=True):
+        yield Change(config, split, record, RECORD, kind)
+
+
+def _config_changes(old: OpenedRelease, new: OpenedRelease, config: str, shape: Shape) -> Iterator[Change]:
+    old_ids, old_splits = old.ids(config)
+    new_ids, new_splits = new.ids(config)
+    found = pc.index_in(new_ids, value_set=old_ids)
+    positions = pc.fill_null(found, -1).to_numpy(zero_copy_only=False).astype(np.int64)
+    gone = pc.invert(pc.is_in(old_ids, value_set=new_ids))
+    for record, split in zip(old_ids.filter(gone).to_pylist(), old_splits.filter(gone).to_pylist(), strict=True):
+        yield Change(config, split, record, RECORD, "removed")
+    columns = list(shape.fields)
+    rows = _RowGroups(old, config, columns)
+    first = 0
+    read = columns or [new.id_field(config)]  # a batch needs a column to count its rows
+    for batch in new.view.batches(config, columns=read, batch_size=BATCH_ROWS):
+        at = positions[first : first + batch.num_rows]
+        ids = new_ids.slice(first, batch.num_rows)
+        splits = new_splits.slice(first, batch.num_rows).to_pylist()
+        first += batch.num_rows
+        for index in np.flatnonzero(at < 0).tolist():
+            yield Change(config, splits[index], ids[index].as_py(), RECORD, "added")
+        matched = np.flatnonzero(at >= 0)
+        if len(matched) == 0:
+            continue
+        before = old_splits.take(pa.array(at[matched])).to_pylist()
+        for index, old_split in zip(matched.tolist(), before, strict=True):
+            if old_split != splits[index]:
+                detail = f"{old_split} → {splits[index]}"
+                yield Change(config, splits[index], ids[index].as_py(), RECORD, "moved to another split", "", detail)
+        aligned = batch if len(matched) == batch.num_rows else batch.take(pa.array(matched))
+        yield from _batch_changes(config, shape, rows.take(at[matched]), aligned, matched, ids, splits)
+
+
+def _batch_changes(
+    config: str,
+    shape: Shape,
+    old: pa.Table,
+    new: pa.RecordBatch,
+    matched: np.ndarray,
+    ids: pa.Array,
+    splits: list[str],
+) -> Iterator[Change]:
+    """The changes of the matched records of a batch (``old`` aligned with ``new``)."""
+    differ = np.zeros(new.num_rows, dtype=bool)
+    for name, node in shape.fields.items():
+        differ |= rows_differ(old.column(name).combine_chunks(), new.column(name), node)
+    changed = np.flatnonzero(differ)
+    if len(changed) == 0:
+        return
+    chosen = pa.array(changed)
+    pairs = zip(old.take(chosen).to_pylist(), new.take(chosen).to_pylist(), matched[changed].tolist(), strict=True)
+    for before, after, index in pairs:
+        record, split = ids[index].as_py(), splits[index]
+        found = record_changes(before, after, shape.fields)
+        for change in found:
+            yield Change(config, split, record, change.path, change.kind, change.item, change.detail)
+        if not found:  # stored values differ in a way no field names (never silently dropped)
+            yield Change(config, split, record, RECORD, "changed", "", "stored values differ")
+
+
+class _RowGroups:
+    """Records of a release by position, read a row group at a time (the last few kept)."""
+
+    def __init__(self, release: OpenedRelease, config: str, columns: list[str]) -> None:
+        self.columns = columns
+        self.groups: list[tuple[pq.ParquetFile, int]] = []
+        starts = []
+        total = 0
+        for shard in release.view.shards(config):
+            file = pq.ParquetFile(shard)
+            for group in range(file.num_row_groups):
+                self.groups.append((file, group))
+                starts.append(total)
+                total += file.metadata.row_group(group).num_rows
+        self.starts = np.array(starts, dtype=np.int64)
+        self.cache: OrderedDict[int, pa.Table] = OrderedDict()
+
+    def take(self, positions: np.ndarray) -> pa.Table:
+        """The records at ``positions``, in that order."""
+        group_of = np.searchsorted(self.starts, positions, side="right") - 1
+        pieces, order = [], []
+        for group in np.unique(group_of).tolist():
+            inside = np.flatnonzero(group_of == group)
+            local = positions[inside] - self.starts[group]
+            table = self._group(group)
+            if np.array_equal(local, np.arange(local[0], local[0] + len(local))):
+                pieces.append(table.slice(int(local[0]), len(local)))  # in order: no copy
+            else:
+                pieces.append(table.take(pa.array(local)))
+            order.append(inside)
+        taken = pa.concat_tables(pieces)
+        if len(pieces) == 1 and np.array_equal(order[0], np.arange(len(positions))):
+            return taken
+        placed = np.empty(len(positions), dtype=np.int64)
+        placed[np.concatenate(order)] = np.arange(len(positions))
+        return taken.take(pa.array(placed))
+
+    def _group(self, group: int) -> pa.Table:
+        if group in self.cache:
+            self.cache.move_to_end(group)
+            return self.cache[group]
+        file, index = self.groups[group]
+        table = file.read_row_group(index, columns=self.columns)
+        self.cache[group] = table
+        while len(self.cache) > CACHED_ROW_GROUPS:
+            self.cache.popitem(last=False)
+        return table
