@@ -5,25 +5,29 @@ One row per document in ``anchors.parquet`` (beside the text-free release's mani
 and read by the leak gate like every other file):
 
 - ``characters``: the length of the maintainer's text;
-- its normalisation (``builders/text_free/normalise.py``): the sha256 of the normalised text, its length,
+- its normalisation (``builders/text_free/normalise.py``): the sha256 of the normalised text (null when the
+  text is its own normalised form: then it is the recorded sha256), its length,
   the edits as (start, end, normalised length) triples (positions only) and how many of each kind there were
   (BOM, CRLF, trailing whitespace, non-NFC runs), so a copy differing only in those ways maps exactly;
-- block signatures of the normalised text: a keyed BLAKE2b hash of :data:`HASH_BYTES` bytes of every block of
-  :data:`BLOCK` characters from the start (and of the last :data:`BLOCK` characters when the length is not
-  a multiple), matched against the user's copy as rsync does.
+- block signatures of the normalised text: a keyed BLAKE2b hash of :data:`HASH_BYTES` bytes of each block of
+  :data:`BLOCK` characters from the start, the last block taking the rest (up to ``2 * BLOCK - 1``
+  characters), matched against the user's copy as rsync does. A text shorter than a block has none.
 
 Why this cannot leak text. A block is :data:`BLOCK` characters, longer than the leak gate's limit
 (:data:`~builders.text_free.leak_gate.LEAK_LIMIT`), so a matching hash only confirms a run of text the
 holder of a copy already has; it says nothing of a text one does not hold, except by guessing it whole.
 Guessing is the one attack: hashing candidate strings (boilerplate such as "Discharge Instructions: Please
-call your doctor") to learn which notes hold them. Two things make it costly: the hash is keyed with the
-document's own sha256 (already in the release), so no table of hashes computed once serves every document
-or every release; and a block starts at a fixed position, so a guess must also be aligned to a multiple of
-:data:`BLOCK`. What a dictionary attack could confirm is boilerplate shared by many notes, which is what the
-leak gate's limit already tolerates in a release (its statistics tables). The hash is truncated to 48 bits:
-a false match of one block against the one position it is tried at first has odds of 2^-48, and against
-every position of a 100,000-character copy of 2^-31; a block confirms only where it is found, and a span is
-relocated only when every character it covers is confirmed.
+call your doctor") to learn which notes hold them, or a guessed phrase's next words. Three things make it
+costly: the hash is keyed with the document's own sha256 (already in the release), so no table of hashes
+computed once serves every document or every release; a block starts at a fixed multiple of
+:data:`BLOCK`, so a guess must be aligned too; and blocks do not overlap, so a block confirmed by a guess
+helps with no other (blocks overlapping by all but a few characters would let a guessed block be extended a
+few characters at a time). What remains is confirming a whole, aligned, guessed block of boilerplate, text
+that many notes share and the guesser already has.
+
+The hash is truncated to 48 bits: a false match of a block at the one position tried first has odds of
+2^-48, and against every position of a 100,000-character copy about 2^-31; found blocks must also keep the
+maintainer's order, and a span is relocated only when every character it covers is confirmed.
 
 Read as untrusted input: every number is checked (bounds, edits in order inside the text, the hashes' size
 against the normalised length) and a bad row is an error naming the file and the locator.
@@ -36,7 +40,6 @@ from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
@@ -77,7 +80,8 @@ class Anchor:
     locator: str
     characters: int
     normalised_characters: int
-    normalised_sha256: bytes
+    normalised_sha256: bytes | None
+    """None: the text is normalised already, its normalised sha256 is the one the release records."""
     counts: EditCounts
     edits: list[Edit]
     block: int
@@ -91,13 +95,13 @@ class AnchorError(ClincorpError):
     """anchors.parquet is damaged or forged."""
 
 
-def block_starts(length: int, block: int) -> list[int]:
-    """Where the blocks of a text of ``length`` characters start: every multiple of ``block`` that leaves a
-    whole block, and ``length - block`` for the rest."""
-    starts = list(range(0, length - block + 1, block))
-    if length >= block and length % block:
-        starts.append(length - block)
-    return starts
+def block_ranges(length: int, block: int) -> list[tuple[int, int]]:
+    """The [start, end) of each block of a text of ``length`` characters: ``block`` characters each from the
+    start, the last one taking the rest (none when the text is shorter than a block)."""
+    ranges = [(start, start + block) for start in range(0, length - block + 1, block)]
+    if ranges:
+        ranges[-1] = (ranges[-1][0], length)
+    return ranges
 
 
 def block_hash(text: str, key: bytes) -> bytes:
@@ -114,13 +118,13 @@ def make_anchor(locator: str, text: str, sha256: str) -> Anchor:
     normalised = normalise(text)
     key = hash_key(sha256)
     hashes = b"".join(
-        block_hash(normalised.text[start : start + BLOCK], key) for start in block_starts(len(normalised.text), BLOCK)
+        block_hash(normalised.text[start:end], key) for start, end in block_ranges(len(normalised.text), BLOCK)
     )
     return Anchor(
         locator,
         len(text),
         len(normalised.text),
-        hashlib.sha256(normalised.text.encode("utf-8", "surrogatepass")).digest(),
+        None if normalised.text == text else hashlib.sha256(normalised.text.encode("utf-8", "surrogatepass")).digest(),
         normalised.counts,
         normalised.edits,
         BLOCK,
@@ -160,7 +164,7 @@ def read_anchors(path: Path, wanted: Collection[str]) -> dict[str, Anchor]:
         raise AnchorError(f"{path}: its columns are not those of an anchors file: the release is damaged or forged")
     anchors: dict[str, Anchor] = {}
     for batch in parquet.iter_batches(batch_size=4096):
-        for row in batch.filter(pc.is_in(batch.column("locator"), pa.array(sorted(wanted)))).to_pylist():
+        for row in batch.filter(pc.is_in(batch.column("locator"), pa.array(sorted(wanted), pa.string()))).to_pylist():
             anchor = _checked(row, path)
             if anchor.locator in anchors:
                 raise AnchorError(f"{path}: {anchor.locator} is listed twice: the release is damaged or forged")
@@ -194,9 +198,9 @@ def _checked(row: dict[str, object], path: Path) -> Anchor:
     if normalised_length(characters, edits) != normalised_characters:
         raise fail("its edits do not give its normalised length")
     hashes, digest = row["block_hashes"], row["normalised_sha256"]
-    if not isinstance(hashes, bytes) or len(hashes) != HASH_BYTES * len(block_starts(normalised_characters, block)):
+    if not isinstance(hashes, bytes) or len(hashes) != HASH_BYTES * len(block_ranges(normalised_characters, block)):
         raise fail("its block hashes do not cover its normalised text")
-    if not isinstance(digest, bytes) or len(digest) != 32:
-        raise fail("its normalised sha256 is missing")
+    if digest is not None and (not isinstance(digest, bytes) or len(digest) != 32):
+        raise fail("its normalised sha256 is not 32 bytes")
     counts = EditCounts(bool(row["bom"]), *(int(n) for n in numbers[2:]))  # type: ignore[call-overload]
     return Anchor(locator, characters, normalised_characters, digest, counts, edits, block, hashes)

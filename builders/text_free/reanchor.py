@@ -144,7 +144,8 @@ class _ConfigRows:
         clean = batch.filter(pa.array([not t for t in touched]))
         self.report.counts["exact"] += self._strings(clean)
         positions, rows = [], []
-        for position, row in zip(np.flatnonzero(touched).tolist(), batch.filter(pa.array(touched)).to_pylist()):
+        touched_rows = batch.filter(pa.array(touched)).to_pylist()
+        for position, row in zip(np.flatnonzero(touched).tolist(), touched_rows, strict=True):
             kept = self._row(row, f"{where} [{row.get(self.id_field)}]", batch.schema, texts, index)
             if kept is not None:
                 positions.append(position)

@@ -21,7 +21,7 @@ from typing import Literal
 
 import numpy as np
 
-from clinical_corpora.builders.text_free.anchors import Anchor, block_hash, block_starts, hash_key
+from clinical_corpora.builders.text_free.anchors import Anchor, block_hash, block_ranges, hash_key
 from clinical_corpora.builders.text_free.normalise import normalise, original_to_normalised
 
 How = Literal["normalised", "blocks"]
@@ -62,72 +62,75 @@ def document_map(anchor: Anchor, sha256: str, text: str) -> DocumentMap:
     """The map of the maintainer's document (its ``anchor`` and recorded ``sha256``) into the user's ``text``."""
     user = normalise(text)
     original = original_to_normalised(anchor.characters, anchor.edits)
-    starts = block_starts(anchor.normalised_characters, anchor.block)
+    blocks = block_ranges(anchor.normalised_characters, anchor.block)
     digest = hashlib.sha256(user.text.encode("utf-8", "surrogatepass")).digest()
-    if digest == anchor.normalised_sha256:
+    if digest == (anchor.normalised_sha256 or bytes.fromhex(sha256)):
         displacement = np.zeros(anchor.normalised_characters, dtype=np.int64)
         how: How = "normalised"
-        confirmed = len(starts)
+        confirmed = len(blocks)
     else:
-        displacement, confirmed = _block_displacements(anchor, starts, user.text, hash_key(sha256))
+        displacement, confirmed = _block_displacements(anchor, blocks, user.text, hash_key(sha256))
         how = "blocks"
     to_user = np.full(anchor.characters, -1, dtype=np.int64)
     known = original >= 0
     known[known] = displacement[original[known]] != _UNKNOWN
     target = original[known] + displacement[original[known]]
     to_user[known] = user.copied_from[target]
-    return DocumentMap(to_user, len(text), how, confirmed, len(starts))
+    return DocumentMap(to_user, len(text), how, confirmed, len(blocks))
 
 
 _UNKNOWN = np.iinfo(np.int64).min
 
 
-def _block_displacements(anchor: Anchor, starts: list[int], user: str, key: bytes) -> tuple[np.ndarray, int]:
-    """For each normalised character of the maintainer's text, the displacement of the first confirmed block
+def _block_displacements(
+    anchor: Anchor, blocks: list[tuple[int, int]], user: str, key: bytes
+) -> tuple[np.ndarray, int]:
+    """For each normalised character of the maintainer's text, the displacement of the confirmed block
     covering it (``_UNKNOWN`` when none), and how many blocks were confirmed."""
     displacement = np.full(anchor.normalised_characters, _UNKNOWN, dtype=np.int64)
-    found = _found_blocks(anchor, starts, user, key)
-    kept = _in_order(found, anchor.block)
-    for start, position in kept:
-        covered = displacement[start : start + anchor.block]
-        covered[covered == _UNKNOWN] = position - start
+    kept = _in_order(_found_blocks(anchor, blocks, user, key))
+    for (start, end), position in kept:
+        displacement[start:end] = position - start
     return displacement, len(kept)
 
 
-def _found_blocks(anchor: Anchor, starts: list[int], user: str, key: bytes) -> list[tuple[int, int]]:
-    """(start, position in ``user``) of each block found: where the last found block's displacement puts it,
-    else the window with its hash nearest to that place."""
-    block, last = anchor.block, len(user) - anchor.block
-    windows: dict[bytes, list[int]] | None = None
+Found = tuple[tuple[int, int], int]
+"""A block's [start, end) in the maintainer's normalised text and its position in the user's."""
+
+
+def _found_blocks(anchor: Anchor, blocks: list[tuple[int, int]], user: str, key: bytes) -> list[Found]:
+    """Each block found: where the last found block's displacement puts it, else the window with its hash
+    nearest to that place."""
+    windows: dict[int, dict[bytes, list[int]]] = {}
     shift = 0
     found = []
-    for index, start in enumerate(starts):
-        wanted, expected = anchor.hash_of(index), start + shift
-        if 0 <= expected <= last and block_hash(user[expected : expected + block], key) == wanted:
+    for index, (start, end) in enumerate(blocks):
+        wanted, expected, size = anchor.hash_of(index), start + shift, end - start
+        if 0 <= expected <= len(user) - size and block_hash(user[expected : expected + size], key) == wanted:
             position: int | None = expected
         else:
-            if windows is None:
-                windows = _window_hashes(user, block, key)
-            candidates = windows.get(wanted)
+            if size not in windows:
+                windows[size] = _window_hashes(user, size, key)
+            candidates = windows[size].get(wanted)
             position = min(candidates, key=lambda at: (abs(at - expected), at)) if candidates else None
         if position is not None:
-            found.append((start, position))
+            found.append(((start, end), position))
             shift = position - start
     return found
 
 
-def _in_order(found: list[tuple[int, int]], block: int) -> list[tuple[int, int]]:
-    """The longest chain of found blocks in the maintainer's order that do not overlap in the user's copy
-    more than they overlap in the maintainer's text: a block found out of order (its text repeated elsewhere)
-    is dropped rather than trusted."""
+def _in_order(found: list[Found]) -> list[Found]:
+    """The longest chain of found blocks in the maintainer's order that do not overlap in the user's copy:
+    a block found out of order (its text repeated elsewhere) is dropped rather than trusted."""
     if not found:
         return []
-    starts = np.array([start for start, _ in found], dtype=np.int64)
+    ends = np.array([end for (_, end), _ in found], dtype=np.int64)
+    starts = np.array([start for (start, _), _ in found], dtype=np.int64)
     positions = np.array([position for _, position in found], dtype=np.int64)
     length = np.ones(len(found), dtype=np.int64)
     previous = np.full(len(found), -1, dtype=np.int64)
     for j in range(1, len(found)):
-        fits = positions[:j] + np.minimum(block, starts[j] - starts[:j]) <= positions[j]
+        fits = positions[:j] + (ends[:j] - starts[:j]) <= positions[j]
         if fits.any():
             candidates = np.where(fits, length[:j], 0)
             best = int(np.argmax(candidates))
