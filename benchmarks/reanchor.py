@@ -15,7 +15,10 @@ from them with its text-free variant (anchors included), then:
 ``reanchor_cost_per_document_ms`` is the extra time of the re-anchored run per perturbed note; the anchors'
 bytes per document and their share of the text-free release are what the evidence costs to ship.
 
-    python benchmarks/reanchor.py [--notes 2000] [--fraction 0.1] [--seed 7]
+``--context N`` puts N characters of unannotated clinical text before each note (the rest of a discharge
+note around its annotated social history), so changes fall where no span is as often as in a real note.
+
+    python benchmarks/reanchor.py [--notes 2000] [--fraction 0.1] [--seed 7] [--context 0]
 """
 
 from __future__ import annotations
@@ -23,6 +26,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import random
+import re
 import shutil
 import sys
 import tempfile
@@ -45,6 +50,38 @@ from clinical_corpora.builders.sources.documents import split_locator  # noqa: E
 from clinical_corpora.builders.text_free.anchors import ANCHORS_FILE  # noqa: E402
 from clinical_corpora.builders.text_free.rehydrate import read_source_documents, rehydrate  # noqa: E402
 from clinical_corpora.builders.text_free.release import release_text_free  # noqa: E402
+
+CONTEXT_SENTENCES = [
+    "Patient admitted with chest pain, troponin negative x2.",
+    "Echocardiogram showed preserved ejection fraction.",
+    "Started on aspirin and atorvastatin; tolerated well.",
+    "No events on telemetry overnight.",
+    "Discharged home in stable condition with follow-up in two weeks.",
+    "Labs notable for mild anemia, hemoglobin 10.9.",
+]
+_TEXT_BOUND = re.compile(r"^(T\d+\t\S+ )([\d ;]+)(\t.*)$")
+
+
+def add_context(shac: Path, characters: int, rng: random.Random) -> None:
+    """Put ``characters`` of unannotated text before each note and move its BRAT offsets after it."""
+    for note in sorted(shac.rglob("*.txt")):
+        sentences: list[str] = []
+        while sum(len(sentence) + 1 for sentence in sentences) < characters:
+            sentences.append(rng.choice(CONTEXT_SENTENCES))
+        prefix = "\n".join(sentences) + "\n\n"
+        note.write_text(prefix + note.read_text(encoding="utf-8"), encoding="utf-8")
+        annotations = note.with_suffix(".ann")
+        lines = []
+        for line in annotations.read_text(encoding="utf-8").splitlines():
+            match = _TEXT_BOUND.match(line)
+            if match:
+                moved = ";".join(
+                    " ".join(str(int(number) + len(prefix)) for number in part.split())
+                    for part in match.group(2).split(";")
+                )
+                line = f"{match.group(1)}{moved}{match.group(3)}"
+            lines.append(line)
+        annotations.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
 def _bytes(folder: Path) -> int:
@@ -73,6 +110,12 @@ def main() -> None:
     parser.add_argument("--notes", type=int, default=2000)
     parser.add_argument("--fraction", type=float, default=0.1)
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument(
+        "--context",
+        type=int,
+        default=0,
+        help="characters of unannotated text put before each note (a discharge note around its social history)",
+    )
     args = parser.parse_args()
     load_plugins()
     corpus = find_corpus("sdoh")
@@ -80,6 +123,8 @@ def main() -> None:
         work = Path(folder_name)
         generate(work / "generated", args.notes, args.seed)
         shac = work / "generated" / "gold"
+        if args.context:
+            add_context(shac, args.context, random.Random(args.seed))
         full = run(ReleaseRequest(corpus=corpus, out=work / "releases", sources={"shac": shac})).folder
         text_free = release_text_free(corpus, full, resolve_sources(corpus, {"shac": shac})).folder
         found = read_source_documents(text_free, {"shac": shac})
@@ -105,6 +150,7 @@ def main() -> None:
             json.dumps(
                 {
                     "notes": len(documents),
+                    "context_characters": args.context,
                     "perturbed": len(perturbed),
                     "characters_per_note": round(characters / len(documents), 1),
                     "spans": scored["spans"],

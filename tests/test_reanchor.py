@@ -36,7 +36,7 @@ from clinical_corpora.builders.text_free.relocate import document_map
 from clinical_corpora.core.manifest import CorpusManifest
 from tests.conftest import SampleRelease
 
-CORPORA = [manifest.name for manifest in all_corpora() if manifest.name != "tiny"]
+CORPORA = [manifest.name for manifest in all_corpora()]
 NOTE = (
     "SOCIAL HISTORY: Lives with his wife in Montréal.  \n"
     "Former smoker, quit 2010; drinks 2 beers per week on weekends.\n"
