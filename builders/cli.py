@@ -394,6 +394,8 @@ def _rehydrate(args: argparse.Namespace) -> int:
     load_plugins()
     if args.check:
         return check_sources(args.release, _overrides(args.source), args.json)
+    if args.json:
+        raise ClincorpError("--json goes with --check (rehydrate prints its summary as lines)")
     outcome = rehydrate(
         args.release,
         _overrides(args.source),

@@ -262,3 +262,17 @@ def test_re_anchor_from_changed_files_is_marked_and_loads(
             assert notes["dev/uw/0402"]["text"][trigger["start"] : trigger["end"]] == trigger["text"]
     with pytest.raises(RehydrateError, match="not a partial or re-anchored rehydration"):
         rehydrate(text_free, {"shac": shac}, full.parent.parent, re_anchor=True)
+
+
+def test_anchors_the_manifest_does_not_list_are_never_read(
+    sdoh_copy: tuple[Path, Path, Path], tmp_path: Path
+) -> None:
+    _, text_free, shac = sdoh_copy
+    manifest_path = text_free / "manifest.json"
+    manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+    manifest["outputs"] = [entry for entry in manifest["outputs"] if entry["file"] != ANCHORS_FILE]
+    manifest_path.write_text(json.dumps(manifest), encoding="utf-8")
+    outcome = rehydrate(text_free, {"shac": shac}, tmp_path / "out", re_anchor=True)
+    assert outcome.reanchored is not None
+    assert outcome.reanchored.summary()["documents_re_anchored"] == 0
+    assert all("holds no anchors" in entry["reason"] for entry in outcome.reanchored.left_out if "uw" in entry["record"])

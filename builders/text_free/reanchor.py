@@ -72,11 +72,13 @@ class Maps:
     unusable: dict[str, str]
 
 
-def document_maps(text_free: Path, wanted: dict[str, str], documents: dict[str, str], bad: dict[str, str]) -> Maps:
-    """Maps of the ``bad`` documents (locator → why strict rehydration refuses it) into the user's copies."""
+def document_maps(
+    anchors_file: Path | None, wanted: dict[str, str], documents: dict[str, str], bad: dict[str, str]
+) -> Maps:
+    """Maps of the ``bad`` documents (locator → why strict rehydration refuses it) into the user's copies,
+    from ``anchors_file`` (None: the release lists none)."""
     present = [locator for locator in bad if locator in documents]
-    path = text_free / ANCHORS_FILE
-    anchors = read_anchors(path, present) if path.is_file() else {}
+    anchors = read_anchors(anchors_file, present) if anchors_file is not None else {}
     maps, originals, unusable = {}, {}, {}
     for locator, reason in bad.items():
         anchor = anchors.get(locator)

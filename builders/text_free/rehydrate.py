@@ -36,6 +36,7 @@ from clinical_corpora.builders.release.folder import (
 )
 from clinical_corpora.builders.release.writer import SplitWriter, rows_per_row_group
 from clinical_corpora.builders.sources.documents import split_locator, text_sha256
+from clinical_corpora.builders.text_free.anchors import ANCHORS_FILE
 from clinical_corpora.builders.text_free.layout import (
     FULL_FOLDER,
     VARIANT,
@@ -149,6 +150,8 @@ class SourceDocuments:
     sources: dict[str, Path | None]
     wanted: dict[str, str]
     documents: dict[str, str]
+    anchors: Path | None
+    """The release's anchors file, when its manifest lists it (checked against its sha256)."""
 
 
 def read_source_documents(text_free: Path, overrides: dict[str, Path]) -> SourceDocuments:
@@ -160,7 +163,15 @@ def read_source_documents(text_free: Path, overrides: dict[str, Path]) -> Source
     builder = make_builder(corpus.builder, full_manifest.get("options"))
     ctx = BuildContext(corpus, _sources(corpus, overrides))
     wanted = _wanted(ReleaseView(text_free))
-    return SourceDocuments(corpus, ctx.sources, wanted, read_wanted(builder, ctx, wanted))
+    return SourceDocuments(
+        corpus, ctx.sources, wanted, read_wanted(builder, ctx, wanted), listed_anchors(text_free, manifest)
+    )
+
+
+def listed_anchors(text_free: Path, manifest: dict[str, Any]) -> Path | None:
+    """``anchors.parquet`` when the manifest lists it (an unlisted file is never read)."""
+    listed = any(entry.get("file") == ANCHORS_FILE for entry in manifest["outputs"])
+    return text_free / ANCHORS_FILE if listed else None
 
 
 def _rehydrate_reanchored(
@@ -177,7 +188,7 @@ def _rehydrate_reanchored(
 ) -> RehydrateOutcome:
     """The release re-anchored into ``target`` (replacing an earlier partial or re-anchored one only)."""
     stage(f"re-anchoring {len(bad)} document(s) that differ from the recorded ones")
-    maps = document_maps(text_free, wanted, documents, bad)
+    maps = document_maps(listed_anchors(text_free, manifest), wanted, documents, bad)
     remove_stale_staging(target.parent)
     staging = make_staging(target.parent, target.name)
     try:

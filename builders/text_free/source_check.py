@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from clinical_corpora.builders.sources.documents import split_locator, text_sha256
-from clinical_corpora.builders.text_free.anchors import ANCHORS_FILE, Anchor, read_anchors
+from clinical_corpora.builders.text_free.anchors import Anchor, read_anchors
 from clinical_corpora.builders.text_free.normalise import EditCounts, normalise
 from clinical_corpora.builders.text_free.rehydrate import read_source_documents
 from clinical_corpora.builders.text_free.relocate import document_map
@@ -57,8 +57,7 @@ def check_sources(text_free: Path, overrides: dict[str, Path]) -> SourceCheck:
         for locator, sha256 in found.wanted.items()
         if locator in found.documents and text_sha256(found.documents[locator]) != sha256
     ]
-    anchors_path = text_free / ANCHORS_FILE
-    anchors = read_anchors(anchors_path, differing) if anchors_path.is_file() else {}
+    anchors = read_anchors(found.anchors, differing) if found.anchors is not None else {}
     report = SourceCheck(found.corpus.name, {name: str(path) if path else None for name, path in found.sources.items()})
     for locator in sorted(found.wanted):
         source = split_locator(locator)[0]
