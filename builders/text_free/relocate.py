@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 from collections import defaultdict
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Literal
 
 import numpy as np
@@ -48,10 +49,14 @@ class DocumentMap:
             return None
         return first, first + end - start
 
+    @cached_property
+    def _confirmed(self) -> np.ndarray:
+        return np.flatnonzero(self.to_user >= 0)
+
     def nearest_shift(self, position: int) -> int:
         """How far the confirmed character nearest ``position`` moved (0 when none is): where a lost span
         is placed in the probe the caller validates, never in the release."""
-        confirmed = np.flatnonzero(self.to_user >= 0)
+        confirmed = self._confirmed
         if not len(confirmed):
             return 0
         nearest = int(confirmed[np.argmin(np.abs(confirmed - position))])
