@@ -13,6 +13,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, NoReturn
 
 from clinical_corpora.builders.plugins import all_corpora, find_corpus, load_plugins
+from clinical_corpora.builders.text_free.rehydrate_commands import (
+    add_reanchor_arguments,
+    check_sources,
+    reanchored_summary,
+)
 from clinical_corpora.core.errors import ClincorpError
 from clinical_corpora.core.manifest import CorpusManifest
 from clinical_corpora.core.registry import Command, exporters, scorers
@@ -176,6 +181,7 @@ def _add_rehydrate(commands: argparse._SubParsersAction[argparse.ArgumentParser]
         default="fail",
         help="fail when a document differs from its recorded hash, or leave its records out (a partial release)",
     )
+    add_reanchor_arguments(rehydrate)
     rehydrate.set_defaults(handler=_rehydrate)
 
 
@@ -416,13 +422,21 @@ def _rehydrate(args: argparse.Namespace) -> int:
     from clinical_corpora.builders.text_free.rehydrate import REJECTS_FILE, rehydrate
 
     load_plugins()
+    if args.check:
+        return check_sources(args.release, _overrides(args.source), args.json)
+    if args.json:
+        raise ClincorpError("--json goes with --check (rehydrate prints its summary as lines)")
     outcome = rehydrate(
         args.release,
         _overrides(args.source),
         args.out,
         args.on_error,
         lambda line: print(f"rehydrate: {line}", file=sys.stderr, flush=True),
+        args.re_anchor,
     )
+    if outcome.status == "re-anchored":
+        print(reanchored_summary(outcome))
+        return 0
     if outcome.status == "partial":
         print(
             f"{outcome.folder}: PARTIAL, {len(outcome.quarantined)} record(s) left out because their documents "

@@ -27,6 +27,7 @@ from clinical_corpora.builders.release.folder import release_digest
 from clinical_corpora.builders.release.inputs import resolve_sources
 from clinical_corpora.builders.release.pipeline import run
 from clinical_corpora.builders.release.request import ReleaseRequest
+from clinical_corpora.builders.text_free.anchors import ANCHORS_FILE
 from clinical_corpora.builders.text_free.layout import FULL_FOLDER, TEXT_FREE_SUFFIX, read_wanted
 from clinical_corpora.builders.text_free.leak_gate import LEAK_LIMIT, leak_gate
 from clinical_corpora.builders.text_free.rehydrate import REJECTS_FILE, RehydrateError, rehydrate
@@ -153,6 +154,26 @@ def test_leak_gate_finds_text_in_parquet_values(corpus: CorpusManifest, text_fre
     pq.write_table(pa.Table.from_pylist(rows, schema=table.schema), shard)
     gate = leak_gate(planted, texts.items())
     assert not gate.success and gate.observed["longest_shared_run"] >= 40
+
+
+def test_anchors_are_listed_hold_no_text_and_are_read_by_the_leak_gate(
+    corpus: CorpusManifest, text_free: Path, tmp_path: Path
+) -> None:
+    """Every text-free release carries anchors.parquet (in its outputs, one row per document, hashes stored as
+    bytes), its leak gate passed with them, and a sentence planted in them fails it, naming the file."""
+    manifest = json.loads((text_free / "manifest.json").read_text(encoding="utf-8"))
+    assert ANCHORS_FILE in {entry["file"] for entry in manifest["outputs"]}
+    texts = documents(corpus, text_free)
+    anchors = pq.read_table(text_free / ANCHORS_FILE)
+    assert sorted(anchors.column("locator").to_pylist()) == sorted(texts)
+    assert leak_gate(text_free, texts.items()).success
+    rows = anchors.to_pylist()
+    sentence = max(texts.values(), key=len)[: LEAK_LIMIT + 10]
+    rows[0]["locator"] = sentence
+    planted = Path(shutil.copytree(text_free, tmp_path / "planted"))
+    pq.write_table(pa.Table.from_pylist(rows, schema=anchors.schema), planted / ANCHORS_FILE)
+    failed = leak_gate(planted, texts.items())
+    assert not failed.success and ANCHORS_FILE in failed.details[0]["problem"]
 
 
 def test_an_unmarked_licensed_field_fails_the_gate_and_writes_nothing(

@@ -78,7 +78,12 @@ def render_text_free_card(release: TextFreeRelease) -> str:
         f"writes `releases/{manifest.name}/{version}/`, byte for byte the full release the maintainer built "
         "(every file is checked against the sha256 recorded in `full/manifest.json`); a document whose text "
         "differs from the recorded hash (another version of the source, an edited file) is reported by "
-        "locator with the records using it, and the command fails unless `--on-error quarantine`. Then:\n",
+        "locator with the records using it, and the command fails unless `--on-error quarantine`. `--check` "
+        "first says, per source, which documents match, differ (and how) or are missing; `--re-anchor` "
+        "relocates the spans of documents that differ with the evidence in `anchors.parquet` (hashes of the "
+        "normalised text and of 32-character blocks, no text), keeps a span only when every character of it "
+        "is confirmed in your copy, names the others, and marks the folder re-anchored: not this release. "
+        "Then:\n",
         f'```python\nfrom datasets import load_dataset\n\ndataset = load_dataset("releases/{manifest.name}/'
         f'{version}", "{first}")\n```\n',
         "## Rows per split\n",

@@ -36,12 +36,20 @@ from clinical_corpora.builders.release.folder import (
 )
 from clinical_corpora.builders.release.writer import SplitWriter, rows_per_row_group
 from clinical_corpora.builders.sources.documents import split_locator, text_sha256
+from clinical_corpora.builders.text_free.anchors import ANCHORS_FILE
 from clinical_corpora.builders.text_free.layout import (
     FULL_FOLDER,
     VARIANT,
     is_full_file,
     read_wanted,
     stored_rows,
+)
+from clinical_corpora.builders.text_free.reanchor import (
+    REPORT_FILE,
+    Reanchored,
+    document_maps,
+    write_reanchored_files,
+    write_reanchored_rows,
 )
 from clinical_corpora.builders.text_free.restore import RecipeError, restore_batch
 from clinical_corpora.builders.text_free.tamper import tamper_problems
@@ -62,9 +70,10 @@ class RehydrateError(ClincorpError):
 @dataclass
 class RehydrateOutcome:
     folder: Path
-    status: Literal["released", "unchanged", "partial"]
+    status: Literal["released", "unchanged", "partial", "re-anchored"]
     documents: int
     quarantined: list[dict[str, Any]] = field(default_factory=list)
+    reanchored: Reanchored | None = None
 
 
 def rehydrate(
@@ -73,10 +82,14 @@ def rehydrate(
     out: Path,
     on_error: OnError = "fail",
     on_stage: Callable[[str], None] | None = None,
+    re_anchor: bool = False,
+    documents: dict[str, str] | None = None,
 ) -> RehydrateOutcome:
     """Restore ``text_free`` into ``<out>/<corpus>/<version>``; byte-identical or a RehydrateError, unless
     ``on_error`` is quarantine: then rows whose documents differ are left out, listed in the folder's
-    rehydrate-rejects.jsonl, and the outcome is ``partial``."""
+    rehydrate-rejects.jsonl, and the outcome is ``partial``. With ``re_anchor``, documents that differ are
+    re-anchored (``reanchor.py``) and the outcome is ``re-anchored``. ``documents`` (locator → text), when
+    given, are the source documents instead of those read from the sources (texts held elsewhere)."""
     stage = on_stage or (lambda line: None)
     manifest = _text_free_manifest(text_free)
     corpus = installed_corpus(manifest.get("corpus"), text_free / "manifest.json")
@@ -99,9 +112,16 @@ def rehydrate(
     ctx = BuildContext(corpus, _sources(corpus, overrides), on_error)
     stage("collecting the documents the release names")
     wanted = _wanted(view)
-    stage(f"reading {len(wanted)} documents from the sources")
-    documents = read_wanted(builder, ctx, wanted)
+    if documents is None:
+        stage(f"reading {len(wanted)} documents from the sources")
+        documents = read_wanted(builder, ctx, wanted)
+    else:
+        documents = {locator: documents[locator] for locator in wanted if locator in documents}
     bad = _bad_documents(wanted, documents, ctx)
+    if bad and re_anchor:
+        return _rehydrate_reanchored(
+            builder, view, features, documents, wanted, bad, text_free, manifest, target, stage
+        )
     if bad and on_error == "fail":
         raise RehydrateError(
             _bad_report(bad, _users(builder, view, bad)) + "\n(--on-error quarantine leaves their records out)"
@@ -127,6 +147,74 @@ def rehydrate(
         stage("checking every file against the full release's sha256")
         _check_outputs(staging, full_manifest, manifest)
         return RehydrateOutcome(target, publish(staging, target), len(documents))
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+@dataclass(frozen=True)
+class SourceDocuments:
+    """The documents a text-free release names (locator → recorded sha256) and those the sources hold."""
+
+    corpus: CorpusManifest
+    sources: dict[str, Path | None]
+    wanted: dict[str, str]
+    documents: dict[str, str]
+    anchors: Path | None
+    """The release's anchors file, when its manifest lists it (checked against its sha256)."""
+
+
+def read_source_documents(text_free: Path, overrides: dict[str, Path]) -> SourceDocuments:
+    """The release checked (every listed file against its sha256), then the documents it names read from the
+    given sources (the embedded samples when none are given)."""
+    manifest = _text_free_manifest(text_free)
+    corpus = installed_corpus(manifest.get("corpus"), text_free / "manifest.json")
+    full_manifest = read_json(text_free / FULL_FOLDER / "manifest.json")
+    builder = make_builder(corpus.builder, full_manifest.get("options"))
+    ctx = BuildContext(corpus, _sources(corpus, overrides))
+    wanted = _wanted(ReleaseView(text_free))
+    return SourceDocuments(
+        corpus, ctx.sources, wanted, read_wanted(builder, ctx, wanted), listed_anchors(text_free, manifest)
+    )
+
+
+def listed_anchors(text_free: Path, manifest: dict[str, Any]) -> Path | None:
+    """``anchors.parquet`` when the manifest lists it (an unlisted file is never read)."""
+    listed = any(entry.get("file") == ANCHORS_FILE for entry in manifest["outputs"])
+    return text_free / ANCHORS_FILE if listed else None
+
+
+def _rehydrate_reanchored(
+    builder: Builder,
+    view: ReleaseView,
+    features: dict[str, Features],
+    documents: dict[str, str],
+    wanted: dict[str, str],
+    bad: dict[str, str],
+    text_free: Path,
+    manifest: dict[str, Any],
+    target: Path,
+    stage: Callable[[str], None],
+) -> RehydrateOutcome:
+    """The release re-anchored into ``target`` (replacing an earlier partial or re-anchored one only)."""
+    stage(f"re-anchoring {len(bad)} document(s) that differ from the recorded ones")
+    maps = document_maps(listed_anchors(text_free, manifest), wanted, documents, bad)
+    remove_stale_staging(target.parent)
+    staging = make_staging(target.parent, target.name)
+    try:
+        stage("restoring the rows")
+        report = write_reanchored_rows(builder, view, features, documents, maps, staging)
+        full_files = _full_files(text_free, manifest)
+        if "manifest.json" not in full_files or "README.md" not in full_files:
+            raise RehydrateError(f"{text_free / FULL_FOLDER} lacks the full release's manifest.json or README.md")
+        write_reanchored_files(staging, full_files, report, manifest)
+        if target.exists() and not (_is_partial(target) or (target / REPORT_FILE).is_file()):
+            raise RehydrateError(f"{target} exists and is not a partial or re-anchored rehydration: give another --out")
+        shutil.rmtree(target, ignore_errors=True)
+        try:
+            staging.rename(target)
+        except OSError as error:
+            raise RehydrateError(f"cannot write {target}: {error.strerror or error}") from None
+        return RehydrateOutcome(target, "re-anchored", len(documents), reanchored=report)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
 

@@ -16,6 +16,9 @@ Hugging Face Hub hosts a folder and its card, and the card of a text-free folder
   card's figures (``figures/``: label names and counts) as they are (counts, hashes, gate results and
   statistics; the leak gate checks them like every other file, a figure through the strings it draws),
   so rehydration restores every byte and checks it against the recorded sha256;
+- ``anchors.parquet``: per source document, the evidence ``clincorp rehydrate --re-anchor`` relocates spans
+  with in a copy that differs (``builders/text_free/anchors.py``: a normalised-text hash and edits, block
+  hashes), no text; the leak gate reads it like every other file;
 - its own manifest.json, validation.json (the leak gate, ``builders/text_free/leak_gate.py``) and card.
 """
 
@@ -48,6 +51,7 @@ from clinical_corpora.builders.release.folder import (
 )
 from clinical_corpora.builders.release.writer import SplitWriter
 from clinical_corpora.builders.sources.documents import split_locator
+from clinical_corpora.builders.text_free.anchors import ANCHORS_FILE, write_anchors
 from clinical_corpora.builders.text_free.card import TextFreeRelease, render_text_free_card
 from clinical_corpora.builders.text_free.layout import (
     BATCH_ROWS,
@@ -105,7 +109,10 @@ def release_text_free(
     staging = make_staging(full.parent, target.name)
     try:
         stage("writing the text-free rows")
-        features = write_rows(view, models, Recipes(documents, groups), row_groups, staging)
+        recipes = Recipes(documents, groups)
+        features = write_rows(view, models, recipes, row_groups, staging)
+        stage("writing the anchors that re-anchor spans in copies of the sources that differ")
+        write_anchors(staging / ANCHORS_FILE, ((loc, text, recipes.hashes[loc]) for loc, text in documents.items()))
         _copy_full_files(full, full_manifest, staging / FULL_FOLDER)
         stage("running the leak gate")
         ignored = {name for config in features.values() for name in _label_names(config)}

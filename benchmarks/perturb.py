@@ -1,0 +1,217 @@
+"""Perturbed copies of source documents, as a user's copy may differ from the maintainer's, with where each
+original character went (so a test can tell a relocated span from a wrong one).
+
+Each perturbed document gets, in this order: one character inside a span re-encoded (its NFD form when it
+has one, else the letter followed by a combining acute accent), one to three characters inserted or deleted
+outside every span, spaces added at the end of one or two lines, and, each with probability one half and one
+quarter, CRLF line ends and a byte-order mark.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import unicodedata
+from collections import Counter, defaultdict
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow.parquet as pq
+from pydantic import BaseModel
+
+from clinical_corpora.builders.contract.release_view import ReleaseView
+from clinical_corpora.schemas.licensed import LEAF, SOURCE_DOCUMENTS, licensed_tree
+
+Piece = tuple[str, int]
+"""A piece of the perturbed text and the original position of the character it copies (-1: new)."""
+
+
+@dataclass(frozen=True)
+class Perturbed:
+    text: str
+    moved: np.ndarray
+    """The position in ``text`` of each original character (-1: deleted or re-encoded)."""
+    edits: list[str]
+
+
+def perturb(text: str, spans: Sequence[tuple[int, int]], rng: random.Random) -> Perturbed:
+    """A perturbed copy of ``text``; ``spans`` are the [start, end) ranges no insertion or deletion touches."""
+    pieces: list[Piece] = [(character, index) for index, character in enumerate(text)]
+    inside = np.zeros(len(text) + 1, dtype=bool)
+    for start, end in spans:
+        inside[start:end] = True
+    edits = [_re_encode(pieces, spans, rng)]
+    for _ in range(rng.randint(1, 3)):
+        edits.append(_insert_or_delete(pieces, inside, rng))
+    edits += _trailing_spaces(pieces, inside, rng)
+    if rng.random() < 0.5:
+        pieces = [("\r\n", index) if character == "\n" else (character, index) for character, index in pieces]
+        edits.append("CRLF line ends")
+    if rng.random() < 0.25:
+        pieces.insert(0, ("\ufeff", -1))
+        edits.append("byte-order mark")
+    return _joined(pieces, len(text), [edit for edit in edits if edit])
+
+
+def _re_encode(pieces: list[Piece], spans: Sequence[tuple[int, int]], rng: random.Random) -> str:
+    letters = [p for start, end in spans for p in range(start, end) if pieces[p][0].isalpha()]
+    if not letters:
+        return ""
+    position = rng.choice(letters)
+    character = pieces[position][0]
+    decomposed = unicodedata.normalize("NFD", character)
+    replacement = decomposed if decomposed != character else character + "\u0301"
+    pieces[position] = (replacement, -1)
+    return f"re-encoded {character!r} at {position}"
+
+
+def _insert_or_delete(pieces: list[Piece], inside: np.ndarray, rng: random.Random) -> str:
+    """Insert a character before, or delete, an original character outside every span."""
+    candidates = [at for at, (_, index) in enumerate(pieces) if index >= 0 and not inside[index]]
+    if not candidates:
+        return ""
+    at = rng.choice(candidates)
+    if rng.random() < 0.5:  # before a character outside every span: never strictly inside one
+        pieces.insert(at, (rng.choice("xqz ,."), -1))
+        return f"inserted before {pieces[at + 1][1]}"
+    original = pieces[at][1]
+    del pieces[at]
+    return f"deleted {original}"
+
+
+def _trailing_spaces(pieces: list[Piece], inside: np.ndarray, rng: random.Random) -> list[str]:
+    line_ends = [at for at, (character, index) in enumerate(pieces) if character == "\n" and not inside[index]]
+    chosen = rng.sample(line_ends, min(len(line_ends), rng.randint(1, 2)))
+    for at in sorted(chosen, reverse=True):
+        pieces.insert(at, ("  ", -1))
+    return [f"trailing spaces on {len(chosen)} lines"] if chosen else []
+
+
+def _joined(pieces: list[Piece], length: int, edits: list[str]) -> Perturbed:
+    moved = np.full(length, -1, dtype=np.int64)
+    position = 0
+    parts = []
+    for piece, index in pieces:
+        if index >= 0:
+            moved[index] = position + len(piece) - 1  # "\r\n" copies "\n" at its end
+        parts.append(piece)
+        position += len(piece)
+    return Perturbed("".join(parts), moved, edits)
+
+
+# Scoring a re-anchored rehydration against the maintainer's full release.
+
+SpanKey = tuple[str, str]
+"""(record, field): ``sdoh/dev [0101]``, ``events[0].trigger.text``, as re-anchored.jsonl names them."""
+
+
+def leaves(value: object, node: object, path: str = "") -> Iterator[tuple[str, object]]:
+    """(field path, value) of every licensed string under ``value`` (a stored row or a part of it)."""
+    if node == LEAF:
+        yield path, value
+    elif value is None:
+        return
+    elif isinstance(node, list):
+        for index, item in enumerate(value):  # type: ignore[call-overload]
+            yield from leaves(item, node[0], f"{path}[{index}]")
+    else:
+        for name, child in node.items():  # type: ignore[attr-defined]
+            yield from leaves(value[name], child, f"{path}.{name}" if path else name)  # type: ignore[index]
+
+
+def span_ranges(text_free: Path, documents: dict[str, str]) -> dict[str, list[tuple[int, int]]]:
+    """Per document, the [start, end) of every slice a recipe cuts from it other than the whole document."""
+    ranges: dict[str, list[tuple[int, int]]] = defaultdict(list)
+    view = ReleaseView(text_free)
+    for config in view.configs():
+        for shard in view.shards(config):
+            for row in pq.read_table(shard).to_pylist():
+                locators = [document["locator"] for document in row[SOURCE_DOCUMENTS]]
+                for struct, recipe in _recipes(row):
+                    for segment in recipe:
+                        if segment["document"] < 0:
+                            continue
+                        locator = locators[segment["document"]]
+                        if (segment["start"], segment["end"]) != (0, len(documents[locator])):
+                            ranges[locator].append((segment["start"], segment["end"]))
+                            start, end, text = struct.get("start"), struct.get("end"), documents[locator]
+                            if (
+                                isinstance(start, int)
+                                and isinstance(end, int)
+                                and text[start:end] == text[segment["start"] : segment["end"]]
+                            ):
+                                ranges[locator].append((start, end))  # where the span itself is
+    return ranges
+
+
+def _recipes(row: dict[str, Any]) -> Iterator[tuple[dict[str, Any], list[dict[str, Any]]]]:
+    """Every recipe of a text-free row (lists of segments, found by their shape) with the struct holding it."""
+    stack: list[tuple[dict[str, Any], Any]] = [({}, row)]
+    while stack:
+        struct, value = stack.pop()
+        if isinstance(value, list) and value and all(isinstance(v, dict) and "literal" in v for v in value):
+            yield struct, value
+        elif isinstance(value, list):
+            stack += [(struct, item) for item in value]
+        elif isinstance(value, dict):
+            stack += [(value, item) for key, item in value.items() if key != SOURCE_DOCUMENTS]
+
+
+def perturb_documents(
+    documents: dict[str, str], ranges: dict[str, list[tuple[int, int]]], fraction: float, seed: int
+) -> dict[str, Perturbed]:
+    """``fraction`` of the documents spans are cut from (at least one) perturbed, chosen with ``seed``
+    (the others: a CHARTTIME or DESCRIPTION cell, a terminology entry, are left as they are)."""
+    rng = random.Random(seed)
+    annotated = sorted(locator for locator in documents if ranges.get(locator))
+    chosen = rng.sample(annotated, max(1, round(len(annotated) * fraction)))
+    return {locator: perturb(documents[locator], ranges.get(locator, []), rng) for locator in chosen}
+
+
+def score(full: Path, reanchored: Path, models: dict[str, type[BaseModel]], documents: dict[str, str]) -> Counter[str]:
+    """Every licensed string of the maintainer's release other than whole documents, classed: ``recovered``
+    (the same text), ``lost_named`` (null, named in re-anchored.jsonl), ``left_out_named`` (its record left
+    out and named), ``wrong`` (another text) or ``unnamed`` (missing and not named)."""
+    lost: set[SpanKey] = set()
+    left_out: set[str] = set()
+    for line in (reanchored / "re-anchored.jsonl").read_text(encoding="utf-8").splitlines():
+        entry = json.loads(line)
+        if "lost" in entry:
+            lost.add((entry["lost"]["record"], entry["lost"]["field"]))
+        elif "left_out" in entry:
+            left_out.add(entry["left_out"]["record"])
+    whole = set(documents.values())
+    counts: Counter[str] = Counter()
+    for config, model in models.items():
+        tree, id_field = licensed_tree(model), getattr(model, "id_field", "id")
+        for split, rows in _rows(full, config, id_field).items():
+            restored = _rows(reanchored, config, id_field).get(split, {})
+            for record_id, row in rows.items():
+                record = f"{config}/{split} [{record_id}]"
+                new = dict(leaves(restored[record_id], tree)) if record_id in restored else None
+                for path, text in leaves(row, tree):
+                    if text is None or text in whole:
+                        continue
+                    counts["spans"] += 1
+                    if new is None:
+                        counts["left_out_named" if record in left_out else "unnamed"] += 1
+                    elif new[path] is None:
+                        counts["lost_named" if (record, path) in lost else "unnamed"] += 1
+                    else:
+                        counts["recovered" if new[path] == text else "wrong"] += 1
+    return counts
+
+
+def _rows(folder: Path, config: str, id_field: str) -> dict[str, dict[str, dict[str, Any]]]:
+    view = ReleaseView(folder)
+    if config not in view.configs():
+        return {}
+    return {
+        split: {
+            str(row[id_field]): row for shard in view.shards(config, split) for row in pq.read_table(shard).to_pylist()
+        }
+        for split in view.splits(config)
+    }

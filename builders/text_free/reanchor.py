@@ -1,0 +1,308 @@
+"""``clincorp rehydrate --re-anchor``: restore a text-free release from copies of the sources that differ
+from the maintainer's, moving every span the anchors confirm and naming every one they do not.
+
+The documents whose text matches its recorded sha256 restore as in a strict rehydration. For each other
+document present in the sources, the release's anchors (``anchors.py``) map the maintainer's characters into
+the user's copy (``relocate.py``) and each row using it is re-anchored (``reanchor_rows.py``); the row is
+then restored and checked against its record model with every lost string placed where its neighbours
+moved, and left out (named, with the reason) when the check fails. A row using a document the sources lack,
+or one the release holds no anchors for, is left out.
+
+The result is not the maintainer's release and never says so: its manifest is the maintainer's with
+``variant: re-anchored``, the counts (exact, relocated, replaced, lost, records left out), the sha256 of the
+maintainer's manifest and the sha256 of its own files; its card opens with what was re-anchored; every lost
+string and every record left out is listed in ``re-anchored.jsonl``.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+from datasets import Features
+from pydantic import BaseModel, ValidationError
+
+from clinical_corpora.builders.contract.base import Builder
+from clinical_corpora.builders.contract.release_view import ReleaseView
+from clinical_corpora.builders.release.folder import read_json, sha256_file, write_json
+from clinical_corpora.builders.release.writer import SplitWriter, rows_per_row_group
+from clinical_corpora.builders.text_free.anchors import ANCHORS_FILE, read_anchors
+from clinical_corpora.builders.text_free.reanchor_rows import CLASSES, RowAnchoring
+from clinical_corpora.builders.text_free.relocate import DocumentMap, document_map
+from clinical_corpora.builders.text_free.restore import restore_batch
+from clinical_corpora.schemas.features import LabelIdError, row_decoder
+from clinical_corpora.schemas.licensed import SOURCE_DOCUMENTS, licensed_tree
+
+VARIANT = "re-anchored"
+REPORT_FILE = "re-anchored.jsonl"
+BATCH_ROWS = 2_000
+
+
+@dataclass
+class Reanchored:
+    """What re-anchoring did: strings per class, the lost strings and records left out, each document's map."""
+
+    counts: Counter[str] = field(default_factory=Counter)
+    lost: list[dict[str, Any]] = field(default_factory=list)
+    left_out: list[dict[str, Any]] = field(default_factory=list)
+    documents: list[dict[str, Any]] = field(default_factory=list)
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "strings": {name: self.counts[name] for name in (*CLASSES, "left_out")},
+            "records_left_out": len(self.left_out),
+            "documents_re_anchored": sum(1 for d in self.documents if "how" in d),
+            "documents_unusable": sum(1 for d in self.documents if "how" not in d),
+        }
+
+
+@dataclass(frozen=True)
+class Maps:
+    """The differing documents: map into the user's copy, the maintainer's length, or why none."""
+
+    maps: dict[str, DocumentMap]
+    originals: dict[str, int]
+    unusable: dict[str, str]
+
+
+def document_maps(
+    anchors_file: Path | None, wanted: dict[str, str], documents: dict[str, str], bad: dict[str, str]
+) -> Maps:
+    """Maps of the ``bad`` documents (locator → why strict rehydration refuses it) into the user's copies,
+    from ``anchors_file`` (None: the release lists none)."""
+    present = [locator for locator in bad if locator in documents]
+    anchors = read_anchors(anchors_file, present) if anchors_file is not None else {}
+    maps, originals, unusable = {}, {}, {}
+    for locator, reason in bad.items():
+        anchor = anchors.get(locator)
+        if locator not in documents:
+            unusable[locator] = reason
+        elif anchor is None:
+            unusable[locator] = f"{reason}; the release holds no anchors for it ({ANCHORS_FILE})"
+        else:
+            maps[locator] = document_map(anchor, wanted[locator], documents[locator])
+            originals[locator] = anchor.characters
+    return Maps(maps, originals, unusable)
+
+
+def write_reanchored_rows(
+    builder: Builder,
+    view: ReleaseView,
+    features: dict[str, Features],
+    documents: dict[str, str],
+    maps: Maps,
+    staging: Path,
+) -> Reanchored:
+    """Every row restored through the pipeline's writer, re-anchored where it uses a differing document."""
+    report = Reanchored(documents=_document_lines(maps))
+    texts = list(documents.values())
+    index = {locator: number for number, locator in enumerate(documents)}
+    anchoring = RowAnchoring(maps.maps, maps.originals)
+    for config, config_features in features.items():
+        model = builder.CONFIGS[config]
+        rows = _ConfigRows(model, config_features, anchoring, maps.unusable, report)
+        for split in view.splits(config):
+            writer = SplitWriter(
+                staging / "data" / config, split, config_features, rows_per_group=rows_per_row_group(model)
+            )
+            for shard in view.shards(config, split):
+                for batch in pq.ParquetFile(shard).iter_batches(batch_size=BATCH_ROWS):
+                    kept = rows.batch(batch, f"{config}/{split}", texts, index)
+                    writer.write(restore_batch(kept, rows.tree, rows.schema, texts, index))
+            writer.close()
+    return report
+
+
+class _ConfigRows:
+    """Re-anchors the batches of one config."""
+
+    def __init__(
+        self,
+        model: type[BaseModel],
+        features: Features,
+        anchoring: RowAnchoring,
+        unusable: dict[str, str],
+        report: Reanchored,
+    ) -> None:
+        self.model, self.anchoring, self.unusable, self.report = model, anchoring, unusable, report
+        self.tree, self.schema = licensed_tree(model), features.arrow_schema
+        self.id_field = getattr(model, "id_field", "id")
+        self.decode = row_decoder(features)
+
+    def batch(self, batch: pa.RecordBatch, where: str, texts: list[str], index: dict[str, int]) -> pa.RecordBatch:
+        """The batch with re-anchored rows moved and the rows that cannot be left out, in order."""
+        listed = batch.column(SOURCE_DOCUMENTS).to_pylist()
+        touched = [self.anchoring.touches(row) or self._unusable(row) is not None for row in listed]
+        if not any(touched):
+            self.report.counts["exact"] += self._strings(batch)
+            return batch
+        clean = batch.filter(pa.array([not t for t in touched]))
+        self.report.counts["exact"] += self._strings(clean)
+        positions, rows = [], []
+        touched_rows = batch.filter(pa.array(touched)).to_pylist()
+        for position, row in zip(np.flatnonzero(touched).tolist(), touched_rows, strict=True):
+            kept = self._row(row, f"{where} [{row.get(self.id_field)}]", batch.schema, texts, index)
+            if kept is not None:
+                positions.append(position)
+                rows.append(kept)
+        moved = pa.Table.from_pylist(rows, schema=batch.schema)
+        order = np.argsort(np.concatenate([np.flatnonzero(~np.array(touched)), np.array(positions, dtype=np.int64)]))
+        table = pa.concat_tables([pa.Table.from_batches([clean], schema=batch.schema), moved]).take(pa.array(order))
+        return table.combine_chunks().to_batches()[0] if table.num_rows else batch.slice(0, 0)
+
+    def _strings(self, batch: pa.RecordBatch) -> int:
+        """How many licensed strings (not null) the batch's rows hold."""
+        return sum(_count_strings(batch.column(name), node) for name, node in self.tree.items())
+
+    def _unusable(self, row_documents: list[dict[str, Any]]) -> str | None:
+        reasons = [
+            f"{d['locator']}: {self.unusable[d['locator']]}" for d in row_documents if d["locator"] in self.unusable
+        ]
+        return "; ".join(reasons) if reasons else None
+
+    def _row(
+        self, row: dict[str, Any], where: str, schema: pa.Schema, texts: list[str], index: dict[str, int]
+    ) -> dict[str, Any] | None:
+        """The row re-anchored, or None (left out and named) when it cannot be."""
+        unusable = self._unusable(row[SOURCE_DOCUMENTS])
+        if unusable is not None:
+            self._leave_out(row, where, unusable)
+            return None
+        outcome = self.anchoring.row(row, self.tree, where)
+        problem = self._probe_problem(outcome.probe, schema, texts, index)
+        if problem is not None:
+            self._leave_out(row, where, f"its re-anchored offsets do not hold under its record model: {problem}")
+            return None
+        self.report.counts.update(outcome.counts)
+        self.report.lost += outcome.lost
+        return outcome.row
+
+    def _leave_out(self, row: dict[str, Any], where: str, reason: str) -> None:
+        """Name a record left out; its licensed strings are counted as left out."""
+        self.report.left_out.append({"record": where, "reason": reason})
+        self.report.counts["left_out"] += _row_strings(row, self.tree)
+
+    def _probe_problem(
+        self, probe: dict[str, Any], schema: pa.Schema, texts: list[str], index: dict[str, int]
+    ) -> str | None:
+        probe_batch = pa.RecordBatch.from_pylist([probe], schema=schema)
+        restored = restore_batch(probe_batch, self.tree, self.schema, texts, index)
+        try:
+            self.model.model_validate(self.decode(restored.to_pylist()[0]))
+        except (ValidationError, LabelIdError) as error:
+            return str(error).splitlines()[0] if isinstance(error, LabelIdError) else _first_error(error)
+        return None
+
+
+def _first_error(error: ValidationError) -> str:
+    first = error.errors()[0]
+    where = ".".join(str(part) for part in first["loc"])
+    return f"{where + ': ' if where else ''}{first['msg']}"
+
+
+def _count_strings(array: Any, node: Any) -> int:
+    """The licensed strings (recipes not null) under ``array``."""
+    if isinstance(array, pa.ChunkedArray):
+        return sum(_count_strings(chunk, node) for chunk in array.chunks)
+    if not isinstance(node, (list, dict)):
+        return len(array) - array.null_count
+    if isinstance(node, list):
+        return _count_strings(array.flatten(), node[0])
+    return sum(_count_strings(array.field(name), child) for name, child in node.items())
+
+
+def _row_strings(value: Any, node: Any) -> int:
+    """The licensed strings (not null) of a stored row, or of a value inside it."""
+    if value is None:
+        return 0
+    if isinstance(node, list):
+        return sum(_row_strings(item, node[0]) for item in value)
+    if isinstance(node, dict):
+        return sum(_row_strings(value[name], child) for name, child in node.items())
+    return 1
+
+
+def _document_lines(maps: Maps) -> list[dict[str, Any]]:
+    lines: list[dict[str, Any]] = [
+        {
+            "document": locator,
+            "how": document.how,
+            "characters": maps.originals[locator],
+            "your_characters": document.user_characters,
+            "blocks_confirmed": document.confirmed_blocks,
+            "blocks": document.blocks,
+        }
+        for locator, document in sorted(maps.maps.items())
+    ]
+    return lines + [{"document": locator, "unusable": reason} for locator, reason in sorted(maps.unusable.items())]
+
+
+def write_reanchored_files(
+    staging: Path, full_files: dict[str, Path], report: Reanchored, text_free_manifest: dict[str, Any]
+) -> None:
+    """The maintainer's files, marked: re-anchored.jsonl, the card opened by what was re-anchored, the manifest
+    with variant, counts and the sha256 of this folder's own files."""
+    for name, path in full_files.items():
+        if name not in ("manifest.json", "README.md"):
+            shutil.copyfile(path, staging / name)
+    lines = [{"document": d} for d in report.documents] + [{"lost": x} for x in report.lost]
+    lines += [{"left_out": x} for x in report.left_out]
+    (staging / REPORT_FILE).write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    maintainer = full_files["manifest.json"]
+    (staging / "README.md").write_text(
+        _marked_card(full_files["README.md"].read_text(encoding="utf-8"), report), encoding="utf-8"
+    )
+    manifest = read_json(maintainer)
+    manifest["variant"] = VARIANT
+    manifest["re_anchored"] = {
+        **report.summary(),
+        "maintainer_manifest_sha256": sha256_file(maintainer),
+        "text_free_package_version": text_free_manifest.get("package_version"),
+        "report": REPORT_FILE,
+    }
+    manifest["outputs"] = [
+        {"file": path.relative_to(staging).as_posix(), "sha256": sha256_file(path)}
+        | ({"rows": pq.ParquetFile(path).metadata.num_rows} if path.suffix == ".parquet" else {})
+        for path in sorted(staging.rglob("*"))
+        if path.is_file() and path.name != "manifest.json"
+    ]
+    write_json(staging / "manifest.json", manifest)
+
+
+def _marked_card(card: str, report: Reanchored) -> str:
+    """The maintainer's card with a section saying what was re-anchored, after its front matter."""
+    front, body = _split_front_matter(card)
+    strings = report.summary()["strings"]
+    section = (
+        "## Re-anchored: not the maintainer's release\n\n"
+        "This folder was rehydrated with `clincorp rehydrate --re-anchor` from copies of the sources that differ "
+        "from the ones the release was built from. Its files are not the maintainer's (their sha256 differ; "
+        "the maintainer's manifest is named by its sha256 in `manifest.json`, `re_anchored`), and the "
+        "statistics, gates and counts below are the maintainer's release's, not this folder's.\n\n"
+        "| licensed strings | count |\n|---|---|\n"
+        f"| exact (from documents matching their recorded sha256) | {strings['exact']} |\n"
+        f"| relocated (every character confirmed in your copy) | {strings['relocated']} |\n"
+        f"| replaced (whole documents: your copy's text) | {strings['replaced']} |\n"
+        f"| lost (null, with their offsets) | {strings['lost']} |\n"
+        f"| in records left out | {strings['left_out']} |\n\n"
+        f"Records left out: {len(report.left_out)}. `{REPORT_FILE}` names every lost string (record, field, "
+        "document locator, offsets) and every record left out with the reason.\n\n"
+    )
+    return front + section + body
+
+
+def _split_front_matter(card: str) -> tuple[str, str]:
+    if card.startswith("---\n"):
+        end = card.find("\n---\n", 4)
+        if end >= 0:
+            head = card[: end + 5]
+            rest = card[end + 5 :]
+            return head + "\n", rest.lstrip("\n")
+    return "", card

@@ -1,0 +1,356 @@
+"""Re-anchoring one text-free row: its recipes moved into the user's copies of the documents that differ.
+
+A row's licensed strings are classed one by one:
+
+- **exact**: the string's recipe names no document that differs; it is restored as recorded;
+- **relocated**: every slice of it lies where :class:`DocumentMap` confirms every character in the user's
+  copy, consecutively, so the copy's slice is exactly the maintainer's text;
+- **replaced**: the whole text of a document that differs (a note, a report): it becomes the user's copy,
+  the text every relocated span now points into;
+- **lost**: anything else. A lost string is written as null, and so are the offsets paired with it, so it
+  is never presented as text the maintainer released; each is named (record, field, locator and offsets).
+
+Offsets paired with a string move with it: ``start``/``end`` beside ``text`` (every :class:`Span`),
+``<name>_start`` beside ``<name>``, and BigBio's ``offsets`` beside its list of ``text``. They are taken to
+count from the start of the document the string is cut from (what a record text that is a whole document
+gives): they move where the map puts those characters, or by as much as the string's slice moved when the
+map does not confirm them (a recipe may cut a span's text from an earlier occurrence of it). The caller
+checks each row against its record model, so a row where they count from elsewhere (texts joined from
+several documents) is left out rather than written wrong.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from clinical_corpora.builders.text_free.relocate import DocumentMap
+from clinical_corpora.schemas.licensed import LEAF, LITERAL, SOURCE_DOCUMENTS, LicensedTree
+
+CLASSES = ("exact", "relocated", "replaced", "lost")
+
+Pair = tuple[int, int]
+
+
+@dataclass(frozen=True)
+class Moved:
+    """A string cut in one slice (``segment``) from a differing document: the slice before and after (None:
+    lost), and whether it is the whole document."""
+
+    document: DocumentMap
+    locator: str
+    segment: dict[str, Any]
+    new: Pair | None
+    whole: bool = False
+
+    @property
+    def old(self) -> Pair:
+        return self.segment["start"], self.segment["end"]
+
+    def pair(self, start: int, end: int) -> tuple[Pair | None, Pair]:
+        """(the row's, the probe's) offsets of a span ``[start, end)`` paired with the string: where the map
+        puts its characters, else moved as far as the string's slice (a lost one: as far as the confirmed
+        character nearest it)."""
+        own = None if self.whole or start >= end else self.document.segment(start, end)
+        if self.new is None or (own is None and not self.whole and (start, end) != self.old):
+            return None, own or self.placed(start, end)
+        return own or (start + self.new[0] - self.old[0], end + self.new[1] - self.old[1]), own or (0, 0)
+
+    def offset(self, start: int) -> tuple[int | None, int]:
+        """(the row's, the probe's) position of a ``<name>_start`` paired with the string."""
+        to_user = self.document.to_user
+        own = int(to_user[start]) if not self.whole and 0 <= start < len(to_user) and to_user[start] >= 0 else None
+        if self.new is None or (own is None and not self.whole and start != self.old[0]):
+            return None, own if own is not None else self.placed(start, start)[0]
+        return (own if own is not None else start + self.new[0] - self.old[0]), 0
+
+    def placed(self, start: int, end: int) -> Pair:
+        """Where the probe puts ``[start, end)``: moved as far as the confirmed character nearest it."""
+        shift, last = self.document.nearest_shift(start), self.document.user_characters
+        placed = min(max(start + shift, 0), last)
+        return placed, min(max(end + shift, placed), last)
+
+    def probe_text(self, start: int) -> list[dict[str, Any]]:
+        """The probe's recipe of a lost string whose offsets the probe puts at ``start``: the user's text
+        there, as long as the maintainer's."""
+        end = min(start + self.old[1] - self.old[0], self.document.user_characters)
+        return [{**self.segment, "start": start, "end": end}]
+
+
+@dataclass(frozen=True)
+class Several:
+    """A string cut in several slices with one from a differing document: offsets cannot follow it."""
+
+    lost: bool
+
+
+Change = Moved | Several | None
+"""What became of one string (None: nothing, it names no differing document)."""
+
+
+@dataclass
+class RowOutcome:
+    """The row as stored in the text-free release with recipes moved (lost ones null), the probe the caller
+    validates (lost strings placed where their neighbours moved), the counts and the lost strings named."""
+
+    row: dict[str, Any]
+    probe: dict[str, Any]
+    counts: Counter[str] = field(default_factory=Counter)
+    lost: list[dict[str, Any]] = field(default_factory=list)
+
+
+class RowAnchoring:
+    """Moves the recipes of rows naming documents in ``maps`` (locator → map into the user's copy)."""
+
+    def __init__(self, maps: dict[str, DocumentMap], originals: dict[str, int]) -> None:
+        self.maps = maps
+        self.originals = originals
+        """Locator → length of the maintainer's text."""
+
+    def touches(self, row_documents: list[dict[str, Any]]) -> bool:
+        return any(document["locator"] in self.maps for document in row_documents)
+
+    def row(self, row: dict[str, Any], tree: LicensedTree, where: str) -> RowOutcome:
+        locators = [document["locator"] for document in row[SOURCE_DOCUMENTS]]
+        outcome = RowOutcome(row, _copy(row))
+        _Walk(self, locators, outcome, where).struct(row, outcome.probe, tree)
+        return outcome
+
+
+def _copy(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {key: _copy(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_copy(item) for item in value]
+    return value
+
+
+class _Walk:
+    def __init__(self, anchoring: RowAnchoring, locators: list[str], outcome: RowOutcome, where: str) -> None:
+        self.anchoring, self.locators, self.outcome, self.where = anchoring, locators, outcome, where
+
+    def value(self, parent: Any, probe: Any, key: Any, node: Any, path: str) -> Any:
+        """Move the recipes under ``parent[key]`` (and ``probe[key]``): the Change of a string, a list of
+        those for a list of strings, None otherwise."""
+        item = parent[key]
+        if item is None:
+            return None
+        if node == LEAF:
+            return self.string(parent, probe, key, path)
+        if isinstance(node, list):
+            return [self.value(item, probe[key], index, node[0], f"{path}[{index}]") for index in range(len(item))]
+        self.struct(item, probe[key], node, path)
+        return None
+
+    def struct(self, struct: dict[str, Any], probe: dict[str, Any], node: LicensedTree, path: str = "") -> None:
+        """Walk a struct's licensed fields, then move the offsets paired with them."""
+        changes = {
+            name: self.value(struct, probe, name, child, f"{path}.{name}" if path else name)
+            for name, child in node.items()
+        }
+        sibling = next(
+            (c for n, c in changes.items() if isinstance(c, Moved) and not c.whole and f"{n}_start" in struct), None
+        )
+        for name, change in changes.items():
+            where = f"{path}.{name}" if path else name
+            if name == "text" and change is None and sibling is not None and "start" in struct and "end" in struct:
+                self._move_span_by(struct, probe, sibling, where)
+            if name == "text" and isinstance(change, list) and isinstance(struct.get("offsets"), list):
+                for index, item in enumerate(change):
+                    self._move_pair(struct, probe, index, item, f"{where}[{index}]")
+            elif name == "text" and "start" in struct and "end" in struct and change is not None:
+                self._move_span(struct, probe, change, where)
+            if f"{name}_start" in struct and change is not None:
+                self._move_start(struct, probe, f"{name}_start", change, where)
+
+    def _move_span(self, struct: dict[str, Any], probe: dict[str, Any], change: Change, path: str) -> None:
+        if struct["start"] is None or struct["end"] is None:
+            return
+        if isinstance(change, Several):
+            self._lose_after_all(struct, "text", change, path)
+            struct["start"] = struct["end"] = None
+            return
+        assert change is not None
+        row, placed = change.pair(struct["start"], struct["end"])
+        if row is None:
+            self._lose_found(struct, "text", change, (struct["start"], struct["end"]), path)
+            probe["start"], probe["end"] = placed
+            probe["text"] = change.probe_text(placed[0])
+        else:
+            probe["start"], probe["end"] = row
+        struct["start"], struct["end"] = row if row is not None else (None, None)
+
+    def _move_span_by(self, struct: dict[str, Any], probe: dict[str, Any], sibling: Moved, path: str) -> None:
+        """A span whose text is cut from a document that did not change (an earlier occurrence elsewhere) beside
+        a string with its own ``<name>_start`` cut from one that did (its sentence and where the sentence
+        starts): its offsets count in that document, where the map must confirm its characters, or it is
+        lost."""
+        if struct["start"] is None or struct["end"] is None or struct["start"] >= struct["end"]:
+            return
+        own = sibling.document.segment(struct["start"], struct["end"])
+        if own is not None:
+            struct["start"], struct["end"] = probe["start"], probe["end"] = own
+            return
+        self.outcome.counts["exact"] -= 1
+        self.outcome.counts["lost"] += 1
+        self.outcome.lost.append(
+            {
+                "record": self.where,
+                "field": path,
+                "locator": sibling.locator,
+                "start": struct["start"],
+                "end": struct["end"],
+                "reason": "not every character is confirmed, consecutively, in your copy",
+            }
+        )
+        placed = sibling.placed(struct["start"], struct["end"])
+        probe["start"], probe["end"] = placed
+        probe["text"] = [{**sibling.segment, "start": placed[0], "end": placed[1]}]
+        struct["text"] = struct["start"] = struct["end"] = None
+
+    def _move_start(self, struct: dict[str, Any], probe: dict[str, Any], name: str, change: Change, path: str) -> None:
+        if struct[name] is None:
+            return
+        if isinstance(change, Several):
+            self._lose_after_all(struct, name.removesuffix("_start"), change, path)
+            struct[name] = None
+            return
+        assert change is not None
+        row, placed = change.offset(struct[name])
+        if row is None:
+            self._lose_found(struct, name.removesuffix("_start"), change, (struct[name], struct[name]), path)
+        struct[name] = probe[name] = row
+        if row is None:
+            probe[name] = placed
+            probe[name.removesuffix("_start")] = change.probe_text(placed)
+
+    def _move_pair(self, struct: dict[str, Any], probe: dict[str, Any], index: int, change: Change, path: str) -> None:
+        """BigBio's ``offsets[index]`` beside ``text[index]``."""
+        pairs = struct["offsets"]
+        if change is None or index >= len(pairs) or pairs[index] is None:
+            return
+        if isinstance(change, Several):
+            self._lose_after_all(struct["text"], index, change, path)
+            pairs[index] = None
+            return
+        row, placed = change.pair(pairs[index][0], pairs[index][1])
+        if row is None:
+            self._lose_found(struct["text"], index, change, tuple(pairs[index]), path)
+            probe["offsets"][index] = list(placed)
+            probe["text"][index] = change.probe_text(placed[0])
+        else:
+            probe["offsets"][index] = list(row)
+        pairs[index] = None if row is None else list(row)
+
+    def _lose_found(self, parent: Any, key: Any, change: Moved, place: tuple[int, ...], path: str) -> None:
+        """A string found in the user's copy whose own place there is not confirmed (its recipe cuts it from
+        another occurrence): lost after all."""
+        if change.new is None or parent[key] is None:
+            return
+        self.outcome.counts["relocated"] -= 1
+        self.outcome.counts["lost"] += 1
+        self.outcome.lost.append(
+            {
+                "record": self.where,
+                "field": path,
+                "locator": change.locator,
+                "start": place[0],
+                "end": place[-1],
+                "reason": "the text is in your copy, but not every character of its place is confirmed there",
+            }
+        )
+        parent[key] = None
+
+    def _lose_after_all(self, parent: Any, key: Any, change: Several, path: str) -> None:
+        """A string whose slices were found but whose offsets cannot follow it: lost after all."""
+        if change.lost:
+            return
+        self.outcome.counts["relocated"] -= 1
+        self.outcome.counts["lost"] += 1
+        self.outcome.lost.append(
+            {"record": self.where, "field": path, "reason": "cut from several slices: its offsets cannot follow"}
+        )
+        parent[key] = None
+
+    def string(self, parent: Any, probe: Any, key: Any, path: str) -> Change:
+        """Move one recipe and count its class."""
+        segments = parent[key]
+        maps = self.anchoring.maps
+        touched = [s for s in segments if s["document"] != LITERAL and self.locators[s["document"]] in maps]
+        if not touched:
+            self.outcome.counts["exact"] += 1
+            return None
+        whole = self._whole(segments)
+        if whole is not None:
+            self.outcome.counts["replaced"] += 1
+            parent[key], probe[key] = [whole[1]], [dict(whole[1])]
+            return whole[0]
+        moved, problems = [], []
+        for segment in segments:
+            found = self._found(segment)
+            if found is None:
+                locator = self.locators[segment["document"]]
+                problems.append((locator, segment["start"], segment["end"]))
+                found = self._placed(segment)
+            moved.append(found)
+        slices = [(old, new) for old, new in zip(segments, moved, strict=True) if old["document"] != LITERAL]
+        one = len(slices) == 1
+        if problems:
+            self._lost(path, problems)
+            parent[key], probe[key] = None, moved
+            if not one:
+                return Several(lost=True)
+            return self._moved(slices[0][0], None)
+        self.outcome.counts["relocated"] += 1
+        parent[key], probe[key] = moved, _copy(moved)
+        if not one:
+            return Several(lost=False)
+        old, new = slices[0]
+        return self._moved(old, (new["start"], new["end"]))
+
+    def _moved(self, old: dict[str, Any], new: Pair | None) -> Moved | None:
+        locator = self.locators[old["document"]]
+        if locator not in self.anchoring.maps:
+            return None
+        return Moved(self.anchoring.maps[locator], locator, old, new)
+
+    def _whole(self, segments: list[dict[str, Any]]) -> tuple[Moved, dict[str, Any]] | None:
+        """A string that is a whole differing document: it becomes the user's copy."""
+        if len(segments) != 1 or segments[0]["document"] == LITERAL or segments[0]["start"] != 0:
+            return None
+        locator = self.locators[segments[0]["document"]]
+        if locator not in self.anchoring.maps or segments[0]["end"] != self.anchoring.originals.get(locator):
+            return None
+        document = self.anchoring.maps[locator]
+        moved = {**segments[0], "end": document.user_characters}
+        return Moved(document, locator, segments[0], (0, document.user_characters), whole=True), moved
+
+    def _found(self, segment: dict[str, Any]) -> dict[str, Any] | None:
+        """The segment where the user's copy has it (a literal or a matching document's slice as it is)."""
+        if segment["document"] == LITERAL or self.locators[segment["document"]] not in self.anchoring.maps:
+            return segment
+        found = self.anchoring.maps[self.locators[segment["document"]]].segment(segment["start"], segment["end"])
+        return None if found is None else {**segment, "start": found[0], "end": found[1]}
+
+    def _lost(self, path: str, problems: list[tuple[str, int, int]]) -> None:
+        self.outcome.counts["lost"] += 1
+        for locator, start, end in problems:
+            self.outcome.lost.append(
+                {
+                    "record": self.where,
+                    "field": path,
+                    "locator": locator,
+                    "start": start,
+                    "end": end,
+                    "reason": "not every character is confirmed, consecutively, in your copy",
+                }
+            )
+
+    def _placed(self, segment: dict[str, Any]) -> dict[str, Any]:
+        """Where the probe puts a lost slice: moved as far as the confirmed character nearest it."""
+        document_map = self.anchoring.maps[self.locators[segment["document"]]]
+        shift = document_map.nearest_shift(segment["start"])
+        start = min(max(segment["start"] + shift, 0), document_map.user_characters)
+        end = min(max(segment["end"] + shift, start), document_map.user_characters)
+        return {**segment, "start": start, "end": end}

@@ -1,0 +1,122 @@
+"""``clincorp rehydrate --check``: before a long run, which source documents match the release, which differ
+and how, and which are missing.
+
+A document matches when its text has the sha256 the release recorded. One that differs is described with
+what the release's anchors (``anchors.py``) say of the maintainer's text, never with its text: the lengths,
+line ends, byte-order mark, trailing whitespace and Unicode form of both, whether the two normalised texts
+are the same (then ``--re-anchor`` maps every character exactly), and otherwise how many of the maintainer's
+blocks were found in the copy (the share of its text ``--re-anchor`` can confirm).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from clinical_corpora.builders.sources.documents import split_locator, text_sha256
+from clinical_corpora.builders.text_free.anchors import Anchor, read_anchors
+from clinical_corpora.builders.text_free.normalise import EditCounts, normalise
+from clinical_corpora.builders.text_free.rehydrate import read_source_documents
+from clinical_corpora.builders.text_free.relocate import document_map
+
+
+@dataclass
+class SourceCheck:
+    """Per source: documents matching, differing (each with how) and missing."""
+
+    corpus: str
+    sources: dict[str, str | None]
+    counts: dict[str, Counter[str]] = field(default_factory=dict)
+    differing: list[dict[str, Any]] = field(default_factory=list)
+    missing: list[dict[str, str]] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.differing and not self.missing
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "corpus": self.corpus,
+            "ok": self.ok,
+            "sources": {
+                name: {"path": self.sources.get(name), **{k: counts[k] for k in ("match", "differ", "missing")}}
+                for name, counts in self.counts.items()
+            },
+            "differing": self.differing,
+            "missing": self.missing,
+        }
+
+
+def check_sources(text_free: Path, overrides: dict[str, Path]) -> SourceCheck:
+    """Compare every document the release names with the sources' copy."""
+    found = read_source_documents(text_free, overrides)
+    differing = [
+        locator
+        for locator, sha256 in found.wanted.items()
+        if locator in found.documents and text_sha256(found.documents[locator]) != sha256
+    ]
+    anchors = read_anchors(found.anchors, differing) if found.anchors is not None else {}
+    report = SourceCheck(found.corpus.name, {name: str(path) if path else None for name, path in found.sources.items()})
+    for locator in sorted(found.wanted):
+        source = split_locator(locator)[0]
+        counts = report.counts.setdefault(source, Counter())
+        if locator not in found.documents:
+            counts["missing"] += 1
+            report.missing.append({"document": locator, "source": source})
+        elif locator in differing:
+            counts["differ"] += 1
+            text = found.documents[locator]
+            report.differing.append(_difference(locator, text, found.wanted[locator], anchors.get(locator)))
+        else:
+            counts["match"] += 1
+    return report
+
+
+def _difference(locator: str, text: str, sha256: str, anchor: Anchor | None) -> dict[str, Any]:
+    """How the user's copy differs from the maintainer's text, as far as the anchors tell."""
+    yours = normalise(text).counts
+    entry: dict[str, Any] = {"document": locator, "your_characters": len(text), "yours": _kinds(yours)}
+    if anchor is None:
+        entry["how"] = ["its text differs; the release holds no anchors for it: it cannot be re-anchored"]
+        return entry
+    entry |= {"characters": anchor.characters, "theirs": _kinds(anchor.counts)}
+    mapped = document_map(anchor, sha256, text)
+    how = [f"length {anchor.characters} → {len(text)} characters"] if anchor.characters != len(text) else []
+    how += [
+        f"{what}: {_describe(anchor.counts, kind)} in the release's text, {_describe(yours, kind)} in yours"
+        for what, kind in (
+            ("line ends", "crlf"),
+            ("byte-order mark", "bom"),
+            ("trailing whitespace", "trailing_whitespace"),
+            ("Unicode form", "unicode"),
+        )
+        if getattr(anchor.counts, kind) != getattr(yours, kind)
+    ]
+    if mapped.how == "normalised":
+        how.append("the same text once normalised: --re-anchor maps every character exactly")
+    else:
+        how.append(
+            f"the text itself differs: {mapped.confirmed_blocks} of {mapped.blocks} blocks of the release's "
+            "text found in yours (--re-anchor relocates the spans inside them)"
+        )
+    entry["how"] = how
+    return entry
+
+
+def _kinds(counts: EditCounts) -> dict[str, Any]:
+    return {
+        "bom": counts.bom,
+        "crlf": counts.crlf,
+        "trailing_whitespace": counts.trailing_whitespace,
+        "unicode": counts.unicode,
+    }
+
+
+def _describe(counts: EditCounts, kind: str) -> str:
+    value = getattr(counts, kind)
+    if kind == "bom":
+        return "present" if value else "absent"
+    unit = {"crlf": "CRLF", "trailing_whitespace": "lines ending in spaces", "unicode": "non-NFC runs"}[kind]
+    return f"{value} {unit}"

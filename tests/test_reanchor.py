@@ -1,0 +1,278 @@
+"""Re-anchoring and checking sources: ``clincorp rehydrate --re-anchor`` and ``--check``.
+
+Perturbed copies of every corpus's documents (``benchmarks/perturb.py``: a character re-encoded inside a span,
+characters inserted or deleted outside spans, trailing spaces, CRLF, BOM) re-anchor with no wrong span and
+every span that is not recovered named; the anchors are checked as untrusted input; unchanged sources still
+rehydrate byte for byte with ``--re-anchor``; ``--check`` tells what differs and how.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+import shutil
+import unicodedata
+from collections import Counter
+from pathlib import Path
+
+import datasets
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from benchmarks.perturb import perturb, perturb_documents, score, span_ranges
+from clinical_corpora.builders.cli import main
+from clinical_corpora.builders.contract.base import make_builder
+from clinical_corpora.builders.plugins import all_corpora, find_corpus
+from clinical_corpora.builders.release.inputs import resolve_sources
+from clinical_corpora.builders.text_free.anchors import ANCHORS_FILE, AnchorError, make_anchor, read_anchors
+from clinical_corpora.builders.text_free.normalise import normalise, original_to_normalised
+from clinical_corpora.builders.text_free.reanchor import REPORT_FILE
+from clinical_corpora.builders.text_free.rehydrate import RehydrateError, read_source_documents, rehydrate
+from clinical_corpora.builders.text_free.release import release_text_free
+from clinical_corpora.builders.text_free.relocate import document_map
+from clinical_corpora.core.manifest import CorpusManifest
+from tests.conftest import SampleRelease
+
+CORPORA = [manifest.name for manifest in all_corpora()]
+NOTE = (
+    "SOCIAL HISTORY: Lives with his wife in Montréal.  \n"
+    "Former smoker, quit 2010; drinks 2 beers per week on weekends.\n"
+    "No illicit drug use. Works as a café owner and walks every day.\n"
+)
+
+
+def sha256(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+@pytest.fixture(params=CORPORA)
+def corpus(request: pytest.FixtureRequest) -> CorpusManifest:
+    return find_corpus(request.param)
+
+
+@pytest.fixture
+def released(corpus: CorpusManifest, sample_release: SampleRelease, tmp_path: Path) -> tuple[Path, Path]:
+    """(full release, its text-free variant) of the corpus's sample."""
+    folder = sample_release(corpus.name).folder
+    full = Path(shutil.copytree(folder, tmp_path / "releases" / corpus.name / folder.name))
+    return full, release_text_free(corpus, full, resolve_sources(corpus, {})).folder
+
+
+def test_normalisation_undoes_bom_crlf_trailing_whitespace_and_nfd() -> None:
+    copy = "\ufeff" + unicodedata.normalize("NFD", NOTE).replace("\n", " \t\r\n")
+    assert normalise(copy).text == normalise(NOTE).text == NOTE.replace("  \n", "\n")
+    counts = normalise(copy).counts
+    assert counts.bom and counts.crlf == 3 and counts.trailing_whitespace == 3 and counts.unicode == 2
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_the_map_from_edits_alone_is_the_map_of_the_text(seed: int) -> None:
+    rng = random.Random(seed)
+    text = "".join(rng.choice(["a", "é", "e\u0301", " ", "\t", "\n", "\r\n", "\ufeff", "Z"]) for _ in range(300))
+    normalised = normalise(text)
+    from_edits = original_to_normalised(len(text), normalised.edits)
+    copied = normalised.copied_from
+    assert np.array_equal(from_edits[copied[copied >= 0]], np.flatnonzero(copied >= 0))
+    assert (from_edits >= 0).sum() == (copied >= 0).sum()
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_relocated_segments_are_the_original_text_where_the_perturbation_moved_it(seed: int) -> None:
+    rng = random.Random(seed)
+    words = ["effusion", "Lives", "alone", "tobacco", "café", "no", "acute", "process", "\n", ".", "left", "pleural"]
+    text = " ".join(rng.choice(words) for _ in range(400))
+    spans = [(start, start + rng.randint(3, 20)) for start in sorted(rng.sample(range(len(text) - 25), 60))]
+    copy = perturb(text, spans, rng)
+    mapped = document_map(make_anchor("x:1", text, sha256(text)), sha256(text), copy.text)
+    relocated = 0
+    for start in range(0, len(text) - 12, 3):
+        found = mapped.segment(start, start + 12)
+        if found is not None:
+            relocated += 1
+            assert copy.text[found[0] : found[1]] == text[start : start + 12]
+            assert found[0] == copy.moved[start]  # the same place, not another occurrence of the text
+    assert relocated > 0
+
+
+def test_a_copy_differing_only_by_normalisation_maps_every_character_outside_its_edits() -> None:
+    copy = "\ufeff" + NOTE.replace("\n", "\r\n")
+    mapped = document_map(make_anchor("x:1", NOTE, sha256(NOTE)), sha256(NOTE), copy)
+    assert mapped.how == "normalised"
+    start = NOTE.index("Former smoker")
+    found = mapped.segment(start, start + len("Former smoker, quit 2010"))
+    assert found is not None and copy[found[0] : found[1]] == "Former smoker, quit 2010"
+    line = NOTE.index("Lives")
+    assert mapped.segment(line, NOTE.index("Former")) is None  # covers a line end that is CRLF in the copy
+
+
+def _forged(tmp_path: Path, change: dict[str, object]) -> Path:
+    table = pa.Table.from_pylist([{**_anchor_row(), **change}], schema=pq.read_schema(_anchors_file(tmp_path)))
+    path = tmp_path / "forged.parquet"
+    pq.write_table(table, path)
+    return path
+
+
+def _anchors_file(tmp_path: Path) -> Path:
+    from clinical_corpora.builders.text_free.anchors import write_anchors
+
+    path = tmp_path / ANCHORS_FILE
+    if not path.exists():
+        write_anchors(path, [("x:1", NOTE, sha256(NOTE))])
+    return path
+
+
+def _anchor_row() -> dict[str, object]:
+    return {
+        "locator": "x:1",
+        "characters": len(NOTE),
+        "normalised_characters": len(normalise(NOTE).text),
+        "normalised_sha256": None,
+        "bom": False,
+        "crlf": 0,
+        "trailing_whitespace": 1,
+        "unicode": 0,
+        "edits": [s for edit in normalise(NOTE).edits for s in edit],
+        "block": 32,
+        "block_hashes": make_anchor("x:1", NOTE, sha256(NOTE)).block_hashes,
+    }
+
+
+@pytest.mark.parametrize(
+    ("change", "problem"),
+    [
+        ({"block": 8}, "block size 8 is not between 31"),
+        ({"block_hashes": b"\x00" * 5}, "block hashes do not cover"),
+        ({"edits": [40, 30, 0]}, "out of order or outside"),
+        ({"edits": [1, 2]}, "not .start, end, length. triples"),
+        ({"characters": -1}, "out of range"),
+        ({"normalised_characters": 3}, "do not give its normalised length"),
+    ],
+)
+def test_forged_anchors_are_errors_naming_the_file_and_document(
+    tmp_path: Path, change: dict[str, object], problem: str
+) -> None:
+    assert read_anchors(_anchors_file(tmp_path), ["x:1"])["x:1"].characters == len(NOTE)
+    with pytest.raises(AnchorError, match=rf"forged.parquet, x:1: .*{problem}"):
+        read_anchors(_forged(tmp_path, change), ["x:1"])
+
+
+def test_perturbed_documents_re_anchor_with_no_wrong_span_and_every_loss_named(
+    corpus: CorpusManifest, released: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """10% of the documents spans are cut from (at least one) perturbed, three draws per corpus."""
+    full, text_free = released
+    texts = read_source_documents(text_free, {}).documents
+    ranges = span_ranges(text_free, texts)
+    totals: Counter[str] = Counter()
+    for seed in range(3):
+        perturbed = perturb_documents(texts, ranges, 0.1, seed)
+        copies = {**texts, **{locator: change.text for locator, change in perturbed.items()}}
+        outcome = rehydrate(text_free, {}, tmp_path / f"out{seed}", re_anchor=True, documents=copies)
+        assert outcome.status == "re-anchored" and outcome.reanchored is not None
+        totals += score(full, outcome.folder, make_builder(corpus.builder).CONFIGS, texts)
+    assert totals["wrong"] == 0 and totals["unnamed"] == 0
+    assert totals["recovered"] + totals["lost_named"] + totals["left_out_named"] == totals["spans"] > 0
+    assert totals["recovered"] / totals["spans"] >= 0.85
+
+
+def test_unchanged_sources_still_rehydrate_byte_for_byte_with_re_anchor(
+    released: tuple[Path, Path], tmp_path: Path
+) -> None:
+    full, text_free = released
+    outcome = rehydrate(text_free, {}, tmp_path / "out", re_anchor=True)
+    assert outcome.status == "released" and outcome.reanchored is None
+    restored = {p.relative_to(outcome.folder): p.read_bytes() for p in outcome.folder.rglob("*") if p.is_file()}
+    assert restored == {p.relative_to(full): p.read_bytes() for p in full.rglob("*") if p.is_file()}
+
+
+@pytest.fixture
+def sdoh_copy(sample_release: SampleRelease, tmp_path: Path) -> tuple[Path, Path, Path]:
+    """(full sdoh release, text-free release, a copy of the SHAC sample with three notes changed on disk)."""
+    corpus = find_corpus("sdoh")
+    folder = sample_release("sdoh").folder
+    full = Path(shutil.copytree(folder, tmp_path / "releases" / "sdoh" / folder.name))
+    text_free = release_text_free(corpus, full, resolve_sources(corpus, {})).folder
+    shac = Path(shutil.copytree(corpus.folder / "sample" / "shac", tmp_path / "shac"))
+    crlf = shac / "dev" / "uw" / "0401.txt"
+    crlf.write_bytes(crlf.read_bytes().replace(b"\n", b"\r\n"))
+    inserted = shac / "dev" / "uw" / "0402.txt"
+    text = inserted.read_text(encoding="utf-8")
+    inserted.write_text(text[:5] + "ZZZ" + text[5:], encoding="utf-8")  # inside the first block, before a span
+    (shac / "dev" / "mimic" / "0301.txt").unlink()
+    (shac / "dev" / "mimic" / "0301.ann").unlink()
+    return full, text_free, shac
+
+
+def test_check_names_what_matches_differs_and_is_missing(
+    sdoh_copy: tuple[Path, Path, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    _, text_free, shac = sdoh_copy
+    assert main(["rehydrate", str(text_free), "--source", f"shac={shac}", "--check"]) == 1
+    out = capsys.readouterr().out
+    assert "shac (" in out and "10 match, 2 differ, 1 missing" in out
+    assert "shac:dev/uw/0401.txt: " in out and "0 CRLF in the release's text, 1 CRLF in yours" in out
+    assert "the same text once normalised" in out
+    assert "shac:dev/uw/0402.txt: " in out and "blocks of the release's text found in yours" in out
+    assert "missing: shac:dev/mimic/0301.txt" in out
+    assert main(["rehydrate", str(text_free), "--source", f"shac={shac}", "--check", "--json"]) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert report["ok"] is False and report["sources"]["shac"]["differ"] == 2
+    assert {entry["document"] for entry in report["missing"]} == {"shac:dev/mimic/0301.txt"}
+    assert main(["rehydrate", str(text_free), "--check"]) == 0
+    assert "every document matches" in capsys.readouterr().out
+
+
+def test_re_anchor_from_changed_files_is_marked_and_loads(
+    sdoh_copy: tuple[Path, Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    full, text_free, shac = sdoh_copy
+    out = tmp_path / "restored"
+    assert main(["rehydrate", str(text_free), "--source", f"shac={shac}", "--out", str(out)]) == 1
+    assert "cannot restore the release" in capsys.readouterr().err  # strict stays the default
+    assert main(["rehydrate", str(text_free), "--source", f"shac={shac}", "--out", str(out), "--re-anchor"]) == 0
+    assert "RE-ANCHORED" in capsys.readouterr().out
+    folder = out / "sdoh" / full.name
+    manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+    assert manifest["variant"] == "re-anchored"
+    summary = manifest["re_anchored"]
+    assert summary["maintainer_manifest_sha256"] == hashlib.sha256((full / "manifest.json").read_bytes()).hexdigest()
+    assert summary["strings"]["relocated"] > 0 and summary["strings"]["lost"] > 0
+    assert summary["records_left_out"] == 2  # 0301 in both configs: its note is missing
+    for entry in manifest["outputs"]:
+        assert hashlib.sha256((folder / entry["file"]).read_bytes()).hexdigest() == entry["sha256"]
+    assert "## Re-anchored: not the maintainer's release" in (folder / "README.md").read_text(encoding="utf-8")
+    lines = [json.loads(line) for line in (folder / REPORT_FILE).read_text(encoding="utf-8").splitlines()]
+    lost = [line["lost"] for line in lines if "lost" in line]
+    assert lost and all(entry["locator"] == "shac:dev/uw/0402.txt" for entry in lost if "locator" in entry)
+    assert {line["left_out"]["record"] for line in lines if "left_out" in line} == {
+        "sdoh/dev [dev/mimic/0301]",
+        "sdoh_bigbio_kb/dev [dev/mimic/0301]",
+    }
+    notes = {row["id"]: row for row in datasets.load_dataset(str(folder), "sdoh", split="dev")}
+    original = {row["id"]: row for row in datasets.load_dataset(str(full), "sdoh", split="dev")}
+    assert notes["dev/uw/0401"]["text"].replace("\r\n", "\n") == original["dev/uw/0401"]["text"]
+    for event in notes["dev/uw/0402"]["events"]:
+        trigger = event["trigger"]
+        if trigger["text"] is None:
+            assert trigger["start"] is None and trigger["end"] is None
+        else:
+            assert notes["dev/uw/0402"]["text"][trigger["start"] : trigger["end"]] == trigger["text"]
+    with pytest.raises(RehydrateError, match="not a partial or re-anchored rehydration"):
+        rehydrate(text_free, {"shac": shac}, full.parent.parent, re_anchor=True)
+
+
+def test_anchors_the_manifest_does_not_list_are_never_read(sdoh_copy: tuple[Path, Path, Path], tmp_path: Path) -> None:
+    _, text_free, shac = sdoh_copy
+    manifest_path = text_free / "manifest.json"
+    manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+    manifest["outputs"] = [entry for entry in manifest["outputs"] if entry["file"] != ANCHORS_FILE]
+    manifest_path.write_text(json.dumps(manifest), encoding="utf-8")
+    outcome = rehydrate(text_free, {"shac": shac}, tmp_path / "out", re_anchor=True)
+    assert outcome.reanchored is not None
+    assert outcome.reanchored.summary()["documents_re_anchored"] == 0
+    left_out = {entry["record"]: entry["reason"] for entry in outcome.reanchored.left_out}
+    assert len(left_out) == 6  # the missing note and the two changed ones, in both configs
+    assert "holds no anchors" in left_out["sdoh/dev [dev/uw/0401]"]
