@@ -57,7 +57,7 @@ def test_croissant_json_is_a_listed_output_and_lists_every_parquet_file_and_sour
     assert CROISSANT_FILE in outputs
     document = json.loads((folder / CROISSANT_FILE).read_text(encoding="utf-8"))
     objects = {entry["@id"]: entry for entry in document["distribution"] if entry["@type"] == "cr:FileObject"}
-    parquet = {name: sha for name, sha in outputs.items() if name.endswith(".parquet")}
+    parquet = {name: sha for name, sha in outputs.items() if name.startswith("data/") and name.endswith(".parquet")}
     assert {name: objects[name]["sha256"] for name in parquet} == parquet
     inputs = manifest.get("inputs") or json.loads((folder / "full" / "manifest.json").read_text())["inputs"]
     sources = {name.removeprefix("source/"): entry for name, entry in objects.items() if name.startswith("source/")}
