@@ -109,6 +109,12 @@ def listed_file(folder: Path, name: object, listed_in: Path) -> Path:
     return path
 
 
+def copy_into(staging: Path, name: str, source: Path) -> None:
+    """Copy ``source`` to ``staging/name`` (a checked name of a listed file), making its folder (``figures/``)."""
+    (staging / name).parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(source, staging / name)
+
+
 def make_folder(folder: Path) -> None:
     try:
         folder.mkdir(parents=True, exist_ok=True)

@@ -17,7 +17,6 @@ string and every record left out is listed in ``re-anchored.jsonl``.
 from __future__ import annotations
 
 import json
-import shutil
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,7 +30,7 @@ from pydantic import BaseModel, ValidationError
 
 from clinical_corpora.builders.contract.base import Builder
 from clinical_corpora.builders.contract.release_view import ReleaseView
-from clinical_corpora.builders.release.folder import read_json, sha256_file, write_json
+from clinical_corpora.builders.release.folder import copy_into, read_json, sha256_file, write_json
 from clinical_corpora.builders.release.writer import SplitWriter, rows_per_row_group
 from clinical_corpora.builders.text_free.anchors import ANCHORS_FILE, read_anchors
 from clinical_corpora.builders.text_free.reanchor_rows import CLASSES, RowAnchoring
@@ -251,7 +250,7 @@ def write_reanchored_files(
     with variant, counts and the sha256 of this folder's own files."""
     for name, path in full_files.items():
         if name not in ("manifest.json", "README.md"):
-            shutil.copyfile(path, staging / name)
+            copy_into(staging, name, path)
     lines = [{"document": d} for d in report.documents] + [{"lost": x} for x in report.lost]
     lines += [{"left_out": x} for x in report.left_out]
     (staging / REPORT_FILE).write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")

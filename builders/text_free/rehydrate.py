@@ -26,6 +26,7 @@ from clinical_corpora.builders.contract.release_view import ReleaseView
 from clinical_corpora.builders.plugins import installed_corpus
 from clinical_corpora.builders.release.folder import (
     checked_version,
+    copy_into,
     listed_file,
     make_staging,
     outside_reason,
@@ -132,8 +133,7 @@ def rehydrate(
         stage("restoring the rows")
         quarantined = _write_rows(builder, view, features, documents, bad, staging)
         for name, path in _full_files(text_free, manifest).items():
-            (staging / name).parent.mkdir(exist_ok=True)
-            shutil.copyfile(path, staging / name)
+            copy_into(staging, name, path)
         if quarantined:
             (staging / REJECTS_FILE).write_text("".join(json.dumps(q) + "\n" for q in quarantined), encoding="utf-8")
             if target.exists() and not _is_partial(target):
