@@ -221,7 +221,9 @@ def test_validate_refuses_a_pipe_in_a_release_without_opening_it(
     name: str, sample_release: SampleRelease, tmp_path: Path
 ) -> None:
     """Was: an unlisted pipe was accepted; one named like a shard made validate wait forever on opening it."""
-    release = Path(shutil.copytree(sample_release("sdoh").folder, tmp_path / "sdoh" / "1.1.0+sample"))
+    release = Path(
+        shutil.copytree(sample_release("sdoh").folder, tmp_path / "sdoh" / sample_release("sdoh").folder.name)
+    )
     os.mkfifo(release / name)
     done = clincorp("validate", str(release))
     assert done.returncode == 1, done.stderr
