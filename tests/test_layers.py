@@ -38,7 +38,15 @@ ALLOWED: dict[str, tuple[str, ...]] = {
     "builders.release": (*_CORPORA, "builders.plugins"),
     "builders.text_free": (*_CORPORA, "builders.plugins", "builders.release"),
     "builders.validate": (*_CORPORA, "builders.plugins", "builders.release", "builders.text_free"),
-    "builders.cli": (*_CORPORA, "builders.plugins", "builders.release", "builders.text_free", "builders.validate"),
+    "builders.view": (*_CORPORA, "builders.plugins", "builders.release", "builders.text_free"),
+    "builders.cli": (
+        *_CORPORA,
+        "builders.plugins",
+        "builders.release",
+        "builders.text_free",
+        "builders.validate",
+        "builders.view",
+    ),
 }
 
 

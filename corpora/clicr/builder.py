@@ -33,6 +33,7 @@ from clinical_corpora.builders.contract.base import (
     CardSection,
     Row,
 )
+from clinical_corpora.builders.contract.display import DocumentDisplay, RowReader
 from clinical_corpora.builders.contract.release_view import ReleaseView
 from clinical_corpora.builders.contract.text_units import token_strings
 from clinical_corpora.builders.sources.bmj_html import (
@@ -49,6 +50,7 @@ from clinical_corpora.builders.sources.umls import locate_rrf_files
 from clinical_corpora.core.errors import ClincorpError, SourceError
 from clinical_corpora.corpora.clicr import bigbio
 from clinical_corpora.corpora.clicr.agreement import recogniser_agreement
+from clinical_corpora.corpora.clicr.display import clicr_displays
 from clinical_corpora.corpora.clicr.entities import (
     CaseEntities,
     case_document,
@@ -124,6 +126,9 @@ class ClicrBuilder(Builder):
     DOCUMENTS = {"bmj_html": "one BMJ Case Reports page per case, <case id>.html (e.g. bcr-2014-204357.html)"}
     MAX_PAGE_BYTES = MAX_PAGE_BYTES
     """A page over this size is an error naming it (a real page is about 100 KB)."""
+
+    def displays(self, rows: RowReader) -> Iterator[DocumentDisplay]:
+        return clicr_displays(rows)
 
     def count(self, ctx: BuildContext) -> int:
         return len(case_pages(ctx.source("bmj_html"), quiet=True))

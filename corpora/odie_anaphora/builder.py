@@ -28,6 +28,7 @@ from typing import Any
 import pandas as pd
 
 from clinical_corpora.builders.contract.base import AgreementReport, BuildContext, Builder, CardSection, Row
+from clinical_corpora.builders.contract.display import DocumentDisplay, RowReader
 from clinical_corpora.builders.contract.release_view import ReleaseView
 from clinical_corpora.builders.sources.brat import TEXT_SUFFIX, read_utf8
 from clinical_corpora.builders.sources.discovery import find_documents
@@ -37,6 +38,7 @@ from clinical_corpora.builders.sources.knowtator import KNOWTATOR_SUFFIX, read_k
 from clinical_corpora.core.errors import SourceError
 from clinical_corpora.corpora.odie_anaphora import bigbio
 from clinical_corpora.corpora.odie_anaphora.agreement import pairwise_agreement
+from clinical_corpora.corpora.odie_anaphora.display import odie_displays
 from clinical_corpora.corpora.odie_anaphora.notes import gold_notes, i2b2_record, knowtator_record, quarantine
 from clinical_corpora.corpora.odie_anaphora.records import OdieDocument
 from clinical_corpora.corpora.odie_anaphora.statistics import statistics_sections
@@ -51,6 +53,9 @@ class OdieAnaphoraBuilder(Builder):
         "knowtator": f"one Knowtator file per note, <institution>_<note_type>_<nn>{KNOWTATOR_SUFFIX}",
         "i2b2": f"one text file per note, {DOCS_DIR}/<institution>_<note_type>_<nn>.txt",
     }
+
+    def displays(self, rows: RowReader) -> Iterator[DocumentDisplay]:
+        return odie_displays(rows)
 
     def count(self, ctx: BuildContext) -> int:
         if ctx.has_source("i2b2"):

@@ -1,0 +1,90 @@
+"""What ``clincorp view`` shows of a CliCR case: the passage with its sections and entities, the learning points,
+and each cloze query with its placeholder, its answer and the answer's UMLS expansions highlighted where they
+occur in the passage (Šuster & Daelemans 2018)."""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from collections.abc import Iterator
+from typing import Any
+
+from clinical_corpora.builders.contract.display import DocumentDisplay, Group, Listing, Mark, Member, Passage, RowReader
+from clinical_corpora.corpora.clicr.records import PLACEHOLDER
+
+QUERY_COLUMNS = ["id", "document_id", "query", "answers", "answer_in_passage"]
+"""The query columns shown (the passage each query row repeats is read once, from ``clicr_documents``)."""
+
+
+def clicr_displays(rows: RowReader) -> Iterator[DocumentDisplay]:
+    queries: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for _, query in rows("clicr", QUERY_COLUMNS):
+        queries[query["document_id"]].append(query)
+    for split, case in rows("clicr_documents", None):
+        yield case_display(split, case, queries.pop(case["id"], []))
+
+
+def case_display(split: str, case: dict[str, Any], queries: list[dict[str, Any]]) -> DocumentDisplay:
+    marks = [
+        Mark(f"e{number}", "entity", entity["category"], [(entity["start"], entity["end"])], _entity_facts(entity))
+        for number, entity in enumerate(case["entities"])
+    ]
+    groups = []
+    for query in queries:
+        found = _answer_marks(case["passage"], query)
+        marks += found
+        facts = [
+            (answer["origin"], f"{_text(answer['text'])} ({answer['cui']}, {answer['sem_type']}, {answer['category']})")
+            for answer in query["answers"]
+        ]
+        facts.append(("answer in passage", "yes" if query["answer_in_passage"] else "no"))
+        members = [Member(mark.key, mark.label) for mark in found]
+        groups.append(Group(query["id"], "query", f"query {query['id']}", members, facts, query["query"], PLACEHOLDER))
+    sections = [(section["start"], _text(section["heading"])) for section in case["sections"]]
+    categories = {answer["category"] for query in queries for answer in query["answers"]}
+    return DocumentDisplay(
+        id=case["id"],
+        split=split,
+        labels=sorted(categories),
+        passages=[Passage("passage", _text(case["title"]), case["passage"], marks, sections=sections)],
+        groups=groups,
+        listings=[Listing("Learning points", [_text(point) for point in case["learning_points"]])],
+        facts=_metadata(case),
+        records=[("clicr_documents", case["id"]), *(("clicr", query["id"]) for query in queries)],
+    )
+
+
+def _answer_marks(passage: str | None, query: dict[str, Any]) -> list[Mark]:
+    """Where the query's answers (the original entity and its UMLS expansions) occur in the passage: whole
+    tokens, any case."""
+    if passage is None:
+        return []
+    marks = []
+    for answer_number, answer in enumerate(query["answers"]):
+        if not answer["text"]:
+            continue
+        pattern = re.compile(rf"(?<!\w){re.escape(answer['text'])}(?!\w)", re.IGNORECASE)
+        for hit, match in enumerate(pattern.finditer(passage)):
+            role = "answer" if answer["origin"] == "dataset" else "UMLS expansion"
+            facts = [("query", query["id"]), ("answer", answer["text"]), ("origin", answer["origin"])]
+            key = f"{query['id']}/a{answer_number}/{hit}"
+            marks.append(Mark(key, "answer", role, [match.span()], facts, group=query["id"]))
+    return marks
+
+
+def _entity_facts(entity: dict[str, Any]) -> list[tuple[str, str]]:
+    return [("CUI", entity["cui"]), ("semantic type", entity["sem_type"]), ("category", entity["category"])]
+
+
+def _metadata(case: dict[str, Any]) -> list[tuple[str, str]]:
+    metadata = case["metadata"]
+    return [
+        ("series", ", ".join(metadata["series"]) or "none"),
+        ("specialties", ", ".join(metadata["specialties"]) or "none"),
+        ("year", str(metadata["year"]) if metadata["year"] is not None else "unknown"),
+        ("queries left out as repeated", str(case["repeated_queries_removed"])),
+    ]
+
+
+def _text(text: str | None) -> str:
+    return text if text is not None else "(text withheld)"
