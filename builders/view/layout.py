@@ -21,7 +21,8 @@ class Bar:
 
 @dataclass
 class Piece:
-    """One thing drawn in order: ``text`` (plain or under bars), a ``tag`` or a ``section`` start."""
+    """One thing drawn in order: ``text`` (plain or under bars), a ``tag`` where a mark starts, a ``caret``
+    where a discontinuous mark has an empty fragment, or a ``section`` start."""
 
     kind: str
     text: str = ""
@@ -52,6 +53,7 @@ def lay_out(text: str, marks: list[tuple[int, Mark]], sections: list[tuple[int, 
     starts: dict[int, list[tuple[int, int, bool]]] = {}  # offset → (lane, mark, zero-length) tags
     opening: dict[int, list[Bar]] = {}
     closing: dict[int, list[int]] = {}
+    carets: dict[int, list[int]] = {}  # offset → marks with an empty fragment there (besides an empty mark)
     for number, mark in placed:
         first = mark.fragments[0]
         starts.setdefault(first[0], []).append(
@@ -61,11 +63,13 @@ def lay_out(text: str, marks: list[tuple[int, Mark]], sections: list[tuple[int, 
             if start < end:
                 opening.setdefault(start, []).append(Bar(number, lanes[number]))
                 closing.setdefault(end, []).append(number)
+            elif len(mark.fragments) > 1:
+                carets.setdefault(start, []).append(number)
     section_at: dict[int, list[tuple[int, str]]] = {}
     for number, (offset, heading) in enumerate(sections):
         if 0 <= offset <= len(text):
             section_at.setdefault(offset, []).append((number, heading))
-    cuts = sorted({0, len(text), *starts, *opening, *closing, *section_at})
+    cuts = sorted({0, len(text), *starts, *opening, *closing, *section_at, *carets})
     pieces: list[Piece] = []
     active: dict[int, Bar] = {}
     for here, after in zip(cuts, [*cuts[1:], len(text)], strict=True):
@@ -77,6 +81,8 @@ def lay_out(text: str, marks: list[tuple[int, Mark]], sections: list[tuple[int, 
             pieces.append(Piece("section", text=heading, mark=number))
         for _lane, number, zero in sorted(starts.get(here, [])):
             pieces.append(Piece("tag", mark=number, zero=zero))
+        for number in carets.get(here, []):
+            pieces.append(Piece("caret", mark=number))
         if after > here:
             bars = sorted(active.values(), key=lambda bar: bar.lane)
             pieces.append(Piece("text", text=text[here:after], bars=bars))
