@@ -42,6 +42,17 @@ class Violation:
         return self.table.split(".")[0]
 
 
+@dataclass(frozen=True)
+class GateLine:
+    """A gate as validation.json records it: agreement measures among them."""
+
+    source: str
+    gate: str
+    status: str
+    observed: str
+    expected: str
+
+
 @dataclass
 class Release:
     """A release folder as the viewer reads it."""
@@ -53,6 +64,7 @@ class Release:
     sample: bool
     builder: Builder
     violations: list[Violation] = field(default_factory=list)
+    gates: list[GateLine] = field(default_factory=list)
 
     def rows(self) -> RowReader:
         """The release's rows for the builder's ``displays`` hook."""
@@ -99,16 +111,29 @@ def open_release(folder: Path) -> Release:
     )
     for path in (folder / VALIDATION, folder / FULL_FOLDER / VALIDATION):
         if path.is_file():
-            release.violations += violations(path)
+            gates = _gates(path)
+            source = path.relative_to(folder).as_posix()
+            release.gates += [_gate_line(source, gate) for gate in gates if isinstance(gate, dict)]
+            release.violations += violations(gates)
     return release
 
 
-def violations(path: Path) -> list[Violation]:
-    """The offending records every expectation of a validation.json lists (failed or tolerated)."""
+def _gates(path: Path) -> list[Any]:
     results = read_json(path)
     gates = results.get("gates", []) if isinstance(results, dict) else None
     if not isinstance(gates, list):
         raise ClincorpError(f"{path}: expected an object whose 'gates' is a list")
+    return gates
+
+
+def _gate_line(source: str, gate: dict[str, Any]) -> GateLine:
+    return GateLine(
+        source, str(gate.get("gate")), str(gate.get("status")), str(gate.get("observed")), str(gate.get("expected"))
+    )
+
+
+def violations(gates: list[Any]) -> list[Violation]:
+    """The offending records every expectation of validation.json's gates lists (failed or tolerated)."""
     found = []
     for gate in gates:
         details = gate.get("details", []) if isinstance(gate, dict) else []
