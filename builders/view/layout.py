@@ -29,11 +29,17 @@ class Piece:
     bars: list[Bar] = field(default_factory=list)
     mark: int = -1
     zero: bool = False
+    tags: list[Piece] = field(default_factory=list)
+    """Of marked text: the tags and carets just before it."""
+
+    def flat(self) -> list[Piece]:
+        return [*self.tags, self]
 
 
 @dataclass
 class Laid:
     pieces: list[Piece]
+    """In reading order, the tags of marked text inside its piece (:meth:`flat` gives them in line)."""
     lanes: int
     unplaced: list[int]
     """Numbers of the marks whose fragments fall outside the text (shown apart, with a warning)."""
@@ -79,13 +85,15 @@ def lay_out(text: str, marks: list[tuple[int, Mark]], sections: list[tuple[int, 
             active[bar.mark] = bar
         for number, heading in section_at.get(here, []):
             pieces.append(Piece("section", text=heading, mark=number))
-        for _lane, number, zero in sorted(starts.get(here, [])):
-            pieces.append(Piece("tag", mark=number, zero=zero))
-        for number in carets.get(here, []):
-            pieces.append(Piece("caret", mark=number))
-        if after > here:
-            bars = sorted(active.values(), key=lambda bar: bar.lane)
-            pieces.append(Piece("text", text=text[here:after], bars=bars))
+        tags = [Piece("tag", mark=number, zero=zero) for _lane, number, zero in sorted(starts.get(here, []))]
+        tags += [Piece("caret", mark=number) for number in carets.get(here, [])]
+        bars = sorted(active.values(), key=lambda bar: bar.lane)
+        if after > here and bars:  # the tags go with the text they label, never on a line of their own
+            pieces.append(Piece("text", text=text[here:after], bars=bars, tags=tags))
+        else:
+            pieces += tags
+            if after > here:
+                pieces.append(Piece("text", text=text[here:after]))
     return Laid(pieces, max(lanes.values(), default=-1) + 1, unplaced)
 
 
