@@ -84,6 +84,14 @@ def _add_view(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
     view.add_argument(
         "--out", type=Path, required=True, help="a new or empty folder (or an earlier view) to write into"
     )
+    view.add_argument(
+        "--source",
+        action="append",
+        default=[],
+        metavar="NAME=PATH",
+        help="the sources of the annotators' files, for an overlay of two annotators (clincorp list names them); "
+        "none given: a sample release's embedded samples, no overlay for a real release",
+    )
     view.set_defaults(handler=_view)
 
 
@@ -91,7 +99,7 @@ def _view(args: argparse.Namespace) -> int:
     from clinical_corpora.builders.view.reading import open_release
     from clinical_corpora.builders.view.writer import write_view
 
-    outcome = write_view(open_release(args.release), args.out)
+    outcome = write_view(open_release(args.release, _overrides(args.source)), args.out)
     print(f"{outcome.documents} document pages; open {outcome.index.resolve().as_uri()}")
     return 0
 

@@ -26,6 +26,7 @@ from selenium.webdriver.support.ui import Select
 from clinical_corpora.builders.cli import main
 from clinical_corpora.builders.plugins import find_corpus
 from clinical_corpora.builders.release.inputs import resolve_sources
+from clinical_corpora.builders.sources.knowtator import knowtator_files, read_knowtator_file
 from clinical_corpora.builders.text_free.rehydrate import rehydrate
 from clinical_corpora.builders.text_free.release import release_text_free
 from tests.conftest import SampleRelease
@@ -309,3 +310,35 @@ def test_out_must_be_a_new_or_empty_folder_or_an_earlier_view(
     assert tree(tmp_path / "again") == first
     assert main(["view", str(tmp_path), "--out", str(tmp_path / "x")]) == 1
     assert "has no manifest.json" in capsys.readouterr().err
+
+
+def test_two_annotators_side_by_side(releases: Callable[[str, str], Path], browser: WebDriver, tmp_path: Path) -> None:
+    """The ODIE sample's two annotators: every span each marked has its row, with the verdict its labels give."""
+    sample = Path(__file__).resolve().parents[1] / "corpora" / "odie_anaphora" / "sample"
+    marked = {
+        name: {
+            document.doc_id: {tuple(tuple(f) for f in m.fragments): m.semantic_class for m in document.markables}
+            for document in (
+                read_knowtator_file(path, sample / "text")
+                for path in knowtator_files(sample / name, quiet=True).values()
+            )
+        }
+        for name in ("annotator_a", "annotator_b")
+    }
+    pages = documents(browser, view(releases("odie_anaphora", "full"), tmp_path / "view"))
+    assert set(pages) == set(marked["annotator_a"])
+    for document, url in pages.items():
+        browser.get(url)
+        rows = browser.find_elements(By.CSS_SELECTOR, "#annotators tr.overlay-row")
+        spans = [
+            [cell.text for cell in row.find_elements(By.TAG_NAME, "td")] for row in rows if row.text.startswith("span")
+        ]
+        a, b = marked["annotator_a"][document], marked["annotator_b"][document]
+        assert len(spans) == len(set(a) | set(b)), document
+        for _, _, _, label_a, label_b, verdict in spans:
+            expected = "match" if label_a == label_b else "label differs"
+            if "—" in (label_a, label_b):
+                expected = "only annotator_b" if label_a == "—" else "only annotator_a"
+            assert verdict == expected
+        assert sum(label != "—" for _, _, _, label, _, _ in spans) == len(a)
+        assert sum(label != "—" for _, _, _, _, label, _ in spans) == len(b)

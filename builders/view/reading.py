@@ -10,11 +10,12 @@ from typing import Any
 
 from datasets import Features
 
-from clinical_corpora.builders.contract.base import Builder, make_builder
-from clinical_corpora.builders.contract.display import RowReader
+from clinical_corpora.builders.contract.base import BuildContext, Builder, make_builder
+from clinical_corpora.builders.contract.display import DocumentDisplay, RowReader
 from clinical_corpora.builders.contract.release_view import MANIFEST, ReleaseView
 from clinical_corpora.builders.plugins import installed_corpus
 from clinical_corpora.builders.release.folder import checked_version, read_json
+from clinical_corpora.builders.release.inputs import resolve_sources
 from clinical_corpora.builders.text_free.layout import FULL_FOLDER, VARIANT
 from clinical_corpora.core.errors import ClincorpError
 from clinical_corpora.schemas.features import row_decoder
@@ -65,6 +66,8 @@ class Release:
     builder: Builder
     violations: list[Violation] = field(default_factory=list)
     gates: list[GateLine] = field(default_factory=list)
+    annotators: dict[str, dict[str, DocumentDisplay]] = field(default_factory=dict)
+    """Annotator → document id → that annotator's display, for the overlay (empty without annotators' files)."""
 
     def rows(self) -> RowReader:
         """The release's rows for the builder's ``displays`` hook."""
@@ -91,8 +94,10 @@ def _withheld(_: object) -> None:
     return None
 
 
-def open_release(folder: Path) -> Release:
-    """The release in ``folder``, its corpus found among the installed ones by the name its manifest gives."""
+def open_release(folder: Path, sources: dict[str, Path] | None = None) -> Release:
+    """The release in ``folder``, its corpus found among the installed ones by the name its manifest gives.
+    With ``sources`` (or, for a sample release, its corpus's embedded samples), the annotators' files they
+    hold are read for the overlay."""
     manifest_path = folder / MANIFEST
     if not manifest_path.is_file():
         raise ClincorpError(f"{folder} is not a release: it has no {MANIFEST}")
@@ -115,6 +120,9 @@ def open_release(folder: Path) -> Release:
             source = path.relative_to(folder).as_posix()
             release.gates += [_gate_line(source, gate) for gate in gates if isinstance(gate, dict)]
             release.violations += violations(gates)
+    if sources or release.sample:
+        context = BuildContext(corpus, resolve_sources(corpus, sources or {}))
+        release.annotators = release.builder.annotator_displays(context)
     return release
 
 

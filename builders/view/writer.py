@@ -23,6 +23,7 @@ from typing import Any
 import jinja2
 
 from clinical_corpora.builders.contract.display import DocumentDisplay
+from clinical_corpora.builders.view.overlay import overlay
 from clinical_corpora.builders.view.pages import page_view
 from clinical_corpora.builders.view.reading import Release, Violation
 from clinical_corpora.core.errors import ClincorpError
@@ -147,7 +148,7 @@ def _write_pages(
     for doc in itertools.chain(_documents(release), [None]):
         name = page_name(doc.id, taken) if doc is not None else None
         if held is not None:
-            entries.append(_write_page(template, context, held, entries, name, folder, by_record))
+            entries.append(_write_page(template, context, release, held, entries, name, folder, by_record))
             links.update((record, entries[-1].href) for record in held[0].records if record in by_record)
             progress(len(entries))
         held = (doc, name) if doc is not None and name is not None else None
@@ -168,6 +169,7 @@ def _documents(release: Release) -> Iterator[DocumentDisplay]:
 def _write_page(
     template: jinja2.Template,
     context: dict[str, Any],
+    release: Release,
     held: tuple[DocumentDisplay, str],
     entries: list[Entry],
     next_name: str | None,
@@ -177,6 +179,10 @@ def _write_page(
     doc, name = held
     violations = [v for record in doc.records for v in by_record.get(record, [])]
     view = page_view(doc)
+    annotated = {annotator: docs[doc.id] for annotator, docs in release.annotators.items() if doc.id in docs}
+    compared = overlay(doc, annotated) if len(annotated) > 1 else None
+    if compared is not None:
+        view.counts["annotator disagreements"] = compared.disagreements
     html = template.render(
         **context,
         doc=doc,
@@ -184,6 +190,7 @@ def _write_page(
         passages=view.passages,
         group_sections=view.group_sections,
         legend=view.legend,
+        overlay=compared,
         violations=violations,
         previous=entries[-1].href.removeprefix(f"{DOCS}/") if entries else None,
         next=next_name,

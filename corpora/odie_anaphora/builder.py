@@ -38,7 +38,7 @@ from clinical_corpora.builders.sources.knowtator import KNOWTATOR_SUFFIX, read_k
 from clinical_corpora.core.errors import SourceError
 from clinical_corpora.corpora.odie_anaphora import bigbio
 from clinical_corpora.corpora.odie_anaphora.agreement import pairwise_agreement
-from clinical_corpora.corpora.odie_anaphora.display import odie_displays
+from clinical_corpora.corpora.odie_anaphora.display import annotator_displays, odie_displays
 from clinical_corpora.corpora.odie_anaphora.notes import gold_notes, i2b2_record, knowtator_record, quarantine
 from clinical_corpora.corpora.odie_anaphora.records import OdieDocument
 from clinical_corpora.corpora.odie_anaphora.statistics import statistics_sections
@@ -56,6 +56,9 @@ class OdieAnaphoraBuilder(Builder):
 
     def displays(self, rows: RowReader) -> Iterator[DocumentDisplay]:
         return odie_displays(rows)
+
+    def annotator_displays(self, ctx: BuildContext) -> dict[str, dict[str, DocumentDisplay]]:
+        return annotator_displays(ctx)
 
     def count(self, ctx: BuildContext) -> int:
         if ctx.has_source("i2b2"):

@@ -6,12 +6,31 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from clinical_corpora.builders.contract.base import BuildContext
 from clinical_corpora.builders.contract.display import DocumentDisplay, Group, Mark, Member, Passage, RowReader
+from clinical_corpora.builders.sources.annotators import annotator_folders
+from clinical_corpora.builders.sources.knowtator import KNOWTATOR_SUFFIX, knowtator_files, read_knowtator_file
+from clinical_corpora.corpora.odie_anaphora.agreement import ANNOTATOR_SOURCES
+from clinical_corpora.corpora.odie_anaphora.notes import knowtator_record
 
 
 def odie_displays(rows: RowReader) -> Iterator[DocumentDisplay]:
     for split, note in rows("odie_anaphora", None):
         yield note_display(split, note)
+
+
+def annotator_displays(ctx: BuildContext) -> dict[str, dict[str, DocumentDisplay]]:
+    """The two annotators' notes (the Knowtator input's ``annotator_a`` and ``annotator_b``), as the gold's."""
+    if ctx.has_source("i2b2") or not all(ctx.has_source(name) for name in ANNOTATOR_SOURCES):
+        return {}
+    folders = annotator_folders({name: ctx.source(name) for name in ANNOTATOR_SOURCES}, KNOWTATOR_SUFFIX)
+    displays: dict[str, dict[str, DocumentDisplay]] = {}
+    for name, folder in folders.items():
+        displays[name] = {}
+        for xml_path in knowtator_files(folder, quiet=True).values():
+            document = read_knowtator_file(xml_path, ctx.source("text"))
+            displays[name][document.doc_id] = note_display("", knowtator_record(document, xml_path).model_dump())
+    return displays
 
 
 def note_display(split: str, note: dict[str, Any]) -> DocumentDisplay:
