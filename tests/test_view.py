@@ -342,3 +342,30 @@ def test_two_annotators_side_by_side(releases: Callable[[str, str], Path], brows
             assert verdict == expected
         assert sum(label != "—" for _, _, _, label, _, _ in spans) == len(a)
         assert sum(label != "—" for _, _, _, _, label, _ in spans) == len(b)
+
+
+def test_rad_coref_annotators_mentions_side_by_side(
+    releases: Callable[[str, str], Path], browser: WebDriver, tmp_path: Path
+) -> None:
+    """Each rad_coref annotator's mentions, by report, beside the other's; not for a text-free release (its
+    annotators' mentions cannot be checked against report texts it does not hold)."""
+    annotations = Path(__file__).resolve().parents[1] / "corpora" / "rad_coref" / "sample" / "annotations"
+    marked = {
+        name: {
+            (ann.parent.name, ann.stem, line.split("\t")[1].split()[1], line.split("\t")[1].split()[2])
+            for ann in (annotations / name).rglob("*.ann")
+            for line in ann.read_text(encoding="utf-8").splitlines()
+            if line.startswith("T")
+        }
+        for name in ("annotator_a", "annotator_b")
+    }
+    full = documents(browser, view(releases("rad_coref", "full"), tmp_path / "full"))
+    spans = 0
+    for url in full.values():
+        browser.get(url)
+        rows = browser.find_elements(By.CSS_SELECTOR, "#annotators tr.overlay-row")
+        spans += sum(row.text.startswith("span") for row in rows)
+    assert spans == len(marked["annotator_a"] | marked["annotator_b"])
+    for url in documents(browser, view(releases("rad_coref", "text-free"), tmp_path / "text-free")).values():
+        browser.get(url)
+        assert not browser.find_elements(By.ID, "annotators")

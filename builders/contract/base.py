@@ -343,9 +343,10 @@ class Builder:
         (licensed text None in a text-free release)."""
         raise ClincorpError(f"{type(self).__name__} describes no document for clincorp view: its displays hook must")
 
-    def annotator_displays(self, ctx: BuildContext) -> dict[str, dict[str, DocumentDisplay]]:
+    def annotator_displays(self, ctx: BuildContext, rows: RowReader) -> dict[str, dict[str, DocumentDisplay]]:
         """Each annotator's documents (annotator → document id → display) from the annotators' sources in
-        ``ctx``, for the view's overlay of two annotators; empty (the default) when there are none."""
+        ``ctx`` (and the release's ``rows``), for the view's overlay of two annotators; empty (the default)
+        when there are none."""
         return {}
 
 

@@ -9,6 +9,8 @@ from dataclasses import dataclass
 from clinical_corpora.builders.contract.display import DocumentDisplay, Group, Mark
 
 Fragments = tuple[tuple[int, int], ...]
+Located = tuple[str, Fragments]
+"""A mark's passage (by key) and fragments."""
 
 
 @dataclass
@@ -61,15 +63,20 @@ def overlay(doc: DocumentDisplay, annotators: dict[str, DocumentDisplay]) -> Ove
                     _verdict(names, labels),
                 )
             )
-    groups: dict[tuple[str, tuple[Fragments, ...]], list[str]] = {}
+    groups: dict[tuple[str, tuple[Located, ...]], list[str]] = {}
     for number, name in enumerate(names):
-        located = {mark.key: tuple(mark.fragments) for passage in annotators[name].passages for mark in passage.marks}
+        located = {
+            mark.key: (passage.key, tuple(mark.fragments))
+            for passage in annotators[name].passages
+            for mark in passage.marks
+        }
         for group in annotators[name].groups:
             signature = (group.kind, _members(group, located))
             labels = groups.setdefault(signature, [""] * len(names))
             labels[number] = _joined(labels[number], group.label)
+    titles = {passage.key: passage.title for passage in doc.passages}
     for (kind, members), labels in sorted(groups.items()):
-        where = " → ".join("; ".join(f"[{s}, {e})" for s, e in fragments) for fragments in members)
+        where = " → ".join(_where(fragments, titles.get(key, key), len(titles)) for key, fragments in members)
         rows.append(OverlayRow(kind, where, "", labels, _verdict(names, labels)))
     return Overlay(names, rows)
 
@@ -78,8 +85,8 @@ def _passage_marks(doc: DocumentDisplay, key: str) -> list[Mark]:
     return [mark for passage in doc.passages if passage.key == key for mark in passage.marks]
 
 
-def _members(group: Group, located: dict[str, Fragments]) -> tuple[Fragments, ...]:
-    members = tuple(located.get(member.mark, ()) for member in group.members)
+def _members(group: Group, located: dict[str, Located]) -> tuple[Located, ...]:
+    members = tuple(located.get(member.mark, ("", ())) for member in group.members)
     return tuple(sorted(members)) if group.kind == "chain" else members
 
 

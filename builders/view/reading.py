@@ -122,7 +122,7 @@ def open_release(folder: Path, sources: dict[str, Path] | None = None) -> Releas
             release.violations += violations(gates)
     if sources or release.sample:
         context = BuildContext(corpus, resolve_sources(corpus, sources or {}))
-        release.annotators = release.builder.annotator_displays(context)
+        release.annotators = release.builder.annotator_displays(context, release.rows())
     return release
 
 

@@ -50,7 +50,7 @@ from clinical_corpora.builders.sources.umls import locate_rrf_files
 from clinical_corpora.core.errors import ClincorpError, SourceError
 from clinical_corpora.corpora.clicr import bigbio
 from clinical_corpora.corpora.clicr.agreement import recogniser_agreement
-from clinical_corpora.corpora.clicr.display import clicr_displays
+from clinical_corpora.corpora.clicr.display import annotator_displays, clicr_displays
 from clinical_corpora.corpora.clicr.entities import (
     CaseEntities,
     case_document,
@@ -129,6 +129,9 @@ class ClicrBuilder(Builder):
 
     def displays(self, rows: RowReader) -> Iterator[DocumentDisplay]:
         return clicr_displays(rows)
+
+    def annotator_displays(self, ctx: BuildContext, rows: RowReader) -> dict[str, dict[str, DocumentDisplay]]:
+        return annotator_displays(ctx, rows)
 
     def count(self, ctx: BuildContext) -> int:
         return len(case_pages(ctx.source("bmj_html"), quiet=True))

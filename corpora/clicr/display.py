@@ -9,7 +9,9 @@ from collections import defaultdict
 from collections.abc import Iterator
 from typing import Any
 
+from clinical_corpora.builders.contract.base import BuildContext
 from clinical_corpora.builders.contract.display import DocumentDisplay, Group, Listing, Mark, Member, Passage, RowReader
+from clinical_corpora.builders.sources.brat import iter_brat_folder
 from clinical_corpora.corpora.clicr.records import PLACEHOLDER
 
 QUERY_COLUMNS = ["id", "document_id", "query", "answers", "answer_in_passage"]
@@ -88,3 +90,28 @@ def _metadata(case: dict[str, Any]) -> list[tuple[str, str]]:
 
 def _text(text: str | None) -> str:
     return text if text is not None else "(text withheld)"
+
+
+def annotator_displays(ctx: BuildContext, rows: RowReader) -> dict[str, dict[str, DocumentDisplay]]:
+    """The hand-marked entities of the ``entity_gold`` source (``gold``) beside the entities the recogniser
+    found in the same passages (``recogniser``): what the release's entity scores count, span by span."""
+    if not ctx.has_source("entity_gold"):
+        return {}
+    gold = {
+        doc_id: [(t.start, t.end, t.type) for t in doc.textbounds]
+        for doc_id, _, doc in iter_brat_folder(ctx.source("entity_gold"))
+    }
+    found = {
+        case["id"]: [(e["start"], e["end"], e["category"]) for e in case["entities"]]
+        for _, case in rows("clicr_documents", ["id", "entities"])
+        if case["id"] in gold
+    }
+    return {
+        name: {doc_id: _entities_display(doc_id, spans) for doc_id, spans in spans_by_case.items()}
+        for name, spans_by_case in (("gold", gold), ("recogniser", found))
+    }
+
+
+def _entities_display(doc_id: str, spans: list[tuple[int, int, str]]) -> DocumentDisplay:
+    marks = [Mark(f"e{n}", "entity", label, [(start, end)]) for n, (start, end, label) in enumerate(spans)]
+    return DocumentDisplay(doc_id, "", [], [Passage("passage", "Passage", None, marks)])

@@ -57,7 +57,7 @@ class OdieAnaphoraBuilder(Builder):
     def displays(self, rows: RowReader) -> Iterator[DocumentDisplay]:
         return odie_displays(rows)
 
-    def annotator_displays(self, ctx: BuildContext) -> dict[str, dict[str, DocumentDisplay]]:
+    def annotator_displays(self, ctx: BuildContext, rows: RowReader) -> dict[str, dict[str, DocumentDisplay]]:
         return annotator_displays(ctx)
 
     def count(self, ctx: BuildContext) -> int:

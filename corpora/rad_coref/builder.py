@@ -32,7 +32,7 @@ from clinical_corpora.builders.sources.mimic_notes import NoteEvent, iter_noteev
 from clinical_corpora.core.errors import SourceError
 from clinical_corpora.corpora.rad_coref import bigbio
 from clinical_corpora.corpora.rad_coref.agreement import release_agreement
-from clinical_corpora.corpora.rad_coref.display import rad_coref_displays
+from clinical_corpora.corpora.rad_coref.display import annotator_displays, rad_coref_displays
 from clinical_corpora.corpora.rad_coref.records import (
     Chain,
     Mention,
@@ -199,6 +199,9 @@ class RadCorefBuilder(Builder):
 
     def displays(self, rows: RowReader) -> Iterator[DocumentDisplay]:
         return rad_coref_displays(rows)
+
+    def annotator_displays(self, ctx: BuildContext, rows: RowReader) -> dict[str, dict[str, DocumentDisplay]]:
+        return annotator_displays(ctx, rows)
 
     def count(self, ctx: BuildContext) -> int:
         """Patients, the records read (a listing of the gold folder)."""
