@@ -56,32 +56,18 @@ def view(folder: str, out: str) -> int:
 def naive_view(folder: str, out: str) -> int:
     """Every row decoded into one list, every page rendered into memory, then written."""
     from clinical_corpora.builders.contract.release_view import ReleaseView
-    from clinical_corpora.builders.view.pages import page_view
     from clinical_corpora.builders.view.reading import open_release
-    from clinical_corpora.builders.view.writer import _environment, _script, _shared, page_name
+    from clinical_corpora.builders.view.writer import PageWriter, environment, page_name
     from clinical_corpora.corpora.sdoh.display import note_display
 
-    opened = open_release(Path(folder))
-    env = _environment()
-    template = env.get_template("page.html.j2")
-    context = {**_shared(env, opened), **_script("page.js")}
+    writer = PageWriter(environment(), open_release(Path(folder)), Path(out))
     notes = list(ReleaseView(Path(folder)).rows("sdoh"))
     taken: set[str] = set()
     pages = {}
     for split, note in notes:
         doc = note_display(split, note)
-        page = page_view(doc)
-        pages[page_name(doc.id, taken)] = template.render(
-            **context,
-            doc=doc,
-            marks=page.marks,
-            passages=page.passages,
-            group_sections=page.group_sections,
-            legend=page.legend,
-            violations=[],
-            previous=None,
-            next=None,
-        )
+        name = page_name(doc.id, taken)
+        pages[name] = writer.render(doc, name, None, None)[0]
     Path(out).mkdir(parents=True)
     for name, html in pages.items():
         (Path(out) / name).write_text(html, encoding="utf-8")

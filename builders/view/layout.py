@@ -32,14 +32,11 @@ class Piece:
     tags: list[Piece] = field(default_factory=list)
     """Of marked text: the tags and carets just before it."""
 
-    def flat(self) -> list[Piece]:
-        return [*self.tags, self]
-
 
 @dataclass
 class Laid:
     pieces: list[Piece]
-    """In reading order, the tags of marked text inside its piece (:meth:`flat` gives them in line)."""
+    """In reading order; the tags of marked text are inside its piece."""
     lanes: int
     unplaced: list[int]
     """Numbers of the marks whose fragments fall outside the text (shown apart, with a warning)."""

@@ -63,15 +63,14 @@ def write_view(release: Release, out: Path, progress: Callable[[int], None] = la
     staging = out / f".staging-{os.getpid()}-{secrets.token_hex(4)}"
     (staging / DOCS).mkdir(parents=True)
     try:
-        env = _environment()
-        shared = _shared(env, release)
-        pages = env.get_template("page.html.j2")
-        entries, links = _write_pages(pages, shared, release, staging / DOCS, progress)
-        _write_index(env.get_template("index.html.j2"), shared, release, entries, links, staging / INDEX)
+        env = environment()
+        pages = PageWriter(env, release, staging / DOCS)
+        pages.write_all(progress)
+        _write_index(env.get_template("index.html.j2"), _shared(env, release), pages, staging / INDEX)
         _publish(staging, out)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
-    return Outcome(out / INDEX, len(entries))
+    return Outcome(out / INDEX, len(pages.entries))
 
 
 def _check_out(out: Path) -> None:
@@ -90,7 +89,7 @@ def _publish(staging: Path, out: Path) -> None:
     (out / MARKER).write_text("pages written by clincorp view; the next run replaces them\n", encoding="utf-8")
 
 
-def _environment() -> jinja2.Environment:
+def environment() -> jinja2.Environment:
     return jinja2.Environment(
         loader=jinja2.FileSystemLoader(ASSETS),
         autoescape=True,
@@ -128,31 +127,58 @@ def page_name(document_id: str, taken: set[str]) -> str:
     return f"{candidate}.html"
 
 
-def _write_pages(
-    template: jinja2.Template,
-    shared: dict[str, Any],
-    release: Release,
-    folder: Path,
-    progress: Callable[[int], None],
-) -> tuple[list[Entry], dict[tuple[str, str], str]]:
-    """Write a page per document as the documents come (one held back, to link it to the next); the index
-    entries, and the page of each record a violation names."""
-    by_record: dict[tuple[str, str], list[Violation]] = {}
-    for violation in release.violations:
-        by_record.setdefault((violation.config, violation.record), []).append(violation)
-    context = {**shared, **_script("page.js")}
-    entries: list[Entry] = []
-    taken: set[str] = set()
-    links: dict[tuple[str, str], str] = {}
-    held: tuple[DocumentDisplay, str] | None = None
-    for doc in itertools.chain(_documents(release), [None]):
-        name = page_name(doc.id, taken) if doc is not None else None
-        if held is not None:
-            entries.append(_write_page(template, context, release, held, entries, name, folder, by_record))
-            links.update((record, entries[-1].href) for record in held[0].records if record in by_record)
-            progress(len(entries))
-        held = (doc, name) if doc is not None and name is not None else None
-    return entries, links
+class PageWriter:
+    """Renders a release's document pages and writes them into a folder, keeping what the index needs."""
+
+    def __init__(self, env: jinja2.Environment, release: Release, folder: Path) -> None:
+        self.template = env.get_template("page.html.j2")
+        self.context = {**_shared(env, release), **_script("page.js")}
+        self.release = release
+        self.folder = folder
+        self.entries: list[Entry] = []
+        self.links: dict[tuple[str, str], str] = {}
+        """The page of each record a violation names."""
+        self.by_record: dict[tuple[str, str], list[Violation]] = {}
+        for violation in release.violations:
+            self.by_record.setdefault((violation.config, violation.record), []).append(violation)
+
+    def write_all(self, progress: Callable[[int], None]) -> None:
+        """Write a page per document as the documents come (one held back, to link it to the next)."""
+        taken: set[str] = set()
+        held: tuple[DocumentDisplay, str] | None = None
+        for doc in itertools.chain(_documents(self.release), [None]):
+            name = page_name(doc.id, taken) if doc is not None else None
+            if held is not None:
+                previous = self.entries[-1].href.removeprefix(f"{DOCS}/") if self.entries else None
+                html, entry = self.render(held[0], held[1], previous, name)
+                (self.folder / held[1]).write_text(html, encoding="utf-8")
+                self.entries.append(entry)
+                self.links.update((record, entry.href) for record in held[0].records if record in self.by_record)
+                progress(len(self.entries))
+            held = (doc, name) if doc is not None and name is not None else None
+
+    def render(self, doc: DocumentDisplay, name: str, previous: str | None, following: str | None) -> tuple[str, Entry]:
+        """A document's page (linked to the pages before and after it) and its index entry."""
+        violations = [v for record in doc.records for v in self.by_record.get(record, [])]
+        view = page_view(doc)
+        annotators = self.release.annotators
+        annotated = {annotator: docs[doc.id] for annotator, docs in annotators.items() if doc.id in docs}
+        compared = overlay(doc, annotated) if len(annotated) > 1 else None
+        if compared is not None:
+            view.counts["annotator disagreements"] = compared.disagreements
+        html = self.template.render(
+            **self.context,
+            doc=doc,
+            marks=view.marks,
+            passages=view.passages,
+            group_sections=view.group_sections,
+            legend=view.legend,
+            overlay=compared,
+            violations=violations,
+            previous=previous,
+            next=following,
+        )
+        return html, Entry(doc.id, doc.split, doc.labels, f"{DOCS}/{name}", view.counts, len(violations))
 
 
 def _documents(release: Release) -> Iterator[DocumentDisplay]:
@@ -166,47 +192,8 @@ def _documents(release: Release) -> Iterator[DocumentDisplay]:
         ) from None
 
 
-def _write_page(
-    template: jinja2.Template,
-    context: dict[str, Any],
-    release: Release,
-    held: tuple[DocumentDisplay, str],
-    entries: list[Entry],
-    next_name: str | None,
-    folder: Path,
-    by_record: dict[tuple[str, str], list[Violation]],
-) -> Entry:
-    doc, name = held
-    violations = [v for record in doc.records for v in by_record.get(record, [])]
-    view = page_view(doc)
-    annotated = {annotator: docs[doc.id] for annotator, docs in release.annotators.items() if doc.id in docs}
-    compared = overlay(doc, annotated) if len(annotated) > 1 else None
-    if compared is not None:
-        view.counts["annotator disagreements"] = compared.disagreements
-    html = template.render(
-        **context,
-        doc=doc,
-        marks=view.marks,
-        passages=view.passages,
-        group_sections=view.group_sections,
-        legend=view.legend,
-        overlay=compared,
-        violations=violations,
-        previous=entries[-1].href.removeprefix(f"{DOCS}/") if entries else None,
-        next=next_name,
-    )
-    (folder / name).write_text(html, encoding="utf-8")
-    return Entry(doc.id, doc.split, doc.labels, f"{DOCS}/{name}", view.counts, len(violations))
-
-
-def _write_index(
-    template: jinja2.Template,
-    shared: dict[str, Any],
-    release: Release,
-    entries: list[Entry],
-    links: dict[tuple[str, str], str],
-    path: Path,
-) -> None:
+def _write_index(template: jinja2.Template, shared: dict[str, Any], pages: PageWriter, path: Path) -> None:
+    entries, release = pages.entries, pages.release
     count_names = list(dict.fromkeys(name for entry in entries for name in entry.counts))
     html = template.render(
         **shared,
@@ -215,6 +202,6 @@ def _write_index(
         count_names=count_names,
         splits=sorted({entry.split for entry in entries}),
         labels=sorted({label for entry in entries for label in entry.labels}),
-        violations=[(v, links.get((v.config, v.record))) for v in release.violations],
+        violations=[(v, pages.links.get((v.config, v.record))) for v in release.violations],
     )
     path.write_text(html, encoding="utf-8")
