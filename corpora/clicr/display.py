@@ -42,13 +42,15 @@ def case_display(split: str, case: dict[str, Any], queries: list[dict[str, Any]]
         facts.append(("answer in passage", "yes" if query["answer_in_passage"] else "no"))
         members = [Member(mark.key, mark.label) for mark in found]
         groups.append(Group(query["id"], "query", f"query {query['id']}", members, facts, query["query"], PLACEHOLDER))
-    sections = [(section["start"], _text(section["heading"])) for section in case["sections"]]
+    sections = [(section["start"], section["heading"] or f"at {section['start']}") for section in case["sections"]]
     categories = {answer["category"] for query in queries for answer in query["answers"]}
     return DocumentDisplay(
         id=case["id"],
         split=split,
         labels=sorted(categories),
-        passages=[Passage("passage", _text(case["title"]), case["passage"], marks, sections=sections)],
+        passages=[
+            Passage("passage", case["title"] or "Passage (title withheld)", case["passage"], marks, sections=sections)
+        ],
         groups=groups,
         listings=[Listing("Learning points", [_text(point) for point in case["learning_points"]])],
         facts=_metadata(case),
