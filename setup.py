@@ -33,7 +33,10 @@ def corpus_plugins() -> list[str]:
 setup(
     packages=[".".join((NAMESPACE, *folder.parts)) for folder in package_folders()],
     package_dir={NAMESPACE: NAMESPACE},
-    package_data={f"{NAMESPACE}.corpora": ["*/corpus.yaml", "*/README.md", "*/sample/**/*"]},
+    package_data={
+        f"{NAMESPACE}.corpora": ["*/corpus.yaml", "*/README.md", "*/sample/**/*"],
+        f"{NAMESPACE}.builders.view": ["assets/*"],
+    },
     entry_points={
         "console_scripts": [f"clincorp = {NAMESPACE}.builders.cli:entry"],
         "clinical_corpora.plugins": corpus_plugins(),

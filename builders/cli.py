@@ -81,7 +81,34 @@ def _parser() -> argparse.ArgumentParser:
     export.add_argument("release", type=Path, help="a release folder (holding manifest.json and data/)")
     export.add_argument("arguments", nargs=argparse.REMAINDER, help="--out DIR and the format's own options")
     export.set_defaults(handler=_export)
+    _add_view(commands)
     return parser
+
+
+def _add_view(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    view = commands.add_parser("view", help="write static HTML pages of a release that open offline, from file://")
+    view.add_argument("release", type=Path, help="a release folder (full, rehydrated or text-free)")
+    view.add_argument(
+        "--out", type=Path, required=True, help="a new or empty folder (or an earlier view) to write into"
+    )
+    view.add_argument(
+        "--source",
+        action="append",
+        default=[],
+        metavar="NAME=PATH",
+        help="the sources of the annotators' files, for an overlay of two annotators (clincorp list names them); "
+        "none given: a sample release's embedded samples, no overlay for a real release",
+    )
+    view.set_defaults(handler=_view)
+
+
+def _view(args: argparse.Namespace) -> int:
+    from clinical_corpora.builders.view.reading import open_release
+    from clinical_corpora.builders.view.writer import write_view
+
+    outcome = write_view(open_release(args.release, _overrides(args.source)), args.out)
+    print(f"{outcome.documents} document pages; open {outcome.index.resolve().as_uri()}")
+    return 0
 
 
 def _add_release(

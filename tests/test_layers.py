@@ -39,6 +39,7 @@ ALLOWED: dict[str, tuple[str, ...]] = {
     "builders.text_free": (*_CORPORA, "builders.plugins", "builders.release"),
     "builders.validate": (*_CORPORA, "builders.plugins", "builders.release", "builders.text_free"),
     "builders.diff": (*_CORPORA, "builders.plugins", "builders.release", "builders.text_free", "builders.validate"),
+    "builders.view": (*_CORPORA, "builders.plugins", "builders.release", "builders.text_free"),
     "builders.cli": (
         *_CORPORA,
         "builders.plugins",
@@ -46,6 +47,7 @@ ALLOWED: dict[str, tuple[str, ...]] = {
         "builders.text_free",
         "builders.validate",
         "builders.diff",
+        "builders.view",
     ),
 }
 

@@ -48,6 +48,7 @@ from clinical_corpora.core.manifest import CorpusManifest
 if TYPE_CHECKING:
     import pandas as pd
 
+    from clinical_corpora.builders.contract.display import DocumentDisplay, RowReader
     from clinical_corpora.builders.contract.release_view import ReleaseView
     from clinical_corpora.validation.expectations import TableBatches
 
@@ -375,6 +376,17 @@ class Builder:
         """Stream (locator, text) for the wanted locators from the sources in ``ctx``, reading each source
         once and keeping only those; a locator the sources lack is not yielded (the caller names it)."""
         raise ClincorpError(f"{type(self).__name__} names no source documents: it has no text-free variant")
+
+    def displays(self, rows: RowReader) -> Iterator[DocumentDisplay]:
+        """What ``clincorp view`` shows: one display per document of a release, in release order, from its rows
+        (licensed text None in a text-free release)."""
+        raise ClincorpError(f"{type(self).__name__} describes no document for clincorp view: its displays hook must")
+
+    def annotator_displays(self, ctx: BuildContext, rows: RowReader) -> dict[str, dict[str, DocumentDisplay]]:
+        """Each annotator's documents (annotator → document id → display) from the annotators' sources in
+        ``ctx`` (and the release's ``rows``), for the view's overlay of two annotators; empty (the default)
+        when there are none."""
+        return {}
 
 
 def make_builder(reference: str, options: object = None) -> Builder:

@@ -33,6 +33,7 @@ from clinical_corpora.builders.contract.base import (
     CardSection,
     Row,
 )
+from clinical_corpora.builders.contract.display import DocumentDisplay, RowReader
 from clinical_corpora.builders.contract.release_view import ReleaseView
 from clinical_corpora.builders.contract.text_units import token_strings
 from clinical_corpora.builders.sources.bmj_html import (
@@ -49,6 +50,7 @@ from clinical_corpora.builders.sources.umls import locate_rrf_files
 from clinical_corpora.core.errors import ClincorpError, SourceError
 from clinical_corpora.corpora.clicr import bigbio
 from clinical_corpora.corpora.clicr.agreement import recogniser_agreement
+from clinical_corpora.corpora.clicr.display import annotator_displays, clicr_displays
 from clinical_corpora.corpora.clicr.entities import (
     CaseEntities,
     case_document,
@@ -126,6 +128,12 @@ class ClicrBuilder(Builder):
     CONFIGS = {"clicr": ClicrQuery, "clicr_documents": ClicrDocument, bigbio.CONFIG: bigbio.QaRecord}
     RECORD_CONFIG = "clicr_documents"
     DOCUMENTS = {"bmj_html": "one BMJ Case Reports page per case, <case id>.html (e.g. bcr-2014-204357.html)"}
+
+    def displays(self, rows: RowReader) -> Iterator[DocumentDisplay]:
+        return clicr_displays(rows)
+
+    def annotator_displays(self, ctx: BuildContext, rows: RowReader) -> dict[str, dict[str, DocumentDisplay]]:
+        return annotator_displays(ctx, rows)
 
     def count(self, ctx: BuildContext) -> int:
         return len(case_pages(ctx.source("bmj_html"), quiet=True))

@@ -28,6 +28,7 @@ from typing import Any
 import pandas as pd
 
 from clinical_corpora.builders.contract.base import AgreementReport, BuildContext, Builder, CardSection, Row
+from clinical_corpora.builders.contract.display import DocumentDisplay, RowReader
 from clinical_corpora.builders.contract.release_view import ReleaseView
 from clinical_corpora.builders.sources.brat import TEXT_SUFFIX, read_utf8
 from clinical_corpora.builders.sources.discovery import find_documents
@@ -37,6 +38,7 @@ from clinical_corpora.builders.sources.knowtator import KNOWTATOR_SUFFIX, read_k
 from clinical_corpora.core.errors import SourceError
 from clinical_corpora.corpora.odie_anaphora import bigbio
 from clinical_corpora.corpora.odie_anaphora.agreement import pairwise_agreement
+from clinical_corpora.corpora.odie_anaphora.display import annotator_displays, odie_displays
 from clinical_corpora.corpora.odie_anaphora.notes import (
     I2B2_CONCEPT_TYPES,
     gold_notes,
@@ -59,6 +61,12 @@ class OdieAnaphoraBuilder(Builder):
         "knowtator": f"one Knowtator file per note, <institution>_<note_type>_<nn>{KNOWTATOR_SUFFIX}",
         "i2b2": f"one text file per note, {DOCS_DIR}/<institution>_<note_type>_<nn>.txt",
     }
+
+    def displays(self, rows: RowReader) -> Iterator[DocumentDisplay]:
+        return odie_displays(rows)
+
+    def annotator_displays(self, ctx: BuildContext, rows: RowReader) -> dict[str, dict[str, DocumentDisplay]]:
+        return annotator_displays(ctx)
 
     def count(self, ctx: BuildContext) -> int:
         if ctx.has_source("i2b2"):

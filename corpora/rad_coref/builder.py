@@ -24,6 +24,7 @@ from typing import Any
 import pandas as pd
 
 from clinical_corpora.builders.contract.base import AgreementReport, BuildContext, Builder, CardSection, Row
+from clinical_corpora.builders.contract.display import DocumentDisplay, RowReader
 from clinical_corpora.builders.contract.release_view import ReleaseView
 from clinical_corpora.builders.contract.text_units import Sentence, split_sentences
 from clinical_corpora.builders.sources.documents import keys_of, locator
@@ -32,6 +33,7 @@ from clinical_corpora.core.errors import SourceError
 from clinical_corpora.core.file_limits import MAX_FILE_BYTES
 from clinical_corpora.corpora.rad_coref import bigbio
 from clinical_corpora.corpora.rad_coref.agreement import release_agreement
+from clinical_corpora.corpora.rad_coref.display import annotator_displays, rad_coref_displays
 from clinical_corpora.corpora.rad_coref.records import (
     Chain,
     Mention,
@@ -199,6 +201,12 @@ class RadCorefBuilder(Builder):
     CONFIGS = {CONFIG: Patient, PAIRS_CONFIG: MentionPair, bigbio.CONFIG: bigbio.KbDocument}
     RECORD_CONFIG = CONFIG
     DOCUMENTS = {"annotations": f"one BRAT file per report, {GOLD_FOLDER}/<SUBJECT_ID>/<ROW_ID>.ann"}
+
+    def displays(self, rows: RowReader) -> Iterator[DocumentDisplay]:
+        return rad_coref_displays(rows)
+
+    def annotator_displays(self, ctx: BuildContext, rows: RowReader) -> dict[str, dict[str, DocumentDisplay]]:
+        return annotator_displays(ctx, rows)
 
     def count(self, ctx: BuildContext) -> int:
         """Patients, the records read (a listing of the gold folder)."""

@@ -26,6 +26,7 @@ from clinical_corpora.builders.contract.base import (
     Row,
     Table,
 )
+from clinical_corpora.builders.contract.display import DocumentDisplay, RowReader
 from clinical_corpora.builders.contract.release_view import ReleaseView
 from clinical_corpora.builders.sources.annotators import annotator_folders
 from clinical_corpora.builders.sources.brat import ANN_SUFFIX, TEXT_SUFFIX, brat_documents, read_brat_document
@@ -36,6 +37,7 @@ from clinical_corpora.builders.sources.shac import ShacScheme, ValuedTextBound, 
 from clinical_corpora.core.counts import NO_COUNTS
 from clinical_corpora.core.errors import SourceError
 from clinical_corpora.corpora.sdoh import bigbio
+from clinical_corpora.corpora.sdoh.display import sdoh_displays
 from clinical_corpora.corpora.sdoh.records import (
     CHALLENGE_EVENT_TYPES,
     REQUIRED_ARGUMENTS,
@@ -66,6 +68,9 @@ class SdohBuilder(Builder):
     def __init__(self, options: BuilderOptions | None = None) -> None:
         super().__init__(options)
         self._listed: tuple[BuildContext, list[Document]] | None = None
+
+    def displays(self, rows: RowReader) -> Iterator[DocumentDisplay]:
+        return sdoh_displays(rows)
 
     def count(self, ctx: BuildContext) -> int:
         return len(self._documents(ctx))

@@ -37,6 +37,7 @@ from clinical_corpora.builders.contract.base import (
     Partial,
     Row,
 )
+from clinical_corpora.builders.contract.display import DocumentDisplay, RowReader
 from clinical_corpora.builders.contract.release_view import ReleaseView
 from clinical_corpora.builders.sources.documents import keys_of, locator
 from clinical_corpora.builders.sources.mimic_notes import iter_notes
@@ -46,6 +47,7 @@ from clinical_corpora.core.errors import SourceError
 from clinical_corpora.corpora.snomed_el import bigbio
 from clinical_corpora.corpora.snomed_el.agreement import annotator_agreement
 from clinical_corpora.corpora.snomed_el.annotations import SPLIT_SEED, TEST_FRACTION, NoteAnnotations, read_annotations
+from clinical_corpora.corpora.snomed_el.display import annotator_displays, snomed_el_displays
 from clinical_corpora.corpora.snomed_el.records import HIERARCHY_NAMES, ConceptRecord, ConceptStats, LinkedSpan, Note
 from clinical_corpora.corpora.snomed_el.released_annotations import concept_links
 from clinical_corpora.corpora.snomed_el.statistics import statistics_sections
@@ -114,6 +116,12 @@ class SnomedElBuilder(Builder):
         if path not in self._terminologies:
             self._terminologies[path] = load_snapshot(path)
         return self._terminologies[path]
+
+    def displays(self, rows: RowReader) -> Iterator[DocumentDisplay]:
+        return snomed_el_displays(rows)
+
+    def annotator_displays(self, ctx: BuildContext, rows: RowReader) -> dict[str, dict[str, DocumentDisplay]]:
+        return annotator_displays(ctx, rows)
 
     def count(self, ctx: BuildContext) -> int:
         """The annotated notes (the annotation files are small; the notes file is not read)."""

@@ -1,0 +1,1 @@
+"""``clincorp view``: a release as static HTML pages that open offline."""

@@ -1,0 +1,371 @@
+"""``clincorp view`` in a real browser (Debian's headless chromium, driven by selenium): every span, event
+argument, chain member and query of the parquet has its element on its document's page, nothing is fetched
+from outside ``file://``, the index's search and filters work, violations link to their records, a text-free
+release shows no text and a rehydrated one the same pages as the full release. A screenshot per corpus goes to
+``$CLINCORP_SCREENSHOTS`` (default: a temporary folder)."""
+
+from __future__ import annotations
+
+import html
+import os
+import re
+import shutil
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pyarrow.parquet as pq
+import pytest
+import yaml
+from selenium import webdriver
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.remote.webdriver import WebDriver
+from selenium.webdriver.support.ui import Select
+
+from clinical_corpora.builders.cli import main
+from clinical_corpora.builders.plugins import find_corpus
+from clinical_corpora.builders.release.inputs import resolve_sources
+from clinical_corpora.builders.sources.knowtator import knowtator_files, read_knowtator_file
+from clinical_corpora.builders.text_free.rehydrate import rehydrate
+from clinical_corpora.builders.text_free.release import release_text_free
+from tests.conftest import SampleRelease
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMEDRIVER = Path("/usr/bin/chromedriver")
+CORPORA = ["clicr", "odie_anaphora", "rad_coref", "sdoh", "snomed_el"]
+VARIANTS = ["full", "text-free", "rehydrated"]
+SDOH_SAMPLE = Path(__file__).resolve().parents[1] / "corpora" / "sdoh" / "sample" / "shac"
+HOSTILE = '<img src="http://example.invalid/x.png"><script>document.title = "pwned"</script>'
+URL_IN_ATTRIBUTE = re.compile(r"""(?:src|href|action|srcset|poster|data)\s*=\s*["']?\s*(?:https?:)?//""", re.I)
+
+Counts = dict[str, dict[str, int]]
+"""Document id → CSS selector → how many elements its page must hold."""
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[WebDriver]:
+    missing = [str(path) for path in (CHROMIUM, CHROMEDRIVER) if not path.exists()]
+    if missing:
+        pytest.fail(
+            f"the viewer's tests need Debian's chromium and its driver ({', '.join(missing)} missing): "
+            "apt-get install chromium chromium-driver"
+        )
+    options = webdriver.ChromeOptions()
+    options.binary_location = str(CHROMIUM)
+    for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1400,1000"):
+        options.add_argument(argument)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    driver = webdriver.Chrome(service=Service(executable_path=str(CHROMEDRIVER)), options=options)
+    yield driver
+    driver.quit()
+
+
+@pytest.fixture(scope="session")
+def screenshots(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = Path(os.environ.get("CLINCORP_SCREENSHOTS") or tmp_path_factory.mktemp("screenshots"))
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+@pytest.fixture(scope="session")
+def releases(sample_release: SampleRelease, tmp_path_factory: pytest.TempPathFactory) -> Callable[[str, str], Path]:
+    """``releases(corpus, variant)``: the sample's full release, its text-free variant or the release rehydrated
+    from it, made once per session."""
+    made: dict[tuple[str, str], Path] = {}
+
+    def release(corpus: str, variant: str) -> Path:
+        if (corpus, variant) not in made:
+            manifest = find_corpus(corpus)
+            if variant == "full":
+                full = sample_release(corpus).folder
+                copy = tmp_path_factory.mktemp(f"view-{corpus}") / corpus / full.name
+                made[corpus, variant] = Path(shutil.copytree(full, copy))
+            elif variant == "text-free":
+                made[corpus, variant] = release_text_free(
+                    manifest, release(corpus, "full"), resolve_sources(manifest, {})
+                ).folder
+            else:
+                out = tmp_path_factory.mktemp(f"rehydrated-{corpus}")
+                made[corpus, variant] = rehydrate(release(corpus, "text-free"), {}, out).folder
+        return made[corpus, variant]
+
+    return release
+
+
+def view(release: Path, out: Path) -> Path:
+    assert main(["view", str(release), "--out", str(out)]) == 0
+    return out / "index.html"
+
+
+def documents(browser: WebDriver, index: Path) -> dict[str, str]:
+    """Document id → page URL, as the index lists them."""
+    browser.get(index.as_uri())
+    links = browser.find_elements(By.CSS_SELECTOR, "#documents tbody tr td:first-child a")
+    return {link.text: link.get_attribute("href") or "" for link in links}
+
+
+def count(browser: WebDriver, selectors: list[str]) -> dict[str, int]:
+    script = "return Object.fromEntries(arguments[0].map(s => [s, document.querySelectorAll(s).length]))"
+    return dict(browser.execute_script(script, selectors))
+
+
+def fetched_outside(browser: WebDriver) -> list[str]:
+    """URLs the page loaded (itself and its resources) that are not file:// ones."""
+    script = "return ['navigation', 'resource'].flatMap(t => performance.getEntriesByType(t)).map(e => e.name)"
+    return [name for name in browser.execute_script(script) if not name.startswith("file:")]
+
+
+def rows(release: Path, config: str, columns: list[str]) -> Iterator[dict[str, Any]]:
+    for path in sorted((release / "data" / config).glob("*.parquet")):
+        yield from pq.read_table(path, columns=columns).to_pylist()
+
+
+def expected_counts(corpus: str, release: Path) -> Counts:
+    """What each document's page must hold, counted on the parquet."""
+    counts: Counts = {}
+    if corpus == "sdoh":
+        for note in rows(release, "sdoh", ["id", "events", "unused_textbounds"]):
+            arguments = sum(len(event["arguments"]) for event in note["events"])
+            counts[note["id"]] = {
+                ".tag[data-kind=trigger]": len(note["events"]),
+                ".tag[data-kind=argument]": arguments,
+                ".tag[data-kind=textbound]": len(note["unused_textbounds"]),
+                "li.member[data-kind=event-member]": len(note["events"]) + arguments,
+            }
+    elif corpus == "snomed_el":
+        for note in rows(release, "snomed_el", ["note_id", "annotations"]):
+            counts[note["note_id"]] = {".tag[data-kind=concept]": len(note["annotations"])}
+    elif corpus == "rad_coref":
+        for patient in rows(release, "rad_coref", ["patient_id", "reports", "mentions", "chains"]):
+            counts[patient["patient_id"]] = {
+                ".passage": len(patient["reports"]),
+                ".tag[data-kind=mention]": len(patient["mentions"]),
+                "li.group.chain": len(patient["chains"]),
+                "li.member[data-kind=chain-member]": sum(len(chain["mention_ids"]) for chain in patient["chains"]),
+            }
+    elif corpus == "odie_anaphora":
+        for note in rows(release, "odie_anaphora", ["id", "markables", "pairs", "chains"]):
+            counts[note["id"]] = {
+                ".tag[data-kind=markable]": len(note["markables"]),
+                "li.group.pair": len(note["pairs"]),
+                "li.member[data-kind=pair-member]": 2 * len(note["pairs"]),
+                "li.member[data-kind=chain-member]": sum(len(chain["markable_ids"]) for chain in note["chains"]),
+            }
+    else:
+        for case in rows(release, "clicr_documents", ["id", "entities", "sections", "learning_points"]):
+            counts[case["id"]] = {
+                ".tag[data-kind=entity]": len(case["entities"]),
+                "li.group.query": 0,
+                ".listing li": len(case["learning_points"]),
+            }
+        for query in rows(release, "clicr", ["document_id"]):
+            counts[query["document_id"]]["li.group.query"] += 1
+    return counts
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("corpus", CORPORA)
+def test_every_annotation_has_its_element_and_nothing_leaves_file(
+    corpus: str,
+    variant: str,
+    releases: Callable[[str, str], Path],
+    browser: WebDriver,
+    screenshots: Path,
+    tmp_path: Path,
+) -> None:
+    release = releases(corpus, variant)
+    index = view(release, tmp_path / "view")
+    expected = expected_counts(corpus, release)
+    pages = documents(browser, index)
+    assert sorted(pages) == sorted(expected)
+    assert not fetched_outside(browser)
+    for document, url in pages.items():
+        browser.get(url)
+        assert count(browser, list(expected[document])) == expected[document], document
+        assert not fetched_outside(browser), document
+        policy = browser.find_element(By.CSS_SELECTOR, "meta[http-equiv=Content-Security-Policy]")
+        assert "default-src 'none'" in (policy.get_attribute("content") or "")
+        notice = browser.find_elements(By.ID, "text-free-notice")
+        assert bool(notice) == (variant == "text-free")
+        if variant != "text-free":
+            assert not browser.find_elements(By.CSS_SELECTOR, ".passage .notice.error"), f"{document}: unplaced marks"
+    errors = [entry for entry in browser.get_log("browser") if entry["level"] == "SEVERE"]
+    assert not errors  # a script or style the page's policy refused would be logged here
+    for page in (tmp_path / "view").rglob("*.html"):
+        assert not URL_IN_ATTRIBUTE.search(page.read_text(encoding="utf-8")), page
+    if variant != "rehydrated":
+        first = next(iter(pages.values()))
+        browser.get(first)
+        height = browser.execute_script("return document.body.scrollHeight")
+        browser.set_window_size(1400, min(max(height + 40, 600), 2600))
+        browser.save_screenshot(str(screenshots / f"{corpus}{'' if variant == 'full' else '.' + variant}.png"))
+        browser.set_window_size(1400, 1000)
+
+
+def test_text_free_pages_hold_no_text_and_rehydrated_ones_are_the_full_ones(
+    releases: Callable[[str, str], Path], tmp_path: Path
+) -> None:
+    full = view(releases("sdoh", "full"), tmp_path / "full").parent
+    text_free = view(releases("sdoh", "text-free"), tmp_path / "text-free").parent
+    rehydrated = view(releases("sdoh", "rehydrated"), tmp_path / "rehydrated").parent
+    assert tree(full) == tree(rehydrated)
+    texts = [note["text"] for note in rows(releases("sdoh", "full"), "sdoh", ["text"])]
+    pages = "".join(page.read_text(encoding="utf-8") for page in text_free.rglob("*.html"))
+    pieces = {text[start : start + 24] for text in texts for start in range(0, len(text) - 24, 12)}
+    assert pieces and not [piece for piece in pieces if piece in pages]  # no run of the notes' text
+    shown = [passage_text(page.read_text(encoding="utf-8")) for page in (full / "docs").glob("*.html")]
+    assert sorted(shown) == sorted(texts)
+
+
+def passage_text(page: str) -> str:
+    """The text of a page's one passage, its tags (labels of marks) left out."""
+    body = page.split('<div class="text', 1)[1].split(">", 1)[1].split("</div>", 1)[0]
+    body = re.sub(r'<span class="tag[^"]*"[^>]*>[^<]*</span>', "", body)
+    return html.unescape(re.sub(r"<[^>]+>", "", body))
+
+
+def tree(folder: Path) -> dict[str, bytes]:
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+@pytest.fixture(scope="session")
+def edited_sdoh(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A release of the SDOH sample with a hostile note text and an event without its required Status,
+    tolerated by a gates overlay (so validation.json lists it)."""
+    work = tmp_path_factory.mktemp("edited-sdoh")
+    shac = Path(shutil.copytree(SDOH_SAMPLE, work / "shac"))
+    note = shac / "dev" / "mimic" / "0301.txt"
+    note.write_text(note.read_text(encoding="utf-8") + HOSTILE + "\n", encoding="utf-8")
+    ann = shac / "dev" / "mimic" / "0301.ann"
+    ann.write_text(ann.read_text(encoding="utf-8").replace("LivingStatus:T1 Status:T2 ", "LivingStatus:T1 "))
+    overlay = work / "tolerate.yaml"
+    tolerate = {"table": "sdoh.required_arguments", "expectation": "expect_column_values_to_be_in_set"}
+    overlay.write_text(yaml.safe_dump({"expectations": [{**tolerate, "column": "missing", "mostly": 0.5}]}))
+    out = work / "releases"
+    command = ["release", "sdoh", "--source", f"shac={shac}", "--gates", str(overlay), "--out", str(out)]
+    assert main(command) == 0
+    [release] = (out / "sdoh").iterdir()
+    return release
+
+
+def test_a_violation_links_to_its_record_and_hostile_text_stays_text(
+    edited_sdoh: Path, browser: WebDriver, tmp_path: Path
+) -> None:
+    index = view(edited_sdoh, tmp_path / "view")
+    browser.get(index.as_uri())
+    [violation] = browser.find_elements(By.CSS_SELECTOR, "#violations tr.violation")
+    assert "tolerated" in violation.text and "dev/mimic/0301" in violation.text
+    violation.find_element(By.TAG_NAME, "a").click()
+    assert browser.find_element(By.TAG_NAME, "h1").text == "dev/mimic/0301"
+    assert "sdoh.required_arguments" in browser.find_element(By.ID, "violations").text
+    assert HOSTILE in browser.find_element(By.CSS_SELECTOR, ".passage .text").text
+    assert not browser.find_elements(By.CSS_SELECTOR, "img") and browser.title != "pwned"
+    assert not fetched_outside(browser)
+
+
+def test_index_search_and_filters(
+    edited_sdoh: Path, releases: Callable[[str, str], Path], browser: WebDriver, tmp_path: Path
+) -> None:
+    notes = list(rows(edited_sdoh, "sdoh", ["id", "split", "events"]))
+    browser.get(view(edited_sdoh, tmp_path / "view").as_uri())
+
+    def shown() -> list[str]:
+        visible = browser.find_elements(By.CSS_SELECTOR, "#documents tbody tr:not(.hidden) td:first-child a")
+        return sorted(link.text for link in visible)
+
+    assert shown() == sorted(note["id"] for note in notes)
+    search = browser.find_element(By.ID, "search")
+    search.send_keys("uw")
+    assert shown() == sorted(note["id"] for note in notes if "uw" in note["id"])
+    search.clear()
+    search.send_keys(" ")  # an input event with an empty query: every note again
+    Select(browser.find_element(By.ID, "split")).select_by_visible_text("dev")
+    split_name = {0: "train", 1: "dev", 2: "test"}
+    assert shown() == sorted(note["id"] for note in notes if split_name[note["split"]] == "dev")
+    Select(browser.find_element(By.ID, "split")).select_by_index(0)
+    Select(browser.find_element(By.ID, "label")).select_by_visible_text("Country")
+    assert shown() == sorted(note["id"] for note in notes if any(e["type_name"] == "Country" for e in note["events"]))
+    Select(browser.find_element(By.ID, "label")).select_by_index(0)
+    browser.find_element(By.ID, "flagged").click()
+    assert shown() == ["dev/mimic/0301"]
+    assert int(browser.find_element(By.ID, "shown").text) == 1
+
+
+def test_out_must_be_a_new_or_empty_folder_or_an_earlier_view(
+    releases: Callable[[str, str], Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    release = releases("snomed_el", "full")
+    (tmp_path / "file").write_text("x")
+    assert main(["view", str(release), "--out", str(tmp_path / "file")]) == 1
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "notes.txt").write_text("mine")
+    assert main(["view", str(release), "--out", str(tmp_path / "other")]) == 1
+    err = capsys.readouterr().err
+    assert "is a file, not a folder" in err and "not a clincorp view" in err
+    assert (tmp_path / "other" / "notes.txt").read_text() == "mine" and len(list((tmp_path / "other").iterdir())) == 1
+    view(release, tmp_path / "again")
+    first = tree(tmp_path / "again")
+    view(release, tmp_path / "again")
+    assert tree(tmp_path / "again") == first
+    assert main(["view", str(tmp_path), "--out", str(tmp_path / "x")]) == 1
+    assert "has no manifest.json" in capsys.readouterr().err
+
+
+def test_two_annotators_side_by_side(releases: Callable[[str, str], Path], browser: WebDriver, tmp_path: Path) -> None:
+    """The ODIE sample's two annotators: every span each marked has its row, with the verdict its labels give."""
+    sample = Path(__file__).resolve().parents[1] / "corpora" / "odie_anaphora" / "sample"
+    marked = {
+        name: {
+            document.doc_id: {tuple(tuple(f) for f in m.fragments): m.semantic_class for m in document.markables}
+            for document in (
+                read_knowtator_file(path, sample / "text")
+                for path in knowtator_files(sample / name, quiet=True).values()
+            )
+        }
+        for name in ("annotator_a", "annotator_b")
+    }
+    pages = documents(browser, view(releases("odie_anaphora", "full"), tmp_path / "view"))
+    assert set(pages) == set(marked["annotator_a"])
+    for document, url in pages.items():
+        browser.get(url)
+        rows = browser.find_elements(By.CSS_SELECTOR, "#annotators tr.overlay-row")
+        spans = [
+            [cell.text for cell in row.find_elements(By.TAG_NAME, "td")] for row in rows if row.text.startswith("span")
+        ]
+        a, b = marked["annotator_a"][document], marked["annotator_b"][document]
+        assert len(spans) == len(set(a) | set(b)), document
+        for _, _, _, label_a, label_b, verdict in spans:
+            expected = "match" if label_a == label_b else "label differs"
+            if "—" in (label_a, label_b):
+                expected = "only annotator_b" if label_a == "—" else "only annotator_a"
+            assert verdict == expected
+        assert sum(label != "—" for _, _, _, label, _, _ in spans) == len(a)
+        assert sum(label != "—" for _, _, _, _, label, _ in spans) == len(b)
+
+
+def test_rad_coref_annotators_mentions_side_by_side(
+    releases: Callable[[str, str], Path], browser: WebDriver, tmp_path: Path
+) -> None:
+    """Each rad_coref annotator's mentions, by report, beside the other's; not for a text-free release (its
+    annotators' mentions cannot be checked against report texts it does not hold)."""
+    annotations = Path(__file__).resolve().parents[1] / "corpora" / "rad_coref" / "sample" / "annotations"
+    marked = {
+        name: {
+            (ann.parent.name, ann.stem, line.split("\t")[1].split()[1], line.split("\t")[1].split()[2])
+            for ann in (annotations / name).rglob("*.ann")
+            for line in ann.read_text(encoding="utf-8").splitlines()
+            if line.startswith("T")
+        }
+        for name in ("annotator_a", "annotator_b")
+    }
+    full = documents(browser, view(releases("rad_coref", "full"), tmp_path / "full"))
+    spans = 0
+    for url in full.values():
+        browser.get(url)
+        rows = browser.find_elements(By.CSS_SELECTOR, "#annotators tr.overlay-row")
+        spans += sum(row.text.startswith("span") for row in rows)
+    assert spans == len(marked["annotator_a"] | marked["annotator_b"])
+    for url in documents(browser, view(releases("rad_coref", "text-free"), tmp_path / "text-free")).values():
+        browser.get(url)
+        assert not browser.find_elements(By.ID, "annotators")
