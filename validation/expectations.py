@@ -204,6 +204,12 @@ def _run_suite(expectations: list[Expectation], tables: dict[str, Table | TableB
     return checked
 
 
+def load_great_expectations() -> None:
+    """Import great-expectations now (about 2 s), e.g. while another process does other work; a suite run
+    later in this process uses it."""
+    _great_expectations()
+
+
 @functools.cache
 def _great_expectations() -> tuple[Any, Any]:
     """great-expectations (imported here, when a suite first runs) and one batch definition of an in-memory

@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
+import yaml
 from datasets import Features
 from pydantic import BaseModel, ValidationError
 
@@ -276,8 +277,13 @@ def write_reanchored_files(
 
 
 def _marked_card(card: str, report: Reanchored) -> str:
-    """The maintainer's card with a section saying what was re-anchored, after its front matter."""
+    """The maintainer's card with a section saying what was re-anchored, after its front matter; without the
+    front matter's split sizes when records were left out (``datasets`` refuses a split of another size)."""
     front, body = _split_front_matter(card)
+    if report.left_out and front:
+        metadata = yaml.safe_load(front.strip().removeprefix("---").removesuffix("---"))
+        metadata.pop("dataset_info", None)
+        front = "---\n" + yaml.safe_dump(metadata, sort_keys=False, allow_unicode=True) + "---\n\n"
     strings = report.summary()["strings"]
     section = (
         "## Re-anchored: not the maintainer's release\n\n"
