@@ -10,9 +10,11 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
-from clinical_corpora.builders.plugins import find_corpus
+from clinical_corpora.builders.plugins import all_corpora, find_corpus
+from clinical_corpora.builders.release.inputs import resolve_sources
 from clinical_corpora.builders.release.pipeline import Outcome, run
 from clinical_corpora.builders.release.request import ReleaseRequest
+from clinical_corpora.builders.text_free.release import release_text_free
 
 settings.register_profile("clincorp", deadline=None)  # speed is measured in benchmarks/, not by timed tests
 settings.load_profile("clincorp")
@@ -52,3 +54,11 @@ def sample_release(tmp_path_factory: pytest.TempPathFactory) -> SampleRelease:
         return outcomes[name]
 
     return release
+
+
+@pytest.fixture(scope="module", params=[manifest.name for manifest in all_corpora()])
+def releases(request: pytest.FixtureRequest, sample_release: SampleRelease) -> tuple[Path, Path]:
+    """Each registered corpus in turn: its sample release and that release's text-free variant."""
+    full = sample_release(request.param).folder
+    corpus = find_corpus(request.param)
+    return full, release_text_free(corpus, full, resolve_sources(corpus, {})).folder

@@ -15,26 +15,13 @@ import pytest
 from datasets import ClassLabel, List, load_dataset
 
 from clinical_corpora.builders.contract.release_view import ReleaseView
-from clinical_corpora.builders.plugins import all_corpora, find_corpus
+from clinical_corpora.builders.plugins import find_corpus
 from clinical_corpora.builders.release.croissant import (
     CROISSANT_FILE,
     SPLIT_FIELD,
     CroissantRelease,
     croissant_document,
 )
-from clinical_corpora.builders.release.inputs import resolve_sources
-from clinical_corpora.builders.text_free.release import release_text_free
-from tests.conftest import SampleRelease
-
-CORPORA = [manifest.name for manifest in all_corpora()]
-
-
-@pytest.fixture(scope="module", params=CORPORA)
-def releases(request: pytest.FixtureRequest, sample_release: SampleRelease) -> tuple[Path, Path]:
-    """A corpus's sample release and its text-free variant."""
-    full = sample_release(request.param).folder
-    corpus = find_corpus(request.param)
-    return full, release_text_free(corpus, full, resolve_sources(corpus, {})).folder
 
 
 def _dataset(folder: Path) -> mlc.Dataset:

@@ -14,7 +14,7 @@ from datasets import load_dataset
 from huggingface_hub import DatasetCard
 from markdown_it import MarkdownIt
 
-from clinical_corpora.builders.plugins import all_corpora, find_corpus
+from clinical_corpora.builders.plugins import find_corpus
 from clinical_corpora.builders.release.hub_metadata import size_category
 from clinical_corpora.builders.release.inputs import resolve_sources
 from clinical_corpora.builders.release.pipeline import run
@@ -22,15 +22,6 @@ from clinical_corpora.builders.release.request import ReleaseRequest
 from clinical_corpora.builders.text_free.release import release_text_free
 from clinical_corpora.builders.validate import check_release
 from tests.conftest import SampleRelease
-
-CORPORA = [manifest.name for manifest in all_corpora()]
-
-
-@pytest.fixture(scope="module", params=CORPORA)
-def releases(request: pytest.FixtureRequest, sample_release: SampleRelease) -> tuple[Path, Path]:
-    full = sample_release(request.param).folder
-    corpus = find_corpus(request.param)
-    return full, release_text_free(corpus, full, resolve_sources(corpus, {})).folder
 
 
 class _Visible(HTMLParser):
