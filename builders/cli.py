@@ -157,7 +157,7 @@ def _add_release(
         command.add_argument(
             "--text-free",
             action="store_true",
-            help="also write the text-free variant beside the release (<version>.text-free: no licensed text, "
+            help="also write the text-free variant beside the release (<corpus>-<version>.text-free: no licensed text, "
             "checked by the leak gate; anyone may share it and restore the release with clincorp rehydrate)",
         )
     command.set_defaults(handler=_release if name == "release" else _build)
@@ -193,7 +193,7 @@ def _add_rehydrate(commands: argparse._SubParsersAction[argparse.ArgumentParser]
     rehydrate = commands.add_parser(
         "rehydrate", help="rebuild a full release from a text-free one and your own copies of its sources"
     )
-    rehydrate.add_argument("release", type=Path, help="a text-free release folder (<version>.text-free)")
+    rehydrate.add_argument("release", type=Path, help="a text-free release folder (<corpus>-<version>.text-free)")
     rehydrate.add_argument(
         "--source",
         action="append",
@@ -201,7 +201,9 @@ def _add_rehydrate(commands: argparse._SubParsersAction[argparse.ArgumentParser]
         metavar="NAME=PATH",
         help="your copy of source NAME (clincorp list names them); none given: the embedded samples",
     )
-    rehydrate.add_argument("--out", type=Path, default=Path("releases"), help="writes <out>/<corpus>/<version>/")
+    rehydrate.add_argument(
+        "--out", type=Path, default=Path("releases"), help="writes <out>/<corpus>/<corpus>-<version>/"
+    )
     rehydrate.add_argument(
         "--on-error",
         choices=["fail", "quarantine"],

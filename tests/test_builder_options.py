@@ -70,7 +70,7 @@ def test_an_option_given_on_the_command_line_is_built_recorded_and_validated(
 ) -> None:
     out = tmp_path / "out"
     assert main(["release", "snomed_el", "--option", "trim_whitespace=true", "--text-free", "--out", str(out)]) == 0
-    release = out / "snomed_el" / find_corpus("snomed_el").sample_version
+    release = out / "snomed_el" / f"snomed_el-{find_corpus('snomed_el').sample_version}"
     manifest = json.loads((release / "manifest.json").read_text(encoding="utf-8"))
     assert manifest["options"] == {"trim_whitespace": True}
     card = (release / "README.md").read_text(encoding="utf-8")

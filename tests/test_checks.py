@@ -48,5 +48,5 @@ def test_several_corpora_are_released_one_after_another_in_the_order_named(
         ["broken", "1.0.0", "FAILED"]
     ]
     for name in ("tiny", "tiny2"):
-        validation = json.loads((out / name / "1.0.0+sample" / "validation.json").read_text())
+        validation = json.loads((out / name / f"{name}-1.0.0+sample" / "validation.json").read_text())
         assert [g["status"] for g in validation["gates"]][:2] == ["pass", "pass"]

@@ -318,7 +318,7 @@ def test_empty_page_fails_naming_the_file(tmp_path: Path) -> None:
                 find_corpus("clicr"), tmp_path / "out", sources={"bmj_html": sample / "bmj_html"}, samples=["umls"]
             )
         )
-    assert not (tmp_path / "out" / "clicr" / find_corpus("clicr").sample_version).exists()
+    assert not (tmp_path / "out" / "clicr" / f"clicr-{find_corpus('clicr').sample_version}").exists()
 
 
 def test_quarantined_page_is_counted_and_gated(tmp_path: Path) -> None:
@@ -334,7 +334,7 @@ def test_quarantined_page_is_counted_and_gated(tmp_path: Path) -> None:
                 samples=["umls"],
             )
         )
-    rejects = (tmp_path / "out" / "clicr" / f"{find_corpus('clicr').sample_version}.rejects.jsonl").read_text(
+    rejects = (tmp_path / "out" / "clicr" / f"clicr-{find_corpus('clicr').sample_version}.rejects.jsonl").read_text(
         encoding="utf-8"
     )
     assert "bcr-2000-000002.html" in rejects and "not an HTML page" in rejects
@@ -384,7 +384,7 @@ def test_entities_standoff_replaces_the_matcher(tmp_path: Path) -> None:
                 find_corpus("clicr"), tmp_path / "out", sources=sources, mode="build", samples=["bmj_html", "umls"]
             )
         )
-    view = ReleaseView(tmp_path / "out" / "clicr" / find_corpus("clicr").sample_version)
+    view = ReleaseView(tmp_path / "out" / "clicr" / f"clicr-{find_corpus('clicr').sample_version}")
     validation = json.loads((view.folder / "validation.json").read_text(encoding="utf-8"))
     assert validation["agreement"] is None  # an empty entity_gold folder: the check is not run
     failed = [d for gate in validation["gates"] for d in gate["details"] if not d["success"]]

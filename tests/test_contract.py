@@ -65,7 +65,7 @@ def tree(folder: Path) -> dict[str, bytes]:
 def test_sample_releases_with_every_gate_passing(corpus: CorpusManifest, sample_release: SampleRelease) -> None:
     outcome = sample_release(corpus.name)
     assert outcome.status == "released"
-    assert outcome.folder.parts[-2:] == (corpus.name, corpus.sample_version)
+    assert outcome.folder.parts[-2:] == (corpus.name, f"{corpus.name}-{corpus.sample_version}")
     assert [gate.gate for gate in outcome.gates if not gate.success] == []
     assert outcome.manifest["counts"]["rejected"] == 0 and outcome.manifest["counts"]["written"] > 0
     expectations = next(gate for gate in outcome.gates if gate.gate == "expectations")

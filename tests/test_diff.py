@@ -182,6 +182,7 @@ def test_release_previous_records_the_changes_and_validates(
 ) -> None:
     corpus = find_corpus("sdoh")
     old = sample_release("sdoh").folder
+    old_version = json.loads((old / "manifest.json").read_text(encoding="utf-8"))["version"]
     shac = tmp_path / "shac"
     shutil.copytree(corpus.folder / "sample" / "shac", shac)
     for path in (shac / "dev" / "uw").iterdir():
@@ -191,15 +192,15 @@ def test_release_previous_records_the_changes_and_validates(
     new = run(replace(request, changes_since=changes_since(old, "sdoh"))).folder
     manifest = json.loads((new / "manifest.json").read_text(encoding="utf-8"))
     recorded = manifest["changes"]
-    assert recorded["previous"]["version"] == old.name and recorded["text_compared"] is True
+    assert recorded["previous"]["version"] == old_version and recorded["text_compared"] is True
     assert recorded["configs"]["sdoh"]["splits"]["dev"]["removed"] == 2
     card = (new / "README.md").read_text(encoding="utf-8")
-    assert f"## Changes since {old.name}" in card and "| sdoh | dev | 0 | 2 | 0 | 0 |" in card
+    assert f"## Changes since {old_version}" in card and "| sdoh | dev | 0 | 2 | 0 | 0 |" in card
     assert [gate.gate for gate in check_release(new) if not gate.success] == []
     # the text-free variant carries it, and rehydration restores the release byte for byte
     text_free = release_text_free(corpus, new, resolve_sources(corpus, sources, ["shac_double"])).folder
     assert json.loads((text_free / "manifest.json").read_text(encoding="utf-8"))["changes"] == recorded
-    assert f"## Changes since {old.name}" in (text_free / "README.md").read_text(encoding="utf-8")
+    assert f"## Changes since {old_version}" in (text_free / "README.md").read_text(encoding="utf-8")
     assert [gate.gate for gate in check_release(text_free) if not gate.success] == []
     restored = rehydrate(text_free, sources, tmp_path / "restored").folder
     assert {p.relative_to(restored): p.read_bytes() for p in restored.rglob("*") if p.is_file()} == {
@@ -211,6 +212,7 @@ def test_release_previous_records_the_changes_and_validates(
 
 def test_validate_refuses_changes_the_card_does_not_show(sample_release: SampleRelease, tmp_path: Path) -> None:
     old = sample_release("odie_anaphora").folder
+    old_version = json.loads((old / "manifest.json").read_text(encoding="utf-8"))["version"]
     corpus = find_corpus("odie_anaphora")
     new = run(ReleaseRequest(corpus, tmp_path, changes_since=changes_since(old, "odie_anaphora"))).folder
     manifest_path = new / "manifest.json"
@@ -218,7 +220,7 @@ def test_validate_refuses_changes_the_card_does_not_show(sample_release: SampleR
     manifest["changes"]["configs"] = {"odie_anaphora": {"splits": {"train": {"removed": 3}}}}
     manifest_path.write_text(json.dumps(manifest), encoding="utf-8")
     problems = [d["problem"] for g in check_release(new) if g.gate == "manifest" for d in g.details]
-    assert problems == [f"README.md: no section 'Changes since {old.name}' as manifest.json records it"]
+    assert problems == [f"README.md: no section 'Changes since {old_version}' as manifest.json records it"]
     manifest["changes"] = {"previous": "1.0.0"}
     manifest_path.write_text(json.dumps(manifest), encoding="utf-8")
     problems = [d["problem"] for g in check_release(new) if g.gate == "manifest" for d in g.details]

@@ -99,7 +99,7 @@ def test_a_failing_expectation_lists_the_offending_records(tiny_corpus: Path, tm
     with pytest.raises(GateError) as raised:
         run(ReleaseRequest(load_manifest(tiny_corpus), tmp_path / "out", mode="build"))
     assert "    train record 'n1': label='test'" in str(raised.value)
-    validation = json.loads((tmp_path / "out" / "tiny" / "1.0.0+sample" / "validation.json").read_text())
+    validation = json.loads((tmp_path / "out" / "tiny" / "tiny-1.0.0+sample" / "validation.json").read_text())
     [detail] = [
         d for g in validation["gates"] for d in g["details"] if d.get("kwargs", {}).get("value_set") == ["problem"]
     ]
@@ -155,7 +155,7 @@ def test_gates_overlay_changes_thresholds_for_one_release(
         },
     )
     assert main(["release", str(tiny_corpus), "--out", str(tmp_path / "out"), "--gates", str(overlay)]) == 0
-    [release] = list((tmp_path / "out" / "tiny").glob("1.0.0*"))
+    [release] = list((tmp_path / "out" / "tiny").glob("tiny-1.0.0*"))
     manifest = json.loads((release / "manifest.json").read_text())
     assert manifest["gate_overlay"]["file"] == "relaxed.yaml"
     assert manifest["gate_overlay"]["changes"] == [

@@ -84,7 +84,7 @@ def test_a_named_sample_source_makes_a_sample_release_recorded_per_source(tiny_c
             load_manifest(tiny_corpus), tmp_path / "out", sources={"notes": given["notes"]}, samples=["spans"]
         )
     )
-    assert outcome.folder == tmp_path / "out" / "tiny" / "1.0.0+sample"
+    assert outcome.folder == tmp_path / "out" / "tiny" / "tiny-1.0.0+sample"
     manifest = outcome.manifest
     assert manifest["version"] == "1.0.0+sample" and manifest["sample"] is True
     assert {name: entry["sample"] for name, entry in manifest["inputs"].items()} == {"notes": False, "spans": True}
@@ -98,7 +98,7 @@ def test_every_source_given_is_a_real_release_without_a_banner(tiny_corpus: Path
             load_manifest(tiny_corpus), tmp_path / "out", sources=real_inputs(tiny_corpus, tmp_path / "real")
         )
     )
-    assert outcome.folder == tmp_path / "out" / "tiny" / "1.0.0"
+    assert outcome.folder == tmp_path / "out" / "tiny" / "tiny-1.0.0"
     assert outcome.manifest["version"] == "1.0.0" and outcome.manifest["sample"] is False
     assert not any(entry["sample"] for entry in outcome.manifest["inputs"].values())
     body = card_body(outcome.folder)
@@ -117,7 +117,7 @@ def test_a_source_given_from_inside_the_corpus_sample_is_still_the_invented_samp
             load_manifest(tiny_corpus), tmp_path / "out", sources={**given, "second_annotator": tmp_path / "b.tsv"}
         )
     )
-    assert outcome.folder.name == "1.0.0+sample"
+    assert outcome.folder.name == "tiny-1.0.0+sample"
     assert {name: entry["sample"] for name, entry in outcome.manifest["inputs"].items()} == {
         "notes": True,
         "spans": True,
@@ -133,12 +133,12 @@ def test_sample_and_real_release_of_one_version_live_side_by_side(tiny_corpus: P
     sample = run(ReleaseRequest(load_manifest(tiny_corpus), out))
     real = run(ReleaseRequest(load_manifest(tiny_corpus), out, sources=real_inputs(tiny_corpus, tmp_path / "real")))
     assert (sample.status, real.status) == ("released", "released")
-    assert sorted(p.name for p in (out / "tiny").iterdir()) == ["1.0.0", "1.0.0+sample"]
+    assert sorted(p.name for p in (out / "tiny").iterdir()) == ["tiny-1.0.0", "tiny-1.0.0+sample"]
     first_lines = card_body(sample.folder).splitlines()[0]
     assert first_lines.startswith("> **Sample release: the data is invented.**")
     assert "notes, spans, second_annotator" in first_lines
     assert "## Tiny span corpus (pipeline test) (tiny 1.0.0+sample)" in card_body(sample.folder)
-    assert 'load_dataset("path/to/tiny/1.0.0+sample")  # the default config, notes' in card_body(sample.folder)
+    assert 'load_dataset("path/to/tiny/tiny-1.0.0+sample")  # the default config, notes' in card_body(sample.folder)
 
 
 def test_a_changed_sample_release_is_rebuilt_by_removing_it_not_by_a_version_bump(
@@ -205,7 +205,7 @@ def test_a_failed_build_says_where_it_is_kept(tiny_corpus: Path, tmp_path: Path)
     (tiny_corpus / "sample" / "annotator_b" / "spans.tsv").write_text("note_id\tstart\tend\tlabel\n")
     with pytest.raises(GateError) as failed:
         run(ReleaseRequest(load_manifest(tiny_corpus), tmp_path / "scratch", mode="build"))
-    kept = tmp_path / "scratch" / "tiny" / "1.0.0+sample"
+    kept = tmp_path / "scratch" / "tiny" / "tiny-1.0.0+sample"
     assert f"the failed build is kept for inspection at {kept}" in str(failed.value)
     assert (kept / "validation.json").is_file()
 
@@ -224,7 +224,7 @@ def test_releasing_several_corpora_tries_each_and_prints_a_summary(
     table = printed.out.splitlines()[-3:]
     assert table[0].split() == ["corpus", "version", "status", "folder", "or", "error"]
     assert table[1].split()[:3] == ["broken", "1.0.0", "FAILED"] and "agreement.span_f1 FAILED" in table[1]
-    assert table[2].split() == ["tiny", "1.0.0+sample", "released", str(out / "tiny" / "1.0.0+sample")]
+    assert table[2].split() == ["tiny", "1.0.0+sample", "released", str(out / "tiny" / "tiny-1.0.0+sample")]
     assert not (out / "broken").exists()
 
 
@@ -237,7 +237,7 @@ def test_max_rejects_overrides_the_gate_for_one_run_and_is_recorded(
     assert main(command) == 1
     assert "max_rejects FAILED: observed 1, expected <= 0" in capsys.readouterr().err
     assert main([*command, "--max-rejects", "1"]) == 0
-    release = tmp_path / "out" / "tiny" / "1.0.0+sample"
+    release = tmp_path / "out" / "tiny" / "tiny-1.0.0+sample"
     manifest = json.loads((release / "manifest.json").read_text())
     assert manifest["overrides"] == {"max_rejects": 1} and manifest["counts"]["rejected"] == 1
     assert "overridden for this run with --max-rejects 1 (corpus.yaml: 0)" in card_body(release)

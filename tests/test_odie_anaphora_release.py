@@ -215,7 +215,9 @@ def test_release_fails_by_default_naming_file_and_line_of_a_broken_annotation(
     error = capsys.readouterr().err
     assert f"{path}:{line}" in error and phrase in error
     assert "Traceback" not in error
-    assert not (tmp_path / "out" / "odie_anaphora" / find_corpus("odie_anaphora").sample_version).exists()
+    assert not (
+        tmp_path / "out" / "odie_anaphora" / f"odie_anaphora-{find_corpus('odie_anaphora').sample_version}"
+    ).exists()
 
 
 def test_quarantine_keeps_the_note_and_leaves_out_the_broken_markable_and_its_pairs(tmp_path: Path) -> None:

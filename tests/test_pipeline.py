@@ -33,7 +33,7 @@ def edit_yaml(corpus: Path, change) -> None:
 
 def test_release_layout_and_typed_loading(tiny_corpus: Path, tmp_path: Path) -> None:
     outcome = run(ReleaseRequest(load_manifest(tiny_corpus), tmp_path / "out"))
-    release = tmp_path / "out" / "tiny" / "1.0.0+sample"
+    release = tmp_path / "out" / "tiny" / "tiny-1.0.0+sample"
     assert outcome.status == "released" and outcome.folder == release
     assert sorted(tree(release)) == [
         "README.md",
@@ -56,7 +56,7 @@ def test_release_layout_and_typed_loading(tiny_corpus: Path, tmp_path: Path) -> 
 
 def test_manifest_counts_inputs_and_no_absolute_paths(tiny_corpus: Path, tmp_path: Path) -> None:
     run(ReleaseRequest(load_manifest(tiny_corpus), tmp_path / "out"))
-    release = tmp_path / "out" / "tiny" / "1.0.0+sample"
+    release = tmp_path / "out" / "tiny" / "tiny-1.0.0+sample"
     manifest = json.loads((release / "manifest.json").read_text())
     assert manifest["counts"] == {"read": 3, "written": 3, "rejected": 0, "rejected_annotations": 0}
     inputs = [json.loads(line) for line in (release / "inputs.jsonl").read_text().splitlines()]
@@ -90,7 +90,7 @@ def test_same_version_again_is_noop_and_changed_bytes_need_a_bump(tiny_corpus: P
     notes.write_text(notes.read_text().replace("No complaints.", "No complaints today."))
     with pytest.raises(ReleaseError, match="bump the corpus version"):
         run(ReleaseRequest(load_manifest(tiny_corpus), out, sources=given))
-    assert "today" not in (load_dataset(str(out / "tiny" / "1.0.0"), "notes")["test"][0]["text"])
+    assert "today" not in (load_dataset(str(out / "tiny" / "tiny-1.0.0"), "notes")["test"][0]["text"])
 
 
 def test_failed_agreement_gate_leaves_no_release(tiny_corpus: Path, tmp_path: Path) -> None:
@@ -118,7 +118,7 @@ def test_failed_expectation_names_observed_value(tiny_corpus: Path, tmp_path: Pa
         run(ReleaseRequest(load_manifest(tiny_corpus), tmp_path / "out"))
     assert "expectations FAILED: observed 3/4 passed" in str(failure.value)
     assert "'unexpected_count': 1" in str(failure.value)
-    assert not (tmp_path / "out" / "tiny" / "1.0.0+sample").exists()
+    assert not (tmp_path / "out" / "tiny" / "tiny-1.0.0+sample").exists()
 
 
 def bad_span(corpus: Path) -> None:
@@ -138,7 +138,7 @@ def test_quarantine_respects_max_rejects(tiny_corpus: Path, tmp_path: Path) -> N
     bad_span(tiny_corpus)
     with pytest.raises(GateError, match="max_rejects FAILED: observed 1, expected <= 0"):
         run(ReleaseRequest(load_manifest(tiny_corpus), tmp_path / "out", on_error="quarantine"))
-    kept = tmp_path / "out" / "tiny" / "1.0.0+sample.rejects.jsonl"
+    kept = tmp_path / "out" / "tiny" / "tiny-1.0.0+sample.rejects.jsonl"
     assert json.loads(kept.read_text())["where"] == "notes/notes.tsv:4"
     edit_yaml(tiny_corpus, lambda d: d["gates"].update(max_rejects=1))
     outcome = run(ReleaseRequest(load_manifest(tiny_corpus), tmp_path / "out", on_error="quarantine"))
@@ -181,7 +181,7 @@ def test_cli_release_and_list(tiny_corpus: Path, tmp_path: Path, capsys: pytest.
     assert "tiny 1.0.0+sample: released" in capsys.readouterr().out
     assert main(["release", str(tiny_corpus), "--out", str(tmp_path / "out"), "--source", "nope=x"]) == 1
     assert "has no source nope" in capsys.readouterr().err
-    assert main(["validate", str(tmp_path / "out" / "tiny" / "1.0.0+sample"), "--corpus", str(tiny_corpus)]) == 0
+    assert main(["validate", str(tmp_path / "out" / "tiny" / "tiny-1.0.0+sample"), "--corpus", str(tiny_corpus)]) == 0
 
 
 def test_sources_without_default_and_replaced_sources_are_not_read(tiny_corpus: Path, tmp_path: Path) -> None:
@@ -222,7 +222,7 @@ def test_build_overwrites_and_keeps_a_failing_build_for_inspection(tiny_corpus: 
     (tiny_corpus / "sample" / "annotator_b" / "spans.tsv").write_text("note_id\tstart\tend\tlabel\n")
     with pytest.raises(GateError, match="agreement.span_f1 FAILED: observed 0.0"):
         run(ReleaseRequest(load_manifest(tiny_corpus), tmp_path / "scratch", mode="build"))
-    validation = json.loads((tmp_path / "scratch" / "tiny" / "1.0.0+sample" / "validation.json").read_text())
+    validation = json.loads((tmp_path / "scratch" / "tiny" / "tiny-1.0.0+sample" / "validation.json").read_text())
     assert validation["agreement"] == {"span_f1": 0.0}
 
 

@@ -43,7 +43,7 @@ def test_a_plugin_corpus_is_listed_released_scored_and_exported(
     assert "tiny-spans (exact-span F1)" in listing and "sdoh 1." in listing
 
     assert main(["release", "tiny", "--out", str(tmp_path / "releases")]) == 0
-    release = tmp_path / "releases" / "tiny" / "1.0.0+sample"
+    release = tmp_path / "releases" / "tiny" / "tiny-1.0.0+sample"
     assert main(["export", "tsv", str(release), "--out", str(tmp_path / "tsv")]) == 0
     exported = tmp_path / "tsv"
     assert (exported / "spans.tsv").read_text().splitlines()[1:] == (
@@ -64,7 +64,9 @@ def test_a_format_is_offered_only_for_the_corpus_that_registers_it(
     tiny_plugin: None, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert main(["release", "tiny", "--out", str(tmp_path)]) == 0
-    assert main(["export", "conll2012", str(tmp_path / "tiny" / "1.0.0+sample"), "--out", str(tmp_path / "x")]) == 1
+    assert (
+        main(["export", "conll2012", str(tmp_path / "tiny" / "tiny-1.0.0+sample"), "--out", str(tmp_path / "x")]) == 1
+    )
     assert "no export format 'conll2012' for the tiny corpus: its formats are tsv" in capsys.readouterr().err
 
 

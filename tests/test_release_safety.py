@@ -26,7 +26,7 @@ from clinical_corpora.core.manifest import load_manifest
 from clinical_corpora.schemas.spans import span_mismatch
 
 REPO = Path(__file__).resolve().parent.parent
-VERSION = "1.0.0+sample"
+VERSION = "tiny-1.0.0+sample"
 
 
 def tree(folder: Path) -> dict[str, bytes]:
@@ -232,7 +232,7 @@ def test_rad_coref_with_every_patient_quarantined_is_a_clear_error(
     err = capsys.readouterr().err
     assert "all 3 records read were rejected, so nothing is left to release" in err and "KeyError" not in err
     (kept,) = (out / "rad_coref").iterdir()  # the annotators' optional folders come from the sample
-    assert kept.name == f"{load_manifest(sample.parent).version}+sample.rejects.jsonl" and str(kept) in err
+    assert kept.name == f"rad_coref-{load_manifest(sample.parent).version}+sample.rejects.jsonl" and str(kept) in err
     rejects = [json.loads(line) for line in kept.read_text().splitlines()]
     assert len(rejects) == 3 and all("expected Radiology" in reject["reason"] for reject in rejects)
 

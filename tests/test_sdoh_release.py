@@ -232,10 +232,10 @@ def test_failed_gates_leave_no_release_and_keep_the_rejects(tmp_path: Path) -> N
     assert "gate expectations FAILED: observed 4/6 passed" in message
     assert "train/mimic/0101 E3: StatusTime" in message
     assert "Alcohol/StatusTime/future" in message
-    assert not (tmp_path / "out" / "sdoh" / find_corpus("sdoh").sample_version).exists()
+    assert not (tmp_path / "out" / "sdoh" / f"sdoh-{find_corpus('sdoh').sample_version}").exists()
     [reject] = [
         json.loads(line)
-        for line in (tmp_path / "out" / "sdoh" / f"{find_corpus('sdoh').sample_version}.rejects.jsonl").open()
+        for line in (tmp_path / "out" / "sdoh" / f"sdoh-{find_corpus('sdoh').sample_version}.rejects.jsonl").open()
     ]
     assert reject["where"] == "shac/dev/uw/0402.ann:1"  # source-relative: no machine paths
     assert reject["kind"] == "annotation"  # the note is kept without its broken text-bound

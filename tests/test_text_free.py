@@ -213,7 +213,8 @@ def test_a_changed_note_is_reported_by_locator_and_record(
     assert main([*arguments, "--on-error", "quarantine"]) == 0
     assert "PARTIAL, 2 record(s) left out" in capsys.readouterr().out  # the note, in sdoh and sdoh_bigbio_kb
     rejects = [
-        json.loads(line) for line in (out / "sdoh" / f"{corpus.version}+sample" / REJECTS_FILE).read_text().splitlines()
+        json.loads(line)
+        for line in (out / "sdoh" / f"sdoh-{corpus.version}+sample" / REJECTS_FILE).read_text().splitlines()
     ]
     assert [reject["documents"] for reject in rejects] == [["shac:train/mimic/0101.txt"]] * 2
     assert [reject["where"] for reject in rejects] == [

@@ -17,6 +17,7 @@ from clinical_corpora.builders.contract.base import CardSection, Table, option_t
 from clinical_corpora.builders.contract.release_view import ReleaseView
 from clinical_corpora.builders.release.changes_card import changes_sections
 from clinical_corpora.builders.release.figures import figure_markdown
+from clinical_corpora.builders.release.folder import release_folder
 from clinical_corpora.builders.release.hub_metadata import hub_metadata
 from clinical_corpora.builders.release.markdown import plain
 from clinical_corpora.core.manifest import CorpusManifest
@@ -161,7 +162,7 @@ def _sample_banner(provenance: dict[str, Any]) -> str:
 
 
 def _intro(manifest: CorpusManifest, row_counts: dict[str, dict[str, int]], version: str) -> list[CardSection]:
-    folder = f"path/to/{manifest.name}/{version}"
+    folder = f"path/to/{manifest.name}/{release_folder(manifest.name, version)}"
     others = [name for name in manifest.configs if name != manifest.default_config]
     loading = (
         f"```python\nfrom datasets import load_dataset\n\n"
@@ -191,7 +192,7 @@ def _label_names_section(manifest: CorpusManifest, features: dict[str, Features]
         f"`f{LABEL_NAME_SUFFIX}` beside it holding the label name (written from the same value as the id; "
         "`clincorp validate` checks that the two agree)."
     )
-    query = _label_query(features, f"path/to/{manifest.name}/{version}")
+    query = _label_query(features, f"path/to/{manifest.name}/{release_folder(manifest.name, version)}")
     return CardSection("Label names", text + (f" For example, in duckdb:\n\n```sql\n{query}\n```" if query else ""))
 
 

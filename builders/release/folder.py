@@ -34,7 +34,7 @@ BUILD_FLAG = "release"
 folder ``build`` replaces)."""
 
 STAGING_TAG = ".staging-"
-"""A run stages its release in ``<out>/<corpus>/.<version>.staging-<pid>@<host>.<random>``: the pid tells a
+"""A run stages its release in ``<out>/<corpus>/.<corpus>-<version>.staging-<pid>@<host>.<random>``: the pid tells a
 later run on the same host whether the folder's owner still runs (a shared --out may serve several hosts)."""
 
 _STAGING_NAME = re.compile(r"\..+" + re.escape(STAGING_TAG) + r"(\d+)@([A-Za-z0-9-]*)\.[^.]+")
@@ -107,6 +107,13 @@ def listed_file(folder: Path, name: object, listed_in: Path) -> Path:
     if why is not None:
         raise ClincorpError(f"{listed_in}: the listed file {name!r} is {why}: the release is damaged or forged")
     return path
+
+
+def release_folder(corpus: str, version: str) -> str:
+    """The name of a release's folder in ``<out>/<corpus>/``: ``<corpus>-<version>``. ``datasets`` names a
+    dataset loaded from a folder after the folder (``load_dataset`` of a local path), so the name says the
+    corpus, not the version alone."""
+    return f"{corpus}-{version}"
 
 
 def copy_into(staging: Path, name: str, source: Path) -> None:

@@ -37,6 +37,7 @@ from clinical_corpora.builders.release.folder import (
     make_staging,
     publish,
     read_json,
+    release_folder,
     remove_stale_staging,
     replace_build,
     sha256_file,
@@ -95,7 +96,7 @@ class _Build:
 
 
 def run(request: ReleaseRequest) -> Outcome:
-    """Build, validate and write ``<out>/<corpus>/<version>``: the records written, the expectation suite
+    """Build, validate and write ``<out>/<corpus>/<corpus>-<version>``: the records written, the expectation suite
     checked (in this process, once the records are written), agreement and the card's statistics measured,
     the gates, card and manifest written, then the release published (or the build kept); raise GateError
     if a gate fails."""
@@ -104,10 +105,10 @@ def run(request: ReleaseRequest) -> Outcome:
     sources = resolve_sources(manifest, dict(request.sources), request.samples)
     invented = invented_sources(manifest, sources, dict(request.sources))
     version = release_version(manifest, invented)
-    corpus_dir = request.out / manifest.name
+    corpus_dir, name = request.out / manifest.name, release_folder(manifest.name, version)
     check_out(request.out, corpus_dir)
     if request.mode == "build":
-        check_build_target(corpus_dir / version)
+        check_build_target(corpus_dir / name)
     builder = request.builder()
     features = _features(builder, manifest)
     ctx = BuildContext(manifest, sources, request.on_error)
@@ -123,11 +124,11 @@ def run(request: ReleaseRequest) -> Outcome:
         created = [folder for folder in (request.out, corpus_dir) if not folder.exists()]
         make_folder(corpus_dir)
         remove_stale_staging(corpus_dir)
-        staging = make_staging(corpus_dir, version)
+        staging = make_staging(corpus_dir, name)
         build = _Build(manifest, builder, features, ctx, staging)
         _stage(manifest, "hashing the input files")
         row_counts = _write_rows(build, total, workers)
-        _refuse_when_all_rejected(manifest, ctx, row_counts, corpus_dir / f"{version}.rejects.jsonl")
+        _refuse_when_all_rejected(manifest, ctx, row_counts, corpus_dir / f"{name}.rejects.jsonl")
         changes = _changes(request, staging, manifest, version)
         release = _Release(
             version,
@@ -140,7 +141,7 @@ def run(request: ReleaseRequest) -> Outcome:
             changes,
         )
         gates = _write_release_files(build, row_counts, release, _measure(build, list(row_counts), release))
-        target = corpus_dir / version
+        target = corpus_dir / name
         if request.mode == "release":
             return _publish(staging, target, gates, corpus_dir)
         replace_build(staging, target)  # kept for inspection even when a gate fails

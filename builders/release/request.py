@@ -23,7 +23,7 @@ class ChangesSince(Protocol):
 
 @dataclass(frozen=True)
 class ReleaseRequest:
-    """A release of ``corpus`` into ``<out>/<corpus>/<version>``.
+    """A release of ``corpus`` into ``<out>/<corpus>/<corpus>-<version>``.
 
     ``sources`` are the user's inputs (``--source NAME=PATH``); ``samples`` names required sources read from
     their invented sample beside them (any invented input makes a sample release, ``<version>+sample``).

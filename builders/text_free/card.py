@@ -15,6 +15,7 @@ from huggingface_hub import DatasetCardData
 from clinical_corpora.builders.contract.base import Table
 from clinical_corpora.builders.release.card import section_markdown
 from clinical_corpora.builders.release.changes_card import changes_sections
+from clinical_corpora.builders.release.folder import release_folder
 from clinical_corpora.builders.release.hub_metadata import hub_metadata
 from clinical_corpora.builders.release.markdown import plain
 from clinical_corpora.builders.text_free.layout import FULL_FOLDER
@@ -75,7 +76,8 @@ def render_text_free_card(release: TextFreeRelease) -> str:
         inputs.markdown(),
         "With your copies of those sources and clinical-corpora installed:\n",
         f"```bash\nclincorp rehydrate {folder_name} {sources} --out releases\n```\n",
-        f"writes `releases/{manifest.name}/{version}/`, byte for byte the full release the maintainer built "
+        f"writes `releases/{manifest.name}/{release_folder(manifest.name, version)}/`, byte for byte the full "
+        "release the maintainer built "
         "(every file is checked against the sha256 recorded in `full/manifest.json`); a document whose text "
         "differs from the recorded hash (another version of the source, an edited file) is reported by "
         "locator with the records using it, and the command fails unless `--on-error quarantine`. `--check` "
@@ -85,7 +87,7 @@ def render_text_free_card(release: TextFreeRelease) -> str:
         "is confirmed in your copy, names the others, and marks the folder re-anchored: not this release. "
         "Then:\n",
         f'```python\nfrom datasets import load_dataset\n\ndataset = load_dataset("releases/{manifest.name}/'
-        f'{version}", "{first}")\n```\n',
+        f'{release_folder(manifest.name, version)}", "{first}")\n```\n',
         "## Rows per split\n",
         split_rows.markdown(),
         *_figures_section(release.figures),

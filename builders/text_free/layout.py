@@ -1,6 +1,6 @@
 """What a text-free release folder is called and holds, and how its rows and source documents are read.
 
-A text-free release ``<version>.text-free`` holds the full release's configs with every licensed text
+A text-free release ``<corpus>-<version>.text-free`` holds the full release's configs with every licensed text
 replaced by a recipe, and the full release's own manifest, card and validation results in ``full/``.
 """
 

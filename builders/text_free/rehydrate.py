@@ -32,6 +32,7 @@ from clinical_corpora.builders.release.folder import (
     outside_reason,
     publish,
     read_json,
+    release_folder,
     remove_stale_staging,
     sha256_file,
 )
@@ -86,7 +87,7 @@ def rehydrate(
     re_anchor: bool = False,
     documents: dict[str, str] | None = None,
 ) -> RehydrateOutcome:
-    """Restore ``text_free`` into ``<out>/<corpus>/<version>``; byte-identical or a RehydrateError, unless
+    """Restore ``text_free`` into ``<out>/<corpus>/<corpus>-<version>``; byte-identical or a RehydrateError, unless
     ``on_error`` is quarantine: then rows whose documents differ are left out, listed in the folder's
     rehydrate-rejects.jsonl, and the outcome is ``partial``. With ``re_anchor``, documents that differ are
     re-anchored (``reanchor.py``) and the outcome is ``re-anchored``. ``documents`` (locator → text), when
@@ -241,14 +242,15 @@ def _text_free_manifest(folder: Path) -> dict[str, Any]:
 def _target(
     out: Path, corpus: CorpusManifest, manifest: dict[str, Any], full_manifest: dict[str, Any], text_free: Path
 ) -> Path:
-    """``<out>/<corpus>/<version>``, the version checked (a release version, the same in both manifests)."""
+    """``<out>/<corpus>/<corpus>-<version>``, the version checked (a release version, the same in both
+    manifests)."""
     version = checked_version(full_manifest.get("version"), text_free / FULL_FOLDER / "manifest.json")
     if manifest.get("version") != version:
         raise RehydrateError(
             f"{text_free / 'manifest.json'}: version {manifest.get('version')!r} is not the full release's "
             f"{version!r}: the release is damaged or forged"
         )
-    return out / corpus.name / version
+    return out / corpus.name / release_folder(corpus.name, version)
 
 
 def _full_files(text_free: Path, manifest: dict[str, Any]) -> dict[str, Path]:

@@ -1,7 +1,7 @@
 """The text-free variant of a release: what anyone may share, and what rehydration restores from.
 
 It is a pure function of the finished full release and the source documents, written beside it as
-``<out>/<corpus>/<version>.text-free/`` by ``clincorp release <corpus> --text-free``. Beside it, not instead
+``<out>/<corpus>/<corpus>-<version>.text-free/`` by ``clincorp release <corpus> --text-free``. Beside it, not instead
 of it: the maintainer keeps the full release (rehydration is checked against its bytes) and the two are
 made from the same run's sources, so they cannot drift apart; a separate folder, not a config, because the
 Hugging Face Hub hosts a folder and its card, and the card of a text-free folder is a different promise.
@@ -46,6 +46,7 @@ from clinical_corpora.builders.release.folder import (
     make_staging,
     publish,
     read_json,
+    release_folder,
     sha256_file,
     write_json,
 )
@@ -85,7 +86,7 @@ class TextFreeOutcome:
 def release_text_free(
     manifest: CorpusManifest, full: Path, sources: dict[str, Path | None], on_stage: Any = None
 ) -> TextFreeOutcome:
-    """Write ``<version>.text-free`` beside the full release ``full`` (built from ``sources``); a GateError
+    """Write ``<corpus>-<version>.text-free`` beside the full release ``full`` (built from ``sources``); a GateError
     when the leak gate fails (nothing is written)."""
     stage = on_stage or (lambda line: None)
     full_manifest = read_json(full / "manifest.json")
@@ -105,7 +106,7 @@ def release_text_free(
     }
     stage(f"reading {len(groups.locators())} source documents")
     documents = _source_documents(builder, ctx, groups.locators())
-    target = full.parent / f"{version}{TEXT_FREE_SUFFIX}"
+    target = full.parent / f"{release_folder(manifest.name, version)}{TEXT_FREE_SUFFIX}"
     staging = make_staging(full.parent, target.name)
     try:
         stage("writing the text-free rows")
