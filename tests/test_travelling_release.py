@@ -104,3 +104,18 @@ def test_validate_works_on_a_folder_of_any_name(releases: tuple[Path, Path], var
     shutil.copytree(releases[variant], copy)
     gates = check_release(copy)
     assert gates and all(gate.success for gate in gates), [gate.describe() for gate in gates if not gate.success]
+
+
+def test_load_dataset_names_a_release_after_its_corpus_and_version(
+    sample_release: SampleRelease, tmp_path: Path
+) -> None:
+    """datasets names a local dataset after its folder: two corpora of one version get distinct names."""
+    names = set()
+    for corpus in ("sdoh", "snomed_el"):
+        folder = sample_release(corpus).folder
+        version = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))["version"]
+        loaded = load_dataset(str(folder), corpus, split="train", cache_dir=str(tmp_path / "cache"))
+        assert loaded.info.dataset_name == f"{corpus}-{version}"
+        names.add(loaded.info.dataset_name)
+        assert any(part == f"{corpus}-{version}" for part in Path(loaded.cache_files[0]["filename"]).parts)
+    assert len(names) == 2
