@@ -158,21 +158,33 @@ def bigbio_entity_type(row: dict, rng: random.Random, features: Features, taken:
     return ("entities", "relabelled", entity["id"])
 
 
-def rad_modality(row: dict, rng: random.Random, features: Features, taken: set[str]) -> Applied | None:
-    if "reports" in taken:  # reports have no id: one edit among them per round
+def relabel_unkeyed(
+    row: dict, rng: random.Random, features: Features, taken: set[str], items: str, label: str
+) -> Applied | None:
+    """Relabel one item of a list whose items have no id (one edit among them per round)."""
+    if items in taken:
         return None
-    taken.add("reports")
-    index = rng.randrange(len(row["reports"]))
-    relabel(row["reports"][index], "modality", names(features, "reports", "modality"), rng)
-    return ("reports.modality", "label changed", f"#{index}")
+    taken.add(items)
+    index = rng.randrange(len(row[items]))
+    relabel(row[items][index], label, names(features, items, label), rng)
+    return (f"{items}.{label}", "label changed", f"#{index}")
+
+
+def toggle(row: dict, taken: set[str], name: str) -> Applied | None:
+    """Flip a boolean field (once per round)."""
+    if name in taken:
+        return None
+    taken.add(name)
+    row[name] = not row[name]
+    return (name, "changed", "")
+
+
+def rad_modality(row: dict, rng: random.Random, features: Features, taken: set[str]) -> Applied | None:
+    return relabel_unkeyed(row, rng, features, taken, "reports", "modality")
 
 
 def pair_coreferent(row: dict, rng: random.Random, features: Features, taken: set[str]) -> Applied | None:
-    if "coreferent" in taken:
-        return None
-    taken.add("coreferent")
-    row["coreferent"] = not row["coreferent"]
-    return ("coreferent", "changed", "")
+    return toggle(row, taken, "coreferent")
 
 
 # odie_anaphora: markables, pairs, chains
@@ -233,20 +245,11 @@ def concept_depth(row: dict, rng: random.Random, features: Features, taken: set[
 
 # clicr: queries and their answers, case reports and their entities
 def clicr_answer_category(row: dict, rng: random.Random, features: Features, taken: set[str]) -> Applied | None:
-    if "answers" in taken:  # answers have no id: one edit among them per round
-        return None
-    taken.add("answers")
-    index = rng.randrange(len(row["answers"]))
-    relabel(row["answers"][index], "category", names(features, "answers", "category"), rng)
-    return ("answers.category", "label changed", f"#{index}")
+    return relabel_unkeyed(row, rng, features, taken, "answers", "category")
 
 
 def clicr_in_passage(row: dict, rng: random.Random, features: Features, taken: set[str]) -> Applied | None:
-    if "answer_in_passage" in taken:
-        return None
-    taken.add("answer_in_passage")
-    row["answer_in_passage"] = not row["answer_in_passage"]
-    return ("answer_in_passage", "changed", "")
+    return toggle(row, taken, "answer_in_passage")
 
 
 def clicr_entity_moved(row: dict, rng: random.Random, features: Features, taken: set[str]) -> Applied | None:
