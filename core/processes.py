@@ -28,10 +28,11 @@ WATCH_SECONDS = 0.5
 """How often a helper checks that its parent is still there."""
 
 
-def end_with_parent() -> None:
-    """Exit this process (status 1) soon after its parent is gone: call it first thing in a forked helper.
-    A daemon thread compares the parent's pid with the one seen now (an orphan is adopted by another)."""
-    parent = os.getppid()
+def end_with_parent(parent: int) -> None:
+    """Exit this process (status 1) soon after ``parent`` is gone: call it first thing in a forked helper, with
+    the pid the starting process had before it forked (``os.getpid()`` there). A daemon thread compares the
+    parent's pid with it (an orphan is adopted by another), so a helper whose parent was killed before this
+    call exits at once; reading the parent's pid here instead would watch the adopter forever."""
 
     def watch() -> None:
         while os.getppid() == parent:
@@ -53,7 +54,9 @@ def child_process(what: str) -> Iterator[Callable[..., Callable[[], Any]]]:
     """A helper process for one job run beside this process's own work: ``start(function, *args)`` starts it
     and returns a function that waits for its result. The helper's death (the out-of-memory killer) is a
     ClincorpError saying "the process ``what`` died"."""
-    with ProcessPoolExecutor(1, mp_context=fork_context(), initializer=end_with_parent) as pool:
+    with ProcessPoolExecutor(
+        1, mp_context=fork_context(), initializer=end_with_parent, initargs=(os.getpid(),)
+    ) as pool:
 
         def start(function: Callable[..., Any], *args: Any) -> Callable[[], Any]:
             future = pool.submit(function, *args)

@@ -86,3 +86,41 @@ def test_a_killed_release_leaves_no_helper_process_behind(tiny_corpus: Path, tmp
     for pid in left:
         os.kill(pid, signal.SIGKILL)
     assert not left, "helper processes outlived the killed release"
+
+
+ORPHAN = """
+import os, time
+from clinical_corpora.core.processes import end_with_parent
+parent = os.getpid()
+child = os.fork()
+if child == 0:
+    quiet = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(quiet, 1)  # let go of the test's pipe
+    os.dup2(quiet, 2)
+    time.sleep(0.5)  # the parent is killed between the fork and the helper's first call
+    end_with_parent(parent)
+    time.sleep(30)
+    os._exit(0)
+print(child, flush=True)
+os._exit(0)
+"""
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="reads the process tree from /proc (Linux)")
+def test_a_helper_whose_parent_died_before_it_started_watching_exits() -> None:
+    """The race a loaded machine showed: a helper that reads its parent's pid itself, after the parent is
+    gone, reads its adopter's and watches it forever; given the pid from before the fork, it exits."""
+    root = Path(__file__).resolve().parents[1]
+    environment = {**os.environ, "PYTHONPATH": str(root)}
+    started = subprocess.run(
+        [sys.executable, "-c", ORPHAN], env=environment, capture_output=True, text=True, check=True
+    )
+    helper = int(started.stdout)
+    for _ in range(100):
+        if not _alive(helper):
+            break
+        time.sleep(0.1)
+    alive = _alive(helper)
+    if alive:
+        os.kill(helper, signal.SIGKILL)
+    assert not alive, "the orphaned helper kept running"

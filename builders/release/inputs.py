@@ -219,7 +219,7 @@ class InputHashing:
         handed = [listed]  # emptied once forked: the child has its copy, this process keeps none
         self._process = context.Process(
             target=_hash_inputs,
-            args=(theirs, self._pipe, manifest, handed, overridden, invented),
+            args=(theirs, self._pipe, manifest, handed, overridden, invented, os.getpid()),
             name="clincorp-hash",
             daemon=True,
         )
@@ -266,12 +266,13 @@ def _hash_inputs(
     handed: list[list[InputFile]],
     overridden: set[str],
     invented: list[str],
+    parent: int,
 ) -> None:
     """The child process: hashes the listed files, waits for the build to end, checks that no file changed,
     writes inputs.jsonl into the folder it is sent and sends its summary (or the error met). It closes its copy
     of the building process's end at once, so that process's death ends the wait."""
     parents.close()
-    end_with_parent()  # the pipe's end may stay open in a worker forked later
+    end_with_parent(parent)  # the pipe's end may stay open in a worker forked later
     try:
         [listed] = handed
         inputs = _fingerprint(manifest, listed, overridden)

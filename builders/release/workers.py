@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import gc
 import math
+import os
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -177,9 +178,9 @@ class _WorkerState:
 _STATE: _WorkerState | None = None
 
 
-def _start_worker(state: _WorkerState) -> None:
+def _start_worker(state: _WorkerState, parent: int) -> None:
     global _STATE
-    end_with_parent()
+    end_with_parent(parent)
     _STATE = state
 
 
@@ -208,7 +209,7 @@ def build_in_workers(
     """Each group's output, in group order, built by ``workers`` processes (at most two jobs ahead each)."""
     context = fork_context()
     state = _WorkerState(builder, manifest, features, ctx.sources, ctx.on_error, encoding_of(features))
-    pool = ProcessPoolExecutor(workers, mp_context=context, initializer=_start_worker, initargs=(state,))
+    pool = ProcessPoolExecutor(workers, mp_context=context, initializer=_start_worker, initargs=(state, os.getpid()))
     try:
         queued = iter(groups)
         running: deque[Future[_SentGroup]] = deque(pool.submit(_build_group, g) for g in islice(queued, workers * 2))

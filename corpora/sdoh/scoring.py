@@ -13,6 +13,7 @@ import contextlib
 import csv
 import functools
 import gc
+import os
 import tempfile
 from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
@@ -192,7 +193,8 @@ def _chunk_mapper(workers: int, pairs: list[Pair]) -> Iterator[Callable[[ChunkSc
         yield lambda score: (score(pairs[start : start + _CHUNK_SIZE]) for start in starts)
         return
     context = fork_context()
-    with ProcessPoolExecutor(workers, mp_context=context, initializer=_hold_pairs, initargs=(pairs,)) as pool:
+    held = (pairs, os.getpid())
+    with ProcessPoolExecutor(workers, mp_context=context, initializer=_hold_pairs, initargs=held) as pool:
         yield lambda score: pool.map(functools.partial(_score_held, score), starts)
 
 
@@ -200,11 +202,11 @@ _HELD: list[Pair] = []
 """In a worker process: every pair being scored (set once, when the worker starts)."""
 
 
-def _hold_pairs(pairs: list[Pair]) -> None:
+def _hold_pairs(pairs: list[Pair], parent: int) -> None:
     """A worker's start: keep the pairs, and freeze what it inherited (the pairs' listing included), which the
     collector would otherwise traverse again and again as scoring allocates (~7% of a worker's time)."""
     global _HELD
-    end_with_parent()
+    end_with_parent(parent)
     _HELD = pairs
     gc.freeze()
 
