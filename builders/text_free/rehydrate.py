@@ -137,13 +137,7 @@ def rehydrate(
             copy_into(staging, name, path)
         if quarantined:
             (staging / REJECTS_FILE).write_text("".join(json.dumps(q) + "\n" for q in quarantined), encoding="utf-8")
-            if target.exists() and not _is_partial(target):
-                raise RehydrateError(f"{target} exists and is not a partial rehydration: give another --out")
-            shutil.rmtree(target, ignore_errors=True)
-            try:
-                staging.rename(target)
-            except OSError as error:
-                raise RehydrateError(f"cannot write {target}: {error.strerror or error}") from None
+            _replace_rehydration(staging, target, "a partial rehydration", _is_partial)
             return RehydrateOutcome(target, "partial", len(documents), quarantined)
         stage("checking every file against the full release's sha256")
         _check_outputs(staging, full_manifest, manifest)
@@ -208,16 +202,27 @@ def _rehydrate_reanchored(
         if "manifest.json" not in full_files or "README.md" not in full_files:
             raise RehydrateError(f"{text_free / FULL_FOLDER} lacks the full release's manifest.json or README.md")
         write_reanchored_files(staging, full_files, report, manifest)
-        if target.exists() and not (_is_partial(target) or (target / REPORT_FILE).is_file()):
-            raise RehydrateError(f"{target} exists and is not a partial or re-anchored rehydration: give another --out")
-        shutil.rmtree(target, ignore_errors=True)
-        try:
-            staging.rename(target)
-        except OSError as error:
-            raise RehydrateError(f"cannot write {target}: {error.strerror or error}") from None
+        _replace_rehydration(
+            staging,
+            target,
+            "a partial or re-anchored rehydration",
+            lambda folder: _is_partial(folder) or (folder / REPORT_FILE).is_file(),
+        )
         return RehydrateOutcome(target, "re-anchored", len(documents), reanchored=report)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+
+
+def _replace_rehydration(staging: Path, target: Path, kind: str, is_kind: Callable[[Path], bool]) -> None:
+    """Move ``staging`` to ``target``, replacing an earlier rehydration of this ``kind`` only (a release that is
+    not the maintainer's is never published over, nor does it replace anything else)."""
+    if target.exists() and not is_kind(target):
+        raise RehydrateError(f"{target} exists and is not {kind}: give another --out")
+    shutil.rmtree(target, ignore_errors=True)
+    try:
+        staging.rename(target)
+    except OSError as error:
+        raise RehydrateError(f"cannot write {target}: {error.strerror or error}") from None
 
 
 def _text_free_manifest(folder: Path) -> dict[str, Any]:

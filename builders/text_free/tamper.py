@@ -20,23 +20,20 @@ import importlib
 import json
 import os
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any
 
-import pyarrow as pa
-import pyarrow.compute as pc
-import pyarrow.parquet as pq
 from datasets import ClassLabel, Features
 
 from clinical_corpora.builders.contract.base import Builder
 from clinical_corpora.builders.contract.release_view import ReleaseView
-from clinical_corpora.builders.text_free.leak_gate import LEAK_LIMIT
+from clinical_corpora.builders.text_free.leak_gate import LEAK_LIMIT, parquet_strings
 from clinical_corpora.core.manifest import CorpusManifest
 from clinical_corpora.schemas.features import features_for
-from clinical_corpora.schemas.licensed import LEAF, LicensedTree, vocabulary_tree
+from clinical_corpora.schemas.licensed import vocabulary_tree
 
 WORD = re.compile(r"[^\W\d_]+")
 PROSE = re.compile(r"[^\W\d_]+(?:[ ,.;:'’()\-]+[^\W\d_]+)*")
@@ -128,14 +125,13 @@ def tamper_problems(folder: Path, corpus: CorpusManifest, builder: Builder) -> l
     """Each file of the text-free release ``folder`` holding a foreign run, with where and how long."""
     words = package_words(corpus, builder)
     skipped = {config: vocabulary_tree(model) for config, model in builder.CONFIGS.items()}
-    shard_configs = {
-        shard: config for config in ReleaseView(folder).configs() for shard in ReleaseView(folder).shards(config)
-    }
+    view = ReleaseView(folder)
+    shard_configs = {shard: config for config in view.configs() for shard in view.shards(config)}
     problems = []
     for path in sorted(path for path in folder.rglob("*") if path.is_file()):
         where = path.relative_to(folder).as_posix()
         if path.suffix == ".parquet":
-            strings = _parquet_strings(path, skipped.get(shard_configs.get(path, ""), {}))
+            strings = parquet_strings(path, skipped.get(shard_configs.get(path, ""), {}))
         else:
             strings = _file_strings(path)
         for place, text in strings:
@@ -150,20 +146,30 @@ def tamper_problems(folder: Path, corpus: CorpusManifest, builder: Builder) -> l
 
 
 def _file_strings(path: Path) -> Iterator[tuple[str, str]]:
-    """A JSON file's string values (with their key path), a JSON Lines file's by line, else the text by line."""
-    text = path.read_bytes().decode("utf-8", "replace")
-    if path.suffix in (".json", ".jsonl"):
-        for number, line in enumerate(text.splitlines() if path.suffix == ".jsonl" else [text], start=1):
-            try:
-                value = json.loads(line)
-            except (ValueError, RecursionError):
-                yield (f" line {number}" if path.suffix == ".jsonl" else ""), line
-                continue
-            for key, string in _json_strings(value, ""):
-                yield (f" line {number}" if path.suffix == ".jsonl" else "") + (f" at {key}" if key else ""), string
+    """A JSON file's string values (with their key path), a JSON Lines file's by line, else the text by line;
+    read a line at a time but for a JSON file."""
+    if path.suffix == ".json":
+        text = path.read_bytes().decode("utf-8", "replace")
+        yield from _json_line_strings(text, "")
         return
-    for number, line in enumerate(text.splitlines(), start=1):
-        yield f" line {number}", line
+    with path.open(encoding="utf-8", errors="replace") as lines:
+        for number, line in enumerate(lines, start=1):
+            line = line.rstrip("\n")
+            if path.suffix == ".jsonl":
+                yield from _json_line_strings(line, f" line {number}")
+            else:
+                yield f" line {number}", line
+
+
+def _json_line_strings(text: str, where: str) -> Iterator[tuple[str, str]]:
+    """The string values (and keys) of a JSON text with their key path, or the text when it is not JSON."""
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError):
+        yield where, text
+        return
+    for key, string in _json_strings(value, ""):
+        yield where + (f" at {key}" if key else ""), string
 
 
 def _json_strings(value: Any, key: str) -> Iterator[tuple[str, str]]:
@@ -176,28 +182,3 @@ def _json_strings(value: Any, key: str) -> Iterator[tuple[str, str]]:
     elif isinstance(value, list):
         for item in value:
             yield from _json_strings(item, f"{key}[]")
-
-
-def _parquet_strings(path: Path, skipped: LicensedTree) -> Iterator[tuple[str, str]]:
-    """A parquet file's schema metadata and the distinct string values of each field not in ``skipped``."""
-    parquet = pq.ParquetFile(path)
-    for key, value in (parquet.schema_arrow.metadata or {}).items():
-        yield f" metadata {key.decode('utf-8', 'replace')}", value.decode("utf-8", "replace")
-    for batch in parquet.iter_batches(batch_size=4096):
-        for name, column in zip(batch.schema.names, batch.columns, strict=True):
-            yield from _strings(column, skipped.get(name), f" field {name}")
-
-
-def _strings(array: pa.Array, skipped: Any, where: str) -> Iterable[tuple[str, str]]:
-    kind = array.type
-    if skipped == LEAF:
-        return
-    if pa.types.is_string(kind) or pa.types.is_large_string(kind):
-        yield from ((where, value) for value in pc.unique(array).to_pylist() if value is not None)
-    elif pa.types.is_list(kind) or pa.types.is_large_list(kind):
-        yield from _strings(array.flatten(), skipped[0] if isinstance(skipped, list) else None, f"{where}[]")
-    elif pa.types.is_struct(kind):
-        for index in range(kind.num_fields):
-            name = kind.field(index).name
-            inner = skipped.get(name) if isinstance(skipped, dict) else None
-            yield from _strings(array.field(index), inner, f"{where}.{name}")
