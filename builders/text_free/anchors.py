@@ -44,6 +44,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from clinical_corpora.builders.sources.documents import text_sha256
 from clinical_corpora.builders.text_free.leak_gate import LEAK_LIMIT
 from clinical_corpora.builders.text_free.normalise import Edit, EditCounts, normalise, normalised_length
 from clinical_corpora.core.errors import ClincorpError
@@ -124,7 +125,7 @@ def make_anchor(locator: str, text: str, sha256: str) -> Anchor:
         locator,
         len(text),
         len(normalised.text),
-        None if normalised.text == text else hashlib.sha256(normalised.text.encode("utf-8", "surrogatepass")).digest(),
+        None if normalised.text == text else bytes.fromhex(text_sha256(normalised.text)),
         normalised.counts,
         normalised.edits,
         BLOCK,

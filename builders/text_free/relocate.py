@@ -14,7 +14,6 @@ lost with every segment covering it.
 
 from __future__ import annotations
 
-import hashlib
 from collections import defaultdict
 from dataclasses import dataclass
 from functools import cached_property
@@ -22,6 +21,7 @@ from typing import Literal
 
 import numpy as np
 
+from clinical_corpora.builders.sources.documents import text_sha256
 from clinical_corpora.builders.text_free.anchors import Anchor, block_hash, block_ranges, hash_key
 from clinical_corpora.builders.text_free.normalise import normalise, original_to_normalised
 
@@ -68,7 +68,7 @@ def document_map(anchor: Anchor, sha256: str, text: str) -> DocumentMap:
     user = normalise(text)
     original = original_to_normalised(anchor.characters, anchor.edits)
     blocks = block_ranges(anchor.normalised_characters, anchor.block)
-    digest = hashlib.sha256(user.text.encode("utf-8", "surrogatepass")).digest()
+    digest = bytes.fromhex(text_sha256(user.text))
     if digest == (anchor.normalised_sha256 or bytes.fromhex(sha256)):
         displacement = np.zeros(anchor.normalised_characters, dtype=np.int64)
         how: How = "normalised"
