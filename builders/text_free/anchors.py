@@ -23,7 +23,8 @@ computed once serves every document or every release; a block starts at a fixed 
 :data:`BLOCK`, so a guess must be aligned too; and blocks do not overlap, so a block confirmed by a guess
 helps with no other (blocks overlapping by all but a few characters would let a guessed block be extended a
 few characters at a time). What remains is confirming a whole, aligned, guessed block of boilerplate, text
-that many notes share and the guesser already has.
+that many notes share and the guesser already has. Repairing a block (``repair.py``) is the same guess made
+small: a copy holding all of a block but one character, at its place, learns which character that is.
 
 The hash is truncated to 48 bits: a false match of a block at the one position tried first has odds of
 2^-48, and against every position of a 100,000-character copy about 2^-31; found blocks must also keep the

@@ -237,6 +237,7 @@ def _document_lines(maps: Maps) -> list[dict[str, Any]]:
             "characters": maps.originals[locator],
             "your_characters": document.user_characters,
             "blocks_confirmed": document.confirmed_blocks,
+            "blocks_repaired": document.repaired_blocks,
             "blocks": document.blocks,
         }
         for locator, document in sorted(maps.maps.items())

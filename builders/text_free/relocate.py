@@ -3,9 +3,12 @@
 Both texts are normalised (``normalise.py``). When the normalised copy has the recorded normalised sha256,
 every normalised character is where it was; otherwise each recorded block is looked for in the normalised
 copy: first where the previous block's displacement puts it, then (once per document) among the hashes of
-every window of the copy, the position nearest the expected one. A found block confirms its characters at
-its displacement. A maintainer's character then maps to the user's character that the normalisation of both
-sides and a confirmed block say is the same character; any other maps nowhere.
+every window of the copy, the position nearest the expected one. The blocks found in the maintainer's order
+confirm their characters where they were found. A block between two of them that one small edit (a
+character or two inserted, one deleted or replaced) keeps from matching is repaired (``repair.py``): its
+piece of the copy, between its neighbours, edited back until the block's hash matches, confirms every
+character it shares with the block. A maintainer's character then maps to the user's character that the
+normalisation of both sides and a confirmed block say is the same character; any other maps nowhere.
 
 A segment ``[start, end)`` is relocated only when its characters map to consecutive characters of the copy,
 so the copy's slice is exactly the maintainer's text: nothing is guessed, a character no block confirms is
@@ -24,6 +27,7 @@ import numpy as np
 from clinical_corpora.builders.sources.documents import text_sha256
 from clinical_corpora.builders.text_free.anchors import Anchor, block_hash, block_ranges, hash_key
 from clinical_corpora.builders.text_free.normalise import normalise, original_to_normalised
+from clinical_corpora.builders.text_free.repair import alphabet, repair
 
 How = Literal["normalised", "blocks"]
 
@@ -36,6 +40,9 @@ class DocumentMap:
     user_characters: int
     how: How
     confirmed_blocks: int
+    """Blocks found whole in the user's copy."""
+    repaired_blocks: int
+    """Blocks found with one small edit (``repair.py``)."""
     blocks: int
 
     def segment(self, start: int, end: int) -> tuple[int, int] | None:
@@ -54,13 +61,20 @@ class DocumentMap:
         return np.flatnonzero(self.to_user >= 0)
 
     def nearest_shift(self, position: int) -> int:
-        """How far the confirmed character nearest ``position`` moved (0 when none is): where a lost span
-        is placed in the probe the caller validates, never in the release."""
+        """How far the confirmed character nearest ``position`` moved (0 when none is)."""
         confirmed = self._confirmed
         if not len(confirmed):
             return 0
         nearest = int(confirmed[np.argmin(np.abs(confirmed - position))])
         return int(self.to_user[nearest]) - nearest
+
+    def placed(self, start: int, end: int) -> tuple[int, int]:
+        """Where a lost ``[start, end)`` is placed in the probe the caller validates, never in the release:
+        each end moved as far as the confirmed character nearest it, so a span confirmed inside it stays
+        inside, at its place."""
+        last = self.user_characters
+        first = min(max(start + self.nearest_shift(start), 0), last)
+        return first, min(max(end + self.nearest_shift(max(end - 1, start)), first), last)
 
 
 def document_map(anchor: Anchor, sha256: str, text: str) -> DocumentMap:
@@ -70,37 +84,101 @@ def document_map(anchor: Anchor, sha256: str, text: str) -> DocumentMap:
     blocks = block_ranges(anchor.normalised_characters, anchor.block)
     digest = bytes.fromhex(text_sha256(user.text))
     if digest == (anchor.normalised_sha256 or bytes.fromhex(sha256)):
-        displacement = np.zeros(anchor.normalised_characters, dtype=np.int64)
+        placing = _Placing(np.arange(anchor.normalised_characters, dtype=np.int64), len(blocks), 0)
         how: How = "normalised"
-        confirmed = len(blocks)
     else:
-        displacement, confirmed = _block_displacements(anchor, blocks, user.text, hash_key(sha256))
+        placing = _place_blocks(anchor, blocks, user.text, hash_key(sha256))
         how = "blocks"
     to_user = np.full(anchor.characters, -1, dtype=np.int64)
     known = original >= 0
-    known[known] = displacement[original[known]] != _UNKNOWN
-    target = original[known] + displacement[original[known]]
-    to_user[known] = user.copied_from[target]
-    return DocumentMap(to_user, len(text), how, confirmed, len(blocks))
+    known[known] = placing.placed[original[known]] >= 0
+    to_user[known] = user.copied_from[placing.placed[original[known]]]
+    return DocumentMap(to_user, len(text), how, placing.confirmed, placing.repaired, len(blocks))
 
 
-_UNKNOWN = np.iinfo(np.int64).min
+@dataclass(frozen=True)
+class _Placing:
+    placed: np.ndarray
+    """The position in the user's normalised text of each of the maintainer's normalised characters (-1:
+    not confirmed)."""
+    confirmed: int
+    repaired: int
 
 
-def _block_displacements(
-    anchor: Anchor, blocks: list[tuple[int, int]], user: str, key: bytes
-) -> tuple[np.ndarray, int]:
-    """For each normalised character of the maintainer's text, the displacement of the confirmed block
-    covering it (``_UNKNOWN`` when none), and how many blocks were confirmed."""
-    displacement = np.full(anchor.normalised_characters, _UNKNOWN, dtype=np.int64)
-    kept = _in_order(_found_blocks(anchor, blocks, user, key))
-    for (start, end), position in kept:
-        displacement[start:end] = position - start
-    return displacement, len(kept)
+Found = tuple[int, int]
+"""A block's index and its position in the user's normalised text."""
+
+ONE_SIDED_EDITS = (0, 1, -1, 2)
+"""What a block with only its left (or right) neighbour placed may have gained: the characters its piece
+has beyond the block's, cheapest to try first."""
 
 
-Found = tuple[tuple[int, int], int]
-"""A block's [start, end) in the maintainer's normalised text and its position in the user's."""
+def _place_blocks(anchor: Anchor, blocks: list[tuple[int, int]], user: str, key: bytes) -> _Placing:
+    """Every block found whole in the user's copy, in the maintainer's order, then each block between two
+    of them repaired (``repair.py``) from both ends of the gap, as far as one edit per block explains it."""
+    placed = np.full(anchor.normalised_characters, -1, dtype=np.int64)
+    chain = _in_order(_found_blocks(anchor, blocks, user, key), blocks)
+    for index, position in chain:
+        start, end = blocks[index]
+        placed[start:end] = np.arange(position, position + end - start)
+    bounds = [(-1, 0), *((index, position) for index, position in chain), (len(blocks), len(user))]
+    gap = _Gap(anchor, blocks, user, key, alphabet(user), placed)
+    for (left, at), (right, position) in zip(bounds, bounds[1:], strict=False):
+        if right - left > 1:
+            gap.fill(left + 1, right - 1, at + (blocks[left][1] - blocks[left][0] if left >= 0 else 0), position)
+    return _Placing(placed, len(chain), gap.repaired)
+
+
+@dataclass
+class _Gap:
+    """Repairs the blocks of one gap at a time into ``placed``."""
+
+    anchor: Anchor
+    blocks: list[tuple[int, int]]
+    user: str
+    key: bytes
+    characters: str
+    placed: np.ndarray
+    repaired: int = 0
+
+    def fill(self, first: int, last: int, left: int, right: int) -> None:
+        """Blocks ``first`` to ``last``, which lie in the user's ``[left, right)``: from the left while one
+        edit explains each, then from the right for the rest."""
+        while first <= last:
+            size = self._size(first)
+            edits = (right - left - size,) if first == last else ONE_SIDED_EDITS
+            found = self._repair(first, left, edits, right, from_left=True)
+            if found is None:
+                break
+            left, first = found, first + 1
+        while last > first:
+            edits = ONE_SIDED_EDITS
+            found = self._repair(last, right, edits, left, from_left=False)
+            if found is None:
+                break
+            right, last = found, last - 1
+
+    def _size(self, index: int) -> int:
+        start, end = self.blocks[index]
+        return end - start
+
+    def _repair(self, index: int, at: int, edits: tuple[int, ...], limit: int, from_left: bool) -> int | None:
+        """Block ``index`` repaired from its piece starting (or ending) at ``at`` and not crossing ``limit``:
+        where its piece ends (or starts), or None."""
+        size = self._size(index)
+        for extra in edits:
+            if not -1 <= extra <= 2:
+                continue
+            start, end = (at, at + size + extra) if from_left else (at - size - extra, at)
+            if start < 0 or end > len(self.user) or (end > limit if from_left else start < limit):
+                continue
+            places = repair(self.user[start:end], size, self.anchor.hash_of(index), self.key, self.characters)
+            if places is not None:
+                block_start, block_end = self.blocks[index]
+                self.placed[block_start:block_end] = np.where(places >= 0, places + start, -1)
+                self.repaired += 1
+                return end if from_left else start
+        return None
 
 
 def _found_blocks(anchor: Anchor, blocks: list[tuple[int, int]], user: str, key: bytes) -> list[Found]:
@@ -119,23 +197,22 @@ def _found_blocks(anchor: Anchor, blocks: list[tuple[int, int]], user: str, key:
             candidates = windows[size].get(wanted)
             position = min(candidates, key=lambda at: (abs(at - expected), at)) if candidates else None
         if position is not None:
-            found.append(((start, end), position))
+            found.append((index, position))
             shift = position - start
     return found
 
 
-def _in_order(found: list[Found]) -> list[Found]:
+def _in_order(found: list[Found], blocks: list[tuple[int, int]]) -> list[Found]:
     """The longest chain of found blocks in the maintainer's order that do not overlap in the user's copy:
     a block found out of order (its text repeated elsewhere) is dropped rather than trusted."""
     if not found:
         return []
-    ends = np.array([end for (_, end), _ in found], dtype=np.int64)
-    starts = np.array([start for (start, _), _ in found], dtype=np.int64)
+    sizes = np.array([blocks[index][1] - blocks[index][0] for index, _ in found], dtype=np.int64)
     positions = np.array([position for _, position in found], dtype=np.int64)
     length = np.ones(len(found), dtype=np.int64)
     previous = np.full(len(found), -1, dtype=np.int64)
     for j in range(1, len(found)):
-        fits = positions[:j] + (ends[:j] - starts[:j]) <= positions[j]
+        fits = positions[:j] + sizes[:j] <= positions[j]
         if fits.any():
             candidates = np.where(fits, length[:j], 0)
             best = int(np.argmax(candidates))

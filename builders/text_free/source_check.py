@@ -99,7 +99,8 @@ def _difference(locator: str, text: str, sha256: str, anchor: Anchor | None) -> 
     else:
         how.append(
             f"the text itself differs: {mapped.confirmed_blocks} of {mapped.blocks} blocks of the release's "
-            "text found in yours (--re-anchor relocates the spans inside them)"
+            f"text found in yours and {mapped.repaired_blocks} more found with one small edit "
+            "(--re-anchor relocates the spans inside them)"
         )
     entry["how"] = how
     return entry
