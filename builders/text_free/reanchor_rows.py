@@ -34,6 +34,15 @@ Pair = tuple[int, int]
 
 
 @dataclass(frozen=True)
+class Frames:
+    """Per document, where the row's strings cut from it in one slice start (offsets may count from one of
+    them), and the one most of its spans count from (its passage), if any."""
+
+    starts: frozenset[int] = frozenset()
+    usual: int | None = None
+
+
+@dataclass(frozen=True)
 class Moved:
     """A string cut in one slice (``segment``) from a differing document: the slice before and after (None:
     lost), and whether it is the whole document."""
@@ -43,38 +52,58 @@ class Moved:
     segment: dict[str, Any]
     new: Pair | None
     whole: bool = False
+    frames: Frames = Frames()
 
     @property
     def old(self) -> Pair:
         return self.segment["start"], self.segment["end"]
 
-    def pair(self, start: int, end: int) -> tuple[Pair | None, Pair]:
-        """(the row's, the probe's) offsets of a span ``[start, end)`` paired with the string: where the map
-        puts its characters, else moved as far as the string's slice (a lost one: as far as the confirmed
+    def pair(self, start: int, end: int) -> tuple[Pair | None, Pair, Pair]:
+        """(the row's offsets of a span ``[start, end)`` paired with the string, the probe's, the slice of the
+        user's copy the probe's text is cut from). The offsets count from the document's start, or from a
+        frame's (:attr:`frames`) when the string's slice starts that far after them, or when it is cut from
+        elsewhere (an earlier occurrence) in a row whose spans count from one: they go where the map
+        puts their characters, else move as far as the string's slice (a lost one: as far as the confirmed
         character nearest it)."""
+        origin = self.old[0] - start
+        if not self.whole and origin > 0 and origin in self.frames.starts:
+            return self._framed(start, end, origin)
+        if not self.whole and self.frames.usual is not None and (start, end) != self.old:
+            return self._framed(start, end, self.frames.usual)
         own = None if self.whole or start >= end else self.document.segment(start, end)
         if self.new is None or (own is None and not self.whole and (start, end) != self.old):
-            return None, own or self.placed(start, end)
-        return own or (start + self.new[0] - self.old[0], end + self.new[1] - self.old[1]), own or (0, 0)
+            placed = own or self.placed(start, end)
+            return None, placed, placed
+        moved = own or (start + self.new[0] - self.old[0], end + self.new[1] - self.old[1])
+        return moved, moved, moved
 
-    def offset(self, start: int) -> tuple[int | None, int]:
-        """(the row's, the probe's) position of a ``<name>_start`` paired with the string."""
+    def _framed(self, start: int, end: int, origin: int) -> tuple[Pair | None, Pair, Pair]:
+        """:meth:`pair` for offsets counting from ``origin`` of the maintainer's document (a passage's start),
+        which must map into the user's copy for them to count from its place there."""
+        own = self.document.segment(origin + start, origin + end)
+        new_origin = int(self.document.to_user[origin])
+        if self.new is None or own is None or new_origin < 0:
+            placed = self.placed(origin + start, origin + end)
+            probe_origin = self.placed(origin, origin)[0]
+            return None, (placed[0] - probe_origin, placed[1] - probe_origin), placed
+        moved = (own[0] - new_origin, own[1] - new_origin)
+        return moved, moved, own
+
+    def offset(self, start: int) -> tuple[int | None, Pair]:
+        """(the row's position of a ``<name>_start`` paired with the string, where the probe puts the string)."""
         to_user = self.document.to_user
         own = int(to_user[start]) if not self.whole and 0 <= start < len(to_user) and to_user[start] >= 0 else None
         if self.new is None or (own is None and not self.whole and start != self.old[0]):
-            return None, own if own is not None else self.placed(start, start)[0]
-        return (own if own is not None else start + self.new[0] - self.old[0]), 0
+            return None, self.placed(start, start + self.old[1] - self.old[0])
+        return (own if own is not None else start + self.new[0] - self.old[0]), (0, 0)
 
     def placed(self, start: int, end: int) -> Pair:
-        """Where the probe puts ``[start, end)``: moved as far as the confirmed character nearest it."""
-        shift, last = self.document.nearest_shift(start), self.document.user_characters
-        placed = min(max(start + shift, 0), last)
-        return placed, min(max(end + shift, placed), last)
+        """Where the probe puts ``[start, end)`` (:meth:`DocumentMap.placed`)."""
+        return self.document.placed(start, end)
 
-    def probe_text(self, start: int) -> list[dict[str, Any]]:
-        """The probe's recipe of a lost string whose offsets the probe puts at ``start``: the user's text
-        there, as long as the maintainer's."""
-        end = min(start + self.old[1] - self.old[0], self.document.user_characters)
+    def probe_text(self, start: int, end: int) -> list[dict[str, Any]]:
+        """The probe's recipe of a lost string whose offsets the probe puts at ``[start, end)``: the user's
+        text there."""
         return [{**self.segment, "start": start, "end": end}]
 
 
@@ -118,6 +147,30 @@ class RowAnchoring:
         return outcome
 
 
+def _frames(row: dict[str, Any], locators: list[str]) -> dict[str, Frames]:
+    starts: dict[str, set[int]] = {}
+    origins: dict[str, Counter[int]] = {}
+    stack: list[Any] = [value for key, value in row.items() if key != SOURCE_DOCUMENTS]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, dict):
+            stack += value.values()
+            text, start = value.get("text"), value.get("start")
+            if isinstance(start, int) and isinstance(text, list) and len(text) == 1 and isinstance(text[0], dict):
+                if text[0].get("document", LITERAL) != LITERAL and text[0]["start"] > start:
+                    origins.setdefault(locators[text[0]["document"]], Counter())[text[0]["start"] - start] += 1
+        elif isinstance(value, list) and len(value) == 1 and isinstance(value[0], dict) and "literal" in value[0]:
+            if value[0]["document"] != LITERAL:
+                starts.setdefault(locators[value[0]["document"]], set()).add(value[0]["start"])
+        elif isinstance(value, list):
+            stack += value
+    frames = {}
+    for locator, found in starts.items():
+        counted = [(count, origin) for origin, count in origins.get(locator, Counter()).items() if origin in found]
+        frames[locator] = Frames(frozenset(found), max(counted)[1] if counted else None)
+    return frames
+
+
 def _copy(value: Any) -> Any:
     if isinstance(value, dict):
         return {key: _copy(item) for key, item in value.items()}
@@ -129,6 +182,7 @@ def _copy(value: Any) -> Any:
 class _Walk:
     def __init__(self, anchoring: RowAnchoring, locators: list[str], outcome: RowOutcome, where: str) -> None:
         self.anchoring, self.locators, self.outcome, self.where = anchoring, locators, outcome, where
+        self.frames = _frames(outcome.row, locators)
 
     def value(self, parent: Any, probe: Any, key: Any, node: Any, path: str) -> Any:
         """Move the recipes under ``parent[key]`` (and ``probe[key]``): the Change of a string, a list of
@@ -145,6 +199,7 @@ class _Walk:
 
     def struct(self, struct: dict[str, Any], probe: dict[str, Any], node: LicensedTree, path: str = "") -> None:
         """Walk a struct's licensed fields, then move the offsets paired with them."""
+        self._cut_from_frame(struct, probe, node)
         changes = {
             name: self.value(struct, probe, name, child, f"{path}.{name}" if path else name)
             for name, child in node.items()
@@ -164,6 +219,26 @@ class _Walk:
             if f"{name}_start" in struct and change is not None:
                 self._move_start(struct, probe, f"{name}_start", change, where)
 
+    def _cut_from_frame(self, struct: dict[str, Any], probe: dict[str, Any], node: LicensedTree) -> None:
+        """A span beside a string with its own ``<name>_start`` (its sentence, in its report), inside it: the
+        record model says the span's text is that document's at the span's offsets, so it is cut from there
+        (its recipe may cut it from an earlier occurrence elsewhere), and follows that document's map."""
+        start, end, recipe = struct.get("start"), struct.get("end"), struct.get("text")
+        if node.get("text") != LEAF or not isinstance(start, int) or not isinstance(end, int) or not recipe:
+            return
+        for name in node:
+            frame, frame_start = struct.get(name), struct.get(f"{name}_start")
+            if node[name] != LEAF or not isinstance(frame, list) or len(frame) != 1 or frame_start is None:
+                continue
+            segment = frame[0]
+            involved = [s["document"] for s in (*recipe, segment) if s["document"] != LITERAL]
+            if segment["document"] == LITERAL or not any(self.locators[d] in self.anchoring.maps for d in involved):
+                continue
+            if segment["start"] == frame_start <= start <= end <= segment["end"]:
+                struct["text"] = [{**segment, "start": start, "end": end}]
+                probe["text"] = _copy(struct["text"])
+                return
+
     def _move_span(self, struct: dict[str, Any], probe: dict[str, Any], change: Change, path: str) -> None:
         if struct["start"] is None or struct["end"] is None:
             return
@@ -172,11 +247,11 @@ class _Walk:
             struct["start"] = struct["end"] = None
             return
         assert change is not None
-        row, placed = change.pair(struct["start"], struct["end"])
+        row, placed, cut = change.pair(struct["start"], struct["end"])
         if row is None:
             self._lose_found(struct, "text", change, (struct["start"], struct["end"]), path)
             probe["start"], probe["end"] = placed
-            probe["text"] = change.probe_text(placed[0])
+            probe["text"] = change.probe_text(*cut)
         else:
             probe["start"], probe["end"] = row
         struct["start"], struct["end"] = row if row is not None else (None, None)
@@ -206,7 +281,7 @@ class _Walk:
         )
         placed = sibling.placed(struct["start"], struct["end"])
         probe["start"], probe["end"] = placed
-        probe["text"] = [{**sibling.segment, "start": placed[0], "end": placed[1]}]
+        probe["text"] = sibling.probe_text(*placed)
         struct["text"] = struct["start"] = struct["end"] = None
 
     def _move_start(self, struct: dict[str, Any], probe: dict[str, Any], name: str, change: Change, path: str) -> None:
@@ -222,8 +297,8 @@ class _Walk:
             self._lose_found(struct, name.removesuffix("_start"), change, (struct[name], struct[name]), path)
         struct[name] = probe[name] = row
         if row is None:
-            probe[name] = placed
-            probe[name.removesuffix("_start")] = change.probe_text(placed)
+            probe[name] = placed[0]
+            probe[name.removesuffix("_start")] = change.probe_text(*placed)
 
     def _move_pair(self, struct: dict[str, Any], probe: dict[str, Any], index: int, change: Change, path: str) -> None:
         """BigBio's ``offsets[index]`` beside ``text[index]``."""
@@ -234,11 +309,11 @@ class _Walk:
             self._lose_after_all(struct["text"], index, change, path)
             pairs[index] = None
             return
-        row, placed = change.pair(pairs[index][0], pairs[index][1])
+        row, placed, cut = change.pair(pairs[index][0], pairs[index][1])
         if row is None:
             self._lose_found(struct["text"], index, change, tuple(pairs[index]), path)
             probe["offsets"][index] = list(placed)
-            probe["text"][index] = change.probe_text(placed[0])
+            probe["text"][index] = change.probe_text(*cut)
         else:
             probe["offsets"][index] = list(row)
         pairs[index] = None if row is None else list(row)
@@ -313,7 +388,7 @@ class _Walk:
         locator = self.locators[old["document"]]
         if locator not in self.anchoring.maps:
             return None
-        return Moved(self.anchoring.maps[locator], locator, old, new)
+        return Moved(self.anchoring.maps[locator], locator, old, new, frames=self.frames.get(locator, Frames()))
 
     def _whole(self, segments: list[dict[str, Any]]) -> tuple[Moved, dict[str, Any]] | None:
         """A string that is a whole differing document: it becomes the user's copy."""
@@ -348,9 +423,6 @@ class _Walk:
             )
 
     def _placed(self, segment: dict[str, Any]) -> dict[str, Any]:
-        """Where the probe puts a lost slice: moved as far as the confirmed character nearest it."""
-        document_map = self.anchoring.maps[self.locators[segment["document"]]]
-        shift = document_map.nearest_shift(segment["start"])
-        start = min(max(segment["start"] + shift, 0), document_map.user_characters)
-        end = min(max(segment["end"] + shift, start), document_map.user_characters)
+        """Where the probe puts a lost slice (:meth:`DocumentMap.placed`)."""
+        start, end = self.anchoring.maps[self.locators[segment["document"]]].placed(segment["start"], segment["end"])
         return {**segment, "start": start, "end": end}
