@@ -5,6 +5,11 @@ Each perturbed document gets, in this order: one character inside a span re-enco
 has one, else the letter followed by a combining acute accent), one to three characters inserted or deleted
 outside every span, spaces added at the end of one or two lines, and, each with probability one half and one
 quarter, CRLF line ends and a byte-order mark.
+
+Normalisation undoes all of it but two things: a deleted character, and a letter given an accent (an ASCII
+letter has no other encoding, so "re-encoding" it makes another letter, as a typo fixed between two versions
+of a note does). Those are the document's *changed* characters: a span covering one has another text in the
+copy, so it cannot be recovered and must be named lost.
 """
 
 from __future__ import annotations
@@ -34,6 +39,8 @@ class Perturbed:
     text: str
     moved: np.ndarray
     """The position in ``text`` of each original character (-1: deleted or re-encoded)."""
+    changed: frozenset[int]
+    """The original characters the copy no longer holds, even once normalised."""
     edits: list[str]
 
 
@@ -43,9 +50,10 @@ def perturb(text: str, spans: Sequence[tuple[int, int]], rng: random.Random) -> 
     inside = np.zeros(len(text) + 1, dtype=bool)
     for start, end in spans:
         inside[start:end] = True
-    edits = [_re_encode(pieces, spans, rng)]
+    changed: set[int] = set()
+    edits = [_re_encode(pieces, spans, rng, changed)]
     for _ in range(rng.randint(1, 3)):
-        edits.append(_insert_or_delete(pieces, inside, rng))
+        edits.append(_insert_or_delete(pieces, inside, rng, changed))
     edits += _trailing_spaces(pieces, inside, rng)
     if rng.random() < 0.5:
         pieces = [("\r\n", index) if character == "\n" else (character, index) for character, index in pieces]
@@ -53,10 +61,10 @@ def perturb(text: str, spans: Sequence[tuple[int, int]], rng: random.Random) -> 
     if rng.random() < 0.25:
         pieces.insert(0, ("\ufeff", -1))
         edits.append("byte-order mark")
-    return _joined(pieces, len(text), [edit for edit in edits if edit])
+    return _joined(pieces, len(text), frozenset(changed), [edit for edit in edits if edit])
 
 
-def _re_encode(pieces: list[Piece], spans: Sequence[tuple[int, int]], rng: random.Random) -> str:
+def _re_encode(pieces: list[Piece], spans: Sequence[tuple[int, int]], rng: random.Random, changed: set[int]) -> str:
     letters = [p for start, end in spans for p in range(start, end) if pieces[p][0].isalpha()]
     if not letters:
         return ""
@@ -64,11 +72,13 @@ def _re_encode(pieces: list[Piece], spans: Sequence[tuple[int, int]], rng: rando
     character = pieces[position][0]
     decomposed = unicodedata.normalize("NFD", character)
     replacement = decomposed if decomposed != character else character + "\u0301"
+    if unicodedata.normalize("NFC", replacement) != character:
+        changed.add(position)
     pieces[position] = (replacement, -1)
     return f"re-encoded {character!r} at {position}"
 
 
-def _insert_or_delete(pieces: list[Piece], inside: np.ndarray, rng: random.Random) -> str:
+def _insert_or_delete(pieces: list[Piece], inside: np.ndarray, rng: random.Random, changed: set[int]) -> str:
     """Insert a character before, or delete, an original character outside every span."""
     candidates = [at for at, (_, index) in enumerate(pieces) if index >= 0 and not inside[index]]
     if not candidates:
@@ -78,6 +88,7 @@ def _insert_or_delete(pieces: list[Piece], inside: np.ndarray, rng: random.Rando
         pieces.insert(at, (rng.choice("xqz ,."), -1))
         return f"inserted before {pieces[at + 1][1]}"
     original = pieces[at][1]
+    changed.add(original)
     del pieces[at]
     return f"deleted {original}"
 
@@ -90,7 +101,7 @@ def _trailing_spaces(pieces: list[Piece], inside: np.ndarray, rng: random.Random
     return [f"trailing spaces on {len(chosen)} lines"] if chosen else []
 
 
-def _joined(pieces: list[Piece], length: int, edits: list[str]) -> Perturbed:
+def _joined(pieces: list[Piece], length: int, changed: frozenset[int], edits: list[str]) -> Perturbed:
     moved = np.full(length, -1, dtype=np.int64)
     position = 0
     parts = []
@@ -99,7 +110,7 @@ def _joined(pieces: list[Piece], length: int, edits: list[str]) -> Perturbed:
             moved[index] = position + len(piece) - 1  # "\r\n" copies "\n" at its end
         parts.append(piece)
         position += len(piece)
-    return Perturbed("".join(parts), moved, edits)
+    return Perturbed("".join(parts), moved, changed, edits)
 
 
 # Scoring a re-anchored rehydration against the maintainer's full release.
@@ -171,10 +182,19 @@ def perturb_documents(
     return {locator: perturb(documents[locator], ranges.get(locator, []), rng) for locator in chosen}
 
 
-def score(full: Path, reanchored: Path, models: dict[str, type[BaseModel]], documents: dict[str, str]) -> Counter[str]:
+def score(
+    full: Path,
+    text_free: Path,
+    reanchored: Path,
+    models: dict[str, type[BaseModel]],
+    documents: dict[str, str],
+    changed: dict[str, frozenset[int]],
+) -> Counter[str]:
     """Every licensed string of the maintainer's release other than whole documents, classed: ``recovered``
     (the same text), ``lost_named`` (null, named in re-anchored.jsonl), ``left_out_named`` (its record left
-    out and named), ``wrong`` (another text) or ``unnamed`` (missing and not named)."""
+    out and named), ``wrong`` (another text) or ``unnamed`` (missing and not named). ``changed`` counts the
+    strings covering a ``changed`` character of their document (locator → positions): their text is not in
+    the copy, so they can only be lost or left out (both named) or wrong."""
     lost: set[SpanKey] = set()
     left_out: set[str] = set()
     for line in (reanchored / "re-anchored.jsonl").read_text(encoding="utf-8").splitlines():
@@ -187,15 +207,20 @@ def score(full: Path, reanchored: Path, models: dict[str, type[BaseModel]], docu
     counts: Counter[str] = Counter()
     for config, model in models.items():
         tree, id_field = licensed_tree(model), getattr(model, "id_field", "id")
+        recipes = _rows(text_free, config, id_field)
         for split, rows in _rows(full, config, id_field).items():
             restored = _rows(reanchored, config, id_field).get(split, {})
             for record_id, row in rows.items():
                 record = f"{config}/{split} [{record_id}]"
                 new = dict(leaves(restored[record_id], tree)) if record_id in restored else None
+                stored = recipes[split][record_id]
+                cut = dict(leaves(stored, tree))
+                locators = [document["locator"] for document in stored[SOURCE_DOCUMENTS]]
                 for path, text in leaves(row, tree):
                     if text is None or text in whole:
                         continue
                     counts["spans"] += 1
+                    counts["changed"] += _covers(cut[path], locators, changed)  # type: ignore[arg-type]
                     if new is None:
                         counts["left_out_named" if record in left_out else "unnamed"] += 1
                     elif new[path] is None:
@@ -203,6 +228,15 @@ def score(full: Path, reanchored: Path, models: dict[str, type[BaseModel]], docu
                     else:
                         counts["recovered" if new[path] == text else "wrong"] += 1
     return counts
+
+
+def _covers(recipe: list[dict[str, Any]], locators: list[str], changed: dict[str, frozenset[int]]) -> bool:
+    """Whether a slice of the recipe covers a changed character."""
+    return any(
+        segment["document"] >= 0
+        and any(segment["start"] <= at < segment["end"] for at in changed.get(locators[segment["document"]], ()))
+        for segment in recipe
+    )
 
 
 def _rows(folder: Path, config: str, id_field: str) -> dict[str, dict[str, dict[str, Any]]]:

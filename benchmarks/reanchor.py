@@ -142,7 +142,8 @@ def main() -> None:
         reanchor_seconds = time.perf_counter() - started
         assert strict.status in ("released", "unchanged") and reanchored.reanchored is not None
 
-        scored = score(full, reanchored.folder, make_builder(corpus.builder).CONFIGS, documents)
+        changed = {locator: change.changed for locator, change in perturbed.items()}
+        scored = score(full, text_free, reanchored.folder, make_builder(corpus.builder).CONFIGS, documents, changed)
         anchors = (text_free / ANCHORS_FILE).stat().st_size
         text_free_bytes = _bytes(text_free)
         characters = sum(len(text) for text in documents.values())
@@ -156,6 +157,10 @@ def main() -> None:
                     "spans": scored["spans"],
                     "recovered": scored["recovered"],
                     "recovered_share": round(scored["recovered"] / scored["spans"], 4),
+                    "changed": scored["changed"],
+                    "recovered_share_of_unchanged": round(
+                        scored["recovered"] / (scored["spans"] - scored["changed"]), 4
+                    ),
                     "lost_named": scored["lost_named"],
                     "left_out_named": scored["left_out_named"],
                     "wrong": scored["wrong"],
