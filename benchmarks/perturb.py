@@ -8,8 +8,9 @@ quarter, CRLF line ends and a byte-order mark.
 
 Normalisation undoes all of it but two things: a deleted character, and a letter given an accent (an ASCII
 letter has no other encoding, so "re-encoding" it makes another letter, as a typo fixed between two versions
-of a note does). Those are the document's *changed* characters: a span covering one has another text in the
-copy, so it cannot be recovered and must be named lost.
+of a note does; a letter with no accented form in NFC, such as ``d``, keeps a combining accent after it).
+A span covering a deleted or replaced character, or the letter and the character after it when an accent
+stays between them, has another text in the copy, so it cannot be recovered and must be named lost.
 """
 
 from __future__ import annotations
@@ -41,7 +42,13 @@ class Perturbed:
     """The position in ``text`` of each original character (-1: deleted or re-encoded)."""
     changed: frozenset[int]
     """The original characters the copy no longer holds, even once normalised."""
+    accented: frozenset[int]
+    """The original characters the copy holds with a combining accent after them, even once normalised."""
     edits: list[str]
+
+    def alters(self, start: int, end: int) -> bool:
+        """Whether the copy no longer holds ``[start, end)`` of the original as it was."""
+        return any(start <= at < end for at in self.changed) or any(start <= at < end - 1 for at in self.accented)
 
 
 def perturb(text: str, spans: Sequence[tuple[int, int]], rng: random.Random) -> Perturbed:
@@ -51,7 +58,8 @@ def perturb(text: str, spans: Sequence[tuple[int, int]], rng: random.Random) -> 
     for start, end in spans:
         inside[start:end] = True
     changed: set[int] = set()
-    edits = [_re_encode(pieces, spans, rng, changed)]
+    accented: set[int] = set()
+    edits = [_re_encode(pieces, spans, rng, changed, accented)]
     for _ in range(rng.randint(1, 3)):
         edits.append(_insert_or_delete(pieces, inside, rng, changed))
     edits += _trailing_spaces(pieces, inside, rng)
@@ -61,10 +69,12 @@ def perturb(text: str, spans: Sequence[tuple[int, int]], rng: random.Random) -> 
     if rng.random() < 0.25:
         pieces.insert(0, ("\ufeff", -1))
         edits.append("byte-order mark")
-    return _joined(pieces, len(text), frozenset(changed), [edit for edit in edits if edit])
+    return _joined(pieces, len(text), (frozenset(changed), frozenset(accented)), [edit for edit in edits if edit])
 
 
-def _re_encode(pieces: list[Piece], spans: Sequence[tuple[int, int]], rng: random.Random, changed: set[int]) -> str:
+def _re_encode(
+    pieces: list[Piece], spans: Sequence[tuple[int, int]], rng: random.Random, changed: set[int], accented: set[int]
+) -> str:
     letters = [p for start, end in spans for p in range(start, end) if pieces[p][0].isalpha()]
     if not letters:
         return ""
@@ -72,7 +82,10 @@ def _re_encode(pieces: list[Piece], spans: Sequence[tuple[int, int]], rng: rando
     character = pieces[position][0]
     decomposed = unicodedata.normalize("NFD", character)
     replacement = decomposed if decomposed != character else character + "\u0301"
-    if unicodedata.normalize("NFC", replacement) != character:
+    composed = unicodedata.normalize("NFC", replacement)
+    if composed.startswith(character) and composed != character:
+        accented.add(position)
+    elif composed != character:
         changed.add(position)
     pieces[position] = (replacement, -1)
     return f"re-encoded {character!r} at {position}"
@@ -101,7 +114,9 @@ def _trailing_spaces(pieces: list[Piece], inside: np.ndarray, rng: random.Random
     return [f"trailing spaces on {len(chosen)} lines"] if chosen else []
 
 
-def _joined(pieces: list[Piece], length: int, changed: frozenset[int], edits: list[str]) -> Perturbed:
+def _joined(
+    pieces: list[Piece], length: int, changes: tuple[frozenset[int], frozenset[int]], edits: list[str]
+) -> Perturbed:
     moved = np.full(length, -1, dtype=np.int64)
     position = 0
     parts = []
@@ -110,7 +125,7 @@ def _joined(pieces: list[Piece], length: int, changed: frozenset[int], edits: li
             moved[index] = position + len(piece) - 1  # "\r\n" copies "\n" at its end
         parts.append(piece)
         position += len(piece)
-    return Perturbed("".join(parts), moved, changed, edits)
+    return Perturbed("".join(parts), moved, *changes, edits)
 
 
 # Scoring a re-anchored rehydration against the maintainer's full release.
@@ -188,13 +203,13 @@ def score(
     reanchored: Path,
     models: dict[str, type[BaseModel]],
     documents: dict[str, str],
-    changed: dict[str, frozenset[int]],
+    perturbed: dict[str, Perturbed],
 ) -> Counter[str]:
     """Every licensed string of the maintainer's release other than whole documents, classed: ``recovered``
     (the same text), ``lost_named`` (null, named in re-anchored.jsonl), ``left_out_named`` (its record left
     out and named), ``wrong`` (another text) or ``unnamed`` (missing and not named). ``changed`` counts the
-    strings covering a ``changed`` character of their document (locator → positions): their text is not in
-    the copy, so they can only be lost or left out (both named) or wrong."""
+    strings not recovered whose recipe cuts text a ``perturbed`` document (by locator) no longer holds as it
+    was (one may still be recovered from its own place, when the recipe cuts it from an earlier occurrence)."""
     lost: set[SpanKey] = set()
     left_out: set[str] = set()
     for line in (reanchored / "re-anchored.jsonl").read_text(encoding="utf-8").splitlines():
@@ -220,7 +235,8 @@ def score(
                     if text is None or text in whole:
                         continue
                     counts["spans"] += 1
-                    counts["changed"] += _covers(cut[path], locators, changed)  # type: ignore[arg-type]
+                    got = None if new is None else new[path]
+                    counts["changed"] += got != text and _alters(cut[path], locators, perturbed)  # type: ignore[arg-type]
                     if new is None:
                         counts["left_out_named" if record in left_out else "unnamed"] += 1
                     elif new[path] is None:
@@ -230,11 +246,12 @@ def score(
     return counts
 
 
-def _covers(recipe: list[dict[str, Any]], locators: list[str], changed: dict[str, frozenset[int]]) -> bool:
-    """Whether a slice of the recipe covers a changed character."""
+def _alters(recipe: list[dict[str, Any]], locators: list[str], perturbed: dict[str, Perturbed]) -> bool:
+    """Whether the copy no longer holds a slice of the recipe as it was."""
     return any(
         segment["document"] >= 0
-        and any(segment["start"] <= at < segment["end"] for at in changed.get(locators[segment["document"]], ()))
+        and locators[segment["document"]] in perturbed
+        and perturbed[locators[segment["document"]]].alters(segment["start"], segment["end"])
         for segment in recipe
     )
 

@@ -142,8 +142,7 @@ def main() -> None:
         reanchor_seconds = time.perf_counter() - started
         assert strict.status in ("released", "unchanged") and reanchored.reanchored is not None
 
-        changed = {locator: change.changed for locator, change in perturbed.items()}
-        scored = score(full, text_free, reanchored.folder, make_builder(corpus.builder).CONFIGS, documents, changed)
+        scored = score(full, text_free, reanchored.folder, make_builder(corpus.builder).CONFIGS, documents, perturbed)
         anchors = (text_free / ANCHORS_FILE).stat().st_size
         text_free_bytes = _bytes(text_free)
         characters = sum(len(text) for text in documents.values())
