@@ -81,6 +81,20 @@ def test_the_map_from_edits_alone_is_the_map_of_the_text(seed: int) -> None:
 
 
 @pytest.mark.parametrize("seed", range(30))
+def test_a_character_confirmed_in_repeated_lines_is_confirmed_at_its_own_repetition(seed: int) -> None:
+    """Lab results repeat a line many times: a block whose text recurs is confirmed where its neighbours put
+    it, never at another repetition of the same line."""
+    rng = random.Random(seed)
+    line = rng.choice(["Blood Culture, Routine (Final): NO GROWTH.\n", "Urine culture negative.\n", "WBC 7.2\n"])
+    text = "Microbiology:\n" + line * rng.randint(20, 60) + "Discharged home in stable condition.\n"
+    copy = perturb(text, [], rng)
+    mapped = document_map(make_anchor("x:1", text, sha256(text)), sha256(text), copy.text)
+    confirmed = np.flatnonzero(mapped.to_user >= 0)
+    assert len(confirmed) > len(text) // 2
+    assert np.array_equal(mapped.to_user[confirmed], copy.moved[confirmed])
+
+
+@pytest.mark.parametrize("seed", range(30))
 def test_relocated_segments_are_the_original_text_where_the_perturbation_moved_it(seed: int) -> None:
     rng = random.Random(seed)
     words = ["effusion", "Lives", "alone", "tobacco", "café", "no", "acute", "process", "\n", ".", "left", "pleural"]

@@ -3,11 +3,12 @@
 Both texts are normalised (``normalise.py``). When the normalised copy has the recorded normalised sha256,
 every normalised character is where it was; otherwise each recorded block is looked for in the normalised
 copy: first where the previous block's displacement puts it, then (once per document) among the hashes of
-every window of the copy, the position nearest the expected one. The blocks found in the maintainer's order
-confirm their characters where they were found. A block between two of them that one small edit (a
-character or two inserted, one deleted or replaced) keeps from matching is repaired (``repair.py``): its
-piece of the copy, between its neighbours, edited back until the block's hash matches, confirms every
-character it shares with the block. A maintainer's character then maps to the user's character that the
+every window of the copy, where only one window has its hash (a block of a line repeated many times is
+not placed at a repetition chosen by distance: that put it at the wrong one). The blocks found in the
+maintainer's order confirm their characters where they were found. A block between two of them that one
+small edit (a character or two inserted, one deleted or replaced) keeps from matching is repaired
+(``repair.py``): its piece of the copy, between its neighbours, edited back until the block's hash
+matches, confirms every character it shares with the block. A maintainer's character then maps to the user's character that the
 normalisation of both sides and a confirmed block say is the same character; any other maps nowhere.
 
 A segment ``[start, end)`` is relocated only when its characters map to consecutive characters of the copy,
@@ -182,8 +183,8 @@ class _Gap:
 
 
 def _found_blocks(anchor: Anchor, blocks: list[tuple[int, int]], user: str, key: bytes) -> list[Found]:
-    """Each block found: where the last found block's displacement puts it, else the window with its hash
-    nearest to that place."""
+    """Each block found: where the last found block's displacement puts it, else the one window with its
+    hash."""
     windows: dict[int, dict[bytes, list[int]]] = {}
     shift = 0
     found = []
@@ -194,8 +195,8 @@ def _found_blocks(anchor: Anchor, blocks: list[tuple[int, int]], user: str, key:
         else:
             if size not in windows:
                 windows[size] = _window_hashes(user, size, key)
-            candidates = windows[size].get(wanted)
-            position = min(candidates, key=lambda at: (abs(at - expected), at)) if candidates else None
+            candidates = windows[size].get(wanted, [])
+            position = candidates[0] if len(candidates) == 1 else None
         if position is not None:
             found.append((index, position))
             shift = position - start
