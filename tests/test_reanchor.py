@@ -191,7 +191,7 @@ def test_perturbed_documents_re_anchor_with_no_wrong_span_and_every_loss_named(
         totals += score(full, text_free, outcome.folder, make_builder(corpus.builder).CONFIGS, texts, perturbed)
     assert totals["wrong"] == 0 and totals["unnamed"] == 0
     assert totals["recovered"] + totals["lost_named"] + totals["left_out_named"] == totals["spans"] > 0
-    assert totals["recovered"] / (totals["spans"] - totals["changed"]) >= 0.97
+    assert totals["recovered"] / (totals["spans"] - totals["changed"]) >= 0.98
 
 
 def test_unchanged_sources_still_rehydrate_byte_for_byte_with_re_anchor(

@@ -50,8 +50,14 @@ LOCATORS = list(DOCUMENTS)
 # pieces of the documents, and strings no document holds (literals, joins of slices)
 words = st.sampled_from(["small left", "pleural effusion", "no acute", "2150-01-01", "@placeholder", "", "xy", "."])
 strings = st.lists(words, max_size=3).map(" ".join)
+PLACES = sorted(
+    {text.find(word, 1) for text in DOCUMENTS.values() for word in ("small left", "pleural effusion")} - {-1}
+)
+"""Where a word occurs again after its first occurrence: a span there is cut from its own place."""
 spans = st.builds(
-    lambda value, start: {"start": start, "end": start + len(value), "text": value}, strings, st.integers(0, 9)
+    lambda value, start: {"start": start, "end": start + len(value), "text": value},
+    strings,
+    st.integers(0, 9) | st.sampled_from(PLACES),
 )
 inners = st.builds(lambda i, s: {"id": f"in{i}", "spans": s}, st.integers(0, 99), st.lists(spans, max_size=3))
 rows = st.builds(
@@ -79,7 +85,12 @@ def row_by_row(batch: pa.RecordBatch, documents: list[list[str]], schema: pa.Sch
     stored = batch.to_pylist()
     for row, locators in zip(stored, documents, strict=True):
         texts = [DOCUMENTS[locator] for locator in locators]
-        map_licensed(row, tree, lambda value, texts=texts: recipe(value, texts))
+        for inner in (row["inner"], row["extra"] or {"spans": []}):
+            for span in inner["spans"]:
+                span["text"] = recipe(span["text"], texts, (span["start"], span["end"]))
+        map_licensed(
+            row, {"title": tree["title"], "names": tree["names"]}, lambda value, texts=texts: recipe(value, texts)
+        )
         row[SOURCE_DOCUMENTS] = [{"locator": loc, "sha256": text_sha256(DOCUMENTS[loc])} for loc in locators]
     return pa.RecordBatch.from_pylist(stored, schema=schema)
 

@@ -32,9 +32,14 @@ Piece = tuple[int, int, int, str | None]
 """A segment as (document, start, end, literal)."""
 
 
-def recipe(value: str, documents: Sequence[str]) -> list[Segment]:
-    """Segments restoring ``value`` from ``documents``: one slice when a document holds it whole, else the
+def recipe(value: str, documents: Sequence[str], place: tuple[int, int] | None = None) -> list[Segment]:
+    """Segments restoring ``value`` from ``documents``: one slice when a document holds it whole (at
+    ``place``, the span's own offsets, in the first document holding it there, if one does), else the
     longest slices left to right with literals between them."""
+    if place is not None and value:
+        for index, text in enumerate(documents):
+            if 0 <= place[0] < place[1] and text[place[0] : place[1]] == value:
+                return [_slice(index, *place)]
     for index, text in enumerate(documents):
         at = text.find(value)
         if at >= 0 and value:
@@ -163,25 +168,31 @@ class Recipes:
             return pa.ListArray.from_arrays(pa.array(offsets - offsets[0], pa.int32()), inner, type=target, mask=mask)
         children = dict(zip((field.name for field in array.type), array.flatten(), strict=True))
         encoded = [
-            self._encode(children[field.name], node[field.name], owners, field.type)
+            self._recipes(children[field.name], owners, field.type, _places(children, field.name))
+            if node.get(field.name) == LEAF
+            else self._encode(children[field.name], node[field.name], owners, field.type)
             if field.name in node
             else children[field.name]
             for field in target
         ]
         return pa.StructArray.from_arrays(encoded, fields=list(target), mask=mask)
 
-    def _recipes(self, strings: Any, owners: np.ndarray, target: pa.DataType) -> pa.Array:
-        """One recipe per string (null stays null), made once per distinct (documents, string)."""
+    def _recipes(self, strings: Any, owners: np.ndarray, target: pa.DataType, places: Any = None) -> pa.Array:
+        """One recipe per string (null stays null), made once per distinct (documents, string, place):
+        ``places`` are the (start, end) of each string's span (-1 when it has none), where a document of its
+        row holding it there is cut first, so the recipe follows that document when it changes."""
         encoded = pc.dictionary_encode(strings)
         distinct = encoded.dictionary.to_pylist()
         width = len(distinct) + 1
         keys = owners.astype(np.int64) * width + (pc.fill_null(encoded.indices, -1).to_numpy() + 1)
-        unique, inverse = np.unique(keys, return_inverse=True)
+        rows = keys[:, None] if places is None else np.column_stack([keys, *places])
+        unique, inverse = np.unique(rows, axis=0, return_inverse=True)
         offsets, documents, starts, ends, literals, nulls = [0], [], [], [], [], []
-        for key in unique.tolist():
+        for key, *place in unique.tolist():
             group, value = divmod(key, width)
             nulls.append(value == 0)
-            for document, start, end, literal in self._pieces(group, distinct[value - 1]) if value else ():
+            pieces = self._pieces(group, distinct[value - 1], *place) if value else ()
+            for document, start, end, literal in pieces:
                 documents.append(document)
                 starts.append(start)
                 ends.append(end)
@@ -197,11 +208,16 @@ class Recipes:
         )
         return recipes.take(pa.array(inverse.reshape(-1)))
 
-    def _pieces(self, group: int, value: str) -> list[Piece]:
-        """:func:`recipe` of ``value`` from the group's documents, a whole-string position looked up once."""
+    def _pieces(self, group: int, value: str, start: int = -1, end: int = -1) -> list[Piece]:
+        """:func:`recipe` of ``value`` from the group's documents, a whole-string position looked up once;
+        at ``[start, end)`` of the first document holding it there, when one does."""
         if not value:
             return []
         locators = self.groups[group]
+        if 0 <= start < end:
+            for index, locator in enumerate(locators):
+                if self.documents[locator][start:end] == value:
+                    return [(index, start, end, None)]
         for index, locator in enumerate(locators):
             key = (locator, value)
             at = self._found.get(key)
@@ -213,3 +229,19 @@ class Recipes:
                 return [(index, at, at + len(value), None)]
         texts = [self.documents[locator] for locator in locators]
         return [(s["document"], s["start"], s["end"], s["literal"]) for s in recipe(value, texts)]
+
+
+def _places(children: dict[str, Any], name: str) -> tuple[np.ndarray, np.ndarray] | None:
+    """Where each string of a struct's field ``name`` is (-1 where unknown): ``text`` between integer
+    ``start`` and ``end``, another field from its integer ``<name>_start`` on; None when the struct does not
+    say."""
+    start, end = children.get("start" if name == "text" else f"{name}_start"), children.get("end")
+    if start is None or not pa.types.is_integer(start.type):
+        return None
+    starts = pc.fill_null(start, -1).to_numpy().astype(np.int64)
+    if name != "text":
+        lengths = pc.fill_null(pc.utf8_length(children[name]), 0).to_numpy().astype(np.int64)
+        return starts, np.where(starts >= 0, starts + lengths, -1)
+    if end is None or not pa.types.is_integer(end.type):
+        return None
+    return starts, pc.fill_null(end, -1).to_numpy().astype(np.int64)
