@@ -39,6 +39,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from benchmarks._measure import measure
 from benchmarks.mimic_notes import LAYOUTS
 from benchmarks.rad_coref_build import REPORTS, write_inputs
+from benchmarks.row_recipes import row_recipes
 from clinical_corpora.builders.contract.base import BuildContext, load_builder_class
 from clinical_corpora.builders.contract.release_view import ReleaseView
 from clinical_corpora.builders.plugins import find_corpus
@@ -49,14 +50,14 @@ from clinical_corpora.builders.release.writer import SplitWriter
 from clinical_corpora.builders.sources.documents import text_sha256
 from clinical_corpora.builders.text_free.layout import BATCH_ROWS, read_wanted, stored_rows
 from clinical_corpora.builders.text_free.leak_gate import leak_gate
-from clinical_corpora.builders.text_free.recipes import DocumentGroups, Recipes, recipe
+from clinical_corpora.builders.text_free.recipes import DocumentGroups, Recipes
 from clinical_corpora.builders.text_free.release import (
     document_groups,
     release_text_free,
     write_rows,
 )
 from clinical_corpora.schemas.features import features_for
-from clinical_corpora.schemas.licensed import SOURCE_DOCUMENTS, licensed_tree, map_licensed, text_free_features
+from clinical_corpora.schemas.licensed import SOURCE_DOCUMENTS, licensed_tree, text_free_features
 
 CORPUS = "rad_coref"
 
@@ -71,9 +72,9 @@ def _setting(release: str, inputs: str) -> tuple[Any, BuildContext, ReleaseView,
 
 
 def _digest(folder: Path) -> str:
-    """One sha256 over every parquet file's path and bytes."""
+    """One sha256 over every parquet file's path and bytes under ``data/`` (the rows, not anchors.parquet)."""
     digest = hashlib.sha256()
-    for path in sorted(folder.rglob("*.parquet")):
+    for path in sorted((folder / "data").rglob("*.parquet")):
         digest.update(path.relative_to(folder).as_posix().encode() + path.read_bytes())
     return digest.hexdigest()
 
@@ -135,7 +136,7 @@ def run_row_by_row(release: str, inputs: str, documents: str, out: str) -> str:
                     for row in rows:
                         locators = builder.source_documents(ctx, config, row)
                         row_texts = [texts[locator] for locator in locators]
-                        map_licensed(row, tree, lambda value, row_texts=row_texts: recipe(value, row_texts))
+                        row_recipes(row, tree, row_texts)
                         row[SOURCE_DOCUMENTS] = [{"locator": loc, "sha256": hashes[loc]} for loc in locators]
                     writer.write(pa.RecordBatch.from_pylist(rows, schema=features.arrow_schema))
             writer.close()

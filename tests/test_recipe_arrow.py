@@ -12,16 +12,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel
 
+from benchmarks.row_recipes import row_recipes
 from clinical_corpora.builders.sources.documents import text_sha256
 from clinical_corpora.builders.text_free.lazy_rows import lazy_rows
-from clinical_corpora.builders.text_free.recipes import DocumentGroups, Recipes, recipe
+from clinical_corpora.builders.text_free.recipes import DocumentGroups, Recipes
 from clinical_corpora.builders.text_free.restore import restore_batch
 from clinical_corpora.schemas.features import features_for
 from clinical_corpora.schemas.licensed import (
     SOURCE_DOCUMENTS,
     LicensedText,
     licensed_tree,
-    map_licensed,
     text_free_features,
 )
 from clinical_corpora.schemas.spans import Span
@@ -85,12 +85,7 @@ def row_by_row(batch: pa.RecordBatch, documents: list[list[str]], schema: pa.Sch
     stored = batch.to_pylist()
     for row, locators in zip(stored, documents, strict=True):
         texts = [DOCUMENTS[locator] for locator in locators]
-        for inner in (row["inner"], row["extra"] or {"spans": []}):
-            for span in inner["spans"]:
-                span["text"] = recipe(span["text"], texts, (span["start"], span["end"]))
-        map_licensed(
-            row, {"title": tree["title"], "names": tree["names"]}, lambda value, texts=texts: recipe(value, texts)
-        )
+        row_recipes(row, tree, texts)
         row[SOURCE_DOCUMENTS] = [{"locator": loc, "sha256": text_sha256(DOCUMENTS[loc])} for loc in locators]
     return pa.RecordBatch.from_pylist(stored, schema=schema)
 
