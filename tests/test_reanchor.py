@@ -295,15 +295,17 @@ def test_anchors_the_manifest_does_not_list_are_never_read(sdoh_copy: tuple[Path
 
 
 @pytest.mark.parametrize(
-    ("name", "configs"), [("clicr", ("clicr", "clicr_documents")), ("rad_coref", ("mention_pairs",))]
+    ("name", "configs"),
+    [("clicr", ("clicr", "clicr_documents")), ("rad_coref", ("mention_pairs", "rad_coref_bigbio_kb"))],
 )
 def test_offsets_counting_from_a_passage_or_a_sentence_follow_it(
     name: str, configs: tuple[str, ...], sample_release: SampleRelease, tmp_path: Path
 ) -> None:
     """CliCR's sections and entities count from the passage's start, not the page's; a rad_coref mention pair
-    may cut a mention's text from an earlier report while its offsets count in its sentence's. With CRLF line
-    ends and a character inserted at the start of every document spans are cut from, no record of theirs is
-    left out, and every offset holds on the re-anchored text."""
+    may cut a mention's text from an earlier report while its offsets count in its sentence's; a BigBio row's
+    entities count in its reports joined. With CRLF line ends and a character inserted at the start of every
+    document spans are cut from, no record of theirs is left out, and every offset holds on the re-anchored
+    text."""
     corpus = find_corpus(name)
     folder = sample_release(name).folder
     full = Path(shutil.copytree(folder, tmp_path / "releases" / name / folder.name))
@@ -332,6 +334,17 @@ def _offsets_held(config: str, row: dict[str, Any]) -> int:
         spans = [(row["passage"], span, 0) for span in row["sections"] + row["entities"]]
     elif config == "mention_pairs":
         spans = [(row[side]["sentence"], row[side], row[side]["sentence_start"]) for side in ("first", "second")]
+    elif config.endswith("_bigbio_kb"):
+        joined = [" "] * max(passage["offsets"][0][1] for passage in row["passages"])
+        for passage in row["passages"]:
+            start, end = passage["offsets"][0]
+            joined[start:end] = passage["text"][0]
+        spans = [
+            ("".join(joined), {"start": pair[0], "end": pair[1], "text": text}, 0)
+            for entity in row["entities"]
+            for text, pair in zip(entity["text"], entity["offsets"], strict=True)
+            if text is not None and pair is not None
+        ]
     else:
         return 0
     held = [

@@ -25,6 +25,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from clinical_corpora.builders.text_free.reanchor_passages import Passages, joined_passages, recut_fragments
 from clinical_corpora.builders.text_free.relocate import DocumentMap
 from clinical_corpora.schemas.licensed import LEAF, LITERAL, SOURCE_DOCUMENTS, LicensedTree
 
@@ -142,8 +143,11 @@ class RowAnchoring:
 
     def row(self, row: dict[str, Any], tree: LicensedTree, where: str) -> RowOutcome:
         locators = [document["locator"] for document in row[SOURCE_DOCUMENTS]]
+        passages = joined_passages(row, locators, self.maps, self.originals)
+        if passages is not None:
+            recut_fragments(row, passages)
         outcome = RowOutcome(row, _copy(row))
-        _Walk(self, locators, outcome, where).struct(row, outcome.probe, tree)
+        _Walk(self, locators, outcome, where, passages).struct(row, outcome.probe, tree)
         return outcome
 
 
@@ -180,8 +184,11 @@ def _copy(value: Any) -> Any:
 
 
 class _Walk:
-    def __init__(self, anchoring: RowAnchoring, locators: list[str], outcome: RowOutcome, where: str) -> None:
+    def __init__(
+        self, anchoring: RowAnchoring, locators: list[str], outcome: RowOutcome, where: str, passages: Passages | None
+    ) -> None:
         self.anchoring, self.locators, self.outcome, self.where = anchoring, locators, outcome, where
+        self.passages = passages
         self.frames = _frames(outcome.row, locators)
 
     def value(self, parent: Any, probe: Any, key: Any, node: Any, path: str) -> Any:
@@ -213,7 +220,7 @@ class _Walk:
                 self._move_span_by(struct, probe, sibling, where)
             if name == "text" and isinstance(change, list) and isinstance(struct.get("offsets"), list):
                 for index, item in enumerate(change):
-                    self._move_pair(struct, probe, index, item, f"{where}[{index}]")
+                    self._move_fragment(struct, probe, index, item, f"{where}[{index}]")
             elif name == "text" and "start" in struct and "end" in struct and change is not None:
                 self._move_span(struct, probe, change, where)
             if f"{name}_start" in struct and change is not None:
@@ -299,6 +306,30 @@ class _Walk:
         if row is None:
             probe[name] = placed[0]
             probe[name.removesuffix("_start")] = change.probe_text(*placed)
+
+    def _move_fragment(
+        self, struct: dict[str, Any], probe: dict[str, Any], index: int, change: Change, path: str
+    ) -> None:
+        """BigBio's ``offsets[index]`` beside ``text[index]``: in the joined passages when the row has them
+        (``reanchor_passages.py``), else in the document its text is cut from."""
+        pairs = struct["offsets"]
+        passages = self.passages
+        if passages is None or index >= len(pairs) or pairs[index] is None or isinstance(change, Several):
+            self._move_pair(struct, probe, index, change, path)
+            return
+        start, end = pairs[index]
+        if passages.holding(start, end) is None:
+            self._move_pair(struct, probe, index, change, path)
+            return
+        moved = passages.moved(start, end)
+        if moved is not None and (not isinstance(change, Moved) or change.new is not None):
+            pairs[index] = probe["offsets"][index] = list(moved)
+            return
+        if isinstance(change, Moved):
+            self._lose_found(struct["text"], index, change, (start, end), path)
+        placed, segment = passages.placed(start, end)
+        probe["offsets"][index], probe["text"][index] = list(placed), [segment]
+        pairs[index] = None
 
     def _move_pair(self, struct: dict[str, Any], probe: dict[str, Any], index: int, change: Change, path: str) -> None:
         """BigBio's ``offsets[index]`` beside ``text[index]``."""

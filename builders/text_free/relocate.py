@@ -8,8 +8,9 @@ not placed at a repetition chosen by distance: that put it at the wrong one). Th
 maintainer's order confirm their characters where they were found. A block between two of them that one
 small edit (a character or two inserted, one deleted or replaced) keeps from matching is repaired
 (``repair.py``): its piece of the copy, between its neighbours, edited back until the block's hash
-matches, confirms every character it shares with the block. A maintainer's character then maps to the user's character that the
-normalisation of both sides and a confirmed block say is the same character; any other maps nowhere.
+matches, confirms every character it shares with the block. A maintainer's character then maps to the
+user's character that the normalisation of both sides and a confirmed block say is the same character; any
+other maps nowhere.
 
 A segment ``[start, end)`` is relocated only when its characters map to consecutive characters of the copy,
 so the copy's slice is exactly the maintainer's text: nothing is guessed, a character no block confirms is

@@ -1,0 +1,154 @@
+"""Offsets that count in several documents joined: BigBio's knowledge-base rows.
+
+A BigBio row lists its passages, each a whole document with the ``[start, end]`` it takes in the documents
+joined (one separator between them), and every entity, event trigger and relation fragment counts its
+``offsets`` in that joined text. When one document of the row differs in the user's copy, the passages after
+it move by as much as it grew, and a fragment inside it moves where the document's map puts it.
+
+Here a row's passages are read once; each fragment's text is re-cut from its own place in the passage its
+offsets fall in (the record model says the joined text holds it there; its recipe may cut it from an earlier
+occurrence elsewhere), so that it follows the passage's document; after the walk each offset pair is moved
+into the joined user copies.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from clinical_corpora.builders.text_free.relocate import DocumentMap
+from clinical_corpora.schemas.licensed import LITERAL, SOURCE_DOCUMENTS
+
+Pair = tuple[int, int]
+
+
+@dataclass(frozen=True)
+class Passage:
+    """One passage: where it was in the joined text, where it is now, and its document (row index)."""
+
+    start: int
+    end: int
+    new_start: int
+    new_end: int
+    document: int
+    map: DocumentMap | None
+    """The document's map into the user's copy (None: the document did not differ)."""
+
+
+@dataclass(frozen=True)
+class Passages:
+    """A row's passages in the joined text, in order."""
+
+    passages: list[Passage]
+
+    def holding(self, start: int, end: int) -> Passage | None:
+        """The passage ``[start, end]`` of the joined text lies in."""
+        return next((p for p in self.passages if p.start <= start <= end <= p.end), None)
+
+    def moved(self, start: int, end: int) -> Pair | None:
+        """Where ``[start, end]`` of the joined text is in the user's joined copies (None: a character of it
+        is not confirmed there, or it lies in no passage)."""
+        passage = self.holding(start, end)
+        if passage is None:
+            return None
+        if (start, end) == (passage.start, passage.end):
+            return passage.new_start, passage.new_end
+        local = (start - passage.start, end - passage.start)
+        if passage.map is not None:
+            found = passage.map.segment(*local) if local[0] < local[1] else _point(passage.map, local[0])
+            if found is None:
+                return None
+            local = found
+        return passage.new_start + local[0], passage.new_start + local[1]
+
+    def placed(self, start: int, end: int) -> tuple[Pair, dict[str, Any]]:
+        """Where the probe puts a lost ``[start, end]`` of the joined text (:meth:`DocumentMap.placed` in its
+        passage) and the slice its text is cut from there."""
+        passage = self.holding(start, end)
+        assert passage is not None, "only fragments inside a passage are moved"
+        local = (start - passage.start, end - passage.start)
+        if passage.map is not None:
+            local = passage.map.placed(*local)
+        segment = {"document": passage.document, "start": local[0], "end": local[1], "literal": None}
+        return (passage.new_start + local[0], passage.new_start + local[1]), segment
+
+
+def _point(document: DocumentMap, position: int) -> Pair | None:
+    """Where an empty span at ``position`` is: before the character at it, when that is confirmed."""
+    if position == len(document.to_user):
+        return document.user_characters, document.user_characters
+    found = document.segment(position, position + 1)
+    return None if found is None else (found[0], found[0])
+
+
+def joined_passages(
+    row: dict[str, Any], locators: list[str], maps: dict[str, DocumentMap], originals: dict[str, int]
+) -> Passages | None:
+    """The row's passages when it has some (structs of one whole-document text and one offset pair, in
+    order, not overlapping) and one of their documents differs; None otherwise."""
+    found = []
+    for item in row.get("passages") or []:
+        passage = _passage(item, locators, originals)
+        if passage is None:
+            return None
+        found.append(passage)
+    found.sort()
+    if not found or not any(locators[document] in maps for _, _, document in found):
+        return None
+    passages, shift, previous_end = [], 0, None
+    for start, end, document in found:
+        if previous_end is not None and start < previous_end:
+            return None
+        document_map = maps.get(locators[document])
+        length = end - start if document_map is None else document_map.user_characters
+        passages.append(Passage(start, end, start + shift, start + shift + length, document, document_map))
+        shift += length - (end - start)
+        previous_end = end
+    return Passages(passages)
+
+
+def _passage(item: Any, locators: list[str], originals: dict[str, int]) -> tuple[int, int, int] | None:
+    """(start, end, document) of a passage whose one text is one whole document, else None."""
+    if (
+        not isinstance(item, dict)
+        or not isinstance(item.get("text"), list)
+        or not isinstance(item.get("offsets"), list)
+    ):
+        return None
+    if len(item["text"]) != 1 or len(item["offsets"]) != 1 or not item["text"][0] or len(item["text"][0]) != 1:
+        return None
+    segment, pair = item["text"][0][0], item["offsets"][0]
+    if segment["document"] == LITERAL or segment["start"] != 0 or pair is None or pair[1] - pair[0] != segment["end"]:
+        return None
+    whole = originals.get(locators[segment["document"]], segment["end"])
+    return (pair[0], pair[1], segment["document"]) if segment["end"] == whole else None
+
+
+def recut_fragments(row: dict[str, Any], passages: Passages) -> None:
+    """Every fragment's text (a recipe beside its offset pair) cut from its own place in its passage."""
+    for struct in _fragment_structs(row):
+        for index, pair in enumerate(struct["offsets"]):
+            recipe = struct["text"][index] if index < len(struct["text"]) else None
+            if pair is None or recipe is None:
+                continue
+            passage = passages.holding(pair[0], pair[1])
+            if passage is None or (pair[0], pair[1]) == (passage.start, passage.end) or pair[0] >= pair[1]:
+                continue
+            start = pair[0] - passage.start
+            struct["text"][index] = [
+                {"document": passage.document, "start": start, "end": start + pair[1] - pair[0], "literal": None}
+            ]
+
+
+def _fragment_structs(value: Any) -> Iterator[dict[str, Any]]:
+    """Every struct holding a list of texts beside a list of offset pairs (passages, entities, triggers)."""
+    if isinstance(value, dict):
+        if isinstance(value.get("text"), list) and isinstance(value.get("offsets"), list):
+            yield value
+        for key, item in value.items():
+            if key != SOURCE_DOCUMENTS:
+                yield from _fragment_structs(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _fragment_structs(item)
