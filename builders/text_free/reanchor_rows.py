@@ -11,12 +11,13 @@ A row's licensed strings are classed one by one:
   is never presented as text the maintainer released; each is named (record, field, locator and offsets).
 
 Offsets paired with a string move with it: ``start``/``end`` beside ``text`` (every :class:`Span`),
-``<name>_start`` beside ``<name>``, and BigBio's ``offsets`` beside its list of ``text``. They are taken to
-count from the start of the document the string is cut from (what a record text that is a whole document
-gives): they move where the map puts those characters, or by as much as the string's slice moved when the
-map does not confirm them (a recipe may cut a span's text from an earlier occurrence of it). The caller
-checks each row against its record model, so a row where they count from elsewhere (texts joined from
-several documents) is left out rather than written wrong.
+``<name>_start`` beside ``<name>``, and BigBio's ``offsets`` beside its list of ``text``. They count from
+the start of the document the string is cut from (what a record text that is a whole document gives), or
+from the start of a passage cut from it (:class:`Frames`), or in a BigBio row's passages joined
+(``reanchor_passages.py``); a span beside a sentence with its own ``<name>_start`` is re-cut from the
+sentence's document. They move where the map puts those characters, or by as much as the string's slice
+moved when the map does not confirm them. The caller checks each row against its record model, so a row
+where they count from elsewhere is left out rather than written wrong.
 """
 
 from __future__ import annotations
