@@ -15,9 +15,11 @@ Offsets paired with a string move with it: ``start``/``end`` beside ``text`` (ev
 the start of the document the string is cut from (what a record text that is a whole document gives), or
 from the start of a passage cut from it (:class:`Frames`), or in a BigBio row's passages joined
 (``reanchor_passages.py``); a span beside a sentence with its own ``<name>_start`` is re-cut from the
-sentence's document. They move where the map puts those characters, or by as much as the string's slice
-moved when the map does not confirm them. The caller checks each row against its record model, so a row
-where they count from elsewhere is left out rather than written wrong.
+sentence's document (every record model keeps that convention: ``<name>_start`` is where ``<name>`` starts
+in the text its sibling ``start``/``end`` count in, and the model checks it). They move where the map puts
+those characters, or by as much as the string's slice moved when the map does not confirm them. The caller
+checks each row against its record model, so a row where they count from elsewhere is left out rather than
+written wrong.
 """
 
 from __future__ import annotations
@@ -153,6 +155,8 @@ class RowAnchoring:
 
 
 def _frames(row: dict[str, Any], locators: list[str]) -> dict[str, Frames]:
+    """Per document of the row, its :class:`Frames`: where its one-slice strings start, and the origin its
+    spans' offsets count from most often (a slice start that far before their own slices)."""
     starts: dict[str, set[int]] = {}
     origins: dict[str, Counter[int]] = {}
     stack: list[Any] = [value for key, value in row.items() if key != SOURCE_DOCUMENTS]
