@@ -22,7 +22,7 @@ import pyarrow.parquet as pq
 from clinical_corpora.builders.diff.columns import rows_differ
 from clinical_corpora.builders.diff.fields import record_changes
 from clinical_corpora.builders.diff.opened import OpenedRelease
-from clinical_corpora.builders.diff.shape import Shape, common_shape
+from clinical_corpora.builders.diff.shape import Node, Shape, common_shape
 
 BATCH_ROWS = 1_000
 CACHED_ROW_GROUPS = 2
@@ -123,18 +123,24 @@ def _batch_changes(
     ids: pa.Array,
     splits: list[str],
 ) -> Iterator[Change]:
-    """The changes of the matched records of a batch (``old`` aligned with ``new``)."""
+    """The changes of the matched records of a batch (``old`` aligned with ``new``). Only the fields that differ
+    in some record become Python values: a field equal column-wise has no change to describe."""
     differ = np.zeros(new.num_rows, dtype=bool)
+    differing: dict[str, Node] = {}
     for name, node in shape.fields.items():
-        differ |= rows_differ(old.column(name).combine_chunks(), new.column(name), node)
+        column = rows_differ(old.column(name).combine_chunks(), new.column(name), node)
+        if column.any():
+            differ |= column
+            differing[name] = node
     changed = np.flatnonzero(differ)
     if len(changed) == 0:
         return
-    chosen = pa.array(changed)
-    pairs = zip(old.take(chosen).to_pylist(), new.take(chosen).to_pylist(), matched[changed].tolist(), strict=True)
-    for before, after, index in pairs:
+    chosen, names = pa.array(changed), list(differing)
+    befores = old.select(names).take(chosen).to_pylist()
+    afters = new.select(names).take(chosen).to_pylist()
+    for before, after, index in zip(befores, afters, matched[changed].tolist(), strict=True):
         record, split = ids[index].as_py(), splits[index]
-        found = record_changes(before, after, shape.fields)
+        found = record_changes(before, after, differing)
         for change in found:
             yield Change(config, split, record, change.path, change.kind, change.item, change.detail)
         if not found:  # stored values differ in a way no field names (never silently dropped)
