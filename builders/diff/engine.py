@@ -1,10 +1,10 @@
 """Compare two releases of one corpus record by record, streaming: the changes, one at a time.
 
 Per config, the ids of both releases are read (one column each) and matched in Arrow; then the new release is
-read in record batches and each batch's matched old records are taken from the old release's row groups (a
+read a row group at a time and each group's matched old records are taken from the old release's row groups (a
 few kept at once: releases list their records in document order, so the old release is read about once).
-Matched records are compared column-wise (``columns.rows_differ``) and only those that differ become Python
-values, to say what changed (``fields.record_changes``). Memory is bounded by the ids, a batch and a few row
+Matched records are compared column-wise (``columns.rows_differ``) and only the fields that differ become
+Python values, to say what changed (``fields.record_changes``). Memory is bounded by the ids and a few row
 groups, whatever the size of the releases.
 """
 
@@ -24,7 +24,6 @@ from clinical_corpora.builders.diff.fields import record_changes
 from clinical_corpora.builders.diff.opened import OpenedRelease
 from clinical_corpora.builders.diff.shape import Node, Shape, common_shape
 
-BATCH_ROWS = 1_000
 CACHED_ROW_GROUPS = 2
 
 RECORD = ""
@@ -95,7 +94,7 @@ def _config_changes(old: OpenedRelease, new: OpenedRelease, config: str, shape: 
     rows = _RowGroups(old, config, columns)
     first = 0
     read = columns or [new.id_field(config)]  # a batch needs a column to count its rows
-    for batch in new.view.batches(config, columns=read, batch_size=BATCH_ROWS):
+    for batch in _row_groups(new, config, read):
         at = positions[first : first + batch.num_rows]
         ids = new_ids.slice(first, batch.num_rows)
         splits = new_splits.slice(first, batch.num_rows).to_pylist()
@@ -145,6 +144,14 @@ def _batch_changes(
             yield Change(config, split, record, change.path, change.kind, change.item, change.detail)
         if not found:  # stored values differ in a way no field names (never silently dropped)
             yield Change(config, split, record, RECORD, "changed", "", "stored values differ")
+
+
+def _row_groups(release: OpenedRelease, config: str, columns: list[str]) -> Iterator[pa.RecordBatch]:
+    """A config's records a row group at a time (each read whole: its columns decode in parallel)."""
+    for shard in release.view.shards(config):
+        file = pq.ParquetFile(shard)
+        for group in range(file.num_row_groups):
+            yield from file.read_row_group(group, columns=columns).to_batches()
 
 
 class _RowGroups:
