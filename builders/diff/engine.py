@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Iterator
+from concurrent.futures import Executor, Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -91,26 +92,29 @@ def _config_changes(old: OpenedRelease, new: OpenedRelease, config: str, shape: 
     for record, split in zip(old_ids.filter(gone).to_pylist(), old_splits.filter(gone).to_pylist(), strict=True):
         yield Change(config, split, record, RECORD, "removed")
     columns = list(shape.fields)
-    rows = _RowGroups(old, config, columns)
-    first = 0
     read = columns or [new.id_field(config)]  # a batch needs a column to count its rows
-    for batch in _row_groups(new, config, read):
-        at = positions[first : first + batch.num_rows]
-        ids = new_ids.slice(first, batch.num_rows)
-        splits = new_splits.slice(first, batch.num_rows).to_pylist()
-        first += batch.num_rows
-        for index in np.flatnonzero(at < 0).tolist():
-            yield Change(config, splits[index], ids[index].as_py(), RECORD, "added")
-        matched = np.flatnonzero(at >= 0)
-        if len(matched) == 0:
-            continue
-        before = old_splits.take(pa.array(at[matched])).to_pylist()
-        for index, old_split in zip(matched.tolist(), before, strict=True):
-            if old_split != splits[index]:
-                detail = f"{old_split} → {splits[index]}"
-                yield Change(config, splits[index], ids[index].as_py(), RECORD, "moved to another split", "", detail)
-        aligned = batch if len(matched) == batch.num_rows else batch.take(pa.array(matched))
-        yield from _batch_changes(config, shape, rows.take(at[matched]), aligned, matched, ids, splits)
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="clincorp-diff-read") as reader:
+        rows = _RowGroups(old, config, columns, reader)
+        first = 0
+        for batch in _read_ahead(_row_groups(new, config, read), reader):
+            at = positions[first : first + batch.num_rows]
+            ids = new_ids.slice(first, batch.num_rows)
+            splits = new_splits.slice(first, batch.num_rows).to_pylist()
+            first += batch.num_rows
+            for index in np.flatnonzero(at < 0).tolist():
+                yield Change(config, splits[index], ids[index].as_py(), RECORD, "added")
+            matched = np.flatnonzero(at >= 0)
+            if len(matched) == 0:
+                continue
+            before = old_splits.take(pa.array(at[matched])).to_pylist()
+            for index, old_split in zip(matched.tolist(), before, strict=True):
+                if old_split != splits[index]:
+                    detail = f"{old_split} → {splits[index]}"
+                    yield Change(
+                        config, splits[index], ids[index].as_py(), RECORD, "moved to another split", "", detail
+                    )
+            aligned = batch if len(matched) == batch.num_rows else batch.take(pa.array(matched))
+            yield from _batch_changes(config, shape, rows.take(at[matched]), aligned, matched, ids, splits)
 
 
 def _batch_changes(
@@ -154,11 +158,23 @@ def _row_groups(release: OpenedRelease, config: str, columns: list[str]) -> Iter
             yield from file.read_row_group(group, columns=columns).to_batches()
 
 
-class _RowGroups:
-    """Records of a release by position, read a row group at a time (the last few kept)."""
+def _read_ahead(batches: Iterator[pa.RecordBatch], reader: Executor) -> Iterator[pa.RecordBatch]:
+    """``batches``, the next one read by ``reader`` while the caller works on this one (pyarrow reads without
+    Python's lock)."""
+    coming = reader.submit(next, batches, None)
+    while (batch := coming.result()) is not None:
+        coming = reader.submit(next, batches, None)
+        yield batch
 
-    def __init__(self, release: OpenedRelease, config: str, columns: list[str]) -> None:
+
+class _RowGroups:
+    """Records of a release by position, read a row group at a time (the last few kept, the next one read ahead
+    by ``reader``)."""
+
+    def __init__(self, release: OpenedRelease, config: str, columns: list[str], reader: Executor) -> None:
         self.columns = columns
+        self.reader = reader
+        self.coming: tuple[int, Future[pa.Table]] | None = None
         self.groups: list[tuple[pq.ParquetFile, int]] = []
         starts = []
         total = 0
@@ -195,9 +211,15 @@ class _RowGroups:
         if group in self.cache:
             self.cache.move_to_end(group)
             return self.cache[group]
-        file, index = self.groups[group]
-        table = file.read_row_group(index, columns=self.columns)
+        coming, self.coming = self.coming, None
+        table = coming[1].result() if coming is not None and coming[0] == group else self._read(group)
         self.cache[group] = table
         while len(self.cache) > CACHED_ROW_GROUPS:
             self.cache.popitem(last=False)
+        if group + 1 < len(self.groups):
+            self.coming = (group + 1, self.reader.submit(self._read, group + 1))
         return table
+
+    def _read(self, group: int) -> pa.Table:
+        file, index = self.groups[group]
+        return file.read_row_group(index, columns=self.columns)
