@@ -84,35 +84,37 @@ def _whole_config(old: OpenedRelease, new: OpenedRelease, config: str) -> Iterat
 
 
 def _config_changes(old: OpenedRelease, new: OpenedRelease, config: str, shape: Shape) -> Iterator[Change]:
-    old_ids, old_splits = old.ids(config)
-    new_ids, new_splits = new.ids(config)
-    found = pc.index_in(new_ids, value_set=old_ids)
-    positions = pc.fill_null(found, -1).to_numpy(zero_copy_only=False).astype(np.int64)
-    gone = pc.invert(pc.is_in(old_ids, value_set=new_ids))
-    for record, split in zip(old_ids.filter(gone).to_pylist(), old_splits.filter(gone).to_pylist(), strict=True):
-        yield Change(config, split, record, RECORD, "removed")
     columns = list(shape.fields)
     read = columns or [new.id_field(config)]  # a batch needs a column to count its rows
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="clincorp-diff-read") as reader:
-        rows = _RowGroups(old, config, columns, reader)
+        rows = _RowGroups(old, config, columns, reader)  # the first row groups are read while the ids are matched
+        batches = _ReadAhead(_row_groups(new, config, read), reader)
+        old_ids, old_splits = old.ids(config)
+        new_ids, new_splits = new.ids(config)
+        found = pc.index_in(new_ids, value_set=old_ids)
+        positions = pc.fill_null(found, -1).to_numpy(zero_copy_only=False).astype(np.int64)
+        gone = pc.invert(pc.is_in(old_ids, value_set=new_ids))
+        for record, split in zip(old_ids.filter(gone).to_pylist(), old_splits.filter(gone).to_pylist(), strict=True):
+            yield Change(config, split, record, RECORD, "removed")
         first = 0
-        for batch in _read_ahead(_row_groups(new, config, read), reader):
+        for batch in batches:
             at = positions[first : first + batch.num_rows]
             ids = new_ids.slice(first, batch.num_rows)
-            splits = new_splits.slice(first, batch.num_rows).to_pylist()
+            splits = new_splits.slice(first, batch.num_rows)
             first += batch.num_rows
             for index in np.flatnonzero(at < 0).tolist():
-                yield Change(config, splits[index], ids[index].as_py(), RECORD, "added")
+                yield Change(config, splits[index].as_py(), ids[index].as_py(), RECORD, "added")
             matched = np.flatnonzero(at >= 0)
             if len(matched) == 0:
                 continue
-            before = old_splits.take(pa.array(at[matched])).to_pylist()
-            for index, old_split in zip(matched.tolist(), before, strict=True):
-                if old_split != splits[index]:
-                    detail = f"{old_split} → {splits[index]}"
-                    yield Change(
-                        config, splits[index], ids[index].as_py(), RECORD, "moved to another split", "", detail
-                    )
+            before = old_splits.take(pa.array(at[matched]))
+            moved = pc.not_equal(before, splits.take(pa.array(matched))).to_numpy(zero_copy_only=False)
+            for position in np.flatnonzero(moved).tolist():
+                index = int(matched[position])
+                detail = f"{before[position].as_py()} → {splits[index].as_py()}"
+                yield Change(
+                    config, splits[index].as_py(), ids[index].as_py(), RECORD, "moved to another split", "", detail
+                )
             aligned = batch if len(matched) == batch.num_rows else batch.take(pa.array(matched))
             yield from _batch_changes(config, shape, rows.take(at[matched]), aligned, matched, ids, splits)
 
@@ -124,7 +126,7 @@ def _batch_changes(
     new: pa.RecordBatch,
     matched: np.ndarray,
     ids: pa.Array,
-    splits: list[str],
+    splits: pa.Array,
 ) -> Iterator[Change]:
     """The changes of the matched records of a batch (``old`` aligned with ``new``). Only the fields that differ
     in some record become Python values: a field equal column-wise has no change to describe."""
@@ -142,7 +144,7 @@ def _batch_changes(
     befores = old.select(names).take(chosen).to_pylist()
     afters = new.select(names).take(chosen).to_pylist()
     for before, after, index in zip(befores, afters, matched[changed].tolist(), strict=True):
-        record, split = ids[index].as_py(), splits[index]
+        record, split = ids[index].as_py(), splits[index].as_py()
         found = record_changes(before, after, differing)
         for change in found:
             yield Change(config, split, record, change.path, change.kind, change.item, change.detail)
@@ -158,13 +160,19 @@ def _row_groups(release: OpenedRelease, config: str, columns: list[str]) -> Iter
             yield from file.read_row_group(group, columns=columns).to_batches()
 
 
-def _read_ahead(batches: Iterator[pa.RecordBatch], reader: Executor) -> Iterator[pa.RecordBatch]:
-    """``batches``, the next one read by ``reader`` while the caller works on this one (pyarrow reads without
-    Python's lock)."""
-    coming = reader.submit(next, batches, None)
-    while (batch := coming.result()) is not None:
-        coming = reader.submit(next, batches, None)
-        yield batch
+class _ReadAhead:
+    """``batches``, the next one read by ``reader`` while the caller works on this one, the first from the start
+    (pyarrow reads without Python's lock)."""
+
+    def __init__(self, batches: Iterator[pa.RecordBatch], reader: Executor) -> None:
+        self.batches = batches
+        self.reader = reader
+        self.coming = reader.submit(next, batches, None)
+
+    def __iter__(self) -> Iterator[pa.RecordBatch]:
+        while (batch := self.coming.result()) is not None:
+            self.coming = self.reader.submit(next, self.batches, None)
+            yield batch
 
 
 class _RowGroups:
@@ -186,6 +194,8 @@ class _RowGroups:
                 total += file.metadata.row_group(group).num_rows
         self.starts = np.array(starts, dtype=np.int64)
         self.cache: OrderedDict[int, pa.Table] = OrderedDict()
+        if self.groups:
+            self.coming = (0, reader.submit(self._read, 0))
 
     def take(self, positions: np.ndarray) -> pa.Table:
         """The records at ``positions``, in that order."""

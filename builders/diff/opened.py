@@ -69,7 +69,7 @@ class OpenedRelease:
     def ids(self, config: str) -> tuple[pa.Array, pa.Array]:
         """Every record's id (as text) and split, in stored order; an error naming a repeated id."""
         name = self.id_field(config)
-        ids = pc.cast(self.view.column(config, name), pa.string()).combine_chunks()
+        ids = pc.cast(self.view.column(config, name, use_threads=False), pa.string()).combine_chunks()
         if pc.count_distinct(ids).as_py() != len(ids):
             split, _, record = self.view.repeated_ids(config, name)[0]
             raise ClincorpError(

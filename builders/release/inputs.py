@@ -312,12 +312,13 @@ def summarise_inputs(inputs: pa.Table, invented: list[str]) -> dict[str, dict[st
     summary = {}
     for source in pc.unique(inputs["source"]).to_pylist():
         items = in_file_order.filter(pc.equal(in_file_order["source"], source))
-        lines = pc.binary_join_element_wise(items["sha256"], items["file"], "  ").to_pylist()
+        lines = pc.binary_join_element_wise(items["sha256"], items["file"], "  ").combine_chunks()
+        listing = pc.binary_join(pa.ListArray.from_arrays(pa.array([0, len(lines)], pa.int32()), lines), "\n")
         summary[source] = {
             "sample": source in invented,
             "files": items.num_rows,
             "bytes": pc.sum(items["bytes"]).as_py(),
-            "sha256": hashlib.sha256("".join(f"{line}\n" for line in lines).encode("utf-8")).hexdigest(),
+            "sha256": hashlib.sha256(f"{listing[0].as_py()}\n".encode()).hexdigest(),
         }
     return summary
 
