@@ -62,8 +62,9 @@ def _lists_differ(old: pa.Array, new: pa.Array, item: Node | None) -> np.ndarray
 
 
 def _values_differ(old: pa.Array, new: pa.Array) -> np.ndarray:
-    equal = pc.fill_null(pc.equal(old, new), False)
+    equal = pc.equal(old, new)
     if pa.types.is_floating(new.type):
         equal = pc.or_(equal, pc.and_(pc.fill_null(pc.is_nan(old), False), pc.fill_null(pc.is_nan(new), False)))
-    both_null = pc.and_(old.is_null(), new.is_null())
-    return ~np.asarray(pc.or_(equal, both_null).to_numpy(zero_copy_only=False), dtype=bool)
+    if old.null_count or new.null_count:  # else no value is null, nor is any comparison
+        equal = pc.or_(pc.fill_null(equal, False), pc.and_(old.is_null(), new.is_null()))
+    return ~np.asarray(equal.to_numpy(zero_copy_only=False), dtype=bool)

@@ -86,13 +86,18 @@ class OpenedRelease:
                 raise ClincorpError(f"{shard}: its features differ from those of {shards[0].name}")
 
 
-@cache
 def _model_id_field(corpus: str, config: str) -> str:
+    return str(getattr(_record_models(corpus).get(config), "id_field", DEFAULT_ID))
+
+
+@cache
+def _record_models(corpus: str) -> dict[str, type]:
+    """The installed corpus's record model per config (none when it is not installed: records are then matched
+    by their ``id``), looked up once per corpus."""
     try:
-        model = load_builder_class(installed_corpus(corpus).builder).CONFIGS.get(config)
-    except ClincorpError:  # not installed: records are matched by their ``id``
-        model = None
-    return str(getattr(model, "id_field", DEFAULT_ID))
+        return dict(load_builder_class(installed_corpus(corpus).builder).CONFIGS)
+    except ClincorpError:
+        return {}
 
 
 class ContentsCheck:
