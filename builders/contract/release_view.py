@@ -140,7 +140,7 @@ class ReleaseView:
         """One column of a config (one split, or all), read alone (without ``use_threads``, decoded by the calling
         thread rather than pyarrow's pool, which other reads may keep busy)."""
         chunks = [
-            pq.read_table(path, columns=[name], use_threads=use_threads).column(0)
+            pq.ParquetFile(path).read(columns=[name], use_threads=use_threads).column(0)
             for path in self.shards(config, split)
         ]
         field_type = self.features(config).arrow_schema.field(name).type

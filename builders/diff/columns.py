@@ -45,8 +45,7 @@ def _structs_differ(old: pa.Array, new: pa.Array, node: Node | None) -> np.ndarr
 
 
 def _lists_differ(old: pa.Array, new: pa.Array, item: Node | None) -> np.ndarray:
-    old_lengths = pc.fill_null(pc.list_value_length(old), 0).to_numpy()
-    new_lengths = pc.fill_null(pc.list_value_length(new), 0).to_numpy()
+    old_lengths, new_lengths = _lengths(old), _lengths(new)
     differ = old_lengths != new_lengths
     if not differ.any():  # items line up already: no copy
         candidates, old_part, new_part = np.arange(len(new)), old, new
@@ -59,6 +58,12 @@ def _lists_differ(old: pa.Array, new: pa.Array, item: Node | None) -> np.ndarray
     bad = np.bincount(parents[items_differ], minlength=len(candidates)) > 0
     differ[candidates[bad]] = True
     return differ
+
+
+def _lengths(lists: pa.Array) -> np.ndarray:
+    """Each list's length, 0 for a null list."""
+    lengths = pc.list_value_length(lists)
+    return (pc.fill_null(lengths, 0) if lengths.null_count else lengths).to_numpy()
 
 
 def _values_differ(old: pa.Array, new: pa.Array) -> np.ndarray:
