@@ -131,3 +131,16 @@ def _in_small_row_groups(release: Path, under: Path) -> Path:
             entry["sha256"] = sha256_file(path)
     (copy / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
     return copy
+
+
+def test_records_in_another_order_are_matched_across_row_groups(sample_release: SampleRelease, tmp_path: Path) -> None:
+    release, edited = _relabelled(sample_release, tmp_path, rehash=True)
+    for split in edited.splits("sdoh"):
+        edited.rows("sdoh", split)[0].reverse()
+    edited.save()
+    old_small = _in_small_row_groups(release, tmp_path / "old")
+    new_small = _in_small_row_groups(edited.folder, tmp_path / "new")
+    summary = diff_releases(open_release(old_small), open_release(new_small)).summary()
+    assert list(summary.configs) == ["sdoh"]
+    [(split, changes)] = summary.configs["sdoh"].splits.items()
+    assert (split, changes.fields) == ("train", {"events.type": {"label changed": 1}})

@@ -222,7 +222,9 @@ class _RowGroups:
             self.cache.move_to_end(group)
             return self.cache[group]
         coming, self.coming = self.coming, None
-        table = coming[1].result() if coming is not None and coming[0] == group else self._read(group)
+        if coming is None or coming[0] != group:  # read by ``reader`` too: one read of a file at a time
+            coming = (group, self.reader.submit(self._read, group))
+        table = coming[1].result()
         self.cache[group] = table
         while len(self.cache) > CACHED_ROW_GROUPS:
             self.cache.popitem(last=False)
