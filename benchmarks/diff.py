@@ -10,8 +10,9 @@ Each reports ``work_seconds``, timed inside the process after its imports (``sec
 
 - ``columnar_read`` (the floor): every parquet file of both releases read whole, column-wise, with pyarrow;
 - ``diff``: ``diff_releases`` of the two releases, both opened as ``clincorp diff`` opens them
-  (``check_seconds``: every file hashed against its manifest, inputs.jsonl read), every change counted and
-  described (``compare_seconds``);
+  (``check_seconds``: manifest.json read, every file listed, present, regular and inside the folder), every
+  change counted and described (``compare_seconds``, which includes every file hashed against its manifest
+  and inputs.jsonl read: that check runs in a thread beside the comparison, which returns once it passed);
 - ``naive``: both releases as Python rows (``to_pylist``), matched by id in dicts and compared whole (which
   records changed, nothing of what changed in them).
 
@@ -108,7 +109,7 @@ def run_diff(old: str, new: str) -> dict[str, Any]:
     from clinical_corpora.builders.diff.report import diff_releases
 
     started = time.perf_counter()
-    opened = open_release(Path(old)), open_release(Path(new))
+    opened = open_release(Path(old), confirm_later=True), open_release(Path(new), confirm_later=True)
     checked = time.perf_counter()
     summary = diff_releases(*opened).summary()
     finished = time.perf_counter()

@@ -147,11 +147,29 @@ def _published_gate(folder: Path, manifest: dict[str, Any], corpus: CorpusManife
 MANIFEST_EXPECTED = "manifest.json consistent with the data and the installed corpus"
 
 
-def release_files_gate(folder: Path) -> tuple[dict[str, Any], GateResult]:
+def release_files_gate(folder: Path, contents: bool = True) -> tuple[dict[str, Any], GateResult]:
     """Step 1 alone, for commands that read a release someone gave them (``clincorp diff``): manifest.json
-    read as a release manifest, and every file against the sha256 it lists (nothing unlisted, nothing outside)."""
+    read as a release manifest, and every file against the sha256 it lists (nothing unlisted, nothing outside).
+    With ``contents=False``, only what needs no file read (every output listed, present, regular and inside);
+    :func:`release_contents_gate` checks the rest."""
     manifest = _release_manifest(folder)
-    return manifest, _guarded("files", "hashes as in manifest.json", lambda: _files_gate(folder, manifest))
+    return manifest, _guarded("files", "hashes as in manifest.json", lambda: _files_gate(folder, manifest, contents))
+
+
+def release_contents_gate(folder: Path, manifest: dict[str, Any]) -> GateResult:
+    """What ``release_files_gate(folder, contents=False)`` left out, once it passed: every output against its
+    sha256 and inputs.jsonl against manifest.json."""
+
+    def check() -> GateResult:
+        listed = _listed_outputs(folder, manifest)[1]
+        problems = [
+            f"{name}: sha256 differs from manifest.json"
+            for name, expected in listed.items()
+            if sha256_file(folder / name) != expected
+        ]
+        return _problems_gate("files", problems + inputs_problems(folder, manifest), "hashes as in manifest.json")
+
+    return _guarded("files", "hashes as in manifest.json", check)
 
 
 def _digest_gate(folder: Path, expected: str) -> GateResult:
@@ -236,7 +254,34 @@ def _suite(folder: Path, manifest: dict[str, Any], corpus: CorpusManifest) -> tu
     return installed, problems
 
 
-def _files_gate(folder: Path, manifest: dict) -> GateResult:
+def _files_gate(folder: Path, manifest: dict, contents: bool = True) -> GateResult:
+    problems, listed, refused = _listed_outputs(folder, manifest)
+    for name, expected in listed.items():
+        path = folder / name
+        if not path.is_file():
+            problems.append(f"{name}: missing")
+        elif contents and sha256_file(path) != expected:
+            problems.append(f"{name}: sha256 differs from manifest.json")
+    root = folder.resolve()
+    present = set()
+    for path in sorted(folder.rglob("*")):
+        name = path.relative_to(folder).as_posix()
+        if path.is_symlink() and not path.resolve().is_relative_to(root):
+            if name not in refused:
+                problems.append(f"{name}: a symbolic link leaving the release folder")
+        elif path.is_file():
+            present.add(name)
+        elif not path.is_dir():  # never opened: opening a pipe would wait for a writer
+            problems.append(f"{name}: not a regular file (a pipe, socket or device)")
+    problems += [f"{name}: not listed in manifest.json" for name in sorted(present - set(listed) - {"manifest.json"})]
+    if contents:
+        problems += inputs_problems(folder, manifest)
+    return _problems_gate("files", problems, "hashes as in manifest.json")
+
+
+def _listed_outputs(folder: Path, manifest: dict) -> tuple[list[str], dict[str, str], set[str]]:
+    """manifest.json's outputs: the problems with its entries, each output inside the folder with its sha256, and
+    the names refused as leaving the folder."""
     problems: list[str] = []
     listed: dict[str, str] = {}
     refused: set[str] = set()
@@ -254,26 +299,7 @@ def _files_gate(folder: Path, manifest: dict) -> GateResult:
             refused.add(name)
         else:
             listed[name] = output["sha256"]
-    for name, expected in listed.items():
-        path = folder / name
-        if not path.is_file():
-            problems.append(f"{name}: missing")
-        elif sha256_file(path) != expected:
-            problems.append(f"{name}: sha256 differs from manifest.json")
-    root = folder.resolve()
-    present = set()
-    for path in sorted(folder.rglob("*")):
-        name = path.relative_to(folder).as_posix()
-        if path.is_symlink() and not path.resolve().is_relative_to(root):
-            if name not in refused:
-                problems.append(f"{name}: a symbolic link leaving the release folder")
-        elif path.is_file():
-            present.add(name)
-        elif not path.is_dir():  # never opened: opening a pipe would wait for a writer
-            problems.append(f"{name}: not a regular file (a pipe, socket or device)")
-    problems += [f"{name}: not listed in manifest.json" for name in sorted(present - set(listed) - {"manifest.json"})]
-    problems += inputs_problems(folder, manifest)
-    return _problems_gate("files", problems, "hashes as in manifest.json")
+    return problems, listed, refused
 
 
 def _problems_gate(gate: str, problems: list[str], expected: str, observed: str | None = None) -> GateResult:

@@ -18,7 +18,7 @@ from clinical_corpora.builders.cli import main
 from clinical_corpora.builders.contract.base import BuildContext, Row, load_builder_class
 from clinical_corpora.builders.plugins import all_corpora, find_corpus
 from clinical_corpora.builders.release import pipeline
-from clinical_corpora.builders.release.inputs import resolve_sources
+from clinical_corpora.builders.release.inputs import read_inputs_file, resolve_sources
 from clinical_corpora.builders.release.pipeline import run
 from clinical_corpora.builders.release.request import ReleaseRequest
 from clinical_corpora.builders.sources.line_chunks import LineChunk
@@ -321,6 +321,62 @@ def test_validate_checks_inputs_jsonl_against_the_manifest(tmp_path: Path, sampl
     [problem] = [d["problem"] for d in files.details]
     assert problem.startswith(f"inputs.jsonl: source {first['source']!r} sha256 is ")
     assert problem.endswith(f", manifest.json says {manifest['inputs'][first['source']]['sha256']}")
+
+
+def _two_on_one_line(first: dict[str, Any], second: dict[str, Any]) -> list[str]:
+    return [json.dumps(first) + json.dumps(second)]
+
+
+def _without_bytes(first: dict[str, Any], second: dict[str, Any]) -> list[str]:
+    return [json.dumps({key: value for key, value in first.items() if key != "bytes"}), json.dumps(second)]
+
+
+def _bytes_as_text(first: dict[str, Any], second: dict[str, Any]) -> list[str]:
+    return [json.dumps({**first, "bytes": str(first["bytes"])}), json.dumps(second)]
+
+
+def _an_array(first: dict[str, Any], second: dict[str, Any]) -> list[str]:
+    return [json.dumps(list(first.values())), json.dumps(second)]
+
+
+@pytest.mark.parametrize(
+    ("damage", "problem"),
+    [
+        (_two_on_one_line, "JSON objects on"),
+        (_without_bytes, "lacks bytes"),
+        (_bytes_as_text, "changed from number to string"),
+        (_an_array, "changed from object to array"),
+    ],
+)
+def test_validate_refuses_an_inputs_jsonl_not_made_of_one_object_per_line(
+    tmp_path: Path, sample_release: SampleRelease, damage: Any, problem: str
+) -> None:
+    release = tmp_path / "release"
+    shutil.copytree(sample_release("sdoh").folder, release)
+    inputs = release / "inputs.jsonl"
+    first, second, *rest = inputs.read_text().splitlines()
+    inputs.write_text("\n".join([*damage(json.loads(first), json.loads(second)), *rest]) + "\n")
+    manifest_path = release / "manifest.json"
+    manifest = json.loads(manifest_path.read_text())
+    for output in manifest["outputs"]:
+        if output["file"] == "inputs.jsonl":
+            output["sha256"] = pipeline.sha256_file(inputs)
+    manifest_path.write_text(json.dumps(manifest))
+    [detail] = check_release(release)[0].details
+    assert detail["problem"].startswith("inputs.jsonl: not one JSON object with source, file, sha256 and bytes")
+    assert problem in detail["problem"]
+
+
+def test_inputs_jsonl_blank_lines_and_other_keys_are_read_as_the_release_wrote_them(
+    tmp_path: Path, sample_release: SampleRelease
+) -> None:
+    release = tmp_path / "release"
+    shutil.copytree(sample_release("sdoh").folder, release)
+    written = (release / "inputs.jsonl").read_text().splitlines()
+    spaced = [json.dumps({**json.loads(line), "note": [1, {"a": 2}]}) + "\r" for line in written]
+    copy = tmp_path / "inputs.jsonl"
+    copy.write_text("\n \n".join(spaced) + "\n\n")
+    assert read_inputs_file(copy).to_pylist() == [json.loads(line) for line in written]
 
 
 class RewritingTinyBuilder(TinyBuilder):

@@ -136,9 +136,13 @@ class ReleaseView:
         codes = pa.concat_arrays(indices) if indices else pa.array([], pa.int32())
         return pa.DictionaryArray.from_arrays(codes, pa.array(names, pa.string())).cast(pa.string())
 
-    def column(self, config: str, name: str, split: str | None = None) -> pa.ChunkedArray:
-        """One column of a config (one split, or all), read alone."""
-        chunks = [pq.read_table(path, columns=[name]).column(0) for path in self.shards(config, split)]
+    def column(self, config: str, name: str, split: str | None = None, use_threads: bool = True) -> pa.ChunkedArray:
+        """One column of a config (one split, or all), read alone (without ``use_threads``, decoded by the calling
+        thread rather than pyarrow's pool, which other reads may keep busy)."""
+        chunks = [
+            pq.ParquetFile(path).read(columns=[name], use_threads=use_threads).column(0)
+            for path in self.shards(config, split)
+        ]
         field_type = self.features(config).arrow_schema.field(name).type
         return pa.chunked_array([chunk for column in chunks for chunk in column.chunks], field_type)
 

@@ -45,8 +45,7 @@ def _structs_differ(old: pa.Array, new: pa.Array, node: Node | None) -> np.ndarr
 
 
 def _lists_differ(old: pa.Array, new: pa.Array, item: Node | None) -> np.ndarray:
-    old_lengths = pc.fill_null(pc.list_value_length(old), 0).to_numpy()
-    new_lengths = pc.fill_null(pc.list_value_length(new), 0).to_numpy()
+    old_lengths, new_lengths = _lengths(old), _lengths(new)
     differ = old_lengths != new_lengths
     if not differ.any():  # items line up already: no copy
         candidates, old_part, new_part = np.arange(len(new)), old, new
@@ -61,9 +60,16 @@ def _lists_differ(old: pa.Array, new: pa.Array, item: Node | None) -> np.ndarray
     return differ
 
 
+def _lengths(lists: pa.Array) -> np.ndarray:
+    """Each list's length, 0 for a null list."""
+    lengths = pc.list_value_length(lists)
+    return (pc.fill_null(lengths, 0) if lengths.null_count else lengths).to_numpy()
+
+
 def _values_differ(old: pa.Array, new: pa.Array) -> np.ndarray:
-    equal = pc.fill_null(pc.equal(old, new), False)
+    equal = pc.equal(old, new)
     if pa.types.is_floating(new.type):
         equal = pc.or_(equal, pc.and_(pc.fill_null(pc.is_nan(old), False), pc.fill_null(pc.is_nan(new), False)))
-    both_null = pc.and_(old.is_null(), new.is_null())
-    return ~np.asarray(pc.or_(equal, both_null).to_numpy(zero_copy_only=False), dtype=bool)
+    if old.null_count or new.null_count:  # else no value is null, nor is any comparison
+        equal = pc.or_(pc.fill_null(equal, False), pc.and_(old.is_null(), new.is_null()))
+    return ~np.asarray(equal.to_numpy(zero_copy_only=False), dtype=bool)

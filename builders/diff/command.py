@@ -26,7 +26,8 @@ def run(args: argparse.Namespace) -> int:
     from clinical_corpora.builders.diff.opened import open_release
     from clinical_corpora.builders.diff.report import as_json, as_text, diff_releases
 
-    diff = diff_releases(open_release(args.old), open_release(args.new), args.examples)
+    opened = open_release(args.old, confirm_later=True), open_release(args.new, confirm_later=True)
+    diff = diff_releases(*opened, args.examples)  # returned once every file read matches its manifest
     if args.json:
         print(json.dumps(as_json(diff), ensure_ascii=False))
     else:

@@ -1,10 +1,10 @@
 """Compare two releases of one corpus record by record, streaming: the changes, one at a time.
 
 Per config, the ids of both releases are read (one column each) and matched in Arrow; then the new release is
-read in record batches and each batch's matched old records are taken from the old release's row groups (a
+read a row group at a time and each group's matched old records are taken from the old release's row groups (a
 few kept at once: releases list their records in document order, so the old release is read about once).
-Matched records are compared column-wise (``columns.rows_differ``) and only those that differ become Python
-values, to say what changed (``fields.record_changes``). Memory is bounded by the ids, a batch and a few row
+Matched records are compared column-wise (``columns.rows_differ``) and only the fields that differ become
+Python values, to say what changed (``fields.record_changes``). Memory is bounded by the ids and a few row
 groups, whatever the size of the releases.
 """
 
@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Iterator
+from concurrent.futures import Executor, Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -22,9 +23,8 @@ import pyarrow.parquet as pq
 from clinical_corpora.builders.diff.columns import rows_differ
 from clinical_corpora.builders.diff.fields import record_changes
 from clinical_corpora.builders.diff.opened import OpenedRelease
-from clinical_corpora.builders.diff.shape import Shape, common_shape
+from clinical_corpora.builders.diff.shape import Node, Shape, common_shape
 
-BATCH_ROWS = 1_000
 CACHED_ROW_GROUPS = 2
 
 RECORD = ""
@@ -84,34 +84,39 @@ def _whole_config(old: OpenedRelease, new: OpenedRelease, config: str) -> Iterat
 
 
 def _config_changes(old: OpenedRelease, new: OpenedRelease, config: str, shape: Shape) -> Iterator[Change]:
-    old_ids, old_splits = old.ids(config)
-    new_ids, new_splits = new.ids(config)
-    found = pc.index_in(new_ids, value_set=old_ids)
-    positions = pc.fill_null(found, -1).to_numpy(zero_copy_only=False).astype(np.int64)
-    gone = pc.invert(pc.is_in(old_ids, value_set=new_ids))
-    for record, split in zip(old_ids.filter(gone).to_pylist(), old_splits.filter(gone).to_pylist(), strict=True):
-        yield Change(config, split, record, RECORD, "removed")
     columns = list(shape.fields)
-    rows = _RowGroups(old, config, columns)
-    first = 0
     read = columns or [new.id_field(config)]  # a batch needs a column to count its rows
-    for batch in new.view.batches(config, columns=read, batch_size=BATCH_ROWS):
-        at = positions[first : first + batch.num_rows]
-        ids = new_ids.slice(first, batch.num_rows)
-        splits = new_splits.slice(first, batch.num_rows).to_pylist()
-        first += batch.num_rows
-        for index in np.flatnonzero(at < 0).tolist():
-            yield Change(config, splits[index], ids[index].as_py(), RECORD, "added")
-        matched = np.flatnonzero(at >= 0)
-        if len(matched) == 0:
-            continue
-        before = old_splits.take(pa.array(at[matched])).to_pylist()
-        for index, old_split in zip(matched.tolist(), before, strict=True):
-            if old_split != splits[index]:
-                detail = f"{old_split} → {splits[index]}"
-                yield Change(config, splits[index], ids[index].as_py(), RECORD, "moved to another split", "", detail)
-        aligned = batch if len(matched) == batch.num_rows else batch.take(pa.array(matched))
-        yield from _batch_changes(config, shape, rows.take(at[matched]), aligned, matched, ids, splits)
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="clincorp-diff-read") as reader:
+        rows = _RowGroups(old, config, columns, reader)  # the first row groups are read while the ids are matched
+        batches = _ReadAhead(_row_groups(new, config, read), reader)
+        old_ids, old_splits = old.ids(config)
+        new_ids, new_splits = new.ids(config)
+        found = pc.index_in(new_ids, value_set=old_ids)
+        positions = pc.fill_null(found, -1).to_numpy(zero_copy_only=False).astype(np.int64)
+        gone = pc.invert(pc.is_in(old_ids, value_set=new_ids))
+        for record, split in zip(old_ids.filter(gone).to_pylist(), old_splits.filter(gone).to_pylist(), strict=True):
+            yield Change(config, split, record, RECORD, "removed")
+        first = 0
+        for batch in batches:
+            at = positions[first : first + batch.num_rows]
+            ids = new_ids.slice(first, batch.num_rows)
+            splits = new_splits.slice(first, batch.num_rows)
+            first += batch.num_rows
+            for index in np.flatnonzero(at < 0).tolist():
+                yield Change(config, splits[index].as_py(), ids[index].as_py(), RECORD, "added")
+            matched = np.flatnonzero(at >= 0)
+            if len(matched) == 0:
+                continue
+            before = old_splits.take(pa.array(at[matched]))
+            moved = pc.not_equal(before, splits.take(pa.array(matched))).to_numpy(zero_copy_only=False)
+            for position in np.flatnonzero(moved).tolist():
+                index = int(matched[position])
+                detail = f"{before[position].as_py()} → {splits[index].as_py()}"
+                yield Change(
+                    config, splits[index].as_py(), ids[index].as_py(), RECORD, "moved to another split", "", detail
+                )
+            aligned = batch if len(matched) == batch.num_rows else batch.take(pa.array(matched))
+            yield from _batch_changes(config, shape, rows.take(at[matched]), aligned, matched, ids, splits)
 
 
 def _batch_changes(
@@ -121,31 +126,63 @@ def _batch_changes(
     new: pa.RecordBatch,
     matched: np.ndarray,
     ids: pa.Array,
-    splits: list[str],
+    splits: pa.Array,
 ) -> Iterator[Change]:
-    """The changes of the matched records of a batch (``old`` aligned with ``new``)."""
+    """The changes of the matched records of a batch (``old`` aligned with ``new``). Only the fields that differ
+    in some record become Python values: a field equal column-wise has no change to describe."""
     differ = np.zeros(new.num_rows, dtype=bool)
+    differing: dict[str, Node] = {}
     for name, node in shape.fields.items():
-        differ |= rows_differ(old.column(name).combine_chunks(), new.column(name), node)
+        column = rows_differ(old.column(name).combine_chunks(), new.column(name), node)
+        if column.any():
+            differ |= column
+            differing[name] = node
     changed = np.flatnonzero(differ)
     if len(changed) == 0:
         return
-    chosen = pa.array(changed)
-    pairs = zip(old.take(chosen).to_pylist(), new.take(chosen).to_pylist(), matched[changed].tolist(), strict=True)
-    for before, after, index in pairs:
-        record, split = ids[index].as_py(), splits[index]
-        found = record_changes(before, after, shape.fields)
+    chosen, names = pa.array(changed), list(differing)
+    befores = old.select(names).take(chosen).to_pylist()
+    afters = new.select(names).take(chosen).to_pylist()
+    for before, after, index in zip(befores, afters, matched[changed].tolist(), strict=True):
+        record, split = ids[index].as_py(), splits[index].as_py()
+        found = record_changes(before, after, differing)
         for change in found:
             yield Change(config, split, record, change.path, change.kind, change.item, change.detail)
         if not found:  # stored values differ in a way no field names (never silently dropped)
             yield Change(config, split, record, RECORD, "changed", "", "stored values differ")
 
 
-class _RowGroups:
-    """Records of a release by position, read a row group at a time (the last few kept)."""
+def _row_groups(release: OpenedRelease, config: str, columns: list[str]) -> Iterator[pa.RecordBatch]:
+    """A config's records a row group at a time (each read whole: its columns decode in parallel)."""
+    for shard in release.view.shards(config):
+        file = pq.ParquetFile(shard)
+        for group in range(file.num_row_groups):
+            yield from file.read_row_group(group, columns=columns).to_batches()
 
-    def __init__(self, release: OpenedRelease, config: str, columns: list[str]) -> None:
+
+class _ReadAhead:
+    """``batches``, the next one read by ``reader`` while the caller works on this one, the first from the start
+    (pyarrow reads without Python's lock)."""
+
+    def __init__(self, batches: Iterator[pa.RecordBatch], reader: Executor) -> None:
+        self.batches = batches
+        self.reader = reader
+        self.coming = reader.submit(next, batches, None)
+
+    def __iter__(self) -> Iterator[pa.RecordBatch]:
+        while (batch := self.coming.result()) is not None:
+            self.coming = self.reader.submit(next, self.batches, None)
+            yield batch
+
+
+class _RowGroups:
+    """Records of a release by position, read a row group at a time (the last few kept, the next one read ahead
+    by ``reader``)."""
+
+    def __init__(self, release: OpenedRelease, config: str, columns: list[str], reader: Executor) -> None:
         self.columns = columns
+        self.reader = reader
+        self.coming: tuple[int, Future[pa.Table]] | None = None
         self.groups: list[tuple[pq.ParquetFile, int]] = []
         starts = []
         total = 0
@@ -157,6 +194,8 @@ class _RowGroups:
                 total += file.metadata.row_group(group).num_rows
         self.starts = np.array(starts, dtype=np.int64)
         self.cache: OrderedDict[int, pa.Table] = OrderedDict()
+        if self.groups:
+            self.coming = (0, reader.submit(self._read, 0))
 
     def take(self, positions: np.ndarray) -> pa.Table:
         """The records at ``positions``, in that order."""
@@ -182,9 +221,17 @@ class _RowGroups:
         if group in self.cache:
             self.cache.move_to_end(group)
             return self.cache[group]
-        file, index = self.groups[group]
-        table = file.read_row_group(index, columns=self.columns)
+        coming, self.coming = self.coming, None
+        if coming is None or coming[0] != group:  # read by ``reader`` too: one read of a file at a time
+            coming = (group, self.reader.submit(self._read, group))
+        table = coming[1].result()
         self.cache[group] = table
         while len(self.cache) > CACHED_ROW_GROUPS:
             self.cache.popitem(last=False)
+        if group + 1 < len(self.groups):
+            self.coming = (group + 1, self.reader.submit(self._read, group + 1))
         return table
+
+    def _read(self, group: int) -> pa.Table:
+        file, index = self.groups[group]
+        return file.read_row_group(index, columns=self.columns)

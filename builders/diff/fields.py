@@ -219,8 +219,22 @@ def _chain_group(path: str, item: str, old: list, new: list, node: Node, members
 
 
 def _same(old: Any, new: Any, node: Node) -> bool:
-    """Equal in what ``node`` compares (stored values equal whole are, without projecting them)."""
-    return bool(old == new) or _projected(old, node) == _projected(new, node)
+    """Equal in what ``node`` compares (as their projections are; stored values equal whole are, and the first
+    field that differs decides, without projecting them)."""
+    if old == new:
+        return True
+    if old is None or new is None:
+        return False
+    if node.kind == "struct":
+        return all(_same(old[name], new[name], child) for name, child in node.fields.items())
+    if node.kind == "list" and node.item is not None:
+        item = node.item
+        return len(old) == len(new) and all(_same(a, b, item) for a, b in zip(old, new, strict=True))
+    return _is_nan(old) and _is_nan(new)
+
+
+def _is_nan(value: Any) -> bool:
+    return isinstance(value, float) and value != value
 
 
 def _projected(value: Any, node: Node) -> Any:
@@ -231,9 +245,7 @@ def _projected(value: Any, node: Node) -> Any:
         return {name: _projected(value[name], child) for name, child in node.fields.items()}
     if node.kind == "list" and node.item is not None:
         return [_projected(item, node.item) for item in value]
-    if isinstance(value, float) and value != value:
-        return "NaN"
-    return value
+    return "NaN" if _is_nan(value) else value
 
 
 def _hashable(value: Any) -> Any:

@@ -84,8 +84,22 @@ class ReleaseDiff:
 
 
 def diff_releases(old: OpenedRelease, new: OpenedRelease, examples: int = 3) -> ReleaseDiff:
-    """Compare two releases of one corpus: every change counted, ``examples`` of each kind kept."""
+    """Compare two releases of one corpus: every change counted, ``examples`` of each kind kept. Returned only
+    once both releases' files are confirmed (:meth:`OpenedRelease.confirm`); a file that differs from its
+    manifest is the error raised, whatever reading it raised first."""
     same_corpus(old, new)
+    try:
+        diff = _tallied(old, new, examples)
+    except Exception:
+        old.confirm()
+        new.confirm()
+        raise
+    old.confirm()
+    new.confirm()
+    return diff
+
+
+def _tallied(old: OpenedRelease, new: OpenedRelease, examples: int) -> ReleaseDiff:
     diff = ReleaseDiff(old, new, examples)
     for comparison in compare(old, new):
         tally = diff.configs[comparison.config] = ConfigTally(comparison)

@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import os
 from collections.abc import Iterable
 from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.json as pa_json
 
 from clinical_corpora.builders.sources.discovery import walk_relative
 from clinical_corpora.core.errors import ClincorpError, SourceError
@@ -17,6 +22,10 @@ from clinical_corpora.core.processes import end_with_parent, fork_context
 
 CHUNK = 1 << 20
 INPUTS_FILE = "inputs.jsonl"
+INPUT_FIELDS = pa.schema(
+    [("source", pa.string()), ("file", pa.string()), ("sha256", pa.string()), ("bytes", pa.int64())]
+)
+"""What each line of ``inputs.jsonl`` holds."""
 
 
 def resolve_sources(
@@ -285,7 +294,7 @@ def _hash_inputs(
             if (info.st_size, info.st_mtime_ns) != (size, modified):
                 raise SourceError(path, f"{_CHANGED} (its size or modification time differs from before the build)")
         write_inputs_file(folder, inputs)
-        pipe.send(summarise_inputs(inputs, invented))
+        pipe.send(summarise_inputs(pa.Table.from_pylist(inputs, schema=INPUT_FIELDS), invented))
     except ClincorpError as error:
         pipe.send(error)
     except OSError as error:
@@ -295,26 +304,23 @@ def _hash_inputs(
     pipe.close()
 
 
-def summarise_inputs(inputs: list[dict[str, Any]], invented: list[str]) -> dict[str, dict[str, Any]]:
-    """Per source: whether it is the invented sample, its file count, bytes and one aggregate sha256 (of
-    its ``sha256  file`` lines, as sha256sum prints them), so the manifest stays small."""
-    by_source: dict[str, list[dict[str, Any]]] = {}
-    for item in inputs:
-        by_source.setdefault(item["source"], []).append(item)
-    return {
-        source: {
+def summarise_inputs(inputs: pa.Table, invented: list[str]) -> dict[str, dict[str, Any]]:
+    """Per source (in order of first appearance): whether it is the invented sample, its file count, bytes and
+    one aggregate sha256 (of its ``sha256  file`` lines in file order, as sha256sum prints them), so the
+    manifest stays small. ``inputs`` has the columns of :data:`INPUT_FIELDS`."""
+    in_file_order = inputs.sort_by("file")
+    summary = {}
+    for source in pc.unique(inputs["source"]).to_pylist():
+        items = in_file_order.filter(pc.equal(in_file_order["source"], source))
+        lines = pc.binary_join_element_wise(items["sha256"], items["file"], "  ").combine_chunks()
+        listing = pc.binary_join(pa.ListArray.from_arrays(pa.array([0, len(lines)], pa.int32()), lines), "\n")
+        summary[source] = {
             "sample": source in invented,
-            "files": len(items),
-            "bytes": sum(item["bytes"] for item in items),
-            "sha256": aggregate_sha256(items),
+            "files": items.num_rows,
+            "bytes": pc.sum(items["bytes"]).as_py(),
+            "sha256": hashlib.sha256(f"{listing[0].as_py()}\n".encode()).hexdigest(),
         }
-        for source, items in by_source.items()
-    }
-
-
-def aggregate_sha256(items: list[dict[str, Any]]) -> str:
-    lines = "".join(f"{item['sha256']}  {item['file']}\n" for item in sorted(items, key=lambda item: item["file"]))
-    return hashlib.sha256(lines.encode("utf-8")).hexdigest()
+    return summary
 
 
 def write_inputs_file(folder: Path, inputs: list[dict[str, Any]]) -> None:
@@ -322,6 +328,24 @@ def write_inputs_file(folder: Path, inputs: list[dict[str, Any]]) -> None:
     (folder / INPUTS_FILE).write_text(
         "".join(json.dumps(item, ensure_ascii=False) + "\n" for item in inputs), encoding="utf-8"
     )
+
+
+def read_inputs_file(path: Path) -> pa.Table:
+    """The items of an ``inputs.jsonl`` as a table of :data:`INPUT_FIELDS`, parsed column-wise: a
+    ValueError unless each non-blank line holds one JSON object with a string source, file and sha256 and an
+    integer bytes (other keys are ignored)."""
+    data = path.read_bytes()
+    lines = sum(1 for line in data.split(b"\n") if line.strip())
+    if not lines:
+        return INPUT_FIELDS.empty_table()
+    options = pa_json.ParseOptions(explicit_schema=INPUT_FIELDS, unexpected_field_behavior="ignore")
+    table = pa_json.read_json(io.BytesIO(data), parse_options=options)
+    if table.num_rows != lines:
+        raise ValueError(f"{table.num_rows} JSON objects on {lines} lines")
+    missing = [name for name in INPUT_FIELDS.names if table[name].null_count]
+    if missing:
+        raise ValueError(f"a line lacks {missing[0]}")
+    return table
 
 
 def inputs_problems(folder: Path, manifest: dict[str, Any]) -> list[str]:
@@ -333,9 +357,9 @@ def inputs_problems(folder: Path, manifest: dict[str, Any]) -> list[str]:
     if not path.is_file():
         return [f"{INPUTS_FILE}: missing"]
     try:
-        items = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+        items = read_inputs_file(path)
         listed = summarise_inputs(items, [name for name, entry in summary.items() if entry.get("sample")])
-    except (ValueError, KeyError, TypeError) as error:
+    except (OSError, ValueError, TypeError, pa.ArrowException) as error:
         return [f"{INPUTS_FILE}: not one JSON object with source, file, sha256 and bytes per line ({error})"]
     problems = []
     for source in sorted(set(summary) | set(listed)):
