@@ -26,6 +26,8 @@ from clinical_corpora.builders.diff.opened import OpenedRelease
 from clinical_corpora.builders.diff.shape import Node, Shape, common_shape
 
 CACHED_ROW_GROUPS = 2
+MAX_SLICES = 64
+"""Records wanted from a row group in at most this many runs are sliced out of it; more are taken (copied)."""
 
 RECORD = ""
 """The path of a change to a whole record (added, removed, moved to another split)."""
@@ -205,13 +207,15 @@ class _RowGroups:
             inside = np.flatnonzero(group_of == group)
             local = positions[inside] - self.starts[group]
             table = self._group(group)
-            if np.array_equal(local, np.arange(local[0], local[0] + len(local))):
-                pieces.append(table.slice(int(local[0]), len(local)))  # in order: no copy
+            runs = np.flatnonzero(np.diff(local) != 1) + 1
+            if len(runs) < MAX_SLICES:  # in order but for a few records removed: slices, no copy
+                starts, ends = np.concatenate([[0], runs]), np.concatenate([runs, [len(local)]])
+                pieces += [table.slice(int(local[a]), int(b - a)) for a, b in zip(starts, ends, strict=True)]
             else:
                 pieces.append(table.take(pa.array(local)))
             order.append(inside)
         taken = pa.concat_tables(pieces)
-        if len(pieces) == 1 and np.array_equal(order[0], np.arange(len(positions))):
+        if np.array_equal(np.concatenate(order), np.arange(len(positions))):
             return taken
         placed = np.empty(len(positions), dtype=np.int64)
         placed[np.concatenate(order)] = np.arange(len(positions))
