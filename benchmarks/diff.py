@@ -11,8 +11,8 @@ Each reports ``work_seconds``, timed inside the process after its imports (``sec
 - ``columnar_read`` (the floor): every parquet file of both releases read whole, column-wise, with pyarrow;
 - ``diff``: ``diff_releases`` of the two releases, both opened as ``clincorp diff`` opens them
   (``check_seconds``: manifest.json read, every file listed, present, regular and inside the folder), every
-  change counted and described (``compare_seconds``, which includes every file hashed against its manifest
-  and inputs.jsonl read: that check runs in a thread beside the comparison, which returns once it passed);
+  change counted and described (``compare_seconds``, which includes every file hashed against its manifest:
+  that check runs in a thread beside the comparison, which returns once it passed);
 - ``naive``: both releases as Python rows (``to_pylist``), matched by id in dicts and compared whole (which
   records changed, nothing of what changed in them).
 

@@ -151,14 +151,15 @@ def release_files_gate(folder: Path, contents: bool = True) -> tuple[dict[str, A
     """Step 1 alone, for commands that read a release someone gave them (``clincorp diff``): manifest.json
     read as a release manifest, and every file against the sha256 it lists (nothing unlisted, nothing outside).
     With ``contents=False``, only what needs no file read (every output listed, present, regular and inside);
-    :func:`release_contents_gate` checks the rest."""
+    :func:`release_hashes_gate` checks their contents."""
     manifest = _release_manifest(folder)
     return manifest, _guarded("files", "hashes as in manifest.json", lambda: _files_gate(folder, manifest, contents))
 
 
-def release_contents_gate(folder: Path, manifest: dict[str, Any]) -> GateResult:
-    """What ``release_files_gate(folder, contents=False)`` left out, once it passed: every output against its
-    sha256 and inputs.jsonl against manifest.json."""
+def release_hashes_gate(folder: Path, manifest: dict[str, Any]) -> GateResult:
+    """Every output against its sha256, once ``release_files_gate(folder, contents=False)`` passed: what a
+    command reading the release's data needs (``clincorp diff``). inputs.jsonl is hashed too, but not checked
+    against manifest.json's inputs: that is ``validate``'s, and the diff reads nothing of it."""
 
     def check() -> GateResult:
         listed = _listed_outputs(folder, manifest)[1]
@@ -167,7 +168,7 @@ def release_contents_gate(folder: Path, manifest: dict[str, Any]) -> GateResult:
             for name, expected in listed.items()
             if sha256_file(folder / name) != expected
         ]
-        return _problems_gate("files", problems + inputs_problems(folder, manifest), "hashes as in manifest.json")
+        return _problems_gate("files", problems, "hashes as in manifest.json")
 
     return _guarded("files", "hashes as in manifest.json", check)
 

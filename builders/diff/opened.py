@@ -24,7 +24,7 @@ from clinical_corpora.builders.contract.release_view import ReleaseView
 from clinical_corpora.builders.plugins import installed_corpus
 from clinical_corpora.builders.release.folder import checked_version, release_digest
 from clinical_corpora.builders.text_free.layout import VARIANT
-from clinical_corpora.builders.validate import release_contents_gate, release_files_gate
+from clinical_corpora.builders.validate import release_files_gate, release_hashes_gate
 from clinical_corpora.core.errors import ClincorpError
 from clinical_corpora.core.manifest import CORPUS_NAME
 from clinical_corpora.validation.gates import GateResult
@@ -101,8 +101,8 @@ def _record_models(corpus: str) -> dict[str, type]:
 
 
 class ContentsCheck:
-    """Every file of a release against its sha256 and inputs.jsonl against manifest.json, in a thread of its own
-    (hashlib and pyarrow leave Python's lock while they work), alongside the caller's reading."""
+    """Every file of a release against its sha256 (``release_hashes_gate``), in a thread of its own (hashlib
+    leaves Python's lock while it works), alongside the caller's reading."""
 
     def __init__(self, folder: Path, manifest: dict[str, Any]) -> None:
         self._outcome: list[GateResult] = []
@@ -110,7 +110,7 @@ class ContentsCheck:
         self._thread.start()
 
     def _run(self, folder: Path, manifest: dict[str, Any]) -> None:
-        self._outcome.append(release_contents_gate(folder, manifest))  # a gate never raises: it fails
+        self._outcome.append(release_hashes_gate(folder, manifest))  # a gate never raises: it fails
 
     def result(self) -> GateResult:
         self._thread.join()
