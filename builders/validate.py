@@ -163,11 +163,7 @@ def release_hashes_gate(folder: Path, manifest: dict[str, Any]) -> GateResult:
 
     def check() -> GateResult:
         listed = _listed_outputs(folder, manifest)[1]
-        problems = [
-            f"{name}: sha256 differs from manifest.json"
-            for name, expected in listed.items()
-            if sha256_file(folder / name) != expected
-        ]
+        problems = [problem for name, expected in listed.items() if (problem := _hash_problem(folder, name, expected))]
         return _problems_gate("files", problems, "hashes as in manifest.json")
 
     return _guarded("files", "hashes as in manifest.json", check)
@@ -261,8 +257,8 @@ def _files_gate(folder: Path, manifest: dict, contents: bool = True) -> GateResu
         path = folder / name
         if not path.is_file():
             problems.append(f"{name}: missing")
-        elif contents and sha256_file(path) != expected:
-            problems.append(f"{name}: sha256 differs from manifest.json")
+        elif contents and (problem := _hash_problem(folder, name, expected)):
+            problems.append(problem)
     root = folder.resolve()
     present = set()
     for path in sorted(folder.rglob("*")):
@@ -278,6 +274,11 @@ def _files_gate(folder: Path, manifest: dict, contents: bool = True) -> GateResu
     if contents:
         problems += inputs_problems(folder, manifest)
     return _problems_gate("files", problems, "hashes as in manifest.json")
+
+
+def _hash_problem(folder: Path, name: str, expected: str) -> str | None:
+    """What is wrong with output ``name``'s bytes against the sha256 manifest.json lists, if anything."""
+    return None if sha256_file(folder / name) == expected else f"{name}: sha256 differs from manifest.json"
 
 
 def _listed_outputs(folder: Path, manifest: dict) -> tuple[list[str], dict[str, str], set[str]]:

@@ -33,6 +33,7 @@ from clinical_corpora.builders.text_free.relocate import DocumentMap
 from clinical_corpora.schemas.licensed import LEAF, LITERAL, SOURCE_DOCUMENTS, LicensedTree
 
 CLASSES = ("exact", "relocated", "replaced", "lost")
+NOT_CONFIRMED = "not every character is confirmed, consecutively, in your copy"
 
 Pair = tuple[int, int]
 
@@ -279,18 +280,7 @@ class _Walk:
         if own is not None:
             struct["start"], struct["end"] = probe["start"], probe["end"] = own
             return
-        self.outcome.counts["exact"] -= 1
-        self.outcome.counts["lost"] += 1
-        self.outcome.lost.append(
-            {
-                "record": self.where,
-                "field": path,
-                "locator": sibling.locator,
-                "start": struct["start"],
-                "end": struct["end"],
-                "reason": "not every character is confirmed, consecutively, in your copy",
-            }
-        )
+        self._lose(path, NOT_CONFIRMED, [(sibling.locator, struct["start"], struct["end"])], was="exact")
         placed = sibling.placed(struct["start"], struct["end"])
         probe["start"], probe["end"] = placed
         probe["text"] = sibling.probe_text(*placed)
@@ -359,29 +349,15 @@ class _Walk:
         another occurrence): lost after all."""
         if change.new is None or parent[key] is None:
             return
-        self.outcome.counts["relocated"] -= 1
-        self.outcome.counts["lost"] += 1
-        self.outcome.lost.append(
-            {
-                "record": self.where,
-                "field": path,
-                "locator": change.locator,
-                "start": place[0],
-                "end": place[-1],
-                "reason": "the text is in your copy, but not every character of its place is confirmed there",
-            }
-        )
+        reason = "the text is in your copy, but not every character of its place is confirmed there"
+        self._lose(path, reason, [(change.locator, place[0], place[-1])], was="relocated")
         parent[key] = None
 
     def _lose_after_all(self, parent: Any, key: Any, change: Several, path: str) -> None:
         """A string whose slices were found but whose offsets cannot follow it: lost after all."""
         if change.lost:
             return
-        self.outcome.counts["relocated"] -= 1
-        self.outcome.counts["lost"] += 1
-        self.outcome.lost.append(
-            {"record": self.where, "field": path, "reason": "cut from several slices: its offsets cannot follow"}
-        )
+        self._lose(path, "cut from several slices: its offsets cannot follow", [], was="relocated")
         parent[key] = None
 
     def string(self, parent: Any, probe: Any, key: Any, path: str) -> Change:
@@ -408,7 +384,7 @@ class _Walk:
         slices = [(old, new) for old, new in zip(segments, moved, strict=True) if old["document"] != LITERAL]
         one = len(slices) == 1
         if problems:
-            self._lost(path, problems)
+            self._lose(path, NOT_CONFIRMED, problems)
             parent[key], probe[key] = None, moved
             if not one:
                 return Several(lost=True)
@@ -444,19 +420,15 @@ class _Walk:
         found = self.anchoring.maps[self.locators[segment["document"]]].segment(segment["start"], segment["end"])
         return None if found is None else {**segment, "start": found[0], "end": found[1]}
 
-    def _lost(self, path: str, problems: list[tuple[str, int, int]]) -> None:
+    def _lose(self, path: str, reason: str, places: list[tuple[str, int, int]], was: str | None = None) -> None:
+        """Count one string lost (taken from class ``was`` when it was counted already) and name it, once per
+        (locator, start, end) of it that is not confirmed, or once without a place when none is given."""
+        if was is not None:
+            self.outcome.counts[was] -= 1
         self.outcome.counts["lost"] += 1
-        for locator, start, end in problems:
-            self.outcome.lost.append(
-                {
-                    "record": self.where,
-                    "field": path,
-                    "locator": locator,
-                    "start": start,
-                    "end": end,
-                    "reason": "not every character is confirmed, consecutively, in your copy",
-                }
-            )
+        named = [dict(zip(("locator", "start", "end"), place, strict=True)) for place in places] or [{}]
+        for where in named:
+            self.outcome.lost.append({"record": self.where, "field": path, **where, "reason": reason})
 
     def _placed(self, segment: dict[str, Any]) -> dict[str, Any]:
         """Where the probe puts a lost slice (:meth:`DocumentMap.placed`)."""

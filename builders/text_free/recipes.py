@@ -12,7 +12,7 @@ validity, so the rows are those :func:`recipe` gives string by string.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -36,10 +36,10 @@ def recipe(value: str, documents: Sequence[str], place: tuple[int, int] | None =
     """Segments restoring ``value`` from ``documents``: one slice when a document holds it whole (at
     ``place``, the span's own offsets, in the first document holding it there, if one does), else the
     longest slices left to right with literals between them."""
-    if place is not None and value:
-        for index, text in enumerate(documents):
-            if 0 <= place[0] < place[1] and text[place[0] : place[1]] == value:
-                return [_slice(index, *place)]
+    if place is not None:
+        held = holding_at(value, documents, *place)
+        if held is not None:
+            return [_slice(held, *place)]
     for index, text in enumerate(documents):
         at = text.find(value)
         if at >= 0 and value:
@@ -61,6 +61,13 @@ def recipe(value: str, documents: Sequence[str], place: tuple[int, int] | None =
     if literal:
         segments.append(_literal("".join(literal)))
     return segments
+
+
+def holding_at(value: str, documents: Iterable[str], start: int, end: int) -> int | None:
+    """The first of ``documents`` holding ``value`` at ``[start, end)`` (a span's own place), if any."""
+    if not value or not 0 <= start < end:
+        return None
+    return next((index for index, text in enumerate(documents) if text[start:end] == value), None)
 
 
 def _longest_prefix(value: str, position: int, documents: Sequence[str]) -> tuple[int, int, int]:
@@ -214,10 +221,9 @@ class Recipes:
         if not value:
             return []
         locators = self.groups[group]
-        if 0 <= start < end:
-            for index, locator in enumerate(locators):
-                if self.documents[locator][start:end] == value:
-                    return [(index, start, end, None)]
+        held = holding_at(value, (self.documents[locator] for locator in locators), start, end)
+        if held is not None:
+            return [(held, start, end, None)]
         for index, locator in enumerate(locators):
             key = (locator, value)
             at = self._found.get(key)

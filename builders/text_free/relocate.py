@@ -62,7 +62,7 @@ class DocumentMap:
     def _confirmed(self) -> np.ndarray:
         return np.flatnonzero(self.to_user >= 0)
 
-    def nearest_shift(self, position: int) -> int:
+    def _nearest_shift(self, position: int) -> int:
         """How far the confirmed character nearest ``position`` moved (0 when none is)."""
         confirmed = self._confirmed
         if not len(confirmed):
@@ -75,8 +75,8 @@ class DocumentMap:
         each end moved as far as the confirmed character nearest it, so a span confirmed inside it stays
         inside, at its place."""
         last = self.user_characters
-        first = min(max(start + self.nearest_shift(start), 0), last)
-        return first, min(max(end + self.nearest_shift(max(end - 1, start)), first), last)
+        first = min(max(start + self._nearest_shift(start), 0), last)
+        return first, min(max(end + self._nearest_shift(max(end - 1, start)), first), last)
 
 
 def document_map(anchor: Anchor, sha256: str, text: str) -> DocumentMap:
@@ -124,7 +124,7 @@ def _place_blocks(anchor: Anchor, blocks: list[tuple[int, int]], user: str, key:
         start, end = blocks[index]
         placed[start:end] = np.arange(position, position + end - start)
     bounds = [(-1, 0), *((index, position) for index, position in chain), (len(blocks), len(user))]
-    gap = _Gap(anchor, blocks, user, key, alphabet(user), placed)
+    gap = _Gap(anchor, blocks, user, key, placed)
     for (left, at), (right, position) in zip(bounds, bounds[1:], strict=False):
         if right - left > 1:
             gap.fill(left + 1, right - 1, at + (blocks[left][1] - blocks[left][0] if left >= 0 else 0), position)
@@ -139,9 +139,13 @@ class _Gap:
     blocks: list[tuple[int, int]]
     user: str
     key: bytes
-    characters: str
     placed: np.ndarray
     repaired: int = 0
+
+    @cached_property
+    def characters(self) -> str:
+        """The copy's alphabet (``repair.alphabet``), counted only once a block needs repair."""
+        return alphabet(self.user)
 
     def fill(self, first: int, last: int, left: int, right: int) -> None:
         """Blocks ``first`` to ``last``, which lie in the user's ``[left, right)``: from the left while one
@@ -168,9 +172,7 @@ class _Gap:
         """Block ``index`` repaired from its piece starting (or ending) at ``at`` and not crossing ``limit``:
         where its piece ends (or starts), or None."""
         size = self._size(index)
-        for extra in edits:
-            if not -1 <= extra <= 2:
-                continue
+        for extra in edits:  # repair() finds no candidate for any other
             start, end = (at, at + size + extra) if from_left else (at - size - extra, at)
             if start < 0 or end > len(self.user) or (end > limit if from_left else start < limit):
                 continue
