@@ -222,9 +222,9 @@ def score(
     counts: Counter[str] = Counter()
     for config, model in models.items():
         tree, id_field = licensed_tree(model), getattr(model, "id_field", "id")
-        recipes = _rows(text_free, config, id_field)
+        recipes, restored_splits = _rows(text_free, config, id_field), _rows(reanchored, config, id_field)
         for split, rows in _rows(full, config, id_field).items():
-            restored = _rows(reanchored, config, id_field).get(split, {})
+            restored = restored_splits.get(split, {})
             for record_id, row in rows.items():
                 record = f"{config}/{split} [{record_id}]"
                 new = dict(leaves(restored[record_id], tree)) if record_id in restored else None
