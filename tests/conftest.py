@@ -7,6 +7,7 @@ import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import datasets
 import pytest
 from hypothesis import settings
 
@@ -40,6 +41,16 @@ def clincorp_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("CLINCORP_CACHE", str(folder))
         yield folder
+
+
+@pytest.fixture(autouse=True)
+def datasets_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A ``datasets`` cache of the test's own: ``load_dataset`` of a local folder keys its cache by the folder's
+    name and the card's front matter, not by the parquet bytes, so two tests loading different releases of one
+    name and card (a release and its re-anchored rehydration) would otherwise read each other's rows."""
+    folder = tmp_path_factory.mktemp("datasets-cache")
+    monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", str(folder))
+    return folder
 
 
 @pytest.fixture(scope="session")
