@@ -29,6 +29,7 @@ import pyarrow.parquet as pq
 from pydantic import BaseModel
 
 from clinical_corpora.builders.contract.release_view import ReleaseView
+from clinical_corpora.builders.text_free.normalise import normalise
 from clinical_corpora.schemas.licensed import LEAF, SOURCE_DOCUMENTS, licensed_tree
 
 Piece = tuple[str, int]
@@ -206,7 +207,7 @@ def score(
     perturbed: dict[str, Perturbed],
 ) -> Counter[str]:
     """Every licensed string of the maintainer's release other than whole documents, classed: ``recovered``
-    (the same text), ``lost_named`` (null, named in re-anchored.jsonl), ``left_out_named`` (its record left
+    (the same text, once normalised), ``lost_named`` (null, named in re-anchored.jsonl), ``left_out_named`` (its record left
     out and named), ``wrong`` (another text) or ``unnamed`` (missing and not named). ``changed`` counts the
     strings not recovered whose recipe cuts text a ``perturbed`` document (by locator) no longer holds as it
     was (one may still be recovered from its own place, when the recipe cuts it from an earlier occurrence)."""
@@ -242,8 +243,14 @@ def score(
                     elif new[path] is None:
                         counts["lost_named" if (record, path) in lost else "unnamed"] += 1
                     else:
-                        counts["recovered" if new[path] == text else "wrong"] += 1
+                        counts["recovered" if _same_text(new[path], text) else "wrong"] += 1
     return counts
+
+
+def _same_text(restored: str, original: str) -> bool:
+    """Whether a restored string is the original as the user's copy holds it: the same text once both are
+    normalised (a span crossing a line end comes back with the copy's CRLF)."""
+    return restored == original or normalise(restored).text == normalise(original).text
 
 
 def _alters(recipe: list[dict[str, Any]], locators: list[str], perturbed: dict[str, Perturbed]) -> bool:

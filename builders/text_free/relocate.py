@@ -46,17 +46,33 @@ class DocumentMap:
     repaired_blocks: int
     """Blocks found with one small edit (``repair.py``)."""
     blocks: int
+    dropped: np.ndarray
+    """Whether each of the maintainer's characters is one its normalisation drops (the ``\\r`` of a CRLF,
+    trailing spaces, a BOM) or rewrites (a non-NFC run)."""
+    kept_before: np.ndarray
+    """For each position of the user's copy (and its end), how many characters before it the user's
+    normalisation keeps as they are."""
 
     def segment(self, start: int, end: int) -> tuple[int, int] | None:
-        """Where ``[start, end)`` of the maintainer's text is in the user's copy, or None when some character
-        is not confirmed or the characters are not consecutive there."""
+        """Where ``[start, end)`` of the maintainer's text is in the user's copy, cut from the copy as it is,
+        or None. Every character of it is confirmed there in order, but for those the maintainer's
+        normalisation drops, and the copy holds nothing between them but characters its own normalisation
+        drops: a span crossing a line end comes back from a CRLF copy with the copy's ``\\r\\n``."""
         if not 0 <= start < end <= len(self.to_user):
             return None
         mapped = self.to_user[start:end]
-        first = int(mapped[0])
-        if first < 0 or not np.array_equal(mapped, np.arange(first, first + end - start)):
+        first, last = int(mapped[0]), int(mapped[-1])
+        if first < 0 or last < first:
             return None
-        return first, first + end - start
+        confirmed = mapped >= 0
+        if not (confirmed | self.dropped[start:end]).all():
+            return None
+        placed = mapped[confirmed]
+        if len(placed) > 1 and not (np.diff(placed) > 0).all():
+            return None
+        if int(self.kept_before[last + 1] - self.kept_before[first]) != len(placed):
+            return None
+        return first, last + 1
 
     @cached_property
     def _confirmed(self) -> np.ndarray:
@@ -95,7 +111,11 @@ def document_map(anchor: Anchor, sha256: str, text: str) -> DocumentMap:
     known = original >= 0
     known[known] = placing.placed[original[known]] >= 0
     to_user[known] = user.copied_from[placing.placed[original[known]]]
-    return DocumentMap(to_user, len(text), how, placing.confirmed, placing.repaired, len(blocks))
+    kept = np.zeros(len(text) + 1, dtype=np.int64)
+    kept[user.copied_from[user.copied_from >= 0] + 1] = 1
+    return DocumentMap(
+        to_user, len(text), how, placing.confirmed, placing.repaired, len(blocks), original < 0, np.cumsum(kept)
+    )
 
 
 @dataclass(frozen=True)
