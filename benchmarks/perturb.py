@@ -207,10 +207,11 @@ def score(
     perturbed: dict[str, Perturbed],
 ) -> Counter[str]:
     """Every licensed string of the maintainer's release other than whole documents, classed: ``recovered``
-    (the same text, once normalised), ``lost_named`` (null, named in re-anchored.jsonl), ``left_out_named`` (its record left
-    out and named), ``wrong`` (another text) or ``unnamed`` (missing and not named). ``changed`` counts the
-    strings not recovered whose recipe cuts text a ``perturbed`` document (by locator) no longer holds as it
-    was (one may still be recovered from its own place, when the recipe cuts it from an earlier occurrence)."""
+    (the same text, once normalised), ``lost_named`` (null, named in re-anchored.jsonl), ``left_out_named``
+    (its record left out and named), ``wrong`` (another text) or ``unnamed`` (missing and not named).
+    ``changed`` counts the strings not recovered whose recipe cuts text a ``perturbed`` document (by locator)
+    no longer holds as it was (one may still be recovered from its own place, when the recipe cuts it from an
+    earlier occurrence)."""
     lost: set[SpanKey] = set()
     left_out: set[str] = set()
     for line in (reanchored / "re-anchored.jsonl").read_text(encoding="utf-8").splitlines():

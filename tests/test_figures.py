@@ -16,12 +16,11 @@ from pathlib import Path
 
 import pytest
 
-from clinical_corpora.builders.contract.base import CardSection, Table, number_text
-from clinical_corpora.builders.contract.figures import BarChart, Series
 from clinical_corpora.builders.plugins import all_corpora
 from clinical_corpora.builders.release.card import _kwargs_text
 from clinical_corpora.builders.release.figures import FIGURES_FOLDER, png_bytes, write_figures
 from clinical_corpora.builders.validate import check_release
+from clinical_corpora.core.card import BarChart, CardSection, Series, Table, number_text
 from clinical_corpora.core.errors import ClincorpError
 from tests.conftest import SampleRelease
 

@@ -19,7 +19,6 @@ import pytest
 
 from clinical_corpora.builders.cli import main
 from clinical_corpora.builders.contract.base import BuildContext, load_builder_class
-from clinical_corpora.builders.contract.figures import BarChart
 from clinical_corpora.builders.contract.release_view import ReleaseView
 from clinical_corpora.builders.plugins import all_corpora, find_corpus
 from clinical_corpora.builders.release.figures import FIGURES_FOLDER, png_bytes
@@ -33,6 +32,7 @@ from clinical_corpora.builders.text_free.leak_gate import LEAK_LIMIT, leak_gate
 from clinical_corpora.builders.text_free.rehydrate import REJECTS_FILE, RehydrateError, rehydrate
 from clinical_corpora.builders.text_free.release import release_text_free
 from clinical_corpora.builders.validate import check_release
+from clinical_corpora.core.card import BarChart
 from clinical_corpora.core.errors import GateError
 from clinical_corpora.core.manifest import CorpusManifest
 from clinical_corpora.schemas.features import features_for

@@ -18,9 +18,10 @@ from typing import Literal
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from clinical_corpora.builders.contract.base import AgreementReport, BuildContext, Builder, CardSection, Row, Table
+from clinical_corpora.builders.contract.base import AgreementReport, BuildContext, Builder, Row
 from clinical_corpora.builders.contract.release_view import ReleaseView
 from clinical_corpora.builders.sources.line_chunks import LineChunk, chunk_lines, line_chunks
+from clinical_corpora.core.card import CardSection, Table
 from clinical_corpora.core.errors import SourceError
 from clinical_corpora.schemas.spans import Span, TextRecord
 

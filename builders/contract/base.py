@@ -31,8 +31,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
-import math
-from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,7 +39,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal, Self
 
 from pydantic import BaseModel, ValidationError
 
-from clinical_corpora.builders.contract.figures import BarChart
+from clinical_corpora.core.card import CardSection
 from clinical_corpora.core.errors import ClincorpError, SourceError
 from clinical_corpora.core.file_limits import ARROW_STRING_BYTES, MAX_FILE_BYTES
 from clinical_corpora.core.manifest import CorpusManifest
@@ -87,53 +86,6 @@ def rows_only(items: Iterable[Row | Partial], partials: list[Any]) -> Iterator[R
             partials.append(item.value)
         else:
             yield item
-
-
-@dataclass
-class Table:
-    """A small table for the dataset card."""
-
-    columns: list[str]
-    rows: Sequence[Sequence[object]]
-
-    def markdown(self) -> str:
-        """A GitHub-flavoured Markdown table (pipes in cells escaped)."""
-        head = ["| " + " | ".join(map(_cell, self.columns)) + " |", "|" + "|".join("---" for _ in self.columns) + "|"]
-        return "\n".join([*head, *("| " + " | ".join(map(_cell, row)) + " |" for row in self.rows)]) + "\n"
-
-
-def _cell(value: object) -> str:
-    return number_text(value).replace("|", "\\|").replace("\n", " ")
-
-
-def number_text(value: object) -> str:
-    """A value as people read it: whole numbers with thousands separators (``12,345``), other numbers with at
-    most four decimals and no trailing zeros (``0.8905``, ``6.5``); anything else as it is."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return str(value)
-    if isinstance(value, int):
-        return f"{value:,}"
-    if math.isnan(value):
-        return "n/a"
-    text = f"{value:,.4f}".rstrip("0").rstrip(".")
-    return "0" if text == "-0" else text
-
-
-@dataclass
-class CardSection:
-    """A titled section of the dataset card: optional text, optional table, and figures drawn from the same
-    numbers (:mod:`clinical_corpora.builders.contract.figures`), shown before the table."""
-
-    title: str
-    text: str = ""
-    table: Table | None = None
-    values: dict[str, float] = field(default_factory=dict)
-    """The section's numbers by stable key (``chains``, ``mentions.Finding``), which corpus.yaml's
-    ``published:`` numbers name; not printed (the table shows them)."""
-    counted: tuple[str, ...] = ()
-    """Prefixes of ``values`` keys that count occurrences (``mention_string.Finding.``): an absent key under
-    one counts 0 (the string or label does not occur), not "not computed"."""
-    figures: list[BarChart] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

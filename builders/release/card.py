@@ -13,13 +13,14 @@ from datasets.splits import SplitDict, SplitInfo
 from datasets.utils.metadata import MetadataConfigs
 from huggingface_hub import DatasetCardData
 
-from clinical_corpora.builders.contract.base import CardSection, Table, option_text
+from clinical_corpora.builders.contract.base import option_text
 from clinical_corpora.builders.contract.release_view import ReleaseView
 from clinical_corpora.builders.release.changes_card import changes_sections
 from clinical_corpora.builders.release.figures import figure_markdown
 from clinical_corpora.builders.release.folder import release_folder
 from clinical_corpora.builders.release.hub_metadata import hub_metadata
 from clinical_corpora.builders.release.markdown import plain
+from clinical_corpora.core.card import CardSection, Cell, Table
 from clinical_corpora.core.manifest import CorpusManifest
 from clinical_corpora.schemas.features import LABEL_NAME_SUFFIX
 from clinical_corpora.validation.gates import GateResult, violation_text
@@ -171,7 +172,9 @@ def _intro(manifest: CorpusManifest, row_counts: dict[str, dict[str, int]], vers
         + "```"
     )
     access = f"Access: {'public' if manifest.access.public else 'restricted'}; {manifest.access.how}"
-    rows = [[config, split, count] for config, splits in row_counts.items() for split, count in splits.items()]
+    rows: list[list[Cell]] = [
+        [config, split, count] for config, splits in row_counts.items() for split, count in splits.items()
+    ]
     return [
         CardSection(
             f"{manifest.pretty_name} ({manifest.name} {version})",
@@ -260,7 +263,7 @@ def _gates_sections(gates: list[GateResult], provenance: dict[str, Any]) -> list
     below) and, when an expectation found offending rows, a Violations section listing them."""
     order = {"fail": 0, "warning": 1, "skipped": 2, "pass": 3}
     ranked = sorted(gates, key=lambda gate: order[gate.status])
-    rows: list[list[object]] = [[g.gate, _result(g.status), g.observed, g.expected] for g in ranked]
+    rows: list[list[Cell]] = [[g.gate, _result(g.status), g.observed, g.expected] for g in ranked]
     details = [detail for gate in ranked for detail in gate.details if "expectation" in detail]
     for detail in sorted(details, key=lambda detail: bool(detail["success"])):
         observed = detail["observed"].get("observed_value", detail["observed"].get("unexpected_count", ""))
@@ -322,7 +325,7 @@ def _gates_summary(gates: list[GateResult], provenance: dict[str, Any]) -> str:
 
 
 def _violations_table(details: list[dict[str, Any]]) -> Table:
-    rows: list[list[object]] = []
+    rows: list[list[Cell]] = []
     for detail in details:
         name = f"{detail['table']}: {detail['expectation']}"
         total = detail["observed"].get("unexpected_count", len(detail.get("violations", [])))
@@ -348,7 +351,7 @@ def _argument_text(value: object) -> str:
 
 
 def _provenance_section(manifest: CorpusManifest, provenance: dict[str, Any]) -> CardSection:
-    rows: list[list[object]] = [
+    rows: list[list[Cell]] = [
         [source, "invented sample" if entry["sample"] else "real", entry["files"], entry["bytes"], entry["sha256"]]
         for source, entry in provenance["inputs"].items()
     ]

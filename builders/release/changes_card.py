@@ -7,7 +7,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from clinical_corpora.builders.contract.base import CardSection, Table
+from clinical_corpora.core.card import CardSection, Cell, Table
 from clinical_corpora.core.changes import ReleaseChanges
 
 MANIFEST_FIELD = "changes"
@@ -38,7 +38,7 @@ def changes_section(changes: ReleaseChanges) -> CardSection:
     whole = [f"`{name}` {entry.status}" for name, entry in changes.configs.items() if entry.status != "compared"]
     if whole:
         text += f" Configs {', '.join(whole)}."
-    rows: list[list[object]] = []
+    rows: list[list[Cell]] = []
     for config, entry in changes.configs.items():
         for split, counts in entry.splits.items():
             fields = "; ".join(

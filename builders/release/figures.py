@@ -6,7 +6,7 @@ of the installed matplotlib (and the Pillow that encodes its PNG): Agg draws wit
 ships, from matplotlib's built-in settings (never the user's matplotlibrc), and the file holds no date or
 software tag, so a release is byte-identical run to run and on every machine with the same versions.
 
-Nothing but a chart's labels and numbers is drawn (see :mod:`clinical_corpora.builders.contract.figures`):
+Nothing but a chart's labels and numbers is drawn (see :mod:`clinical_corpora.core.card`):
 the figures are copied into the text-free release, where no licensed text may go. As pixels escape a
 leak gate that reads text, every string drawn is also written, as text, in the PNG's ``Description``
 chunk, so the gate reads what the figure shows.
@@ -20,8 +20,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from clinical_corpora.builders.contract.base import CardSection, number_text
-from clinical_corpora.builders.contract.figures import BarChart
+from clinical_corpora.core.card import BarChart, CardSection, number_text
 from clinical_corpora.core.errors import ClincorpError
 
 if TYPE_CHECKING:

@@ -17,13 +17,7 @@ import pyarrow as pa
 from datasets import Features
 from tqdm import tqdm
 
-from clinical_corpora.builders.contract.base import (
-    AgreementReport,
-    BuildContext,
-    Builder,
-    CardSection,
-    Reject,
-)
+from clinical_corpora.builders.contract.base import AgreementReport, BuildContext, Builder, Reject
 from clinical_corpora.builders.contract.release_view import ReleaseView
 from clinical_corpora.builders.release.card import CardFacts, SplitSize, render_card, split_sizes
 from clinical_corpora.builders.release.checks import check_suite
@@ -57,6 +51,7 @@ from clinical_corpora.builders.release.request import ReleaseRequest
 from clinical_corpora.builders.release.workers import build_in_process, build_in_workers, document_groups
 from clinical_corpora.builders.release.writer import SplitWriter, rows_per_row_group
 from clinical_corpora.builders.sources.discovery import walks_given
+from clinical_corpora.core.card import CardSection
 from clinical_corpora.core.errors import ClincorpError, GateError, SourceError
 from clinical_corpora.core.manifest import (
     CorpusManifest,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping, Sequence
 
-from clinical_corpora.builders.contract.base import CardSection, Table
+from clinical_corpora.core.card import CardSection, Cell, Table
 from clinical_corpora.core.manifest import CorpusManifest
 from clinical_corpora.validation.gates import GateResult
 from clinical_corpora.validation.published import (
@@ -60,7 +60,7 @@ def published_section(manifest: CorpusManifest, comparisons: Sequence[Comparison
             f"Not compared: {SAMPLE_REASON}. A real release compares {len(manifest.published)} numbers published "
             f"by {'; '.join(sources)} with the values it recomputes (corpus.yaml, `published:`).",
         )
-    rows: list[list[object]] = [
+    rows: list[list[Cell]] = [
         [
             c.number.key,
             number_text(c.number.value),

@@ -25,14 +25,7 @@ from typing import Any
 
 import pandas as pd
 
-from clinical_corpora.builders.contract.base import (
-    AgreementReport,
-    BuildContext,
-    Builder,
-    BuilderOptions,
-    CardSection,
-    Row,
-)
+from clinical_corpora.builders.contract.base import AgreementReport, BuildContext, Builder, BuilderOptions, Row
 from clinical_corpora.builders.contract.display import DocumentDisplay, RowReader
 from clinical_corpora.builders.contract.release_view import ReleaseView
 from clinical_corpora.builders.contract.text_units import token_strings
@@ -47,6 +40,7 @@ from clinical_corpora.builders.sources.brat import brat_documents
 from clinical_corpora.builders.sources.discovery import Document
 from clinical_corpora.builders.sources.documents import keys_of, locator
 from clinical_corpora.builders.sources.umls import locate_rrf_files
+from clinical_corpora.core.card import CardSection
 from clinical_corpora.core.errors import ClincorpError, SourceError
 from clinical_corpora.corpora.clicr import bigbio
 from clinical_corpora.corpora.clicr.agreement import recogniser_agreement

@@ -15,10 +15,9 @@ from typing import NamedTuple
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from clinical_corpora.builders.contract.base import CardSection, Table
-from clinical_corpora.builders.contract.figures import BarChart
 from clinical_corpora.builders.contract.release_view import ReleaseView
 from clinical_corpora.builders.contract.text_units import token_strings
+from clinical_corpora.core.card import BarChart, CardSection, Cell, Table
 from clinical_corpora.core.processes import child_process
 from clinical_corpora.corpora.clicr.entity_matcher import CATEGORIES
 from clinical_corpora.corpora.clicr.released_rows import QUERY_BATCH
@@ -208,7 +207,7 @@ def _data_statistics(documents: DocumentTally, passages: PassageTally, queries: 
     """Šuster & Daelemans 2018, Table 2, on the lower-cased dataset."""
     per_split = Counter(query.split for query in queries)
     verbatim = 100 * sum(query.answer_in_passage for query in queries) / len(queries) if queries else 0.0
-    rows: list[list[object]] = [
+    rows: list[list[Cell]] = [
         ["cases", documents.cases],
         ["cases without Learning points (passage only)", documents.without_learning_points],
         ["queries in train/dev/test", "/".join(f"{per_split[split]:,}" for split, _ in SPLIT_PROPORTIONS)],
@@ -230,7 +229,7 @@ def _data_statistics(documents: DocumentTally, passages: PassageTally, queries: 
     return CardSection("Data statistics", text, Table(["statistic", "value"], rows), values)
 
 
-def _table_2_values(rows: list[list[object]], per_split: Mapping[str, int]) -> dict[str, float]:
+def _table_2_values(rows: list[list[Cell]], per_split: Mapping[str, int]) -> dict[str, float]:
     """The Data statistics rows by stable key (corpus.yaml ``published:``), the queries per split apart, the
     mean passage length (Šuster & Daelemans 2018, §4) and the share of queries removed (§3.1)."""
     numbers = {key: float(row[1]) for key, row in zip(TABLE_2_KEYS, rows, strict=True) if key}  # type: ignore[arg-type]
@@ -266,7 +265,9 @@ def _answer_categories(queries: Sequence[QueryTally]) -> CardSection:
     """Šuster & Daelemans 2018, Table 3: the original answers' i2b2 categories."""
     categories = Counter(query.category for query in queries)
     total = sum(categories.values()) or 1
-    rows = [[category, categories[category], f"{100 * categories[category] / total:.1f}%"] for category in CATEGORIES]
+    rows: list[list[Cell]] = [
+        [category, categories[category], f"{100 * categories[category] / total:.1f}%"] for category in CATEGORIES
+    ]
     values = {f"answer_category.{category}.percent": 100 * categories[category] / total for category in CATEGORIES}
     chart = BarChart.counts(
         "answer-categories",
@@ -282,7 +283,8 @@ def _answer_categories(queries: Sequence[QueryTally]) -> CardSection:
 
 def _baselines(entities: Mapping[str, list[str]], queries: Sequence[QueryTally]) -> CardSection:
     """rand-entity and maxfreq-entity (Šuster & Daelemans 2018, §5.1) per split, scored as the original evaluation."""
-    rows, values = [], dict[str, float]()
+    rows: list[list[Cell]] = []
+    values: dict[str, float] = {}
     most_frequent = maxfreq_entity_predictions(entities)  # per case, not per query
     for split, _ in SPLIT_PROPORTIONS:
         in_split = [query for query in queries if query.split == split]

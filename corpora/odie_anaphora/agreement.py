@@ -12,12 +12,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from clinical_corpora.builders.contract.base import AgreementReport, BuildContext, CardSection, Table
-from clinical_corpora.builders.contract.figures import BarChart, Series
+from clinical_corpora.builders.contract.base import AgreementReport, BuildContext
 from clinical_corpora.builders.contract.release_view import ReleaseView
 from clinical_corpora.builders.sources.annotators import annotator_folders
 from clinical_corpora.builders.sources.knowtator import KNOWTATOR_SUFFIX, knowtator_files, read_knowtator_file
 from clinical_corpora.builders.sources.knowtator_document import KnowtatorDocument
+from clinical_corpora.core.card import BarChart, CardSection, Series, Table
 from clinical_corpora.core.errors import ClincorpError
 from clinical_corpora.core.file_limits import MAX_FILE_BYTES
 from clinical_corpora.corpora.odie_anaphora.notes import document_kind, quarantine

@@ -27,7 +27,7 @@ from typing import Any
 
 import pandas as pd
 
-from clinical_corpora.builders.contract.base import AgreementReport, BuildContext, Builder, CardSection, Row
+from clinical_corpora.builders.contract.base import AgreementReport, BuildContext, Builder, Row
 from clinical_corpora.builders.contract.display import DocumentDisplay, RowReader
 from clinical_corpora.builders.contract.release_view import ReleaseView
 from clinical_corpora.builders.sources.brat import TEXT_SUFFIX, read_utf8
@@ -35,6 +35,7 @@ from clinical_corpora.builders.sources.discovery import find_documents
 from clinical_corpora.builders.sources.documents import keys_of, locator, read_document_files
 from clinical_corpora.builders.sources.i2b2_coref import DOCS_DIR, i2b2_documents, read_i2b2_files
 from clinical_corpora.builders.sources.knowtator import KNOWTATOR_SUFFIX, read_knowtator_file
+from clinical_corpora.core.card import CardSection
 from clinical_corpora.core.errors import SourceError
 from clinical_corpora.corpora.odie_anaphora import bigbio
 from clinical_corpora.corpora.odie_anaphora.agreement import pairwise_agreement

@@ -6,8 +6,7 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
-from clinical_corpora.builders.contract.base import CardSection, Table
-from clinical_corpora.builders.contract.figures import BarChart, Series
+from clinical_corpora.core.card import BarChart, CardSection, Cell, Series, Table
 from clinical_corpora.corpora.odie_anaphora.records import RELATION_TYPES
 
 NOT_ANNOTATED = "(not annotated)"
@@ -101,7 +100,7 @@ def _distribution(title: str, attribute: str, values: Iterable[str | None]) -> C
     """Each value's count and share; keyed ``<attribute>.<value>`` and ``<attribute>.<value>.share``."""
     counts = Counter(NOT_ANNOTATED if value is None else value for value in values)
     total = sum(counts.values()) or 1
-    rows = [
+    rows: list[list[Cell]] = [
         [name, count, f"{100 * count / total:.1f}%"]
         for name, count in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
     ]

@@ -11,11 +11,11 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from clinical_corpora.builders.contract.base import AgreementReport, CardSection, Table
-from clinical_corpora.builders.contract.figures import BarChart, Series
+from clinical_corpora.builders.contract.base import AgreementReport
 from clinical_corpora.builders.contract.release_view import ReleaseView
 from clinical_corpora.builders.sources.annotators import annotator_folders
 from clinical_corpora.builders.sources.brat import ANN_SUFFIX
+from clinical_corpora.core.card import BarChart, CardSection, Cell, Series, Table
 from clinical_corpora.core.counts import NO_COUNTS, PRFCounts
 from clinical_corpora.core.file_limits import MAX_FILE_BYTES
 from clinical_corpora.corpora.rad_coref.reports import (
@@ -120,7 +120,7 @@ def annotator_agreement(annotated: dict[str, dict[str, Annotation]]) -> Agreemen
     Every pair of annotators is compared on the reports both annotated; span counts and metric
     counts are summed over reports and patients (documents) before the ratios are taken.
     """
-    rows: list[list[object]] = []
+    rows: list[list[Cell]] = []
     pairs: dict[str, tuple[float, float, float]] = {}
     total = NO_COUNTS
     key_docs: dict[str, list[list[Span]]] = {}

@@ -7,9 +7,8 @@ from collections import Counter
 from datetime import datetime
 from typing import Any
 
-from clinical_corpora.builders.contract.base import CardSection, Table
-from clinical_corpora.builders.contract.figures import BarChart, Series
 from clinical_corpora.builders.contract.text_units import tokenize
+from clinical_corpora.core.card import BarChart, CardSection, Cell, Series, Table
 from clinical_corpora.corpora.rad_coref.agreement import conll_f1_of
 from clinical_corpora.corpora.rad_coref.records import MENTION_TYPES
 from clinical_corpora.corpora.rad_coref.string_match import string_match_chains
@@ -81,7 +80,7 @@ def corpus_statistics(patients: list[dict[str, Any]]) -> CardSection:
         ("mentions", "Total mentions", len(mentions)),
         *[(f"mentions.{kind}", f"Total entities ({kind})", types[kind]) for kind in MENTION_TYPES],
     ]
-    rows: list[list[object]] = [[label, value] for _, label, value in items]
+    rows: list[list[Cell]] = [[label, value] for _, label, value in items]
     return CardSection(
         "Corpus statistics",
         "As Datta et al. 2022, Table 3; tokens are `clinical_corpora.builders.contract.text_units.tokenize` "
@@ -98,7 +97,7 @@ def top_mentions(patients: list[dict[str, Any]], top: int = 5) -> CardSection:
         for mention in patient["mentions"]:
             counts[mention["type"]][mention["text"].lower()] += 1
     ranked = [sorted(counts[kind].items(), key=lambda item: (-item[1], item[0]))[:top] for kind in MENTION_TYPES]
-    rows: list[list[object]] = []
+    rows: list[list[Cell]] = []
     for rank in range(max(map(len, ranked))):
         rows.append([cell for column in ranked for cell in (column[rank] if rank < len(column) else ("", ""))])
     values = {f"mention_string.{kind}.{text}": float(n) for kind in MENTION_TYPES for text, n in counts[kind].items()}
@@ -161,7 +160,7 @@ def modality_combinations(patients: list[dict[str, Any]]) -> CardSection:
         modality_of_mention = {m["id"]: patient["reports"][m["report_index"]]["modality"] for m in patient["mentions"]}
         for chain in patient["chains"]:
             counts[tuple(sorted({modality_of_mention[m] for m in chain["mention_ids"]}, key=order.__getitem__))] += 1
-    rows = [
+    rows: list[list[Cell]] = [
         [", ".join(combo), len(combo), n] for combo, n in sorted(counts.items(), key=lambda i: (-i[1], len(i[0]), i[0]))
     ]
     drawn = {" + ".join(combo): n for combo, n in sorted(counts.items(), key=lambda i: (-i[1], len(i[0]), i[0]))}
@@ -197,7 +196,7 @@ def time_gaps(patients: list[dict[str, Any]]) -> CardSection:
                 days = (times[later] - times[earlier]).total_seconds() / 86400
                 longest = max(longest, days)
                 bins[(int(days // TWO_WEEKS_DAYS), types[chain["id"]])] += 1
-    rows = [
+    rows: list[list[Cell]] = [
         [f"{TWO_WEEKS_DAYS * b}-{TWO_WEEKS_DAYS * (b + 1)} days", *(bins[(b, kind)] for kind in MENTION_TYPES)]
         for b in sorted({b for b, _ in bins})
     ]
@@ -237,7 +236,7 @@ def string_match_baseline(patients: list[dict[str, Any]]) -> CardSection:
     response = {p["patient_id"]: string_match_chains((m["id"], m["text"]) for m in p["mentions"]) for p in patients}
     scores = score_documents_all(key, response, ("muc", "b_cubed", "ceaf_e", "blanc"))
     names = {"muc": "MUC", "b_cubed": "B³", "ceaf_e": "CEAF-e", "blanc": "BLANC"}
-    rows: list[list[object]] = [[names[name], s.recall, s.precision, s.f1] for name, s in scores.items()]
+    rows: list[list[Cell]] = [[names[name], s.recall, s.precision, s.f1] for name, s in scores.items()]
     rows.insert(3, ["CoNLL", "", "", conll_f1_of(scores)])
     values = {f"string_match.{name}.{part}": getattr(s, part) for name, s in scores.items() for part in SCORE_PARTS}
     return CardSection(

@@ -17,15 +17,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from clinical_corpora.builders.contract.base import (
-    AgreementReport,
-    BuildContext,
-    Builder,
-    BuilderOptions,
-    CardSection,
-    Row,
-    Table,
-)
+from clinical_corpora.builders.contract.base import AgreementReport, BuildContext, Builder, BuilderOptions, Row
 from clinical_corpora.builders.contract.display import DocumentDisplay, RowReader
 from clinical_corpora.builders.contract.release_view import ReleaseView
 from clinical_corpora.builders.sources.annotators import annotator_folders
@@ -34,6 +26,7 @@ from clinical_corpora.builders.sources.brat_annotations import BratDocument, OnB
 from clinical_corpora.builders.sources.discovery import Document
 from clinical_corpora.builders.sources.documents import locator, read_document_files
 from clinical_corpora.builders.sources.shac import ShacScheme, ValuedTextBound, shac_annotations
+from clinical_corpora.core.card import CardSection, Cell, Table
 from clinical_corpora.core.counts import NO_COUNTS
 from clinical_corpora.core.errors import SourceError
 from clinical_corpora.corpora.sdoh import bigbio
@@ -173,7 +166,9 @@ class SdohBuilder(Builder):
             .reindex(groups)
             .fillna(0)
         )
-        note_rows = [[*str(group).split("/"), *map(int, counts)] for group, counts in per_group.iterrows()]
+        note_rows: list[list[Cell]] = [
+            [*str(group).split("/"), *map(int, counts)] for group, counts in per_group.iterrows()
+        ]
         note_rows.append(["all", "all", *map(int, per_group.sum())])
         return [
             CardSection(

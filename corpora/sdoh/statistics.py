@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from clinical_corpora.builders.contract.figures import BarChart, Series
+from clinical_corpora.core.card import BarChart, Series
 from clinical_corpora.core.counts import NO_COUNTS, PRFCounts
 from clinical_corpora.validation.metrics.sdoh import TRIGGER, ScoreRow
 

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from clinical_corpora.builders.contract.base import AgreementReport, CardSection, Table
-from clinical_corpora.builders.contract.figures import BarChart
+from clinical_corpora.builders.contract.base import AgreementReport
 from clinical_corpora.builders.contract.release_view import ReleaseView
 from clinical_corpora.builders.sources.annotators import annotator_folders
 from clinical_corpora.builders.sources.mimic_notes import read_span_annotations
+from clinical_corpora.core.card import BarChart, CardSection, Cell, Table
 from clinical_corpora.core.errors import ClincorpError, SourceError
 from clinical_corpora.corpora.snomed_el.released_annotations import released_annotations
 from clinical_corpora.validation.agreement.jaccard import mean_pairwise_jaccard
@@ -32,7 +32,7 @@ def annotator_agreement(folder: Path, release: ReleaseView) -> AgreementReport:
         report = mean_pairwise_jaccard(annotators)
     except ValueError as error:
         raise ClincorpError(f"{folder}: {error}") from None
-    rows: list[list[object]] = [
+    rows: list[list[Cell]] = [
         [p.annotator_a, p.annotator_b, p.shared_notes, p.matched, p.only_a, p.only_b, p.jaccard] for p in report.pairs
     ]
     text = (

@@ -10,9 +10,8 @@ from collections import Counter
 
 import pandas as pd
 
-from clinical_corpora.builders.contract.base import CardSection, Table
-from clinical_corpora.builders.contract.figures import BarChart, Series
 from clinical_corpora.builders.contract.release_view import ReleaseView
+from clinical_corpora.core.card import BarChart, CardSection, Cell, Series, Table
 from clinical_corpora.corpora.snomed_el.records import HIERARCHY_NAMES, ConceptStats
 from clinical_corpora.corpora.snomed_el.released_annotations import annotation_table
 
@@ -50,7 +49,7 @@ def split_section(release: ReleaseView) -> CardSection:
         )
         for split in release.splits("snomed_el")
     }
-    rows: list[list[object]] = [[split, *numbers] for split, numbers in counts.items()]
+    rows: list[list[Cell]] = [[split, *numbers] for split, numbers in counts.items()]
     totals = (sum(notes.values()), len(frame), frame["concept_id"].nunique())
     values = {
         **{key: float(n) for key, n in zip(SPLIT_STATISTICS, totals, strict=True)},
@@ -83,7 +82,7 @@ def hierarchy_section(release: ReleaseView) -> CardSection:
     names = release.features("snomed_el")["annotations"].feature["hierarchy"].names
     counts = Counter(zip(frame["split"], (names[index] for index in frame["hierarchy"]), strict=True))
     splits = release.splits("snomed_el")
-    rows: list[list[object]] = [
+    rows: list[list[Cell]] = [
         [HIERARCHY_NAMES[name], *(counts[(split, name)] for split in splits)] for name in HIERARCHY_NAMES
     ]
     totals = {split: sum(counts[(split, name)] for name in HIERARCHY_NAMES) or 1 for split in splits}
@@ -105,7 +104,7 @@ def hierarchy_section(release: ReleaseView) -> CardSection:
 def difficulty_section(release: ReleaseView) -> CardSection:
     stats = release.arrow("concept_stats").to_pandas()
     columns = [name for name in ConceptStats.model_fields if name != "concept_id"]
-    rows: list[list[object]] = [[name, *_summary(stats[name])] for name in columns]
+    rows: list[list[Cell]] = [[name, *_summary(stats[name])] for name in columns]
     text = (
         "Davidson et al. 2025's concept difficulty features over the annotated concepts (config `concept_stats`): mean "
         "span length in characters, concept entropy (bits, over the concept's case-folded span strings), "
@@ -136,7 +135,7 @@ def frequency_chart(examples: pd.Series) -> BarChart:
     )
 
 
-def _summary(values: pd.Series) -> list[object]:
+def _summary(values: pd.Series) -> list[Cell]:
     if values.empty:
         return ["", "", "", ""]
     return [float(values.mean()), float(values.median()), float(values.min()), float(values.max())]
@@ -149,7 +148,7 @@ def whitespace_section(padded_spans: list[tuple[str, int, int]], trimmed: bool) 
         if trimmed
         else "kept as annotated (`--option trim_whitespace=true` trims them)"
     )
-    listed = [[note_id, start, end] for note_id, start, end in padded_spans[:MAX_LISTED_SPANS]]
+    listed: list[list[Cell]] = [[note_id, start, end] for note_id, start, end in padded_spans[:MAX_LISTED_SPANS]]
     return CardSection(
         "Span boundaries",
         f"{len(padded_spans)} annotated spans start or end with whitespace; they are {action}.",
