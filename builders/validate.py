@@ -18,11 +18,11 @@ from pydantic import BaseModel, ValidationError
 from clinical_corpora.builders.contract.base import Builder, load_builder_class, make_builder
 from clinical_corpora.builders.contract.release_view import SHARD_PATTERN, ReleaseView
 from clinical_corpora.builders.plugins import find_corpus, installed_corpus
-from clinical_corpora.builders.release.changes_card import changes_problems
+from clinical_corpora.builders.release.card.changes import changes_problems
+from clinical_corpora.builders.release.card.published import recomputed_values, release_comparison
 from clinical_corpora.builders.release.checks import check_suite
 from clinical_corpora.builders.release.folder import outside_reason, read_json, release_digest, sha256_file
 from clinical_corpora.builders.release.inputs import inputs_problems
-from clinical_corpora.builders.release.published import recomputed_values, release_comparison
 from clinical_corpora.builders.text_free.check import text_free_checks
 from clinical_corpora.builders.text_free.layout import VARIANT, stored_rows
 from clinical_corpora.core.errors import ClincorpError, SourceError

@@ -17,9 +17,18 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path, PurePosixPath
-from typing import Annotated, Literal, Self
+from typing import Annotated, Any, Literal, Self
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    ValidationError,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
 
 from clinical_corpora.core.changes import ReleaseChanges
 from clinical_corpora.core.errors import ClincorpError
@@ -40,7 +49,22 @@ Variant = Literal["full", "text-free", "re-anchored", "partial"]
 
 
 class Strict(BaseModel):
+    """A record of a release file: every key declared; an optional field that is None is not written."""
+
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+    @model_serializer(mode="wrap")
+    def _without_unset_options(self, handler: SerializerFunctionWrapHandler) -> Any:
+        data = handler(self)
+        for name, field in type(self).model_fields.items():
+            if (
+                isinstance(data, dict)
+                and not field.is_required()
+                and field.default is None
+                and data.get(name, 0) is None
+            ):
+                del data[name]
+        return data
 
 
 def release_path_problem(name: str) -> str | None:
@@ -209,8 +233,7 @@ class ReleaseManifest(Strict):
 
     def json_text(self) -> str:
         """The manifest as written: indented JSON, fields in declaration order, None values left out."""
-        data = self.model_dump(mode="json", exclude_none=True)
-        return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+        return json.dumps(self.model_dump(mode="json"), indent=2, ensure_ascii=False) + "\n"
 
 
 def write_manifest(folder: Path, manifest: ReleaseManifest) -> None:

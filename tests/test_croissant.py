@@ -16,7 +16,7 @@ from datasets import ClassLabel, List, load_dataset
 
 from clinical_corpora.builders.contract.release_view import ReleaseView
 from clinical_corpora.builders.plugins import find_corpus
-from clinical_corpora.builders.release.croissant import (
+from clinical_corpora.builders.release.card.croissant import (
     CROISSANT_FILE,
     SPLIT_FIELD,
     CroissantRelease,

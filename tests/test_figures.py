@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 
 from clinical_corpora.builders.plugins import all_corpora
-from clinical_corpora.builders.release.card import _kwargs_text
-from clinical_corpora.builders.release.figures import FIGURES_FOLDER, png_bytes, write_figures
+from clinical_corpora.builders.release.card.card import _kwargs_text
+from clinical_corpora.builders.release.card.figures import FIGURES_FOLDER, png_bytes, write_figures
 from clinical_corpora.builders.validate import check_release
 from clinical_corpora.core.card import BarChart, CardSection, Series, Table, number_text
 from clinical_corpora.core.errors import ClincorpError
@@ -105,7 +105,7 @@ def test_a_figure_is_the_same_bytes_in_another_process_whatever_the_users_settin
     )
     script = (
         "import hashlib, sys\n"
-        "from clinical_corpora.builders.release.figures import png_bytes\n"
+        "from clinical_corpora.builders.release.card.figures import png_bytes\n"
         "from tests.test_figures import CHART\n"
         "sys.stdout.write(hashlib.sha256(png_bytes(CHART)).hexdigest())\n"
     )

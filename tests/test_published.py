@@ -17,8 +17,8 @@ from clinical_corpora.builders.cli import main
 from clinical_corpora.builders.contract.base import make_builder
 from clinical_corpora.builders.contract.release_view import ReleaseView
 from clinical_corpora.builders.plugins import all_corpora, find_corpus
+from clinical_corpora.builders.release.card.published import recomputed_values
 from clinical_corpora.builders.release.pipeline import run
-from clinical_corpora.builders.release.published import recomputed_values
 from clinical_corpora.builders.release.request import ReleaseRequest
 from clinical_corpora.core.errors import SourceError
 from clinical_corpora.core.manifest import CorpusManifest, load_manifest

@@ -21,7 +21,7 @@ from clinical_corpora.builders.cli import main
 from clinical_corpora.builders.contract.base import BuildContext, load_builder_class
 from clinical_corpora.builders.contract.release_view import ReleaseView
 from clinical_corpora.builders.plugins import all_corpora, find_corpus
-from clinical_corpora.builders.release.figures import FIGURES_FOLDER, png_bytes
+from clinical_corpora.builders.release.card.figures import FIGURES_FOLDER, png_bytes
 from clinical_corpora.builders.release.folder import release_digest
 from clinical_corpora.builders.release.inputs import resolve_sources
 from clinical_corpora.builders.release.pipeline import run

@@ -15,7 +15,7 @@ from huggingface_hub import DatasetCard
 from markdown_it import MarkdownIt
 
 from clinical_corpora.builders.plugins import find_corpus
-from clinical_corpora.builders.release.hub_metadata import size_category
+from clinical_corpora.builders.release.card.hub_metadata import size_category
 from clinical_corpora.builders.release.inputs import resolve_sources
 from clinical_corpora.builders.release.pipeline import run
 from clinical_corpora.builders.release.request import ReleaseRequest

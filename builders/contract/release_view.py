@@ -1,4 +1,7 @@
-"""Read access to a written release folder (``data/<config>/<split>-*.parquet``)."""
+"""Read access to a written release folder (``data/<config>/<split>-*.parquet``).
+
+Every read goes through :func:`parquet_file` and :func:`batches`, which turn a damaged file (a corrupt page
+behind a valid footer, a truncated file) into a ClincorpError naming it, never an Arrow traceback."""
 
 from __future__ import annotations
 
@@ -18,7 +21,42 @@ from clinical_corpora.core.errors import ClincorpError
 from clinical_corpora.schemas.features import row_decoder
 from clinical_corpora.validation.tables import flatten_config
 
-SHARD_PATTERN = re.compile(r"^(?P<split>[\w.-]+?)-(?P<index>\d{5})-of-(?P<count>\d{5})\.parquet$")
+SHARD_PATTERN = re.compile(r"^(?P<split>[a-z][a-z0-9_]*)-(?P<index>\d{5})-of-(?P<count>\d{5})\.parquet$")
+
+
+def parquet_error(path: Path, error: BaseException) -> ClincorpError:
+    """A read of ``path`` that failed, as an error naming the file."""
+    reason = (str(error).splitlines() or [type(error).__name__])[0][:200]
+    return ClincorpError(f"{path}: not a readable parquet file ({reason}): the release is damaged")
+
+
+def parquet_file(path: Path) -> pq.ParquetFile:
+    """``path`` opened (its footer read); a ClincorpError naming it when it is not a parquet file."""
+    try:
+        return pq.ParquetFile(path)
+    except (OSError, pa.ArrowException) as error:
+        raise parquet_error(path, error) from None
+
+
+def read_batches(path: Path, batch_size: int, columns: list[str] | None = None) -> Iterator[pa.RecordBatch]:
+    """The record batches of one parquet file; a ClincorpError naming it when a page cannot be read."""
+    batches = parquet_file(path).iter_batches(batch_size=batch_size, columns=columns)
+    while True:
+        try:
+            batch = next(batches)
+        except StopIteration:
+            return
+        except (OSError, pa.ArrowException) as error:
+            raise parquet_error(path, error) from None
+        yield batch
+
+
+def read_table(path: Path, columns: list[str] | None = None, use_threads: bool = True) -> pa.Table:
+    """A whole parquet file (or some columns); a ClincorpError naming it when it cannot be read."""
+    try:
+        return parquet_file(path).read(columns=columns, use_threads=use_threads)
+    except (OSError, pa.ArrowException) as error:
+        raise parquet_error(path, error) from None
 
 
 class ReleaseView:
@@ -69,7 +107,7 @@ class ReleaseView:
         rows_so_far: dict[str, int] = {}  # rows of each flattened table in the batches before
         for path in self.shards(config):
             split = pa.scalar(self.split_of(path), pa.string())
-            for batch in pq.ParquetFile(path).iter_batches(batch_size=batch_size, columns=fields):
+            for batch in read_batches(path, batch_size, fields):
                 flat = flatten_config(config, pa.Table.from_batches([batch]), chosen, pa.repeat(split, batch.num_rows))
                 yield {
                     name: (
@@ -120,7 +158,7 @@ class ReleaseView:
 
     @staticmethod
     def rows_in(shard: Path) -> int:
-        return pq.ParquetFile(shard).metadata.num_rows
+        return int(parquet_file(shard).metadata.num_rows)
 
     def splits(self, config: str) -> list[str]:
         return sorted({self.split_of(path) for path in self.shards(config)})
@@ -139,10 +177,7 @@ class ReleaseView:
     def column(self, config: str, name: str, split: str | None = None, use_threads: bool = True) -> pa.ChunkedArray:
         """One column of a config (one split, or all), read alone (without ``use_threads``, decoded by the calling
         thread rather than pyarrow's pool, which other reads may keep busy)."""
-        chunks = [
-            pq.ParquetFile(path).read(columns=[name], use_threads=use_threads).column(0)
-            for path in self.shards(config, split)
-        ]
+        chunks = [read_table(path, [name], use_threads).column(0) for path in self.shards(config, split)]
         field_type = self.features(config).arrow_schema.field(name).type
         return pa.chunked_array([chunk for column in chunks for chunk in column.chunks], field_type)
 
@@ -179,12 +214,12 @@ class ReleaseView:
         ``fields`` (a list-of-structs column → the struct fields wanted), those columns too, each with only those
         fields (the others are not read)."""
         for path in self.shards(config, split):
-            file = pq.ParquetFile(path)
             wanted = columns
             if fields:
-                leaves = [leaf.path for leaf in file.schema if leaf.name in fields.get(leaf.path.split(".")[0], ())]
+                schema = parquet_file(path).schema
+                leaves = [leaf.path for leaf in schema if leaf.name in fields.get(leaf.path.split(".")[0], ())]
                 wanted = [*(columns or []), *leaves]
-            yield from file.iter_batches(batch_size=batch_size, columns=wanted)
+            yield from read_batches(path, batch_size, wanted)
 
     def features(self, config: str) -> Features:
         if config not in self._features:
@@ -194,11 +229,14 @@ class ReleaseView:
     @staticmethod
     def shard_features(shard: Path) -> Features:
         """The HF features embedded in a parquet file's schema."""
-        return Features.from_arrow_schema(pq.read_schema(shard))
+        try:
+            return Features.from_arrow_schema(parquet_file(shard).schema_arrow)
+        except (ValueError, TypeError, KeyError) as error:  # its embedded features are not datasets'
+            raise ClincorpError(f"{shard}: its schema holds no Hugging Face features ({error})") from None
 
     def arrow(self, config: str, split: str | None = None, columns: list[str] | None = None) -> pa.Table:
         """A config's rows (or some columns) as one Arrow table (ClassLabels as ids), all splits by default."""
-        tables = [pq.read_table(path, columns=columns) for path in self.shards(config, split)]
+        tables = [read_table(path, columns) for path in self.shards(config, split)]
         return pa.concat_tables(tables) if tables else self.features(config).arrow_schema.empty_table()
 
     def rows(self, config: str, split: str | None = None) -> Iterator[tuple[str, dict[str, Any]]]:
@@ -206,7 +244,7 @@ class ReleaseView:
         decode = row_decoder(self.features(config))
         for path in self.shards(config, split):
             shard_split = self.split_of(path)
-            for batch in pq.ParquetFile(path).iter_batches(batch_size=1024):
+            for batch in read_batches(path, 1024):
                 for row in batch.to_pylist():
                     yield shard_split, decode(row)
 

@@ -19,10 +19,11 @@ from tqdm import tqdm
 
 from clinical_corpora.builders.contract.base import AgreementReport, BuildContext, Builder, Reject
 from clinical_corpora.builders.contract.release_view import ReleaseView
-from clinical_corpora.builders.release.card import CardFacts, SplitSize, render_card, split_sizes
+from clinical_corpora.builders.release.card.card import CardFacts, SplitSize, render_card, split_sizes
+from clinical_corpora.builders.release.card.croissant import CROISSANT_FILE, CroissantRelease, write_croissant
+from clinical_corpora.builders.release.card.figures import write_figures
+from clinical_corpora.builders.release.card.published import published_section, recomputed_values, release_comparison
 from clinical_corpora.builders.release.checks import check_suite
-from clinical_corpora.builders.release.croissant import CROISSANT_FILE, CroissantRelease, write_croissant
-from clinical_corpora.builders.release.figures import write_figures
 from clinical_corpora.builders.release.folder import (
     BUILD_FLAG,
     check_build_target,
@@ -46,7 +47,6 @@ from clinical_corpora.builders.release.inputs import (
     resolve_sources,
     walk_sources,
 )
-from clinical_corpora.builders.release.published import published_section, recomputed_values, release_comparison
 from clinical_corpora.builders.release.request import ReleaseRequest
 from clinical_corpora.builders.release.workers import build_in_process, build_in_workers, document_groups
 from clinical_corpora.builders.release.writer import SplitWriter, rows_per_row_group

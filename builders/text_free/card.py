@@ -12,11 +12,10 @@ from datasets.splits import SplitDict, SplitInfo
 from datasets.utils.metadata import MetadataConfigs
 from huggingface_hub import DatasetCardData
 
-from clinical_corpora.builders.release.card import section_markdown
-from clinical_corpora.builders.release.changes_card import changes_sections
+from clinical_corpora.builders.release.card.changes import changes_sections
+from clinical_corpora.builders.release.card.hub_metadata import hub_metadata
+from clinical_corpora.builders.release.card.markdown import plain, section_markdown
 from clinical_corpora.builders.release.folder import release_folder
-from clinical_corpora.builders.release.hub_metadata import hub_metadata
-from clinical_corpora.builders.release.markdown import plain
 from clinical_corpora.builders.text_free.layout import FULL_FOLDER
 from clinical_corpora.core.card import Table
 from clinical_corpora.core.manifest import CorpusManifest

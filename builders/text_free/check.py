@@ -15,7 +15,7 @@ from typing import Any
 from clinical_corpora.builders.contract.base import Builder, make_builder
 from clinical_corpora.builders.contract.release_view import ReleaseView
 from clinical_corpora.builders.plugins import find_corpus, installed_corpus
-from clinical_corpora.builders.release.changes_card import changes_problems
+from clinical_corpora.builders.release.card.changes import changes_problems
 from clinical_corpora.builders.release.folder import read_json
 from clinical_corpora.builders.text_free.layout import FULL_FOLDER
 from clinical_corpora.builders.text_free.leak_gate import LEAK_LIMIT

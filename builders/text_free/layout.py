@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow.parquet as pq
 
-from clinical_corpora.builders.release.figures import FIGURES_FOLDER
+from clinical_corpora.builders.release.card.markdown import FIGURES_FOLDER
 
 if TYPE_CHECKING:
     from clinical_corpora.builders.contract.base import BuildContext, Builder

@@ -39,8 +39,8 @@ from pydantic import BaseModel
 
 from clinical_corpora.builders.contract.base import BuildContext, Builder, make_builder
 from clinical_corpora.builders.contract.release_view import ReleaseView
-from clinical_corpora.builders.release.croissant import CroissantRelease, write_croissant
-from clinical_corpora.builders.release.figures import FIGURES_FOLDER
+from clinical_corpora.builders.release.card.croissant import CroissantRelease, write_croissant
+from clinical_corpora.builders.release.card.markdown import FIGURES_FOLDER
 from clinical_corpora.builders.release.folder import (
     checked_version,
     make_staging,

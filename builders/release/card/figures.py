@@ -20,13 +20,13 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from clinical_corpora.builders.release.card.markdown import FIGURES_FOLDER, figure_path
 from clinical_corpora.core.card import BarChart, CardSection, number_text
 from clinical_corpora.core.errors import ClincorpError
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
 
-FIGURES_FOLDER = "figures"
 DPI = 150
 WIDTH_INCHES = 7.0
 LEGEND_COLUMNS = 6
@@ -41,16 +41,6 @@ STYLE: dict[str, Any] = {
     "axes.spines.right": False,
     "legend.frameon": False,
 }
-
-
-def figure_path(chart: BarChart) -> str:
-    """The figure's path inside the release folder."""
-    return f"{FIGURES_FOLDER}/{chart.name}.png"
-
-
-def figure_markdown(chart: BarChart) -> str:
-    """The card's image link to the figure, relative to the card (so it shows on the Hub and GitHub)."""
-    return f"![{chart.title}]({figure_path(chart)})\n"
 
 
 def write_figures(folder: Path, sections: Iterable[CardSection]) -> list[str]:

@@ -15,11 +15,10 @@ from huggingface_hub import DatasetCardData
 
 from clinical_corpora.builders.contract.base import option_text
 from clinical_corpora.builders.contract.release_view import ReleaseView
-from clinical_corpora.builders.release.changes_card import changes_sections
-from clinical_corpora.builders.release.figures import figure_markdown
+from clinical_corpora.builders.release.card.changes import changes_sections
+from clinical_corpora.builders.release.card.hub_metadata import hub_metadata
+from clinical_corpora.builders.release.card.markdown import plain, section_markdown
 from clinical_corpora.builders.release.folder import release_folder
-from clinical_corpora.builders.release.hub_metadata import hub_metadata
-from clinical_corpora.builders.release.markdown import plain
 from clinical_corpora.core.card import CardSection, Cell, Table
 from clinical_corpora.core.manifest import CorpusManifest
 from clinical_corpora.schemas.features import LABEL_NAME_SUFFIX
@@ -380,13 +379,3 @@ def _citation_section(manifest: CorpusManifest) -> CardSection:
         entries = "\n\n".join(entry.strip() for entry in manifest.data_citations)
         text += f"\n\nThe data's providers ask to be cited too:\n\n```bibtex\n{entries}\n```"
     return CardSection("Citation", text)
-
-
-def section_markdown(section: CardSection) -> str:
-    parts = [f"## {section.title}\n"]
-    if section.text:
-        parts.append(section.text.strip() + "\n")
-    parts += [figure_markdown(chart) for chart in section.figures]
-    if section.table is not None:
-        parts.append(section.table.markdown())
-    return "\n".join(parts)

@@ -7,6 +7,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from clinical_corpora.builders.release.card.markdown import section_markdown
 from clinical_corpora.core.card import CardSection, Cell, Table
 from clinical_corpora.core.changes import ReleaseChanges
 
@@ -57,8 +58,6 @@ def changes_problems(manifest: dict[str, Any], card: str, configs: list[str]) ->
     form, configs the release lacks, and the card's section, which must render it."""
     if MANIFEST_FIELD not in manifest:
         return []
-    from clinical_corpora.builders.release.card import section_markdown
-
     try:
         changes = ReleaseChanges.model_validate(manifest[MANIFEST_FIELD])
     except ValidationError as error:

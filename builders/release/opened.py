@@ -1,0 +1,328 @@
+"""The one door into a release folder someone gave us: ``validate``, ``view``, ``diff``, ``rehydrate``,
+``export``, every ``score`` command and ``release --previous`` open a release here, and nowhere else.
+
+A release is untrusted input once it left the machine that built it. Before a command reads anything of it:
+
+- the folder holds only folders and regular files (no symbolic link, pipe, socket or device anywhere in it);
+- ``manifest.json`` is a release manifest (``core/release_manifest.py``: every key declared, every name,
+  path, version and count of its form);
+- every file the manifest lists is there and every file there is listed, and each is a file a release of its
+  variant holds (:data:`LAYOUT`): a data shard ``data/<config>/<split>-NNNNN-of-NNNNN.parquet``, a description
+  the package writes (card, figures, croissant.json), the typed JSON files, and nothing else;
+- with :attr:`Trust.CHECKED`, every file has the sha256 its manifest lists before anything is read; with
+  :attr:`Trust.DEFERRED` (``clincorp diff``, which reads while hashing), the hashes are checked beside the
+  caller's reading and :meth:`OpenedRelease.confirm` raises before anything read is reported;
+- every parquet file opens, and holds the rows its manifest lists (a damaged file is an error naming it);
+- the corpus is an installed one, named by the manifest (never a path, never imported from the release).
+
+:func:`inspect_release` gives every problem found (``clincorp validate``'s files gate lists them);
+:func:`open_release` refuses a release with any, naming the first ones.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import stat
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from enum import Enum
+from functools import cached_property
+from pathlib import Path
+from threading import Thread
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from clinical_corpora.builders.contract.base import Builder, make_builder
+from clinical_corpora.builders.contract.release_view import SHARD_PATTERN, ReleaseView
+from clinical_corpora.builders.plugins import find_corpus, installed_corpus
+from clinical_corpora.core.errors import ClincorpError
+from clinical_corpora.core.manifest import CorpusManifest
+from clinical_corpora.core.release_manifest import (
+    MANIFEST_FILE,
+    ReleaseManifest,
+    Variant,
+    read_manifest,
+    release_digest,
+)
+from clinical_corpora.core.release_records import ValidationRecord, read_validation
+
+CHUNK = 1 << 20
+SHOWN = 3
+"""Problems an error names before pointing to ``clincorp validate``."""
+FULL_FOLDER = "full"
+"""A text-free release's copy of the full release's own JSON files."""
+ANCHORS_FILE = "anchors.parquet"
+FIGURE = re.compile(r"figures/[a-z0-9]+(?:-[a-z0-9]+)*\.png")
+FULL_FILES = ("README.md", "croissant.json", "validation.json", "inputs.jsonl", "rejects.jsonl")
+LAYOUT: dict[Variant, tuple[str, ...]] = {
+    "full": FULL_FILES,
+    "text-free": (
+        "README.md",
+        "croissant.json",
+        "validation.json",
+        ANCHORS_FILE,
+        *(f"{FULL_FOLDER}/{name}" for name in ("manifest.json", "validation.json", "inputs.jsonl", "rejects.jsonl")),
+    ),
+    "re-anchored": (*FULL_FILES, "re-anchored.jsonl"),
+    "partial": (*FULL_FILES, "rehydrate-rejects.jsonl"),
+}
+"""The files other than data shards a release of each variant may hold (and a full release its figures)."""
+
+
+class Trust(Enum):
+    """How much of a release is checked before the caller reads it."""
+
+    CHECKED = "every file against its sha256 before anything is read"
+    DEFERRED = "what needs no file read now; the files' sha256 beside the caller's reading, until confirm()"
+
+
+@dataclass
+class Inspection:
+    """What :func:`inspect_release` found: the manifest (None when it is not one) and every problem."""
+
+    folder: Path
+    manifest: ReleaseManifest | None
+    problems: list[str] = field(default_factory=list)
+    files: list[str] = field(default_factory=list)
+    """The regular files of the folder (relative POSIX names), when the manifest was read."""
+
+
+def inspect_release(folder: Path, contents: bool = True) -> Inspection:
+    """Every problem of ``folder`` as a release (see the module docstring); the files' sha256 only with
+    ``contents``. A ClincorpError only when the folder is not a release at all (no manifest.json)."""
+    if not folder.is_dir():
+        raise ClincorpError(
+            f"{folder} is not a release folder: {'no such folder' if not folder.exists() else 'a file'}"
+        )
+    files, problems = _walk(folder)
+    if MANIFEST_FILE not in files and not (folder / MANIFEST_FILE).is_symlink():
+        raise ClincorpError(f"{folder} is not a release: it has no {MANIFEST_FILE}")
+    try:
+        manifest = read_manifest(folder, MANIFEST_FILE)
+    except ClincorpError as error:
+        return Inspection(folder, None, [*problems, str(error)])
+    inspection = Inspection(folder, manifest, problems, sorted(files))
+    inspection.problems += _listing_problems(manifest, files)
+    if contents:
+        inspection.problems += hash_problems(folder, manifest, set(files))
+    inspection.problems += _parquet_problems(folder, manifest, set(files))
+    return inspection
+
+
+def _walk(folder: Path) -> tuple[dict[str, int], list[str]]:
+    """The regular files under ``folder`` (relative name → size) and what else is there (links, pipes...),
+    never following a link nor opening anything."""
+    files: dict[str, int] = {}
+    problems: list[str] = []
+    pending = [(folder, "")]
+    while pending:
+        directory, prefix = pending.pop()
+        try:
+            entries = sorted(os.scandir(directory), key=lambda entry: entry.name)
+        except OSError as error:
+            problems.append(f"{prefix or '.'}: cannot be listed ({error.strerror or error})")
+            continue
+        for entry in entries:
+            name = f"{prefix}{entry.name}"
+            mode = entry.stat(follow_symlinks=False).st_mode
+            if stat.S_ISLNK(mode):
+                problems.append(f"{name}: a symbolic link (a release holds only regular files and folders)")
+            elif stat.S_ISDIR(mode):
+                pending.append((Path(entry.path), f"{name}/"))
+            elif stat.S_ISREG(mode):
+                files[name] = entry.stat(follow_symlinks=False).st_size
+            else:
+                problems.append(f"{name}: not a regular file (a pipe, socket or device)")
+    return files, problems
+
+
+def _listing_problems(manifest: ReleaseManifest, files: dict[str, int]) -> list[str]:
+    listed = {entry.file for entry in manifest.outputs}
+    present = set(files) - {MANIFEST_FILE}
+    problems = [f"{name}: listed in manifest.json but missing" for name in sorted(listed - present)]
+    problems += [f"{name}: not listed in manifest.json" for name in sorted(present - listed)]
+    problems += [
+        f"{name}: not a file a {manifest.kind} release holds (data shards, its card and figures, croissant.json, "
+        "and the JSON files its manifest types)"
+        for name in sorted(listed)
+        if not _belongs(name, manifest.kind)
+    ]
+    return problems
+
+
+def _belongs(name: str, variant: Variant) -> bool:
+    """Whether a release of ``variant`` may hold a file ``name``."""
+    parts = name.split("/")
+    if parts[0] == "data":
+        return (
+            len(parts) == 3
+            and re.fullmatch(r"[a-z][a-z0-9_]*", parts[1]) is not None
+            and bool(SHARD_PATTERN.match(parts[2]))
+        )
+    return name in LAYOUT[variant] or (variant != "text-free" and FIGURE.fullmatch(name) is not None)
+
+
+def hash_problems(folder: Path, manifest: ReleaseManifest, present: set[str] | None = None) -> list[str]:
+    """Each listed file present whose bytes differ from its sha256 (hashed on two threads: hashlib leaves
+    Python's lock while it works)."""
+    entries = [entry for entry in manifest.outputs if present is None or entry.file in present]
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        digests = list(pool.map(lambda entry: file_sha256(folder / entry.file), entries))
+    return [
+        f"{entry.file}: sha256 differs from manifest.json"
+        for entry, digest in zip(entries, digests, strict=True)
+        if digest != entry.sha256
+    ]
+
+
+def file_sha256(path: Path) -> str | None:
+    """The sha256 of a regular file's bytes (None when it cannot be read: never a pipe, never a link)."""
+    digest = hashlib.sha256()
+    try:
+        with open(path, "rb", opener=_no_follow) as handle:
+            while chunk := handle.read(CHUNK):
+                digest.update(chunk)
+    except OSError:
+        return None
+    return digest.hexdigest()
+
+
+def _no_follow(path: str, flags: int) -> int:
+    descriptor = os.open(path, flags | os.O_NOFOLLOW | os.O_NONBLOCK)
+    if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+        os.close(descriptor)
+        raise OSError(f"{path}: not a regular file")
+    return descriptor
+
+
+def _parquet_problems(folder: Path, manifest: ReleaseManifest, present: set[str]) -> list[str]:
+    """Each listed parquet file that does not open, or holds other rows than its manifest lists."""
+    problems = []
+    for entry in manifest.outputs:
+        if entry.rows is None or entry.file not in present:
+            continue
+        try:
+            rows = pq.ParquetFile(folder / entry.file).metadata.num_rows
+        except (OSError, pa.ArrowException) as error:
+            problems.append(f"{entry.file}: not a readable parquet file ({_first_line(error)})")
+            continue
+        if rows != entry.rows:
+            problems.append(f"{entry.file}: manifest.json says {entry.rows} rows, the parquet holds {rows}")
+    return problems
+
+
+def _first_line(error: BaseException) -> str:
+    return (str(error).splitlines() or [type(error).__name__])[0][:200]
+
+
+class HashCheck:
+    """Every file of a release against its sha256, in a thread of its own, beside the caller's reading."""
+
+    def __init__(self, folder: Path, manifest: ReleaseManifest) -> None:
+        self._problems: list[str] = []
+        self._thread = Thread(target=self._run, args=(folder, manifest), name="clincorp-file-check", daemon=True)
+        self._thread.start()
+
+    def _run(self, folder: Path, manifest: ReleaseManifest) -> None:
+        self._problems += hash_problems(folder, manifest)
+
+    def problems(self) -> list[str]:
+        self._thread.join()
+        return self._problems
+
+
+@dataclass
+class OpenedRelease:
+    """A release folder that passed the door: its typed manifest, its installed corpus, its data."""
+
+    folder: Path
+    manifest: ReleaseManifest
+    corpus: CorpusManifest
+    digest: str
+    checking: HashCheck | None = None
+
+    @cached_property
+    def view(self) -> ReleaseView:
+        return ReleaseView(self.folder)
+
+    @property
+    def variant(self) -> Variant:
+        return self.manifest.kind
+
+    @property
+    def text_free(self) -> bool:
+        return self.manifest.text_free
+
+    @property
+    def version(self) -> str:
+        return self.manifest.version
+
+    @cached_property
+    def builder(self) -> Builder:
+        """The installed corpus's builder, with the options the release was built with."""
+        return make_builder(self.corpus.builder, self.manifest.options)
+
+    @cached_property
+    def validation(self) -> ValidationRecord:
+        """validation.json, typed."""
+        return read_validation(self.folder, f"{self.folder.name}/validation.json")
+
+    @cached_property
+    def full_manifest(self) -> ReleaseManifest:
+        """A text-free release's ``full/manifest.json``: the full release's manifest, typed."""
+        return read_manifest(self.folder / FULL_FOLDER, f"{self.folder.name}/{FULL_FOLDER}/{MANIFEST_FILE}")
+
+    @cached_property
+    def full_validation(self) -> ValidationRecord:
+        return read_validation(self.folder / FULL_FOLDER, f"{self.folder.name}/{FULL_FOLDER}/validation.json")
+
+    def listed(self, name: str) -> Path | None:
+        """``folder/name`` when the manifest lists it (an unlisted file is never read)."""
+        return self.folder / name if self.manifest.output(name) is not None else None
+
+    def configs(self) -> list[str]:
+        """The configs the release holds that its installed corpus declares (others are never read)."""
+        return [config for config in self.view.configs() if config in self.corpus.configs]
+
+    def confirm(self) -> None:
+        """Once the hashing begun by ``open_release(…, Trust.DEFERRED)`` ends: a ClincorpError naming what differs
+        from manifest.json (nothing read from the release may be reported before)."""
+        if self.checking is not None:
+            _refuse_unless(self.folder, self.checking.problems())
+
+
+def open_release(folder: Path, trust: Trust = Trust.CHECKED, corpus: str | Path | None = None) -> OpenedRelease:
+    """The release in ``folder``, through the door; a ClincorpError naming its first problems otherwise.
+    ``corpus`` (``validate --corpus``) is an installed corpus's name or the folder of the user's own
+    corpus.yaml; by default the installed corpus the manifest names."""
+    inspection = inspect_release(folder, contents=trust is Trust.CHECKED)
+    _refuse_unless(folder, inspection.problems)
+    manifest = inspection.manifest
+    assert manifest is not None  # a release without one has a problem
+    installed = (
+        find_corpus(str(corpus)) if corpus is not None else installed_corpus(manifest.corpus, folder / MANIFEST_FILE)
+    )
+    checking = HashCheck(folder, manifest) if trust is Trust.DEFERRED else None
+    return OpenedRelease(folder, manifest, installed, release_digest(folder), checking)
+
+
+def _refuse_unless(folder: Path, problems: list[str]) -> None:
+    if problems:
+        more = f" and {len(problems) - SHOWN} more" if len(problems) > SHOWN else ""
+        raise ClincorpError(
+            f"{folder}: not a release this package opens ({'; '.join(problems[:SHOWN])}{more}); "
+            "clincorp validate lists every problem"
+        )
+
+
+def release_location(path: Path) -> tuple[Path, str | None] | None:
+    """``(release folder, config)`` when ``path`` is a release folder (config None) or one config of it
+    (``<release>/data/<config>``); None for anything else (a scorer's gold may be a plain file or folder)."""
+    if (path / MANIFEST_FILE).exists() or (path / MANIFEST_FILE).is_symlink():
+        return path, None
+    if path.parent.name == "data" and (path.parent.parent / MANIFEST_FILE).exists() and path.is_dir():
+        return path.parent.parent, path.name
+    return None
