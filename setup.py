@@ -38,7 +38,7 @@ setup(
         f"{NAMESPACE}.builders.view": ["assets/*"],
     },
     entry_points={
-        "console_scripts": [f"clincorp = {NAMESPACE}.builders.cli:entry"],
+        "console_scripts": [f"clincorp = {NAMESPACE}.builders.commands.main:entry"],
         "clinical_corpora.plugins": corpus_plugins(),
     },
 )

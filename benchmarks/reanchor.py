@@ -48,7 +48,7 @@ from clinical_corpora.builders.release.pipeline import run  # noqa: E402
 from clinical_corpora.builders.release.request import ReleaseRequest  # noqa: E402
 from clinical_corpora.builders.sources.documents import split_locator  # noqa: E402
 from clinical_corpora.builders.text_free.anchors import ANCHORS_FILE  # noqa: E402
-from clinical_corpora.builders.text_free.rehydrate import read_source_documents, rehydrate  # noqa: E402
+from clinical_corpora.builders.rehydrate.run import read_source_documents, rehydrate  # noqa: E402
 from clinical_corpora.builders.text_free.release import release_text_free  # noqa: E402
 
 CONTEXT_SENTENCES = [

@@ -27,7 +27,7 @@ from pydantic import ConfigDict, TypeAdapter
 
 Cell = str | int | float | bool | None
 """A value of a card table's cell."""
-FORBID = ConfigDict(extra="forbid")
+FORBID = ConfigDict(extra="forbid", ser_json_inf_nan="constants")
 
 NAME_PATTERN = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
 """A chart's name: the file name of its figure, lower-case words joined by hyphens."""

@@ -25,7 +25,7 @@ class PreviousRelease(_Strict):
     """The release compared against: its version, variant and digest (the sha256 of its manifest.json)."""
 
     version: str = Field(pattern=RELEASE_VERSION)
-    variant: Literal["full", "text-free"]
+    variant: Literal["full", "text-free", "re-anchored", "partial"]
     digest: str = Field(pattern=r"^[0-9a-f]{64}$")
 
 

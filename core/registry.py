@@ -32,10 +32,12 @@ class CommandImplementation(Protocol):
 
 @dataclass(frozen=True)
 class Command:
-    """A CLI command a corpus provides: where it is implemented and a one-line help."""
+    """A CLI command a corpus provides: where it is implemented, a one-line help, and which of its arguments may
+    name a release (the command line opens those through the door and hands the command a ``GivenRelease``)."""
 
     target: str
     help: str
+    releases: tuple[str, ...] = ()
 
     def load(self) -> CommandImplementation:
         """Import the implementing module (and attribute)."""

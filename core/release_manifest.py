@@ -51,7 +51,7 @@ Variant = Literal["full", "text-free", "re-anchored", "partial"]
 class Strict(BaseModel):
     """A record of a release file: every key declared; an optional field that is None is not written."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, ser_json_inf_nan="constants")
 
     @model_serializer(mode="wrap")
     def _without_unset_options(self, handler: SerializerFunctionWrapHandler) -> Any:
@@ -162,6 +162,7 @@ class Rehydration(Strict):
     mode: Literal["re-anchored", "partial"]
     strings: dict[Literal["exact", "relocated", "replaced", "lost", "left_out"], Count] = Field(default_factory=dict)
     records_left_out: Count
+    left_out: dict[Name, Count] = Field(default_factory=dict, description="records left out, per config")
     documents_re_anchored: Count = 0
     documents_unusable: Count = 0
     maintainer_manifest_sha256: Sha256

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, Any, Literal, Self, TypeVar
 
-from pydantic import BaseModel, Field, ValidationError, model_validator
+from pydantic import AfterValidator, BaseModel, Field, JsonValue, ValidationError, model_validator
 
 from clinical_corpora.core.card import BarChart, CardSection
 from clinical_corpora.core.errors import ClincorpError
@@ -29,9 +29,24 @@ MAX_LINE = 2_000
 
 Text = Annotated[str, Field(max_length=MAX_TEXT)]
 Line = Annotated[str, Field(max_length=MAX_LINE)]
-Leaf = Text | int | float | bool | None
-Value = Leaf | list[Leaf] | dict[str, Leaf]
-"""A value great-expectations reports: a number, a short text, or a short list or table of them."""
+
+
+def _bounded(value: JsonValue, depth: int = 0) -> JsonValue:
+    """``value`` when every string in it is short, every list and object small and nesting shallow."""
+    if isinstance(value, str) and len(value) > MAX_TEXT:
+        raise ValueError(f"a text of {len(value)} characters (at most {MAX_TEXT})")
+    if isinstance(value, list | dict):
+        if depth > 4 or len(value) > 2 * MAX_LISTED:
+            raise ValueError(f"a list or object of {len(value)} items nested {depth} deep")
+        for key in value if isinstance(value, dict) else ():
+            _bounded(key, depth + 1)
+        for item in value.values() if isinstance(value, dict) else value:
+            _bounded(item, depth + 1)
+    return value
+
+
+Value = Annotated[JsonValue, AfterValidator(_bounded)]
+"""A value great-expectations reports or an expectation takes: numbers, short texts, small lists and tables."""
 
 
 class Violation(Strict):
@@ -48,7 +63,7 @@ class ExpectationDetail(Strict):
 
     table: Text
     expectation: str = Field(pattern=r"^expect_[a-z0-9_]+$", max_length=120)
-    kwargs: dict[Text, Value]
+    kwargs: dict[Text, JsonValue]
     success: bool
     observed: dict[Text, Value]
     violations: list[Violation] = Field(max_length=MAX_LISTED)

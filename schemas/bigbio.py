@@ -17,6 +17,7 @@ from typing import Annotated, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from clinical_corpora.schemas.bounded import Identifier, Label
 from clinical_corpora.schemas.licensed import LicensedText
 from clinical_corpora.schemas.spans import Offset, Record, Span, span_mismatch, unique_ids
 
@@ -34,20 +35,20 @@ class _Strict(BaseModel):
 class Normalized(_Strict):
     """A link to an entry of a knowledge base or value set."""
 
-    db_name: str
-    db_id: str
+    db_name: Label
+    db_id: Identifier
 
 
 class Passage(_Strict):
-    id: str
-    type: str
+    id: Identifier
+    type: Label
     text: list[LicensedText] = Field(min_length=1, max_length=1)
     offsets: list[OffsetPair] = Field(min_length=1, max_length=1)
 
 
 class Entity(_Strict):
-    id: str
-    type: str
+    id: Identifier
+    type: Label
     text: list[LicensedText]
     offsets: list[OffsetPair]
     normalized: list[Normalized]
@@ -59,35 +60,35 @@ class Trigger(_Strict):
 
 
 class EventArgument(_Strict):
-    role: str
-    ref_id: str
+    role: Label
+    ref_id: Identifier
 
 
 class Event(_Strict):
-    id: str
-    type: str
+    id: Identifier
+    type: Label
     trigger: Trigger
     arguments: list[EventArgument]
 
 
 class Coreference(_Strict):
-    id: str
-    entity_ids: list[str]
+    id: Identifier
+    entity_ids: list[Identifier]
 
 
 class Relation(_Strict):
-    id: str
-    type: str
-    arg1_id: str
-    arg2_id: str
+    id: Identifier
+    type: Label
+    arg1_id: Identifier
+    arg2_id: Identifier
     normalized: list[Normalized]
 
 
 class KbDocument(Record):
     """One document in BigBio's ``kb`` schema."""
 
-    id: str
-    document_id: str
+    id: Identifier
+    document_id: Identifier
     passages: list[Passage]
     entities: list[Entity]
     events: list[Event]
@@ -165,11 +166,11 @@ class QaRecord(Record):
 
     rows_per_row_group: ClassVar[int] = 1_000
     """Each row holds a whole context: a parquet row group (and the writer's buffer) of 1k rows, not 10k."""
-    id: str
-    question_id: str
-    document_id: str
+    id: Identifier
+    question_id: Identifier
+    document_id: Identifier
     question: LicensedText
-    type: str
+    type: Label
     choices: list[LicensedText]
     context: LicensedText
     answer: list[LicensedText]

@@ -31,16 +31,6 @@ LicensedText = Annotated[str, Licensed()]
 """A string field whose value is licensed text: removed from a text-free release, restored by rehydration."""
 
 
-@dataclass(frozen=True)
-class Vocabulary:
-    """Marker in ``Annotated[str, Vocabulary()]``: the field holds a name from a source's own open vocabulary
-    (a BMJ series, a UMLS semantic type), not licensed text; kept in a text-free release, where the tamper
-    check (``builders/text_free/tamper.py``) cannot vouch for its prose."""
-
-
-SourceVocabulary = Annotated[str, Vocabulary()]
-"""A string field holding a name of a source's open vocabulary (see :class:`Vocabulary`)."""
-
 LEAF: Literal["licensed"] = "licensed"
 """A licensed string in a :func:`licensed_tree`."""
 
@@ -54,6 +44,10 @@ SOURCE_DOCUMENTS = "source_documents"
 LITERAL = -1
 """The ``document`` of a literal segment."""
 
+MAX_LITERAL = 200
+"""The most characters of literal segments one recipe holds: text no source document holds (a placeholder, an
+annotator's note), which a text-free release must keep short (``clincorp validate`` checks every recipe)."""
+
 SEGMENT = {"document": Value("int32"), "start": Value("int32"), "end": Value("int32"), "literal": Value("string")}
 """One piece of a recipe: ``source_documents[document].text[start:end]``, or ``literal`` when document is -1."""
 
@@ -63,11 +57,6 @@ DOCUMENT = {"locator": Value("string"), "sha256": Value("string")}
 def licensed_tree(model: type[BaseModel]) -> LicensedTree:
     """Where ``model`` holds licensed text, as a tree of its field names (empty when nowhere)."""
     return marked_tree(model, Licensed)
-
-
-def vocabulary_tree(model: type[BaseModel]) -> LicensedTree:
-    """Where ``model`` holds names of a source's open vocabulary (:class:`Vocabulary`), as a tree."""
-    return marked_tree(model, Vocabulary)
 
 
 def marked_tree(model: type[BaseModel], marker: type) -> LicensedTree:
@@ -145,3 +134,12 @@ def map_licensed(value: Any, node: Any, change: Any) -> Any:
     for name, child in node.items():
         value[name] = map_licensed(value[name], child, change)
     return value
+
+
+def holds_lost(value: Any, node: Any) -> bool:
+    """Whether a stored row (or part of one) holds a licensed string that is null: a string re-anchoring lost."""
+    if node == LEAF:
+        return value is None
+    if isinstance(node, list):
+        return any(holds_lost(item, node[0]) for item in value or [])
+    return value is not None and any(holds_lost(value.get(name), child) for name, child in node.items())

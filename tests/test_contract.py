@@ -31,7 +31,7 @@ from clinical_corpora.builders.release.inputs import resolve_sources
 from clinical_corpora.builders.release.pipeline import run
 from clinical_corpora.builders.release.request import ReleaseRequest
 from clinical_corpora.builders.release.workers import Sink, build_in_process, document_groups, encoding_of
-from clinical_corpora.builders.validate import check_release
+from clinical_corpora.builders.validate.run import check_release
 from clinical_corpora.core.manifest import CorpusManifest
 from clinical_corpora.schemas.features import LabelIdError, features_for, row_decoder
 from tests.conftest import SampleRelease

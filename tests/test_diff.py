@@ -20,9 +20,9 @@ from clinical_corpora.builders.plugins import find_corpus
 from clinical_corpora.builders.release.inputs import resolve_sources
 from clinical_corpora.builders.release.pipeline import run
 from clinical_corpora.builders.release.request import ReleaseRequest
-from clinical_corpora.builders.text_free.rehydrate import rehydrate
+from clinical_corpora.builders.rehydrate.run import rehydrate
 from clinical_corpora.builders.text_free.release import release_text_free
-from clinical_corpora.builders.validate import check_release
+from clinical_corpora.builders.validate.run import check_release
 from clinical_corpora.core.errors import ClincorpError
 from clinical_corpora.schemas.licensed import licensed_paths
 from tests.conftest import SampleRelease

@@ -19,7 +19,7 @@ import pytest
 from clinical_corpora.builders.plugins import all_corpora
 from clinical_corpora.builders.release.card.card import _kwargs_text
 from clinical_corpora.builders.release.card.figures import FIGURES_FOLDER, png_bytes, write_figures
-from clinical_corpora.builders.validate import check_release
+from clinical_corpora.builders.validate.run import check_release
 from clinical_corpora.core.card import BarChart, CardSection, Series, Table, number_text
 from clinical_corpora.core.errors import ClincorpError
 from tests.conftest import SampleRelease

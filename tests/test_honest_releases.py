@@ -22,7 +22,7 @@ from clinical_corpora.builders.release.inputs import read_inputs_file, resolve_s
 from clinical_corpora.builders.release.pipeline import run
 from clinical_corpora.builders.release.request import ReleaseRequest
 from clinical_corpora.builders.sources.line_chunks import LineChunk
-from clinical_corpora.builders.validate import check_release
+from clinical_corpora.builders.validate.run import check_release
 from clinical_corpora.core.errors import ClincorpError, GateError, ReleaseError, SourceError
 from clinical_corpora.core.manifest import load_manifest
 from tests.conftest import SampleRelease

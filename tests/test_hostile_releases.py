@@ -23,7 +23,7 @@ from clinical_corpora.builders.cli import main
 from clinical_corpora.builders.plugins import find_corpus
 from clinical_corpora.builders.release.inputs import resolve_sources
 from clinical_corpora.builders.text_free.layout import FULL_FOLDER
-from clinical_corpora.builders.text_free.rehydrate import REJECTS_FILE
+from clinical_corpora.builders.rehydrate.run import REJECTS_FILE
 from clinical_corpora.builders.text_free.release import release_text_free
 from tests.conftest import SampleRelease
 

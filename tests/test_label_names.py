@@ -20,7 +20,7 @@ from datasets import ClassLabel, List
 
 from clinical_corpora.builders.contract.release_view import ReleaseView
 from clinical_corpora.builders.plugins import all_corpora
-from clinical_corpora.builders.validate import check_release
+from clinical_corpora.builders.validate.run import check_release
 from clinical_corpora.schemas.features import LABEL_NAME_SUFFIX
 from tests.conftest import SampleRelease
 

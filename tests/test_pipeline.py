@@ -15,7 +15,7 @@ from clinical_corpora.builders.contract.base import BuildContext
 from clinical_corpora.builders.release.inputs import resolve_sources
 from clinical_corpora.builders.release.pipeline import run
 from clinical_corpora.builders.release.request import ReleaseRequest
-from clinical_corpora.builders.validate import check_release
+from clinical_corpora.builders.validate.run import check_release
 from clinical_corpora.core.errors import GateError, ReleaseError, SourceError
 from clinical_corpora.core.manifest import load_manifest
 

@@ -30,10 +30,10 @@ from clinical_corpora.builders.plugins import all_corpora, find_corpus
 from clinical_corpora.builders.release.inputs import resolve_sources
 from clinical_corpora.builders.text_free.anchors import ANCHORS_FILE, AnchorError, make_anchor, read_anchors
 from clinical_corpora.builders.text_free.normalise import normalise, original_to_normalised
-from clinical_corpora.builders.text_free.reanchor import REPORT_FILE
-from clinical_corpora.builders.text_free.rehydrate import RehydrateError, read_source_documents, rehydrate
+from clinical_corpora.builders.rehydrate.reanchor.run import REPORT_FILE
+from clinical_corpora.builders.rehydrate.run import RehydrateError, read_source_documents, rehydrate
 from clinical_corpora.builders.text_free.release import release_text_free
-from clinical_corpora.builders.text_free.relocate import document_map
+from clinical_corpora.builders.rehydrate.reanchor.relocate import document_map
 from clinical_corpora.core.manifest import CorpusManifest
 from tests.conftest import SampleRelease
 

@@ -29,9 +29,9 @@ from clinical_corpora.builders.release.request import ReleaseRequest
 from clinical_corpora.builders.text_free.anchors import ANCHORS_FILE
 from clinical_corpora.builders.text_free.layout import FULL_FOLDER, TEXT_FREE_SUFFIX, read_wanted
 from clinical_corpora.builders.text_free.leak_gate import LEAK_LIMIT, leak_gate
-from clinical_corpora.builders.text_free.rehydrate import REJECTS_FILE, RehydrateError, rehydrate
+from clinical_corpora.builders.rehydrate.run import REJECTS_FILE, RehydrateError, rehydrate
 from clinical_corpora.builders.text_free.release import release_text_free
-from clinical_corpora.builders.validate import check_release
+from clinical_corpora.builders.validate.run import check_release
 from clinical_corpora.core.card import BarChart
 from clinical_corpora.core.errors import GateError
 from clinical_corpora.core.manifest import CorpusManifest

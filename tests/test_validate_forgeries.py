@@ -21,7 +21,7 @@ import pytest
 from clinical_corpora.builders.cli import main
 from clinical_corpora.builders.release.pipeline import run
 from clinical_corpora.builders.release.request import ReleaseRequest
-from clinical_corpora.builders.validate import check_release
+from clinical_corpora.builders.validate.run import check_release
 from clinical_corpora.core.manifest import load_manifest
 from tests.conftest import TINY
 

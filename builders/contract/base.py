@@ -307,7 +307,14 @@ class Builder:
         return None
 
     def statistics(self, release: ReleaseView) -> list[CardSection]:
-        """Corpus statistics for the dataset card, computed from the written release."""
+        """Corpus statistics for the dataset card, computed from the written release alone (``clincorp
+        validate`` computes them again and draws the card again)."""
+        return []
+
+    def measured(self) -> list[CardSection]:
+        """Card sections of what only the build could see (what the readers met, such as spans read with
+        whitespace at their ends), once every record is written: the release records them in validation.json,
+        as no one can compute them again from its rows. None by default."""
         return []
 
     def quality_tables(self, release: ReleaseView) -> Mapping[str, pd.DataFrame | TableBatches]:

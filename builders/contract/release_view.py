@@ -5,9 +5,9 @@ behind a valid footer, a truncated file) into a ClincorpError naming it, never a
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Collection, Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -49,6 +49,14 @@ def read_batches(path: Path, batch_size: int, columns: list[str] | None = None) 
         except (OSError, pa.ArrowException) as error:
             raise parquet_error(path, error) from None
         yield batch
+
+
+def read_row_group(file: pq.ParquetFile, path: Path, group: int, columns: list[str] | None = None) -> pa.Table:
+    """One row group of an opened parquet file; a ClincorpError naming ``path`` when it cannot be read."""
+    try:
+        return file.read_row_group(group, columns=columns)
+    except (OSError, pa.ArrowException) as error:
+        raise parquet_error(path, error) from None
 
 
 def read_table(path: Path, columns: list[str] | None = None, use_threads: bool = True) -> pa.Table:
@@ -157,6 +165,25 @@ class ReleaseView:
         return SHARD_PATTERN.match(shard.name)["split"]  # type: ignore[index]
 
     @staticmethod
+    def shard_batches(shard: Path, batch_size: int, columns: list[str] | None = None) -> Iterator[pa.RecordBatch]:
+        """One shard's rows as stored (ClassLabel ids), ``batch_size`` at a time."""
+        return read_batches(shard, batch_size, columns)
+
+    @staticmethod
+    def arrow_bytes(shard: Path) -> int:
+        """A parquet file's bytes once read into Arrow (what ``datasets`` records as ``num_bytes``), read one
+        column of a row group at a time (a whole row group of 10k SDOH notes took ~90 MB to read)."""
+        file = parquet_file(shard)
+        try:
+            return sum(
+                file.read_row_group(group, columns=[name]).nbytes
+                for group in range(file.num_row_groups)
+                for name in file.schema_arrow.names
+            )
+        except (OSError, pa.ArrowException) as error:
+            raise parquet_error(shard, error) from None
+
+    @staticmethod
     def rows_in(shard: Path) -> int:
         return int(parquet_file(shard).metadata.num_rows)
 
@@ -263,35 +290,36 @@ def _flat_empty(config: str, features: Features) -> dict[str, pa.Table]:
     return flatten_config(config, features.arrow_schema.empty_table(), features, pa.array([], pa.string()))
 
 
-MANIFEST = "manifest.json"
+@dataclass(frozen=True)
+class GivenRelease:
+    """A release given on the command line to a corpus's command (a scorer's gold, an export's input), opened
+    through the door by the command line: its data, its corpus and variant, and the config its argument named
+    (``<release>/data/<config>``), if any. A corpus's command reads a release only as one of these."""
+
+    view: ReleaseView
+    corpus: str
+    variant: str
+    config: str | None = None
+
+    def of(self, corpus: str, config: str) -> GivenRelease:
+        """This release, when it is one of ``corpus`` naming no config or ``config``; an error otherwise."""
+        if self.corpus != corpus or self.config not in (None, config):
+            raise ClincorpError(f"{self.view.folder} is not a {corpus} release or its data/{config} config")
+        return self
+
+    def splits(self, config: str, split: str | None) -> list[str]:
+        """``[split]``, or every split of ``config`` when ``split`` is None; an unknown split is an error."""
+        splits = self.view.splits(config)
+        if split is not None and split not in splits:
+            raise ClincorpError(f"{self.view.folder} has no split {split!r}; its splits are {', '.join(splits)}")
+        return [split] if split is not None else splits
 
 
-def release_location(path: Path) -> tuple[Path, str | None] | None:
-    """``(release folder, config)`` when ``path`` is a release folder (config None) or one config of it
-    (``<release>/data/<config>``); None for anything else."""
-    if (path / MANIFEST).is_file():
-        return path, None
-    if path.parent.name == "data" and (path.parent.parent / MANIFEST).is_file() and path.is_dir():
-        return path.parent.parent, path.name
+def given_release(value: Path | GivenRelease, split: str | None, role: str = "gold") -> GivenRelease | None:
+    """A scorer's ``role`` argument as a release (None for a plain file or folder); ``--split`` only applies to a
+    release."""
+    if isinstance(value, GivenRelease):
+        return value
+    if split is not None:
+        raise ClincorpError(f"--split applies to a release as {role}; {value} is not a release")
     return None
-
-
-def scored_release(path: Path, split: str | None, role: str = "gold") -> tuple[Path, str | None] | None:
-    """:func:`release_location` of a scorer's ``role`` argument; ``--split`` only applies to a release."""
-    location = release_location(path)
-    if location is None and split is not None:
-        raise ClincorpError(f"--split applies to a release as {role}; {path} is not a release")
-    return location
-
-
-def chosen_splits(view: ReleaseView, config: str, split: str | None) -> list[str]:
-    """``[split]``, or every split of ``config`` when ``split`` is None; an unknown split is an error."""
-    splits = view.splits(config)
-    if split is not None and split not in splits:
-        raise ClincorpError(f"{view.folder} has no split {split!r}; its splits are {', '.join(splits)}")
-    return [split] if split is not None else splits
-
-
-def release_corpus(release: Path) -> str:
-    """The corpus a release's manifest names."""
-    return str(json.loads((release / MANIFEST).read_text(encoding="utf-8")).get("corpus"))

@@ -14,12 +14,14 @@ from collections import OrderedDict
 from collections.abc import Iterator
 from concurrent.futures import Executor, Future, ThreadPoolExecutor
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from clinical_corpora.builders.contract.release_view import parquet_file, read_row_group
 from clinical_corpora.builders.diff.columns import rows_differ
 from clinical_corpora.builders.diff.fields import record_changes
 from clinical_corpora.builders.diff.opened import OpenedRelease
@@ -157,9 +159,9 @@ def _batch_changes(
 def _row_groups(release: OpenedRelease, config: str, columns: list[str]) -> Iterator[pa.RecordBatch]:
     """A config's records a row group at a time (each read whole: its columns decode in parallel)."""
     for shard in release.view.shards(config):
-        file = pq.ParquetFile(shard)
+        file = parquet_file(shard)
         for group in range(file.num_row_groups):
-            yield from file.read_row_group(group, columns=columns).to_batches()
+            yield from read_row_group(file, shard, group, columns).to_batches()
 
 
 class _ReadAhead:
@@ -185,13 +187,13 @@ class _RowGroups:
         self.columns = columns
         self.reader = reader
         self.coming: tuple[int, Future[pa.Table]] | None = None
-        self.groups: list[tuple[pq.ParquetFile, int]] = []
+        self.groups: list[tuple[pq.ParquetFile, Path, int]] = []
         starts = []
         total = 0
         for shard in release.view.shards(config):
-            file = pq.ParquetFile(shard)
+            file = parquet_file(shard)
             for group in range(file.num_row_groups):
-                self.groups.append((file, group))
+                self.groups.append((file, shard, group))
                 starts.append(total)
                 total += file.metadata.row_group(group).num_rows
         self.starts = np.array(starts, dtype=np.int64)
@@ -237,5 +239,5 @@ class _RowGroups:
         return table
 
     def _read(self, group: int) -> pa.Table:
-        file, index = self.groups[group]
-        return file.read_row_group(index, columns=self.columns)
+        file, path, index = self.groups[group]
+        return read_row_group(file, path, index, self.columns)

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from clinical_corpora.builders.contract.release_view import ReleaseView, release_corpus
+from clinical_corpora.builders.contract.release_view import GivenRelease, ReleaseView
 from clinical_corpora.core.errors import ClincorpError
 
 Record = Mapping[str, Any]
@@ -68,15 +68,16 @@ class Exporter(ABC):
                 f"{args.out} is not an empty folder: export into a new or empty one (files of another export "
                 "there would be read as part of this one)"
             )
-        view = ReleaseView(args.release)
+        release: GivenRelease = args.release
+        view = release.view
         missing = [config for config in self.configs if config not in view.configs()]
         if missing:
-            raise ClincorpError(f"{args.release} has no data/{missing[0]}: expected a release with {self.configs}")
+            raise ClincorpError(f"{view.folder} has no data/{missing[0]}: expected a release with {self.configs}")
         for line in staged_write(args.out, lambda staging: self.write(view, staging, args)):
             print(line)
         inputs = self.reread(args.out)
         if inputs is not None:
-            print(f"to release these files again: {inputs.command(release_corpus(args.release))}")
+            print(f"to release these files again: {inputs.command(release.corpus)}")
         return 0
 
     @abstractmethod

@@ -19,6 +19,7 @@ from clinical_corpora.builders.sources.discovery import walk_relative
 from clinical_corpora.core.errors import ClincorpError, SourceError
 from clinical_corpora.core.manifest import SAMPLE_TAG, CorpusManifest, SourceSpec
 from clinical_corpora.core.processes import end_with_parent, fork_context
+from clinical_corpora.core.release_manifest import InputSummary
 
 CHUNK = 1 << 20
 INPUTS_FILE = "inputs.jsonl"
@@ -236,7 +237,7 @@ class InputHashing:
         handed.clear()
         theirs.close()
 
-    def write(self, folder: Path) -> dict[str, dict[str, Any]]:
+    def write(self, folder: Path) -> dict[str, InputSummary]:
         """Once every file is hashed and checked unchanged since it was listed: ``inputs.jsonl`` written into
         ``folder``, and its per-source summary (:func:`summarise_inputs`)."""
         try:
@@ -244,7 +245,7 @@ class InputHashing:
                 self._pipe.send(folder)
             except OSError:  # the hashing stopped on an error, which the pipe holds
                 pass
-            summary: dict[str, dict[str, Any]] = self._receive()
+            summary: dict[str, InputSummary] = self._receive()
         finally:
             self.close()
         return summary
@@ -304,7 +305,7 @@ def _hash_inputs(
     pipe.close()
 
 
-def summarise_inputs(inputs: pa.Table, invented: list[str]) -> dict[str, dict[str, Any]]:
+def summarise_inputs(inputs: pa.Table, invented: list[str]) -> dict[str, InputSummary]:
     """Per source (in order of first appearance): whether it is the invented sample, its file count, bytes and
     one aggregate sha256 (of its ``sha256  file`` lines in file order, as sha256sum prints them), so the
     manifest stays small. ``inputs`` has the columns of :data:`INPUT_FIELDS`."""
@@ -314,12 +315,12 @@ def summarise_inputs(inputs: pa.Table, invented: list[str]) -> dict[str, dict[st
         items = in_file_order.filter(pc.equal(in_file_order["source"], source))
         lines = pc.binary_join_element_wise(items["sha256"], items["file"], "  ").combine_chunks()
         listing = pc.binary_join(pa.ListArray.from_arrays(pa.array([0, len(lines)], pa.int32()), lines), "\n")
-        summary[source] = {
-            "sample": source in invented,
-            "files": items.num_rows,
-            "bytes": pc.sum(items["bytes"]).as_py(),
-            "sha256": hashlib.sha256(f"{listing[0].as_py()}\n".encode()).hexdigest(),
-        }
+        summary[source] = InputSummary(
+            sample=source in invented,
+            files=items.num_rows,
+            bytes=pc.sum(items["bytes"]).as_py(),
+            sha256=hashlib.sha256(f"{listing[0].as_py()}\n".encode()).hexdigest(),
+        )
     return summary
 
 
@@ -333,12 +334,12 @@ def write_inputs_file(folder: Path, inputs: list[dict[str, Any]]) -> None:
 def read_inputs_file(path: Path) -> pa.Table:
     """The items of an ``inputs.jsonl`` as a table of :data:`INPUT_FIELDS`, parsed column-wise: a
     ValueError unless each non-blank line holds one JSON object with a string source, file and sha256 and an
-    integer bytes (other keys are ignored)."""
+    integer bytes, and nothing else."""
     data = path.read_bytes()
     lines = sum(1 for line in data.split(b"\n") if line.strip())
     if not lines:
         return INPUT_FIELDS.empty_table()
-    options = pa_json.ParseOptions(explicit_schema=INPUT_FIELDS, unexpected_field_behavior="ignore")
+    options = pa_json.ParseOptions(explicit_schema=INPUT_FIELDS, unexpected_field_behavior="error")
     table = pa_json.read_json(io.BytesIO(data), parse_options=options)
     if table.num_rows != lines:
         raise ValueError(f"{table.num_rows} JSON objects on {lines} lines")
@@ -348,17 +349,14 @@ def read_inputs_file(path: Path) -> pa.Table:
     return table
 
 
-def inputs_problems(folder: Path, manifest: dict[str, Any]) -> list[str]:
+def inputs_problems(folder: Path, summary: dict[str, InputSummary]) -> list[str]:
     """How ``inputs.jsonl`` disagrees with the per-source summary in manifest.json (empty when it agrees)."""
-    summary = manifest.get("inputs")
-    if not isinstance(summary, dict):
-        return []  # a release made before inputs.jsonl: its manifest lists every file itself
     path = folder / INPUTS_FILE
     if not path.is_file():
         return [f"{INPUTS_FILE}: missing"]
     try:
         items = read_inputs_file(path)
-        listed = summarise_inputs(items, [name for name, entry in summary.items() if entry.get("sample")])
+        listed = summarise_inputs(items, [name for name, entry in summary.items() if entry.sample])
     except (OSError, ValueError, TypeError, pa.ArrowException) as error:
         return [f"{INPUTS_FILE}: not one JSON object with source, file, sha256 and bytes per line ({error})"]
     problems = []
@@ -369,9 +367,9 @@ def inputs_problems(folder: Path, manifest: dict[str, Any]) -> list[str]:
             problems.append(f"{INPUTS_FILE}: source {source!r} is not in manifest.json")
         else:
             problems += [
-                f"{INPUTS_FILE}: source {source!r} {key} is {listed[source][key]}, "
-                f"manifest.json says {summary[source].get(key)}"
+                f"{INPUTS_FILE}: source {source!r} {key} is {getattr(listed[source], key)}, "
+                f"manifest.json says {getattr(summary[source], key)}"
                 for key in ("files", "bytes", "sha256")
-                if listed[source][key] != summary[source].get(key)
+                if getattr(listed[source], key) != getattr(summary[source], key)
             ]
     return problems

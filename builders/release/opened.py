@@ -38,8 +38,8 @@ import pyarrow.parquet as pq
 from clinical_corpora.builders.contract.base import Builder, make_builder
 from clinical_corpora.builders.contract.release_view import SHARD_PATTERN, ReleaseView
 from clinical_corpora.builders.plugins import find_corpus, installed_corpus
-from clinical_corpora.core.errors import ClincorpError
-from clinical_corpora.core.manifest import CorpusManifest
+from clinical_corpora.core.errors import ClincorpError, SourceError
+from clinical_corpora.core.manifest import CorpusManifest, apply_gate_overlay
 from clinical_corpora.core.release_manifest import (
     MANIFEST_FILE,
     ReleaseManifest,
@@ -55,6 +55,7 @@ SHOWN = 3
 FULL_FOLDER = "full"
 """A text-free release's copy of the full release's own JSON files."""
 ANCHORS_FILE = "anchors.parquet"
+CONFIG = re.compile(r"[a-z][a-z0-9_]*")
 FIGURE = re.compile(r"figures/[a-z0-9]+(?:-[a-z0-9]+)*\.png")
 FULL_FILES = ("README.md", "croissant.json", "validation.json", "inputs.jsonl", "rejects.jsonl")
 LAYOUT: dict[Variant, tuple[str, ...]] = {
@@ -300,13 +301,22 @@ def open_release(folder: Path, trust: Trust = Trust.CHECKED, corpus: str | Path 
     corpus.yaml; by default the installed corpus the manifest names."""
     inspection = inspect_release(folder, contents=trust is Trust.CHECKED)
     _refuse_unless(folder, inspection.problems)
-    manifest = inspection.manifest
-    assert manifest is not None  # a release without one has a problem
+    opened = passed(inspection, corpus)
+    if trust is Trust.DEFERRED:
+        opened.checking = HashCheck(folder, opened.manifest)
+    return opened
+
+
+def passed(inspection: Inspection, corpus: str | Path | None = None) -> OpenedRelease:
+    """The release an inspection found no problem in (``clincorp validate`` inspects, then reads); its corpus
+    found as :func:`open_release` finds it."""
+    manifest, folder = inspection.manifest, inspection.folder
+    if manifest is None or inspection.problems:
+        raise ClincorpError(f"{folder}: the release has problems: {'; '.join(inspection.problems[:SHOWN])}")
     installed = (
         find_corpus(str(corpus)) if corpus is not None else installed_corpus(manifest.corpus, folder / MANIFEST_FILE)
     )
-    checking = HashCheck(folder, manifest) if trust is Trust.DEFERRED else None
-    return OpenedRelease(folder, manifest, installed, release_digest(folder), checking)
+    return OpenedRelease(folder, manifest, installed, release_digest(folder))
 
 
 def _refuse_unless(folder: Path, problems: list[str]) -> None:
@@ -326,3 +336,21 @@ def release_location(path: Path) -> tuple[Path, str | None] | None:
     if path.parent.name == "data" and (path.parent.parent / MANIFEST_FILE).exists() and path.is_dir():
         return path.parent.parent, path.name
     return None
+
+
+def overlaid(manifest: ReleaseManifest, corpus: CorpusManifest) -> tuple[CorpusManifest, list[str]]:
+    """The installed corpus with the ``--gates`` overlay the manifest records, and what is wrong with that record
+    (its changes are recomputed from the overlay itself)."""
+    record = manifest.gate_overlay
+    if record is None:
+        return corpus, []
+    try:
+        changed, changes = apply_gate_overlay(corpus, record.overlay, Path(record.file))
+    except SourceError as error:
+        return corpus, [f"manifest.json gate_overlay: {error.message.splitlines()[0]}"]
+    if record.changes != changes:
+        return changed, [
+            f"manifest.json gate_overlay changes are {record.changes!r}; its overlay makes {changes!r} of "
+            f"{corpus.name}'s corpus.yaml"
+        ]
+    return changed, []

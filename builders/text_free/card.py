@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
+from dataclasses import dataclass
 
 from datasets import Features
 from datasets.info import DatasetInfo, DatasetInfosDict
@@ -12,21 +10,28 @@ from datasets.splits import SplitDict, SplitInfo
 from datasets.utils.metadata import MetadataConfigs
 from huggingface_hub import DatasetCardData
 
+from clinical_corpora.builders.contract.base import Builder
+from clinical_corpora.builders.contract.release_view import ReleaseView
 from clinical_corpora.builders.release.card.changes import changes_sections
+from clinical_corpora.builders.release.card.croissant import CROISSANT_FILE, CroissantRelease, croissant_bytes
+from clinical_corpora.builders.release.card.describe import CARD_FILE, shard_hashes
 from clinical_corpora.builders.release.card.hub_metadata import hub_metadata
 from clinical_corpora.builders.release.card.markdown import plain, section_markdown
 from clinical_corpora.builders.release.folder import release_folder
-from clinical_corpora.builders.text_free.layout import FULL_FOLDER
+from clinical_corpora.builders.text_free.layout import FULL_FOLDER, TEXT_FREE_SUFFIX
 from clinical_corpora.core.card import Table
+from clinical_corpora.core.changes import ReleaseChanges
+from clinical_corpora.core.errors import ClincorpError
 from clinical_corpora.core.manifest import CorpusManifest
-from clinical_corpora.schemas.licensed import SOURCE_DOCUMENTS
-from clinical_corpora.validation.gates import GateResult
+from clinical_corpora.core.release_manifest import LeakObserved, ReleaseManifest
+from clinical_corpora.schemas.features import features_for
+from clinical_corpora.schemas.licensed import SOURCE_DOCUMENTS, licensed_tree, text_free_features
 
 
 @dataclass(frozen=True)
 class TextFreeRelease:
-    """What a text-free release's card and manifest say: its corpus and version, its features and rows per
-    config, the licensed fields removed, the source documents by source, and its leak gate."""
+    """What a text-free release's card says: its corpus and version, its features and rows per config, the
+    licensed fields removed, the source documents by source, its leak gate and the changes it records."""
 
     manifest: CorpusManifest
     version: str
@@ -34,22 +39,46 @@ class TextFreeRelease:
     rows: dict[str, dict[str, int]]
     licensed: dict[str, list[str]]
     documents: dict[str, int]
-    gate: GateResult
-    folder_name: str
-    figures: list[str] = field(default_factory=list)
-    """The full release's figures (``figures/<name>.png``), kept in ``full/``."""
-    changes: dict[str, Any] | None = None
-    """The full release's summary of the changes since a previous release (``--previous``), if any."""
+    gate: LeakObserved
+    changes: ReleaseChanges | None = None
+
+    @property
+    def folder_name(self) -> str:
+        return f"{release_folder(self.manifest.name, self.version)}{TEXT_FREE_SUFFIX}"
+
+
+def describe_text_free(
+    corpus: CorpusManifest, builder: Builder, manifest: ReleaseManifest, full: ReleaseManifest, view: ReleaseView
+) -> dict[str, bytes]:
+    """A text-free release's card and croissant.json, from its manifest, the full release's and its rows."""
+    models = {config: builder.CONFIGS[config] for config in corpus.configs if config in view.configs()}
+    features = {
+        config: text_free_features(features_for(model), licensed_tree(model)) for config, model in models.items()
+    }
+    rows = {
+        config: {split: sum(map(view.rows_in, view.shards(config, split))) for split in view.splits(config)}
+        for config in models
+    }
+    leak = next((gate.observed for gate in manifest.gates if gate.gate == "leak"), None)
+    if not isinstance(leak, LeakObserved):
+        raise ClincorpError("manifest.json records no leak gate: not a text-free release this package wrote")
+    licensed, documents = manifest.licensed_fields or {}, manifest.documents or {}
+    release = TextFreeRelease(corpus, manifest.version, features, rows, licensed, documents, leak, manifest.changes)
+    splits = {config: [split for split, count in counts.items() if count] for config, counts in rows.items()}
+    croissant = CroissantRelease(
+        corpus, manifest.version, features, splits, full.inputs or {}, shard_hashes(manifest), text_free=True
+    )
+    card = render_text_free_card(release).encode("utf-8")
+    return {CARD_FILE: card, CROISSANT_FILE: croissant_bytes(view.folder, croissant)}
 
 
 def render_text_free_card(release: TextFreeRelease) -> str:
     """README.md: front matter loading the text-free configs, then what a modeller needs to restore them."""
     manifest, version, features, rows = release.manifest, release.version, release.features, release.rows
-    documents, gate, folder_name = release.documents, release.gate, release.folder_name
+    documents, observed, folder_name = release.documents, release.gate, release.folder_name
     first = next(iter(features))
     removed, inputs, split_rows = _tables(release)
     sources = " ".join(f"--source {name}=PATH" for name in documents)
-    observed = gate.observed
     body = [
         f"## {manifest.pretty_name} ({manifest.name} {version}, text-free)\n",
         "**Text-free release: it holds no licensed text and may be shared.** It has the configs, splits and "
@@ -89,31 +118,18 @@ def render_text_free_card(release: TextFreeRelease) -> str:
         f'{release_folder(manifest.name, version)}", "{first}")\n```\n',
         "## Rows per split\n",
         split_rows.markdown(),
-        *_figures_section(release.figures),
-        *(section_markdown(section) for section in changes_sections({"changes": release.changes})),
+        *(section_markdown(section) for section in changes_sections(release.changes)),
         "## Leak gate\n",
         f"No file of this release (parquet values and metadata, JSON, cards) shares a run of more than "
-        f"{observed['limit']} characters with a source document, runs without a letter and label names aside. "
-        f"Longest shared run found: {observed['longest_shared_run']} characters (runs shorter than "
-        f"{observed['measured_from']} are not measured). `full/` holds the full release's manifest, "
-        "validation results, card and input list, checked by the same gate.\n",
+        f"{observed.limit} characters with a source document, runs without a letter and label names aside. "
+        f"Longest shared run found: {observed.longest_shared_run} characters (runs shorter than "
+        f"{observed.measured_from} are not measured). `{FULL_FOLDER}/` holds the full release's manifest, "
+        "validation results, input list and rejects, checked by the same gate; `clincorp rehydrate` draws the "
+        "full release's card, figures and croissant.json again from the restored rows.\n",
         "## Citation\n",
         f"```bibtex\n{manifest.citation.strip()}\n```\n",
     ]
     return f"---\n{_front_matter(manifest, features, rows)}\n---\n\n" + "\n".join(body)
-
-
-def _figures_section(figures: list[str]) -> list[str]:
-    """The full release's figures, shown from ``full/``: drawn from label names and counts only (the leak gate
-    reads every string they draw); ``full/README.md`` shows each beside its table."""
-    if not figures:
-        return []
-    return [
-        "## Figures\n",
-        f"The full release's card draws these from label names and counts (no licensed text); "
-        f"`{FULL_FOLDER}/README.md` shows each beside its table.\n",
-        *(f"![{Path(figure).stem.replace('-', ' ')}]({FULL_FOLDER}/{figure})\n" for figure in figures),
-    ]
 
 
 def _tables(release: TextFreeRelease) -> tuple[Table, Table, Table]:

@@ -20,7 +20,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from clinical_corpora.builders.sources.documents import text_sha256
-from clinical_corpora.schemas.licensed import LEAF, LITERAL, SOURCE_DOCUMENTS, LicensedTree
+from clinical_corpora.core.errors import ClincorpError, excerpt
+from clinical_corpora.schemas.licensed import LEAF, LITERAL, MAX_LITERAL, SOURCE_DOCUMENTS, LicensedTree
 
 MIN_SLICE = 4
 """Shorter matches are stored as literals: a slice costs three integers, and a few letters are no text."""
@@ -60,6 +61,13 @@ def recipe(value: str, documents: Sequence[str], place: tuple[int, int] | None =
         position += length
     if literal:
         segments.append(_literal("".join(literal)))
+    written = sum(len(segment["literal"]) for segment in segments if segment["document"] == LITERAL)
+    if written > MAX_LITERAL:
+        raise ClincorpError(
+            f"a licensed string of {len(value)} characters ({excerpt(value)}) has {written} characters no source "
+            f"document of its row holds (a text-free release keeps at most {MAX_LITERAL}): is it licensed text "
+            "of these documents?"
+        )
     return segments
 
 

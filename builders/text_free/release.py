@@ -39,21 +39,12 @@ from pydantic import BaseModel
 
 from clinical_corpora.builders.contract.base import BuildContext, Builder, make_builder
 from clinical_corpora.builders.contract.release_view import ReleaseView
-from clinical_corpora.builders.release.card.croissant import CroissantRelease, write_croissant
-from clinical_corpora.builders.release.card.markdown import FIGURES_FOLDER
-from clinical_corpora.builders.release.folder import (
-    checked_version,
-    make_staging,
-    publish,
-    read_json,
-    release_folder,
-    sha256_file,
-    write_json,
-)
+from clinical_corpora.builders.release.finish import gate_record
+from clinical_corpora.builders.release.folder import make_staging, publish, release_folder, sha256_file
 from clinical_corpora.builders.release.writer import SplitWriter
 from clinical_corpora.builders.sources.documents import split_locator
 from clinical_corpora.builders.text_free.anchors import ANCHORS_FILE, write_anchors
-from clinical_corpora.builders.text_free.card import TextFreeRelease, render_text_free_card
+from clinical_corpora.builders.text_free.card import describe_text_free
 from clinical_corpora.builders.text_free.layout import (
     BATCH_ROWS,
     FULL_FOLDER,
@@ -67,12 +58,16 @@ from clinical_corpora.builders.text_free.leak_gate import leak_gate
 from clinical_corpora.builders.text_free.recipes import DocumentGroups, Recipes
 from clinical_corpora.core.errors import ClincorpError, GateError
 from clinical_corpora.core.manifest import CorpusManifest
-from clinical_corpora.schemas.features import features_for, schema_fingerprint
-from clinical_corpora.schemas.licensed import (
-    licensed_paths,
-    licensed_tree,
-    text_free_features,
+from clinical_corpora.core.release_manifest import (
+    GateVerdict,
+    OutputFile,
+    ReleaseManifest,
+    read_manifest,
+    write_manifest,
 )
+from clinical_corpora.core.release_records import ValidationRecord, write_validation
+from clinical_corpora.schemas.features import features_for, schema_fingerprint
+from clinical_corpora.schemas.licensed import licensed_paths, licensed_tree, text_free_features
 from clinical_corpora.validation.gates import GateResult
 
 
@@ -89,11 +84,10 @@ def release_text_free(
     """Write ``<corpus>-<version>.text-free`` beside the full release ``full`` (built from ``sources``); a GateError
     when the leak gate fails (nothing is written)."""
     stage = on_stage or (lambda line: None)
-    full_manifest = read_json(full / "manifest.json")
-    if full_manifest.get("corpus") != manifest.name or full_manifest.get("variant") == VARIANT:
+    full_manifest = read_manifest(full)
+    if full_manifest.corpus != manifest.name or full_manifest.kind != "full":
         raise ClincorpError(f"{full} is not a full release of {manifest.name}")
-    version = checked_version(full_manifest.get("version"), full / "manifest.json")
-    builder = make_builder(manifest.builder, full_manifest.get("options"))
+    builder = make_builder(manifest.builder, full_manifest.options)
     view = ReleaseView(full)
     models = {config: builder.CONFIGS[config] for config in manifest.configs if config in view.configs()}
     stage("collecting the source documents the release's text comes from")
@@ -106,7 +100,7 @@ def release_text_free(
     }
     stage(f"reading {len(groups.locators())} source documents")
     documents = _source_documents(builder, ctx, groups.locators())
-    target = full.parent / f"{release_folder(manifest.name, version)}{TEXT_FREE_SUFFIX}"
+    target = full.parent / f"{release_folder(manifest.name, full_manifest.version)}{TEXT_FREE_SUFFIX}"
     staging = make_staging(full.parent, target.name)
     try:
         stage("writing the text-free rows")
@@ -118,24 +112,25 @@ def release_text_free(
         stage("running the leak gate")
         ignored = {name for config in features.values() for name in _label_names(config)}
         gate = leak_gate(staging, documents.items(), ignored)
-        release = TextFreeRelease(
-            manifest,
-            version,
-            features,
-            {config: _rows(view, config) for config in models},
-            {config: licensed_paths(model) for config, model in models.items()},
-            dict(sorted(Counter(split_locator(locator)[0] for locator in documents).items())),
-            gate,
-            target.name,
-            [entry["file"] for entry in full_manifest["outputs"] if entry["file"].startswith(f"{FIGURES_FOLDER}/")],
-            full_manifest.get("changes"),
-        )
-        _write_release_files(staging, release, full_manifest)
+        counts = dict(sorted(Counter(split_locator(locator)[0] for locator in documents).items()))
+        licensed = {config: licensed_paths(model) for config, model in models.items()}
+        _write_release_files(staging, manifest, builder, _TextFree(full_manifest, features, licensed, counts, gate))
         if not gate.success:
             raise GateError(f"{manifest.name}: {gate.describe()}; {gate.details[0]['problem']}")
         return TextFreeOutcome(target, publish(staging, target), gate)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+
+
+@dataclass(frozen=True)
+class _TextFree:
+    """What a text-free release's own files record beyond its rows."""
+
+    full: ReleaseManifest
+    features: dict[str, Features]
+    licensed: dict[str, list[str]]
+    documents: dict[str, int]
+    gate: GateResult
 
 
 def _source_documents(builder: Builder, ctx: BuildContext, wanted: set[str]) -> dict[str, str]:
@@ -151,36 +146,35 @@ def _source_documents(builder: Builder, ctx: BuildContext, wanted: set[str]) -> 
     return documents
 
 
-def _write_release_files(staging: Path, release: TextFreeRelease, full_manifest: dict[str, Any]) -> None:
-    """validation.json, README.md and manifest.json (last: it lists the sha256 of every other file)."""
-    manifest, gate = release.manifest, release.gate
-    identity = {"corpus": manifest.name, "version": release.version, "variant": VARIANT}
-    write_json(staging / "validation.json", {**identity, "gates": [gate.as_dict()]})
-    (staging / "README.md").write_text(render_text_free_card(release), encoding="utf-8")
-    splits = {config: [split for split, rows in counts.items() if rows] for config, counts in release.rows.items()}
-    croissant = CroissantRelease(
-        manifest, release.version, release.features, splits, full_manifest.get("inputs", {}), text_free=True
+def _write_release_files(staging: Path, corpus: CorpusManifest, builder: Builder, release: _TextFree) -> None:
+    """validation.json, README.md, croissant.json and manifest.json (last: it lists the sha256 of every other
+    file)."""
+    full, gate = release.full, release.gate
+    record = gate_record(gate)
+    write_validation(
+        staging, ValidationRecord(corpus=corpus.name, version=full.version, variant=VARIANT, gates=[record])
     )
-    write_croissant(staging, croissant)
-    write_json(
-        staging / "manifest.json",
-        {
-            **identity,
-            "release": True,
-            "builder": manifest.builder,
-            "builder_version": full_manifest.get("builder_version"),
-            "package_version": package_version("clinical-corpora"),
-            "sample": full_manifest.get("sample"),
-            **({"options": full_manifest["options"]} if "options" in full_manifest else {}),
-            **({"changes": release.changes} if release.changes is not None else {}),
-            "schema_fingerprint": schema_fingerprint(release.features),
-            "full_schema_fingerprint": full_manifest.get("schema_fingerprint"),
-            "licensed_fields": release.licensed,
-            "documents": release.documents,
-            "outputs": release_outputs(staging),
-            "gates": [{"gate": gate.gate, "status": gate.status, "observed": gate.observed}],
-        },
+    draft = ReleaseManifest(
+        corpus=corpus.name,
+        version=full.version,
+        variant=VARIANT,
+        release=True,
+        builder=corpus.builder,
+        builder_version=full.builder_version,
+        package_version=package_version("clinical-corpora"),
+        sample=full.sample,
+        options=full.options,
+        changes=full.changes,
+        schema_fingerprint=schema_fingerprint(release.features),
+        full_schema_fingerprint=full.schema_fingerprint,
+        licensed_fields=release.licensed,
+        documents=release.documents,
+        outputs=release_outputs(staging),
+        gates=[GateVerdict(gate=record.gate, status=record.status, observed=record.observed)],
     )
+    for name, data in describe_text_free(corpus, builder, draft, full, ReleaseView(staging)).items():
+        (staging / name).write_bytes(data)
+    write_manifest(staging, draft.model_copy(update={"outputs": release_outputs(staging)}))
 
 
 def document_groups(
@@ -221,17 +215,12 @@ def write_rows(
     return derived
 
 
-def _copy_full_files(full: Path, full_manifest: dict[str, Any], folder: Path) -> None:
-    """The full release's files other than its data (manifest.json, validation.json, card, its figures...)."""
+def _copy_full_files(full: Path, full_manifest: ReleaseManifest, folder: Path) -> None:
+    """The full release's own JSON files (manifest, validation, inputs, rejects): ``clincorp rehydrate`` draws its
+    card, figures and croissant.json again from the restored rows."""
     folder.mkdir()
-    names = ["manifest.json", *(entry["file"] for entry in full_manifest["outputs"] if is_full_file(entry["file"]))]
-    for name in names:
-        (folder / name).parent.mkdir(exist_ok=True)
+    for name in ("manifest.json", *(entry.file for entry in full_manifest.outputs if is_full_file(entry.file))):
         shutil.copyfile(full / name, folder / name)
-
-
-def _rows(view: ReleaseView, config: str) -> dict[str, int]:
-    return {split: sum(view.rows_in(shard) for shard in view.shards(config, split)) for split in view.splits(config)}
 
 
 def _label_names(feature: Any) -> Iterator[str]:
@@ -247,15 +236,14 @@ def _label_names(feature: Any) -> Iterator[str]:
             yield from _label_names(child)
 
 
-def release_outputs(folder: Path) -> list[dict[str, Any]]:
+def release_outputs(folder: Path) -> list[OutputFile]:
     """Every file of a release folder but its manifest, with sha256 (parquet files with their rows)."""
-    outputs = []
-    for path in sorted(folder.rglob("*")):
-        name = path.relative_to(folder).as_posix()
-        if not path.is_file() or name == "manifest.json":
-            continue
-        entry: dict[str, Any] = {"file": name, "sha256": sha256_file(path)}
-        if path.suffix == ".parquet":
-            entry["rows"] = pq.ParquetFile(path).metadata.num_rows
-        outputs.append(entry)
-    return outputs
+    return [
+        OutputFile(
+            file=path.relative_to(folder).as_posix(),
+            sha256=sha256_file(path),
+            rows=ReleaseView.rows_in(path) if path.suffix == ".parquet" else None,
+        )
+        for path in sorted(folder.rglob("*"))
+        if path.is_file() and path.relative_to(folder).as_posix() != "manifest.json"
+    ]

@@ -10,19 +10,19 @@ from typing import Any
 
 from datasets import Features
 
-from clinical_corpora.builders.contract.base import BuildContext, Builder, make_builder
+from clinical_corpora.builders.contract.base import BuildContext, Builder
 from clinical_corpora.builders.contract.display import DocumentDisplay, RowReader
-from clinical_corpora.builders.contract.release_view import MANIFEST, ReleaseView
-from clinical_corpora.builders.plugins import installed_corpus
-from clinical_corpora.builders.release.folder import checked_version, read_json
+from clinical_corpora.builders.contract.release_view import ReleaseView
+from clinical_corpora.builders.release import opened as door
 from clinical_corpora.builders.release.inputs import resolve_sources
-from clinical_corpora.builders.text_free.layout import FULL_FOLDER, VARIANT
 from clinical_corpora.core.errors import ClincorpError
+from clinical_corpora.core.release_manifest import LeakObserved
+from clinical_corpora.core.release_records import ExpectationDetail, GateRecord
+from clinical_corpora.core.release_records import Violation as RecordedViolation
 from clinical_corpora.schemas.features import row_decoder
 from clinical_corpora.schemas.licensed import licensed_tree, map_licensed
 
 BATCH_ROWS = 256
-VALIDATION = "validation.json"
 
 
 @dataclass(frozen=True)
@@ -95,75 +95,58 @@ def _withheld(_: object) -> None:
 
 
 def open_release(folder: Path, sources: dict[str, Path] | None = None) -> Release:
-    """The release in ``folder``, its corpus found among the installed ones by the name its manifest gives.
-    With ``sources`` (or, for a sample release, its corpus's embedded samples), the annotators' files they
-    hold are read for the overlay."""
-    manifest_path = folder / MANIFEST
-    if not manifest_path.is_file():
-        raise ClincorpError(f"{folder} is not a release: it has no {MANIFEST}")
-    manifest = read_json(manifest_path)
-    if not isinstance(manifest, dict):
-        raise ClincorpError(f"{manifest_path}: expected a JSON object")
-    corpus = installed_corpus(manifest.get("corpus"), manifest_path)
-    options = manifest.get("options")
+    """The release in ``folder``, through the door (``release/opened.py``), its corpus the installed one its
+    manifest names. With ``sources`` (or, for a sample release, its corpus's embedded samples), the annotators'
+    files they hold are read for the overlay."""
+    opened = door.open_release(folder)
     release = Release(
         folder=folder,
-        corpus=corpus.name,
-        version=checked_version(manifest.get("version"), manifest_path),
-        text_free=manifest.get("variant") == VARIANT,
-        sample=manifest.get("sample") is True,
-        builder=make_builder(corpus.builder, options if isinstance(options, dict) else None),
+        corpus=opened.corpus.name,
+        version=opened.version,
+        text_free=opened.text_free,
+        sample=opened.manifest.sample,
+        builder=opened.builder,
     )
-    for path in (folder / VALIDATION, folder / FULL_FOLDER / VALIDATION):
-        if path.is_file():
-            gates = _gates(path)
-            source = path.relative_to(folder).as_posix()
-            release.gates += [_gate_line(source, gate) for gate in gates if isinstance(gate, dict)]
-            release.violations += violations(gates)
+    records = [("validation.json", opened.validation)]
+    if opened.text_free:
+        records.append((f"{door.FULL_FOLDER}/validation.json", opened.full_validation))
+    for source, record in records:
+        release.gates += [_gate_line(source, gate) for gate in record.gates]
+        release.violations += violations(record.gates)
     if sources or release.sample:
-        context = BuildContext(corpus, resolve_sources(corpus, sources or {}))
+        context = BuildContext(opened.corpus, resolve_sources(opened.corpus, sources or {}))
         release.annotators = release.builder.annotator_displays(context, release.rows())
     return release
 
 
-def _gates(path: Path) -> list[Any]:
-    results = read_json(path)
-    gates = results.get("gates", []) if isinstance(results, dict) else None
-    if not isinstance(gates, list):
-        raise ClincorpError(f"{path}: expected an object whose 'gates' is a list")
-    return gates
-
-
-def _gate_line(source: str, gate: dict[str, Any]) -> GateLine:
-    return GateLine(
-        source, str(gate.get("gate")), str(gate.get("status")), str(gate.get("observed")), str(gate.get("expected"))
+def _gate_line(source: str, gate: GateRecord) -> GateLine:
+    observed = gate.observed
+    shown = (
+        f"longest shared run {observed.longest_shared_run} characters (limit {observed.limit})"
+        if isinstance(observed, LeakObserved)
+        else str(observed)
     )
+    return GateLine(source, gate.gate, gate.status, shown, gate.expected)
 
 
-def violations(gates: list[Any]) -> list[Violation]:
+def violations(gates: list[GateRecord]) -> list[Violation]:
     """The offending records every expectation of validation.json's gates lists (failed or tolerated)."""
     found = []
     for gate in gates:
-        details = gate.get("details", []) if isinstance(gate, dict) else []
-        for detail in details if isinstance(details, list) else []:
-            if not isinstance(detail, dict) or not isinstance(detail.get("violations"), list):
-                continue
-            verdict = "tolerated" if detail.get("success") is True else "failed"
-            for listed in detail["violations"]:
-                if isinstance(listed, dict):
-                    found.append(_violation(str(gate.get("gate")), detail, verdict, listed))
+        for detail in gate.details:
+            if isinstance(detail, ExpectationDetail):
+                verdict = "tolerated" if detail.success else "failed"
+                found += [_violation(gate.gate, detail, verdict, listed) for listed in detail.violations]
     return found
 
 
-def _violation(gate: str, detail: dict[str, Any], verdict: str, listed: dict[str, Any]) -> Violation:
-    values = listed.get("values")
-    shown = ", ".join(f"{k}={v!r}" for k, v in values.items()) if isinstance(values, dict) else ""
+def _violation(gate: str, detail: ExpectationDetail, verdict: str, listed: RecordedViolation) -> Violation:
     return Violation(
         gate=gate,
-        table=str(detail.get("table", "")),
-        expectation=str(detail.get("expectation", "")),
+        table=detail.table,
+        expectation=detail.expectation,
         verdict=verdict,
-        split=str(listed.get("split", "")),
-        record=str(listed.get("record", "")),
-        values=shown,
+        split=listed.split or "",
+        record=listed.record or "",
+        values=", ".join(f"{name}={value!r}" for name, value in listed.values.items()),
     )

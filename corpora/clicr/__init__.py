@@ -8,7 +8,9 @@ corpora.register("clicr", Path(__file__).parent)
 scorers.register(
     "clicr",
     Command(
-        "clinical_corpora.corpora.clicr.commands", "CliCR EM/F1, BLEU and embedding average (Šuster & Daelemans 2018)"
+        "clinical_corpora.corpora.clicr.commands",
+        "CliCR EM/F1, BLEU and embedding average (Šuster & Daelemans 2018)",
+        releases=("data",),
     ),
 )
 exporters.register(

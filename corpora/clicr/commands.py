@@ -16,7 +16,7 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from clinical_corpora.builders.contract.release_view import ReleaseView
+from clinical_corpora.builders.contract.release_view import GivenRelease
 from clinical_corpora.core.errors import ClincorpError, SourceError
 from clinical_corpora.corpora.clicr.released_rows import query_rows
 from clinical_corpora.validation.metrics.clicr import answers_from_clicr_json, read_word_vectors, score_clicr
@@ -44,18 +44,17 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def load_answers(data: Path, split: str) -> dict[str, list[str]]:
-    """Query id → all answer texts, from a release folder's split or a CliCR JSON file."""
-    if data.is_dir():
-        view = ReleaseView(data)
-        if "clicr" not in view.configs():
-            raise ClincorpError(f"{data} is not a clicr release: it has no data/clicr")
-        if split not in view.splits("clicr"):
-            raise ClincorpError(f"{data} has no split {split!r}; its splits are {', '.join(view.splits('clicr'))}")
+def load_answers(data: Path | GivenRelease, split: str) -> dict[str, list[str]]:
+    """Query id → all answer texts, from a release's split or a CliCR JSON file."""
+    if isinstance(data, GivenRelease):
+        release = data.of("clicr", "clicr")
+        release.splits("clicr", split)
         return {
             row["id"]: [answer["text"] for answer in row["answers"]]
-            for _, row in query_rows(view, ["id", "answers"], split)
+            for _, row in query_rows(release.view, ["id", "answers"], split)
         }
+    if data.is_dir():
+        raise ClincorpError(f"{data} is not a clicr release: it has no manifest.json")
     dataset = _read_json(data, "a CliCR JSON dataset")
     try:
         answers = answers_from_clicr_json(dataset)

@@ -13,7 +13,8 @@ from typing import ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from clinical_corpora.core.labels import Category
-from clinical_corpora.schemas.licensed import LicensedText, SourceVocabulary
+from clinical_corpora.schemas.bounded import Cui, Identifier, SourceVocabulary
+from clinical_corpora.schemas.licensed import LicensedText
 from clinical_corpora.schemas.spans import Record, Span, TextRecord
 
 PLACEHOLDER = "@placeholder"
@@ -29,7 +30,7 @@ class Answer(BaseModel):
     model_config = ConfigDict(extra="forbid")
     text: LicensedText = Field(min_length=1)
     origin: AnswerOrigin
-    cui: str = Field(pattern=CUI_PATTERN)
+    cui: Cui
     sem_type: SourceVocabulary = Field(description="UMLS semantic type name, e.g. 'Disease or Syndrome'")
     category: Category
 
@@ -40,8 +41,8 @@ class ClicrQuery(Record):
     rows_per_row_group: ClassVar[int] = 1_000
     """Each row holds its case's passage: a parquet row group (and the writer's buffer) of 1k rows, not 10k."""
 
-    id: str = Field(description="<case id>.<n>, n counting the case's queries from 1")
-    document_id: str
+    id: Identifier = Field(description="<case id>.<n>, n counting the case's queries from 1")
+    document_id: Identifier
     title: LicensedText
     context: LicensedText = Field(description="the passage: the case report without its Learning points")
     query: LicensedText
@@ -70,7 +71,7 @@ class SectionSpan(Span):
 class EntitySpan(Span):
     """A medical entity in the passage."""
 
-    cui: str = Field(pattern=CUI_PATTERN)
+    cui: Cui
     sem_type: SourceVocabulary
     category: Category
 
@@ -91,7 +92,7 @@ class ClicrDocument(TextRecord):
     """A case is about 100 KB as Arrow (hundreds of entities): row groups (and the writer's buffer) of 1k rows."""
 
     text_field = "passage"
-    id: str = Field(description="the case id, the page's file stem")
+    id: Identifier = Field(description="the case id, the page's file stem")
     title: LicensedText
     passage: LicensedText
     sections: list[SectionSpan]

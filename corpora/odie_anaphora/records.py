@@ -22,6 +22,7 @@ from clinical_corpora.core.labels import (
     SentenceFunction,
 )
 from clinical_corpora.core.union_find import UnionFind
+from clinical_corpora.schemas.bounded import Identifier
 from clinical_corpora.schemas.licensed import LicensedText
 from clinical_corpora.schemas.spans import Span, TextRecord, unique_ids
 
@@ -40,7 +41,7 @@ class Fragment(Span):
 class Markable(Span):
     """A clinical concept or person mention; attributes are None where nobody assigned them."""
 
-    id: str
+    id: Identifier
     fragments: list[Fragment] = Field(min_length=1)
     grammatical_category: GrammaticalCategory | None
     sentence_function: SentenceFunction | None
@@ -65,9 +66,9 @@ class Pair(BaseModel):
     """An anaphoric relation; ``bagga_class`` is None where it was not assigned (or not in the input)."""
 
     model_config = ConfigDict(extra="forbid")
-    id: str
-    anaphor_id: str
-    antecedent_id: str
+    id: Identifier
+    anaphor_id: Identifier
+    antecedent_id: Identifier
     bagga_class: BaggaClass | None
     relation: RelationType
 
@@ -76,14 +77,14 @@ class Chain(BaseModel):
     """Markables joined by identity pairs, in text order (grounding instance first)."""
 
     model_config = ConfigDict(extra="forbid")
-    id: str
-    markable_ids: list[str] = Field(min_length=2)
+    id: Identifier
+    markable_ids: list[Identifier] = Field(min_length=2)
 
 
 class OdieDocument(TextRecord):
     """One clinical note with its anaphoric annotations."""
 
-    id: str
+    id: Identifier
     institution: Institution
     note_type: NoteType
     text: LicensedText

@@ -10,6 +10,7 @@ scorers.register(
     Command(
         "clinical_corpora.corpora.rad_coref.commands",
         "MUC, B3, CEAF, BLANC, LEA and CoNLL F1 as the CoNLL-2012 reference scorer",
+        releases=("key",),
     ),
 )
 exporters.register(

@@ -21,7 +21,7 @@ import tempfile
 from collections.abc import Hashable, Sequence
 from pathlib import Path
 
-from clinical_corpora.builders.contract.release_view import ReleaseView, chosen_splits, release_corpus, scored_release
+from clinical_corpora.builders.contract.release_view import GivenRelease, given_release
 from clinical_corpora.builders.exporters.conll2012 import Conll2012Export, DroppedMention, iter_documents
 from clinical_corpora.builders.sources.conll2012 import read_conll2012_chains, write_conll2012
 from clinical_corpora.core.errors import ClincorpError
@@ -80,19 +80,20 @@ def read_chains(path: Path, *, normalise_names: bool = False) -> Documents:
     return {doc: list(chains) for doc, chains in documents.items()}
 
 
-def release_chains(path: Path, split: str | None, *, normalise_names: bool = False) -> Documents | None:
+def release_chains(path: Path | GivenRelease, split: str | None, *, normalise_names: bool = False) -> Documents | None:
     """The chains of a release (or its chain config) as its ``clincorp export conll2012`` file reads back;
     None when ``path`` is no release."""
-    location = scored_release(path, split, role="KEY")
-    if location is None:
+    release = given_release(path, split, role="KEY")
+    if release is None:
         return None
-    release, config = location
-    corpus = release_corpus(release)
+    corpus = release.corpus
     export = exporters.get(("conll2012", corpus)).load() if ("conll2012", corpus) in exporters.keys() else None
-    if not isinstance(export, Conll2012Export) or config not in (None, export.layout.config):
-        raise ClincorpError(f"{path} is not a release (or chain config) of a corpus with a conll2012 export")
-    view = ReleaseView(release)
-    splits = chosen_splits(view, export.layout.config, split)
+    if not isinstance(export, Conll2012Export) or release.config not in (None, export.layout.config):
+        raise ClincorpError(
+            f"{release.view.folder} is not a release (or chain config) of a corpus with a conll2012 export"
+        )
+    view = release.view
+    splits = release.splits(export.layout.config, split)
     dropped: list[DroppedMention] = []
     with tempfile.TemporaryDirectory(prefix="clincorp-coref-key-") as folder:
         key = Path(folder) / "key.conll"
@@ -165,7 +166,8 @@ def score(
 
 
 def run(args: argparse.Namespace) -> int:
-    if (args.key.suffix.lower() == ".json") != (args.response.suffix.lower() == ".json"):
+    key_json = isinstance(args.key, Path) and args.key.suffix.lower() == ".json"
+    if key_json != (args.response.suffix.lower() == ".json"):
         raise ClincorpError("KEY and RESPONSE must have the same format (both .json or both CoNLL-2012)")
     key = release_chains(args.key, args.split, normalise_names=args.normalise_doc_names)
     if key is None:

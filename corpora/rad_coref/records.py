@@ -11,6 +11,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from clinical_corpora.schemas.bounded import Identifier
 from clinical_corpora.schemas.licensed import LicensedText
 from clinical_corpora.schemas.spans import Offset, Record, Span, span_mismatch, unique_ids
 
@@ -33,7 +34,7 @@ class Report(BaseModel):
 class Mention(Span):
     """A finding or device mention: a span of report ``report_index``."""
 
-    id: str
+    id: Identifier
     report_index: Offset
     type: MentionType
 
@@ -42,15 +43,15 @@ class Chain(BaseModel):
     """Mentions of one finding or device across a patient's reports (a singleton: one mention)."""
 
     model_config = ConfigDict(extra="forbid")
-    id: str
-    mention_ids: list[str] = Field(min_length=1)
+    id: Identifier
+    mention_ids: list[Identifier] = Field(min_length=1)
 
 
 class Patient(Record):
     """One patient: reports in CHARTTIME order, mentions in report and offset order, chains."""
 
     id_field = "patient_id"
-    patient_id: str
+    patient_id: Identifier
     reports: list[Report] = Field(min_length=1)
     mentions: list[Mention]
     chains: list[Chain]
@@ -83,7 +84,7 @@ class PairMention(BaseModel):
     """
 
     model_config = ConfigDict(extra="forbid")
-    id: str
+    id: Identifier
     report_index: Offset
     row_id: int
     charttime: LicensedText
@@ -108,8 +109,8 @@ class PairMention(BaseModel):
 class MentionPair(Record):
     """Two mentions of one patient (``first`` precedes ``second``) and whether they corefer."""
 
-    id: str
-    patient_id: str
+    id: Identifier
+    patient_id: Identifier
     first: PairMention
     second: PairMention
     same_report: bool

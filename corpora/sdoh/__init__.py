@@ -6,7 +6,12 @@ from clinical_corpora.core.registry import Command, corpora, exporters, scorers
 
 corpora.register("sdoh", Path(__file__).parent)
 scorers.register(
-    "sdoh", Command("clinical_corpora.corpora.sdoh.commands", "BRAT events with the n2c2 2022 SDOH scorer's criteria")
+    "sdoh",
+    Command(
+        "clinical_corpora.corpora.sdoh.commands",
+        "BRAT events with the n2c2 2022 SDOH scorer's criteria",
+        releases=("gold_dir",),
+    ),
 )
 exporters.register(
     ("brat", "sdoh"),

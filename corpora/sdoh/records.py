@@ -12,6 +12,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
+from clinical_corpora.schemas.bounded import Identifier, Label
 from clinical_corpora.schemas.licensed import LicensedText
 from clinical_corpora.schemas.spans import Span, TextRecord, unique_ids
 
@@ -58,7 +59,7 @@ class Fragment(Span):
 class TextBoundSpan(Span):
     """A BRAT text-bound: covering span, its ``T`` id and, when discontinuous, its fragments."""
 
-    id: str
+    id: Identifier
     fragments: list[Fragment]
 
     @model_validator(mode="after")
@@ -80,15 +81,15 @@ class Trigger(TextBoundSpan):
 class Argument(TextBoundSpan):
     """An event argument: its role in the E line (``Type2`` kept as written), text-bound type, subtype."""
 
-    role: str
-    type: str
+    role: Label
+    type: Label
     subtype: Subtype
 
 
 class LooseTextBound(TextBoundSpan):
     """A text-bound that no event uses (kept, not scored)."""
 
-    type: str
+    type: Label
     subtype: Subtype
 
 
@@ -96,7 +97,7 @@ class Event(BaseModel):
     """An ``E`` line: one trigger and its arguments in file order."""
 
     model_config = ConfigDict(extra="forbid")
-    id: str
+    id: Identifier
     type: EventType
     trigger: Trigger
     arguments: list[Argument]
@@ -104,16 +105,16 @@ class Event(BaseModel):
 
 class RelationArgument(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    role: str
-    target: str
+    role: Label
+    target: Identifier
 
 
 class Relation(BaseModel):
     """An ``R`` line (kept, not scored)."""
 
     model_config = ConfigDict(extra="forbid")
-    id: str
-    type: str
+    id: Identifier
+    type: Label
     arguments: list[RelationArgument]
 
 
@@ -121,9 +122,9 @@ class AnnotatorNote(BaseModel):
     """A ``#`` line."""
 
     model_config = ConfigDict(extra="forbid")
-    id: str
-    type: str
-    target: str
+    id: Identifier
+    type: Label
+    target: Identifier
     text: LicensedText
 
 
@@ -131,19 +132,19 @@ class Equivalence(BaseModel):
     """A ``*`` line."""
 
     model_config = ConfigDict(extra="forbid")
-    type: str
-    members: list[str]
+    type: Label
+    members: list[Identifier]
 
 
 class Normalization(BaseModel):
     """An ``N`` line (kept, not scored): ``target`` linked to entry ``entry`` of ``resource``."""
 
     model_config = ConfigDict(extra="forbid")
-    id: str
-    type: str
-    target: str
-    resource: str
-    entry: str
+    id: Identifier
+    type: Label
+    target: Identifier
+    resource: Label
+    entry: Identifier
     text: LicensedText
 
 
@@ -154,7 +155,7 @@ class SdohNote(TextRecord):
     it, with no annotations).
     """
 
-    id: str
+    id: Identifier
     split: Split
     source: NoteSource
     text: LicensedText

@@ -20,12 +20,12 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from clinical_corpora.builders.contract.release_view import ReleaseView, chosen_splits, release_corpus, scored_release
+from clinical_corpora.builders.contract.release_view import GivenRelease, given_release
 from clinical_corpora.builders.sources.brat import ANN_SUFFIX, TEXT_SUFFIX, brat_documents, read_brat_document
 from clinical_corpora.builders.sources.brat_annotations import BratDocument
 from clinical_corpora.builders.sources.discovery import Document
 from clinical_corpora.builders.sources.shac import shac_annotations
-from clinical_corpora.core.errors import ClincorpError, SourceError
+from clinical_corpora.core.errors import SourceError
 from clinical_corpora.core.processes import end_with_parent, fork_context
 from clinical_corpora.corpora.sdoh.exports import CONFIG, write_shac
 from clinical_corpora.validation.metrics.sdoh import (
@@ -127,20 +127,18 @@ def score_folders_to_csv(
 
 
 @contextlib.contextmanager
-def gold_folder(gold: Path, split: str | None = None) -> Iterator[Path]:
+def gold_folder(gold: Path | GivenRelease, split: str | None = None) -> Iterator[Path]:
     """The BRAT folder to score against: ``gold`` itself, or, for an sdoh release (or its ``data/sdoh``
     config), the release written as SHAC BRAT in a temporary folder: ``{split}/{source}/<doc>``, or with
     ``split`` that split's ``{source}/<doc>`` (to score predictions of one split)."""
-    location = scored_release(gold, split)
-    if location is None:
+    release = given_release(gold, split)
+    if release is None:
+        assert isinstance(gold, Path)
         yield gold
         return
-    release, config = location
-    if release_corpus(release) != CONFIG or config not in (None, CONFIG):
-        raise ClincorpError(f"{gold} is not an sdoh release or its data/{CONFIG} config")
-    view = ReleaseView(release)
+    release = release.of(CONFIG, CONFIG)
     with tempfile.TemporaryDirectory(prefix="clincorp-sdoh-gold-") as folder:
-        list(write_shac(view, Path(folder), chosen_splits(view, CONFIG, split)))
+        list(write_shac(release.view, Path(folder), release.splits(CONFIG, split)))
         yield Path(folder) / split if split else Path(folder)
 
 

@@ -8,7 +8,9 @@ corpora.register("snomed_el", Path(__file__).parent)
 scorers.register(
     "snomed",
     Command(
-        "clinical_corpora.corpora.snomed_el.commands", "macro character IoU of the SNOMED CT Entity Linking Challenge"
+        "clinical_corpora.corpora.snomed_el.commands",
+        "macro character IoU of the SNOMED CT Entity Linking Challenge",
+        releases=("gold",),
     ),
 )
 exporters.register(

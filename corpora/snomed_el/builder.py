@@ -43,7 +43,7 @@ from clinical_corpora.corpora.snomed_el.annotations import SPLIT_SEED, TEST_FRAC
 from clinical_corpora.corpora.snomed_el.display import annotator_displays, snomed_el_displays
 from clinical_corpora.corpora.snomed_el.records import HIERARCHY_NAMES, ConceptRecord, ConceptStats, LinkedSpan, Note
 from clinical_corpora.corpora.snomed_el.released_annotations import concept_links
-from clinical_corpora.corpora.snomed_el.statistics import statistics_sections
+from clinical_corpora.corpora.snomed_el.statistics import statistics_sections, whitespace_section
 from clinical_corpora.validation.metrics.concept_difficulty import Mention, concept_difficulty
 
 CONCEPT_SPLIT = "full"
@@ -227,7 +227,11 @@ class SnomedElBuilder(Builder):
         return annotator_agreement(ctx.source("annotators"), release)
 
     def statistics(self, release: ReleaseView) -> list[CardSection]:
-        return statistics_sections(release, self.padded_spans, self.options.trim_whitespace)
+        return statistics_sections(release)
+
+    def measured(self) -> list[CardSection]:
+        """The spans the annotations gave with whitespace at their ends (the release holds them trimmed)."""
+        return [whitespace_section(self.padded_spans, self.options.trim_whitespace)]
 
     def quality_tables(self, release: ReleaseView) -> dict[str, pd.DataFrame]:
         return {"snomed_el.concept_links": concept_links(release)}

@@ -10,6 +10,7 @@ from typing import Annotated, ClassVar, Literal
 from pydantic import Field, model_validator
 
 from clinical_corpora.core.labels import Hierarchy
+from clinical_corpora.schemas.bounded import Identifier
 from clinical_corpora.schemas.licensed import LicensedText
 from clinical_corpora.schemas.spans import Int32, Record, Span, TextRecord
 
@@ -39,7 +40,7 @@ class Note(TextRecord):
     """One MIMIC-IV-Note discharge note with its annotations (sorted by offset, never overlapping)."""
 
     id_field: ClassVar[str] = "note_id"
-    note_id: str = Field(min_length=1)
+    note_id: Identifier
     text: LicensedText
     split: Split
     annotations: list[LinkedSpan]

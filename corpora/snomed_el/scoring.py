@@ -12,10 +12,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from clinical_corpora.builders.contract.release_view import ReleaseView, chosen_splits, release_corpus, scored_release
+from clinical_corpora.builders.contract.release_view import GivenRelease, given_release
 from clinical_corpora.builders.sources.mimic_notes import read_span_annotations
 from clinical_corpora.core.annotations import SpanAnnotation
-from clinical_corpora.core.errors import ClincorpError
 from clinical_corpora.corpora.snomed_el.exports import CONFIG, split_annotations
 from clinical_corpora.validation.metrics.iou import DEFAULT_BOOTSTRAP_REPLICATES, DEFAULT_SEED, score
 
@@ -79,17 +78,16 @@ def warn_overlaps(path: str | Path, annotations: Sequence[SpanAnnotation]) -> No
     )
 
 
-def gold_annotations(gold: Path, split: str | None = None) -> list[SpanAnnotation]:
+def gold_annotations(gold: Path | GivenRelease, split: str | None = None) -> list[SpanAnnotation]:
     """The annotations of a gold CSV, or of a snomed_el release or its ``data/snomed_el`` config (all splits,
     or ``split``), as ``clincorp export challenge-csv`` writes them."""
-    location = scored_release(gold, split)
-    if location is None:
+    release = given_release(gold, split)
+    if release is None:
+        assert isinstance(gold, Path)
         return read_span_annotations(gold)
-    release, config = location
-    if release_corpus(release) != CONFIG or config not in (None, CONFIG):
-        raise ClincorpError(f"{gold} is not a snomed_el release or its data/{CONFIG} config")
-    view = ReleaseView(release)
-    return [annotation for name in chosen_splits(view, CONFIG, split) for annotation in split_annotations(view, name)]
+    release = release.of(CONFIG, CONFIG)
+    view = release.view
+    return [annotation for name in release.splits(CONFIG, split) for annotation in split_annotations(view, name)]
 
 
 __all__ = ["gold_annotations", "overlapping_spans", "score_files", "warn_overlaps"]

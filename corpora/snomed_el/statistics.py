@@ -23,17 +23,9 @@ FREQUENCY_BINS = ((1, 1), (2, 2), (3, 3), (4, 4), (5, 9), (10, 19), (20, 49), (5
 """The bins of the concept frequency figure: annotations of a concept, from and to (None: no upper end)."""
 
 
-def statistics_sections(
-    release: ReleaseView, padded_spans: list[tuple[str, int, int]], trimmed: bool
-) -> list[CardSection]:
-    """The card's statistics sections; ``padded_spans`` were read with whitespace at their ends, ``trimmed``
-    says whether the builder trimmed them."""
-    return [
-        split_section(release),
-        hierarchy_section(release),
-        difficulty_section(release),
-        whitespace_section(padded_spans, trimmed),
-    ]
+def statistics_sections(release: ReleaseView) -> list[CardSection]:
+    """The card's statistics sections, from the release's rows."""
+    return [split_section(release), hierarchy_section(release), difficulty_section(release)]
 
 
 def split_section(release: ReleaseView) -> CardSection:

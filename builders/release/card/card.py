@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-import pyarrow.parquet as pq
 from datasets import ClassLabel, Features, List
 from datasets.info import DatasetInfo, DatasetInfosDict
 from datasets.splits import SplitDict, SplitInfo
@@ -21,8 +20,10 @@ from clinical_corpora.builders.release.card.markdown import plain, section_markd
 from clinical_corpora.builders.release.folder import release_folder
 from clinical_corpora.core.card import CardSection, Cell, Table
 from clinical_corpora.core.manifest import CorpusManifest
+from clinical_corpora.core.release_manifest import LeakObserved, ReleaseManifest
+from clinical_corpora.core.release_records import ExpectationDetail, GateRecord
 from clinical_corpora.schemas.features import LABEL_NAME_SUFFIX
-from clinical_corpora.validation.gates import GateResult, violation_text
+from clinical_corpora.validation.gates import violation_text
 
 
 @dataclass(frozen=True)
@@ -33,23 +34,15 @@ class SplitSize:
     parquet_bytes: int
 
 
-def split_sizes(folder: Path) -> dict[str, dict[str, SplitSize]]:
-    """The size of every config's splits in a written release, read one column of a row group at a time (a
-    table's bytes are its columns'; a whole row group of 10k SDOH notes took ~90 MB to read)."""
-    view = ReleaseView(folder)
+def split_sizes(view: ReleaseView, configs: Iterable[str]) -> dict[str, dict[str, SplitSize]]:
+    """The size of every split of ``configs`` in a written release (:meth:`ReleaseView.arrow_bytes` in memory,
+    the parquet files' bytes on disk)."""
     sizes: dict[str, dict[str, SplitSize]] = {}
-    for config in view.configs():
+    for config in configs:
         for split in view.splits(config):
-            arrow = parquet = 0
-            for shard in view.shards(config, split):
-                file = pq.ParquetFile(shard)
-                arrow += sum(
-                    file.read_row_group(group, columns=[name]).nbytes
-                    for group in range(file.num_row_groups)
-                    for name in file.schema_arrow.names
-                )
-                parquet += shard.stat().st_size
-            sizes.setdefault(config, {})[split] = SplitSize(arrow, parquet)
+            shards = view.shards(config, split)
+            arrow = sum(view.arrow_bytes(shard) for shard in shards)
+            sizes.setdefault(config, {})[split] = SplitSize(arrow, sum(shard.stat().st_size for shard in shards))
     return sizes
 
 
@@ -64,8 +57,8 @@ class CardFacts:
     features: dict[str, Features]
     row_counts: dict[str, dict[str, int]]
     sections: list[CardSection]
-    gates: list[GateResult]
-    provenance: dict[str, Any]
+    gates: list[GateRecord]
+    provenance: ReleaseManifest
     sizes: dict[str, dict[str, SplitSize]] = field(default_factory=dict)
 
 
@@ -73,23 +66,23 @@ def render_card(card: CardFacts) -> str:
     """The whole README.md; a sample release's card says first that its data is invented."""
     manifest, version, features, row_counts = card.manifest, card.version, card.features, card.row_counts
     sections, gates, provenance = card.sections, card.gates, card.provenance
-    front_matter = _front_matter(manifest, features, row_counts, card.sizes)
-    return f"---\n{front_matter}\n---\n\n{_sample_banner(provenance)}" + "\n".join(
+    matter = front_matter(manifest, features, row_counts, card.sizes)
+    return f"---\n{matter}\n---\n\n{_sample_banner(provenance)}" + "\n".join(
         section_markdown(section)
         for section in [
-            *_intro(manifest, row_counts, version),
-            *_licence_sections(manifest),
+            *intro_sections(manifest, row_counts, version),
+            *licence_sections(manifest),
             _label_names_section(manifest, features, version),
             *sections,
             *_gates_sections(gates, provenance),
-            *changes_sections(provenance),
-            _provenance_section(manifest, provenance),
-            _citation_section(manifest),
+            *changes_sections(provenance.changes),
+            provenance_section(manifest, provenance),
+            citation_section(manifest),
         ]
     )
 
 
-def _front_matter(
+def front_matter(
     manifest: CorpusManifest,
     features: dict[str, Features],
     row_counts: dict[str, dict[str, int]],
@@ -148,9 +141,9 @@ def _gating_metadata(manifest: CorpusManifest) -> dict[str, Any]:
     return metadata
 
 
-def _sample_banner(provenance: dict[str, Any]) -> str:
+def _sample_banner(provenance: ReleaseManifest) -> str:
     """Empty for a real release; else a first paragraph saying the data is invented, and which inputs."""
-    invented = [name for name, entry in provenance["inputs"].items() if entry["sample"]]
+    invented = [name for name, entry in (provenance.inputs or {}).items() if entry.sample]
     if not invented:
         return ""
     return (
@@ -161,7 +154,7 @@ def _sample_banner(provenance: dict[str, Any]) -> str:
     )
 
 
-def _intro(manifest: CorpusManifest, row_counts: dict[str, dict[str, int]], version: str) -> list[CardSection]:
+def intro_sections(manifest: CorpusManifest, row_counts: dict[str, dict[str, int]], version: str) -> list[CardSection]:
     folder = f"path/to/{manifest.name}/{release_folder(manifest.name, version)}"
     others = [name for name in manifest.configs if name != manifest.default_config]
     loading = (
@@ -215,7 +208,7 @@ def _label_query(features: dict[str, Features], release: str) -> str | None:
     return None
 
 
-def _licence_sections(manifest: CorpusManifest) -> list[CardSection]:
+def licence_sections(manifest: CorpusManifest) -> list[CardSection]:
     """Licence and sharing: which variant may be passed on; for restricted data, what it holds and what not
     to do with it."""
     licence = (
@@ -257,23 +250,21 @@ def _licence_sections(manifest: CorpusManifest) -> list[CardSection]:
     return sections
 
 
-def _gates_sections(gates: list[GateResult], provenance: dict[str, Any]) -> list[CardSection]:
+def _gates_sections(gates: list[GateRecord], provenance: ReleaseManifest) -> list[CardSection]:
     """The Validation section (failed gates first, then warnings, skipped ones and passed ones; each expectation
     below) and, when an expectation found offending rows, a Violations section listing them."""
     order = {"fail": 0, "warning": 1, "skipped": 2, "pass": 3}
     ranked = sorted(gates, key=lambda gate: order[gate.status])
-    rows: list[list[Cell]] = [[g.gate, _result(g.status), g.observed, g.expected] for g in ranked]
-    details = [detail for gate in ranked for detail in gate.details if "expectation" in detail]
-    for detail in sorted(details, key=lambda detail: bool(detail["success"])):
-        observed = detail["observed"].get("observed_value", detail["observed"].get("unexpected_count", ""))
-        tolerated = detail["success"] and detail.get("violations")
+    rows: list[list[Cell]] = [[g.gate, _result(g.status), _observed(g.observed), g.expected] for g in ranked]
+    details = [detail for gate in ranked for detail in gate.details if isinstance(detail, ExpectationDetail)]
+    for detail in sorted(details, key=lambda detail: detail.success):
+        observed = detail.observed.get("observed_value", detail.observed.get("unexpected_count", ""))
+        tolerated = detail.success and detail.violations
         rows.append(
             [
-                f"{detail['table']}: {detail['expectation']} {_kwargs_text(detail['kwargs'])}",
-                "pass (violations tolerated by mostly)"
-                if tolerated
-                else _result("pass" if detail["success"] else "fail"),
-                observed,
+                f"{detail.table}: {detail.expectation} {_kwargs_text(detail.kwargs)}",
+                "pass (violations tolerated by mostly)" if tolerated else _result("pass" if detail.success else "fail"),
+                observed if isinstance(observed, str | int | float | bool) or observed is None else str(observed),
                 "",
             ]
         )
@@ -299,9 +290,16 @@ def _result(status: str) -> str:
     return {"pass": "pass", "fail": "FAIL", "skipped": "SKIPPED", "warning": "WARNING"}[status]
 
 
-def _gates_summary(gates: list[GateResult], provenance: dict[str, Any]) -> str:
+def _observed(observed: object) -> Cell:
+    """A gate's observed value as the card shows it."""
+    if isinstance(observed, LeakObserved):
+        return f"longest shared run {observed.longest_shared_run} characters (limit {observed.limit})"
+    return observed if isinstance(observed, str | int | float | bool) or observed is None else str(observed)
+
+
+def _gates_summary(gates: list[GateRecord], provenance: ReleaseManifest) -> str:
     failed = [gate.gate for gate in gates if gate.status == "fail"]
-    skipped = [f"{gate.gate} ({gate.skipped})" for gate in gates if gate.status == "skipped"]
+    skipped = [f"{gate.gate} ({gate.reason})" for gate in gates if gate.status == "skipped"]
     if failed:
         text = f"This build FAILED {len(failed)} gate(s), listed first: {', '.join(failed)}. It is not a release."
     elif skipped:
@@ -313,23 +311,26 @@ def _gates_summary(gates: list[GateResult], provenance: dict[str, Any]) -> str:
     warned = [f"{gate.gate} ({gate.warning})" for gate in gates if gate.status == "warning"]
     if warned:
         text += f" Passed with a WARNING (not a failure): {'; '.join(warned)}."
-    overlay = provenance.get("gate_overlay")
+    overlay = provenance.gate_overlay
     if overlay:
-        changes = "; ".join(overlay["changes"]) or "no value changed"
+        changes = "; ".join(overlay.changes) or "no value changed"
         text += (
-            f"\n\nThe gates were changed for this release by `{overlay['file']}` (clincorp --gates, sha256 "
-            f"{overlay['sha256']}): {changes}."
+            f"\n\nThe gates were changed for this release by `{overlay.file}` (clincorp --gates, sha256 "
+            f"{overlay.sha256}): {changes}."
         )
     return text
 
 
-def _violations_table(details: list[dict[str, Any]]) -> Table:
+def _violations_table(details: list[ExpectationDetail]) -> Table:
     rows: list[list[Cell]] = []
     for detail in details:
-        name = f"{detail['table']}: {detail['expectation']}"
-        total = detail["observed"].get("unexpected_count", len(detail.get("violations", [])))
-        for violation in detail.get("violations", []):
-            rows.append([name, "pass (tolerated)" if detail["success"] else "FAIL", total, violation_text(violation)])
+        name = f"{detail.table}: {detail.expectation}"
+        total = detail.observed.get("unexpected_count", len(detail.violations))
+        for violation in detail.violations:
+            shown = violation.model_dump(exclude_none=True)
+            rows.append(
+                [name, "pass (tolerated)" if detail.success else "FAIL", _observed(total), violation_text(shown)]
+            )
     return Table(["expectation", "result", "unexpected rows", "offending row"], rows)
 
 
@@ -349,22 +350,23 @@ def _argument_text(value: object) -> str:
     return str(value)
 
 
-def _provenance_section(manifest: CorpusManifest, provenance: dict[str, Any]) -> CardSection:
+def provenance_section(manifest: CorpusManifest, provenance: ReleaseManifest) -> CardSection:
     rows: list[list[Cell]] = [
-        [source, "invented sample" if entry["sample"] else "real", entry["files"], entry["bytes"], entry["sha256"]]
-        for source, entry in provenance["inputs"].items()
+        [source, "invented sample" if entry.sample else "real", entry.files, entry.bytes, entry.sha256]
+        for source, entry in (provenance.inputs or {}).items()
     ]
+    counts = provenance.counts
+    assert counts is not None, "a full release counts its records"
     text = (
-        f"Built by `{manifest.builder}` version {provenance['builder_version']} with clinical-corpora "
-        f"{provenance['package_version']}. Records read {provenance['counts']['read']}, written "
-        f"{provenance['counts']['written']}, rejected {provenance['counts']['rejected']}. Each source's "
-        "sha256 is that of its files' `sha256  file` lines, listed one file a line in inputs.jsonl."
+        f"Built by `{manifest.builder}` version {provenance.builder_version} with clinical-corpora "
+        f"{provenance.package_version}. Records read {counts.read}, written {counts.written}, rejected "
+        f"{counts.rejected}. Each source's sha256 is that of its files' `sha256  file` lines, listed one file a "
+        "line in inputs.jsonl."
     )
-    options = provenance.get("options")
-    if options:
-        given = ", ".join(f"--option {name}={option_text(value)}" for name, value in options.items())
+    if provenance.options:
+        given = ", ".join(f"--option {name}={option_text(value)}" for name, value in provenance.options.items())
         text += f" The builder's options differ from its defaults: {given}."
-    overridden = provenance.get("overrides", {}).get("max_rejects")
+    overridden = provenance.overrides.max_rejects if provenance.overrides is not None else None
     if overridden is not None:
         text += (
             f" The max_rejects gate was overridden for this run with --max-rejects {overridden} "
@@ -373,7 +375,7 @@ def _provenance_section(manifest: CorpusManifest, provenance: dict[str, Any]) ->
     return CardSection("Provenance", text, Table(["source", "input", "files", "bytes", "sha256"], rows))
 
 
-def _citation_section(manifest: CorpusManifest) -> CardSection:
+def citation_section(manifest: CorpusManifest) -> CardSection:
     text = f"```bibtex\n{manifest.citation.strip()}\n```"
     if manifest.data_citations:
         entries = "\n\n".join(entry.strip() for entry in manifest.data_citations)

@@ -21,8 +21,8 @@ from typing import Any
 
 from datasets import Features
 
-from clinical_corpora.builders.release.folder import sha256_file
 from clinical_corpora.core.manifest import CorpusManifest
+from clinical_corpora.core.release_manifest import InputSummary
 from clinical_corpora.schemas.croissant import croissant_fields
 
 CROISSANT_FILE = "croissant.json"
@@ -93,20 +93,21 @@ class CroissantRelease:
     version: str
     features: dict[str, Features]
     splits: dict[str, list[str]]
-    inputs: dict[str, dict[str, Any]]
+    inputs: dict[str, InputSummary]
+    shards: dict[str, str]
+    """Each parquet file of the release (its path in the folder) with its sha256."""
     text_free: bool = False
 
 
-def write_croissant(folder: Path, release: CroissantRelease) -> None:
-    """Write ``folder/croissant.json`` describing the release in ``folder`` (its parquet files written)."""
-    text = json.dumps(croissant_document(folder, release), indent=2, ensure_ascii=False) + "\n"
-    (folder / CROISSANT_FILE).write_text(text, encoding="utf-8")
+def croissant_bytes(folder: Path, release: CroissantRelease) -> bytes:
+    """``croissant.json`` describing the release in ``folder`` (its parquet files written)."""
+    return (json.dumps(croissant_document(folder, release), indent=2, ensure_ascii=False) + "\n").encode("utf-8")
 
 
 def croissant_document(folder: Path, release: CroissantRelease) -> dict[str, Any]:
     """The JSON-LD of the release in ``folder``."""
     manifest = release.manifest
-    sample = any(entry.get("sample") for entry in release.inputs.values())
+    sample = any(entry.sample for entry in release.inputs.values())
     variant = " (text-free)" if release.text_free else ""
     keywords = [*manifest.tags, *(["text-free"] if release.text_free else []), "synthetic" if sample else "real"]
     return {
@@ -171,29 +172,29 @@ def _responsible_ai(manifest: CorpusManifest, sample: bool, text_free: bool) -> 
     return dict(sorted(found.items()))
 
 
-def _source_objects(manifest: CorpusManifest, inputs: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+def _source_objects(manifest: CorpusManifest, inputs: dict[str, InputSummary]) -> list[dict[str, Any]]:
     """A FileObject per licensed source: its sha256 as manifest.json records it, no download URL."""
     objects = []
     for name, entry in inputs.items():
         spec = manifest.sources.get(name)
         where = " ".join(spec.description.split()) if spec else ""
-        kind = "invented sample" if entry.get("sample") else "real input"
+        kind = "invented sample" if entry.sample else "real input"
         objects.append(
             {
                 "@type": "cr:FileObject",
                 "@id": f"source/{name}",
                 "name": name,
                 "description": (
-                    f"Licensed source {name} ({kind}; {entry.get('files')} files, {entry.get('bytes')} bytes), "
+                    f"Licensed source {name} ({kind}; {entry.files} files, {entry.bytes} bytes), "
                     f"not distributed with this release and not downloadable from it: {where} "
                     "contentUrl is the name given to clincorp (--source NAME=PATH); sha256 is that of the "
                     "source's file list as sha256sum prints it (one '<sha256>  <path>' line per file, sorted "
                     "by path; inputs.jsonl lists the files)."
                 ),
                 "contentUrl": name,
-                "contentSize": f"{entry.get('bytes')} B",
+                "contentSize": f"{entry.bytes} B",
                 "encodingFormat": "text/plain",
-                "sha256": entry.get("sha256"),
+                "sha256": entry.sha256,
             }
         )
     return objects
@@ -203,8 +204,8 @@ def _parquet_objects(folder: Path, release: CroissantRelease) -> list[dict[str, 
     """Every parquet file (FileObject with sha256) and, per config, the FileSet its record set reads."""
     objects: list[dict[str, Any]] = []
     for config in release.features:
-        for path in sorted((folder / "data" / config).glob("*.parquet")):
-            name = path.relative_to(folder).as_posix()
+        for name in sorted(shard for shard in release.shards if shard.startswith(f"data/{config}/")):
+            path = folder / name
             objects.append(
                 {
                     "@type": "cr:FileObject",
@@ -213,7 +214,7 @@ def _parquet_objects(folder: Path, release: CroissantRelease) -> list[dict[str, 
                     "contentUrl": name,
                     "contentSize": f"{path.stat().st_size} B",
                     "encodingFormat": PARQUET,
-                    "sha256": sha256_file(path),
+                    "sha256": release.shards[name],
                 }
             )
         objects.append(

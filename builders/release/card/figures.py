@@ -17,10 +17,9 @@ from __future__ import annotations
 import io
 import math
 from collections.abc import Iterable
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from clinical_corpora.builders.release.card.markdown import FIGURES_FOLDER, figure_path
+from clinical_corpora.builders.release.card.markdown import figure_path
 from clinical_corpora.core.card import BarChart, CardSection, number_text
 from clinical_corpora.core.errors import ClincorpError
 
@@ -43,19 +42,15 @@ STYLE: dict[str, Any] = {
 }
 
 
-def write_figures(folder: Path, sections: Iterable[CardSection]) -> list[str]:
-    """Draw every chart of ``sections`` into ``folder/figures/``; returns their paths in the folder, in the
-    card's order. Two charts of one name are an error naming it."""
+def figure_files(sections: Iterable[CardSection]) -> dict[str, bytes]:
+    """Every chart of ``sections`` drawn: its path in the release folder → the PNG's bytes, in the card's
+    order. Two charts of one name are an error naming it."""
     charts = [chart for section in sections for chart in section.figures]
     names = [chart.name for chart in charts]
     repeated = sorted({name for name in names if names.count(name) > 1})
     if repeated:
         raise ClincorpError(f"the card's sections draw two figures named {', '.join(repeated)}")
-    if charts:
-        (folder / FIGURES_FOLDER).mkdir(exist_ok=True)
-    for chart in charts:
-        (folder / figure_path(chart)).write_bytes(png_bytes(chart))
-    return [figure_path(chart) for chart in charts]
+    return {figure_path(chart): png_bytes(chart) for chart in charts}
 
 
 def png_bytes(chart: BarChart) -> bytes:

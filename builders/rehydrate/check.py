@@ -12,14 +12,14 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
+from clinical_corpora.builders.rehydrate.reanchor.relocate import document_map
+from clinical_corpora.builders.rehydrate.request import RehydrateRequest
+from clinical_corpora.builders.rehydrate.run import opened_text_free, read_documents
 from clinical_corpora.builders.sources.documents import split_locator, text_sha256
-from clinical_corpora.builders.text_free.anchors import Anchor, read_anchors
+from clinical_corpora.builders.text_free.anchors import ANCHORS_FILE, Anchor, read_anchors
 from clinical_corpora.builders.text_free.normalise import EditCounts, normalise
-from clinical_corpora.builders.text_free.rehydrate import read_source_documents
-from clinical_corpora.builders.text_free.relocate import document_map
 
 
 @dataclass
@@ -49,16 +49,20 @@ class SourceCheck:
         }
 
 
-def check_sources(text_free: Path, overrides: dict[str, Path]) -> SourceCheck:
+def check_sources(request: RehydrateRequest) -> SourceCheck:
     """Compare every document the release names with the sources' copy."""
-    found = read_source_documents(text_free, overrides)
+    opened = opened_text_free(request.text_free)
+    found = read_documents(opened, request)
     differing = [
         locator
         for locator, sha256 in found.wanted.items()
         if locator in found.documents and text_sha256(found.documents[locator]) != sha256
     ]
-    anchors = read_anchors(found.anchors, differing) if found.anchors is not None else {}
-    report = SourceCheck(found.corpus.name, {name: str(path) if path else None for name, path in found.sources.items()})
+    listed = opened.listed(ANCHORS_FILE)
+    anchors = read_anchors(listed, differing) if listed is not None else {}
+    report = SourceCheck(
+        opened.corpus.name, {name: str(path) if path else None for name, path in found.sources.items()}
+    )
     for locator in sorted(found.wanted):
         source = split_locator(locator)[0]
         counts = report.counts.setdefault(source, Counter())

@@ -15,7 +15,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from clinical_corpora.core.errors import ClincorpError
-from clinical_corpora.schemas.licensed import LEAF, LITERAL, SOURCE_DOCUMENTS, LicensedTree
+from clinical_corpora.schemas.licensed import LEAF, LITERAL, MAX_LITERAL, SOURCE_DOCUMENTS, LicensedTree
 
 
 class RecipeError(ClincorpError):
@@ -108,6 +108,7 @@ def _strings(recipes: Any, rows: np.ndarray, documents: BatchDocuments, field: s
     unwritten = ~sliced & literal.is_null().to_numpy(zero_copy_only=False)
     if unwritten.any():
         raise RecipeError(int(owners[np.argmax(unwritten)]), field, "a literal segment without its text")
+    _check_literals(literal, offsets - offsets[0], rows, field)
     ids = np.zeros(len(local), dtype=np.int64)
     ids[sliced] = documents.ids[documents.first[owners[sliced]] + local[sliced]]
     slices, inverse = _distinct_slices(ids[sliced], starts[sliced], ends[sliced])
@@ -119,6 +120,19 @@ def _strings(recipes: Any, rows: np.ndarray, documents: BatchDocuments, field: s
     mask = recipes.is_null() if recipes.null_count else None
     joined = pa.ListArray.from_arrays(pa.array(offsets - offsets[0], pa.int32()), pieces, mask=mask)
     return pc.binary_join(joined, "")
+
+
+def _check_literals(literal: pa.Array, offsets: np.ndarray, rows: np.ndarray, field: str) -> None:
+    """A RecipeError for the first recipe holding more than :data:`MAX_LITERAL` characters of literal text."""
+    lengths = pc.fill_null(pc.utf8_length(literal), 0).to_numpy(zero_copy_only=False).astype(np.int64)
+    totals = np.diff(np.concatenate([[0], np.cumsum(lengths)])[offsets]) if len(offsets) > 1 else np.zeros(0)
+    if (totals > MAX_LITERAL).any():
+        at = int(np.argmax(totals > MAX_LITERAL))
+        raise RecipeError(
+            int(rows[at]),
+            field,
+            f"{int(totals[at])} characters of literal text (at most {MAX_LITERAL}): text no source document holds",
+        )
 
 
 def _distinct_slices(ids: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> tuple[list[Any], np.ndarray]:

@@ -26,13 +26,13 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
-from clinical_corpora.builders.text_free.reanchor_passages import Passages, joined_passages, recut_fragments
-from clinical_corpora.builders.text_free.relocate import DocumentMap
+from clinical_corpora.builders.rehydrate.reanchor.passages import Passages, joined_passages, recut_fragments
+from clinical_corpora.builders.rehydrate.reanchor.relocate import DocumentMap
 from clinical_corpora.schemas.licensed import LEAF, LITERAL, SOURCE_DOCUMENTS, LicensedTree
 
-CLASSES = ("exact", "relocated", "replaced", "lost")
+CLASSES: tuple[Literal["exact", "relocated", "replaced", "lost"], ...] = ("exact", "relocated", "replaced", "lost")
 NOT_CONFIRMED = "not every character is confirmed, consecutively, in your copy"
 
 Pair = tuple[int, int]

@@ -5,7 +5,19 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from dataclasses import dataclass
 from pathlib import Path
+
+NAME = "diff"
+HELP = "what changed between two releases of one corpus, record by record"
+
+
+@dataclass(frozen=True)
+class DiffArgs:
+    old: Path
+    new: Path
+    examples: int
+    json: bool
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -26,9 +38,10 @@ def run(args: argparse.Namespace) -> int:
     from clinical_corpora.builders.diff.opened import open_release
     from clinical_corpora.builders.diff.report import as_json, as_text, diff_releases
 
-    opened = open_release(args.old, confirm_later=True), open_release(args.new, confirm_later=True)
-    diff = diff_releases(*opened, args.examples)  # returned once every file read matches its manifest
-    if args.json:
+    asked = DiffArgs(args.old, args.new, args.examples, args.json)
+    opened = open_release(asked.old), open_release(asked.new)
+    diff = diff_releases(*opened, asked.examples)  # returned once every file read matches its manifest
+    if asked.json:
         print(json.dumps(as_json(diff), ensure_ascii=False))
     else:
         sys.stdout.write(as_text(diff))

@@ -16,32 +16,31 @@ string and every record left out is listed in ``re-anchored.jsonl``.
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.parquet as pq
-import yaml
 from datasets import Features
 from pydantic import BaseModel, ValidationError
 
-from clinical_corpora.builders.contract.base import Builder
-from clinical_corpora.builders.contract.release_view import ReleaseView
-from clinical_corpora.builders.release.folder import copy_into, read_json, sha256_file, write_json
+from clinical_corpora.builders.rehydrate.documents import SourceDocuments
+from clinical_corpora.builders.rehydrate.folder import Restoring, finish_rehydrated
+from clinical_corpora.builders.rehydrate.reanchor.relocate import DocumentMap, document_map
+from clinical_corpora.builders.rehydrate.reanchor.rows import CLASSES, RowAnchoring
+from clinical_corpora.builders.rehydrate.restore import restore_batch
+from clinical_corpora.builders.rehydrate.rows import RestoredRows
+from clinical_corpora.builders.release.opened import FULL_FOLDER
 from clinical_corpora.builders.release.writer import SplitWriter, rows_per_row_group
 from clinical_corpora.builders.text_free.anchors import ANCHORS_FILE, read_anchors
-from clinical_corpora.builders.text_free.reanchor_rows import CLASSES, RowAnchoring
-from clinical_corpora.builders.text_free.relocate import DocumentMap, document_map
-from clinical_corpora.builders.text_free.restore import restore_batch
+from clinical_corpora.core.release_manifest import Rehydration, release_digest
+from clinical_corpora.core.release_records import write_json_lines
 from clinical_corpora.schemas.features import LabelIdError, row_decoder
 from clinical_corpora.schemas.licensed import SOURCE_DOCUMENTS, licensed_tree
 
-VARIANT = "re-anchored"
-REPORT_FILE = "re-anchored.jsonl"
+REPORT_FILE: Final = "re-anchored.jsonl"
 BATCH_ROWS = 2_000
 
 
@@ -53,6 +52,11 @@ class Reanchored:
     lost: list[dict[str, Any]] = field(default_factory=list)
     left_out: list[dict[str, Any]] = field(default_factory=list)
     documents: list[dict[str, Any]] = field(default_factory=list)
+
+    def write(self, folder: Path) -> None:
+        """re-anchored.jsonl: each document's map, each string lost, each record left out."""
+        lines = [{"document": d} for d in self.documents] + [{"lost": x} for x in self.lost]
+        write_json_lines(folder / REPORT_FILE, [*lines, *({"left_out": x} for x in self.left_out)])
 
     def summary(self) -> dict[str, Any]:
         return {
@@ -92,31 +96,36 @@ def document_maps(
     return Maps(maps, originals, unusable)
 
 
-def write_reanchored_rows(
-    builder: Builder,
-    view: ReleaseView,
-    features: dict[str, Features],
-    documents: dict[str, str],
-    maps: Maps,
-    staging: Path,
-) -> Reanchored:
-    """Every row restored through the pipeline's writer, re-anchored where it uses a differing document."""
+def reanchor(restoring: Restoring, found: SourceDocuments, staging: Path) -> Reanchored:
+    """Every row restored into ``staging`` through the pipeline's writer, re-anchored where it uses a differing
+    document, then the rehydration's own files; what was done."""
+    opened = restoring.opened
+    maps = document_maps(opened.listed(ANCHORS_FILE), found.wanted, found.documents, found.bad)
     report = Reanchored(documents=_document_lines(maps))
-    texts = list(documents.values())
-    index = {locator: number for number, locator in enumerate(documents)}
     anchoring = RowAnchoring(maps.maps, maps.originals)
-    for config, config_features in features.items():
-        model = builder.CONFIGS[config]
-        rows = _ConfigRows(model, config_features, anchoring, maps.unusable, report)
-        for split in view.splits(config):
-            writer = SplitWriter(
-                staging / "data" / config, split, config_features, rows_per_group=rows_per_row_group(model)
-            )
-            for shard in view.shards(config, split):
-                for batch in pq.ParquetFile(shard).iter_batches(batch_size=BATCH_ROWS):
-                    kept = rows.batch(batch, f"{config}/{split}", texts, index)
-                    writer.write(restore_batch(kept, rows.tree, rows.schema, texts, index))
+    for config, features in restoring.features().items():
+        model = restoring.builder.CONFIGS[config]
+        rows = _ConfigRows(model, features, anchoring, maps.unusable, report)
+        for split in opened.view.splits(config):
+            writer = SplitWriter(staging / "data" / config, split, features, rows_per_group=rows_per_row_group(model))
+            for shard in opened.view.shards(config, split):
+                for batch in opened.view.shard_batches(shard, BATCH_ROWS):
+                    kept = rows.batch(batch, f"{config}/{split}", restoring.texts, restoring.index)
+                    restored = restore_batch(kept, rows.tree, rows.schema, restoring.texts, restoring.index)
+                    writer.write(rows.valid(restored, f"{config}/{split}"))
             writer.close()
+    rehydration = Rehydration(
+        mode="re-anchored",
+        strings=report.summary()["strings"],
+        records_left_out=len(report.left_out),
+        left_out=dict(sorted(Counter(entry["record"].split("/")[0] for entry in report.left_out).items())),
+        documents_re_anchored=report.summary()["documents_re_anchored"],
+        documents_unusable=report.summary()["documents_unusable"],
+        maintainer_manifest_sha256=release_digest(opened.folder / FULL_FOLDER),
+        text_free_package_version=opened.manifest.package_version,
+        report=REPORT_FILE,
+    )
+    finish_rehydrated(restoring, staging, rehydration, report.write)
     return report
 
 
@@ -135,6 +144,16 @@ class _ConfigRows:
         self.tree, self.schema = licensed_tree(model), features.arrow_schema
         self.id_field = getattr(model, "id_field", "id")
         self.decode = row_decoder(features)
+        self.restored = RestoredRows(model, features)
+
+    def valid(self, batch: pa.RecordBatch, where: str) -> pa.RecordBatch:
+        """The restored rows that are valid records (a row of documents that match is checked too: its recipe
+        may be forged); the others left out and named."""
+        problems = self.restored.problems(batch)
+        for position, problem in problems:
+            record = f"{where} [{self.restored.record(batch, position)}]"
+            self.report.left_out.append({"record": record, "reason": f"restores as no valid record: {problem}"})
+        return self.restored.without(batch, [position for position, _ in problems]) if problems else batch
 
     def batch(self, batch: pa.RecordBatch, where: str, texts: list[str], index: dict[str, int]) -> pa.RecordBatch:
         """The batch with re-anchored rows moved and the rows that cannot be left out, in order."""
@@ -243,72 +262,3 @@ def _document_lines(maps: Maps) -> list[dict[str, Any]]:
         for locator, document in sorted(maps.maps.items())
     ]
     return lines + [{"document": locator, "unusable": reason} for locator, reason in sorted(maps.unusable.items())]
-
-
-def write_reanchored_files(
-    staging: Path, full_files: dict[str, Path], report: Reanchored, text_free_manifest: dict[str, Any]
-) -> None:
-    """The maintainer's files, marked: re-anchored.jsonl, the card opened by what was re-anchored, the manifest
-    with variant, counts and the sha256 of this folder's own files."""
-    for name, path in full_files.items():
-        if name not in ("manifest.json", "README.md"):
-            copy_into(staging, name, path)
-    lines = [{"document": d} for d in report.documents] + [{"lost": x} for x in report.lost]
-    lines += [{"left_out": x} for x in report.left_out]
-    (staging / REPORT_FILE).write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
-    maintainer = full_files["manifest.json"]
-    (staging / "README.md").write_text(
-        _marked_card(full_files["README.md"].read_text(encoding="utf-8"), report), encoding="utf-8"
-    )
-    manifest = read_json(maintainer)
-    manifest["variant"] = VARIANT
-    manifest["re_anchored"] = {
-        **report.summary(),
-        "maintainer_manifest_sha256": sha256_file(maintainer),
-        "text_free_package_version": text_free_manifest.get("package_version"),
-        "report": REPORT_FILE,
-    }
-    manifest["outputs"] = [
-        {"file": path.relative_to(staging).as_posix(), "sha256": sha256_file(path)}
-        | ({"rows": pq.ParquetFile(path).metadata.num_rows} if path.suffix == ".parquet" else {})
-        for path in sorted(staging.rglob("*"))
-        if path.is_file() and path.name != "manifest.json"
-    ]
-    write_json(staging / "manifest.json", manifest)
-
-
-def _marked_card(card: str, report: Reanchored) -> str:
-    """The maintainer's card with a section saying what was re-anchored, after its front matter; without the
-    front matter's split sizes when records were left out (``datasets`` refuses a split of another size)."""
-    front, body = _split_front_matter(card)
-    if report.left_out and front:
-        metadata = yaml.safe_load(front.strip().removeprefix("---").removesuffix("---"))
-        metadata.pop("dataset_info", None)
-        front = "---\n" + yaml.safe_dump(metadata, sort_keys=False, allow_unicode=True) + "---\n\n"
-    strings = report.summary()["strings"]
-    section = (
-        "## Re-anchored: not the maintainer's release\n\n"
-        "This folder was rehydrated with `clincorp rehydrate --re-anchor` from copies of the sources that differ "
-        "from the ones the release was built from. Its files are not the maintainer's (their sha256 differ; "
-        "the maintainer's manifest is named by its sha256 in `manifest.json`, `re_anchored`), and the "
-        "statistics, gates and counts below are the maintainer's release's, not this folder's.\n\n"
-        "| licensed strings | count |\n|---|---|\n"
-        f"| exact (from documents matching their recorded sha256) | {strings['exact']} |\n"
-        f"| relocated (every character confirmed in your copy) | {strings['relocated']} |\n"
-        f"| replaced (whole documents: your copy's text) | {strings['replaced']} |\n"
-        f"| lost (null, with their offsets) | {strings['lost']} |\n"
-        f"| in records left out | {strings['left_out']} |\n\n"
-        f"Records left out: {len(report.left_out)}. `{REPORT_FILE}` names every lost string (record, field, "
-        "document locator, offsets) and every record left out with the reason.\n\n"
-    )
-    return front + section + body
-
-
-def _split_front_matter(card: str) -> tuple[str, str]:
-    if card.startswith("---\n"):
-        end = card.find("\n---\n", 4)
-        if end >= 0:
-            head = card[: end + 5]
-            rest = card[end + 5 :]
-            return head + "\n", rest.lstrip("\n")
-    return "", card

@@ -1,0 +1,45 @@
+"""Running a command a corpus registered (a scorer, an exporter): its own arguments parsed, and each argument it
+declares may name a release opened through the door (``release/opened.py``) before the command sees it."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from clinical_corpora.builders.commands.arguments import plain_text
+from clinical_corpora.builders.contract.release_view import GivenRelease
+from clinical_corpora.builders.release import opened as door
+from clinical_corpora.core.errors import ClincorpError
+from clinical_corpora.core.registry import Command
+
+
+def run_command(command: Command, parser: argparse.ArgumentParser, argv: list[str]) -> int:
+    """Import a registered command only when it is used, parse its own arguments, open the releases they name,
+    run it."""
+    implementation = command.load()
+    parser.description = plain_text(implementation.__doc__ or command.help)
+    implementation.configure(parser)
+    args = parser.parse_args(argv)
+    for name in command.releases:
+        value = getattr(args, name, None)
+        if isinstance(value, Path) and door.release_location(value) is not None:
+            setattr(args, name, given(value))
+    return int(implementation.run(args))
+
+
+def given(path: Path) -> GivenRelease:
+    """A release (or one config of it, ``<release>/data/<config>``) given on the command line, through the
+    door; a text-free release holds no text to score or export."""
+    location = door.release_location(path)
+    if location is None:
+        raise ClincorpError(f"{path} is not a release: it has no manifest.json")
+    folder, config = location
+    opened = door.open_release(folder)
+    if opened.text_free:
+        raise ClincorpError(
+            f"{folder} is a text-free release: it holds no text; restore it first "
+            f"(clincorp rehydrate {folder} --source NAME=PATH …) and use the restored release"
+        )
+    if config is not None and config not in opened.configs():
+        raise ClincorpError(f"{path}: config {config} is not one the installed {opened.corpus.name} declares")
+    return GivenRelease(opened.view, opened.corpus.name, opened.variant, config)

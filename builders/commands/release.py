@@ -1,0 +1,254 @@
+"""``clincorp release <corpus>… | --all``: build, check every gate, and write ``<out>/<corpus>/<corpus>-<version>/``
+only when all pass (with ``--text-free``, its text-free variant beside it)."""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal
+
+from clinical_corpora.builders.commands import arguments
+from clinical_corpora.builders.plugins import all_corpora, find_corpus, load_plugins
+from clinical_corpora.core.errors import ClincorpError
+from clinical_corpora.core.manifest import CorpusManifest
+
+if TYPE_CHECKING:
+    from clinical_corpora.builders.release.request import ChangesSince, ReleaseRequest
+
+NAME = "release"
+HELP = "build, validate and write an immutable release"
+Mode = Literal["release", "build"]
+
+
+@dataclass(frozen=True)
+class ReleaseArgs:
+    """What ``clincorp release`` (or ``build``) was asked."""
+
+    corpora: tuple[str, ...]
+    every: bool
+    out: Path
+    sources: dict[str, Path]
+    samples: tuple[str, ...]
+    options: dict[str, str]
+    max_rejects: int | None
+    gates: Path | None
+    on_error: Literal["fail", "quarantine"]
+    workers: int | None
+    previous: Path | None
+    text_free: bool
+
+    @classmethod
+    def parsed(cls, args: argparse.Namespace) -> ReleaseArgs:
+        return cls(
+            tuple(args.corpora),
+            args.all,
+            args.out,
+            arguments.sources(args.source),
+            tuple(args.sample),
+            arguments.pairs("--option", "NAME=VALUE", args.option),
+            args.max_rejects,
+            args.gates,
+            args.on_error,
+            args.workers,
+            args.previous,
+            getattr(args, "text_free", False),
+        )
+
+
+def configure(parser: argparse.ArgumentParser, default_out: str = "releases", mode: Mode = "release") -> None:
+    parser.add_argument("corpora", nargs="*", help="corpus names or folders holding a corpus.yaml")
+    parser.add_argument("--all", action="store_true", help="every installed corpus")
+    parser.add_argument("--out", type=Path, default=Path(default_out))
+    arguments.add_sources(parser, "read source NAME from PATH instead of the embedded sample")
+    parser.add_argument(
+        "--sample",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="beside --source inputs, read required source NAME from its invented sample (a sample release)",
+    )
+    parser.add_argument(
+        "--option",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="set the builder's option NAME for this run (the corpus's README names its options; recorded in "
+        "the manifest and card)",
+    )
+    parser.add_argument(
+        "--max-rejects",
+        type=arguments.count,
+        metavar="N",
+        help="let this run quarantine up to N records (overrides corpus.yaml; recorded in the manifest and card)",
+    )
+    parser.add_argument(
+        "--gates",
+        type=Path,
+        metavar="FILE",
+        help="a YAML overlay of corpus.yaml's gates: section (max_rejects, agreement thresholds and required "
+        "flags, expectation arguments such as mostly, matched by table, expectation and column) for this "
+        "run only; recorded in the manifest and card",
+    )
+    parser.add_argument(
+        "--on-error",
+        choices=["fail", "quarantine"],
+        default="fail",
+        help="fail on the first bad record, or quarantine bad records in rejects.jsonl",
+    )
+    parser.add_argument(
+        "--workers",
+        type=arguments.positive,
+        metavar="N",
+        help="build the corpus's document shards in N processes (default: a process per 64 documents, at most "
+        "every core; never more than the cores or the shards); the release's bytes are the same whatever N",
+    )
+    parser.add_argument(
+        "--previous",
+        type=Path,
+        metavar="OLD",
+        help="record in the card and manifest what changed since the release OLD of the same corpus (a release "
+        "folder, full or text-free): records added, removed and changed, per config, split and field",
+    )
+    if mode == "release":
+        parser.add_argument(
+            "--text-free",
+            action="store_true",
+            help="also write the text-free variant beside the release (<corpus>-<version>.text-free: no licensed "
+            "text, checked by the leak gate; anyone may share it and restore the release with clincorp rehydrate)",
+        )
+
+
+def run(args: argparse.Namespace, mode: Mode = "release") -> int:
+    """Release or build each corpus, one after another; with several, try every one and end with a summary
+    table."""
+    asked = ReleaseArgs.parsed(args)
+    corpora = _selected(asked)
+    _one_at_a_time(asked, corpora)
+    alone = len(corpora) == 1 and not asked.every
+    summary = [[name, "-", "FAILED", why] for name, why in load_plugins().items()] if asked.every else []
+    for row in summary:
+        print(f"error: {row[3]}", file=sys.stderr)
+    changes = _changes_since(asked.previous, corpora[0].name) if asked.previous is not None else None
+    for corpus in corpora:
+        summary += _released(corpus, asked, mode, changes, alone)
+    if not alone:
+        print(_summary_table(summary))
+    return 1 if any(row[2] == "FAILED" for row in summary) else 0
+
+
+def _released(
+    corpus: CorpusManifest, asked: ReleaseArgs, mode: Mode, changes: ChangesSince | None, alone: bool
+) -> list[list[str]]:
+    """A corpus released, and its text-free variant written when asked: their summary rows (FAILED with the
+    first line of the error, unless it is the one corpus asked for: then the error itself)."""
+    rows = []
+    steps = [(corpus.version, lambda: _release(corpus, asked, mode, changes))]
+    if asked.text_free:
+        steps.append((f"{corpus.name} text-free", lambda: _text_free(corpus, asked)))
+    for what, step in steps:
+        try:
+            rows.append(step())
+        except ClincorpError as error:
+            if alone:
+                raise
+            print(f"error: {corpus.name}: {error}", file=sys.stderr)
+            rows.append([corpus.name, what, "FAILED", str(error).splitlines()[0]])
+            break
+    return rows
+
+
+def _selected(asked: ReleaseArgs) -> list[CorpusManifest]:
+    if asked.every == bool(asked.corpora):
+        raise ClincorpError("name one or more corpora, or --all")
+    return all_corpora() if asked.every else [find_corpus(name) for name in asked.corpora]
+
+
+def _one_at_a_time(asked: ReleaseArgs, corpora: list[CorpusManifest]) -> None:
+    """The options that apply to one corpus at a time, refused with several."""
+    if len(corpora) < 2:
+        return
+    for given, option, why in (
+        (asked.sources or asked.samples, "--source and --sample", "each names a source of one corpus"),
+        (asked.gates, "--gates", "its expectations name that corpus's tables"),
+        (asked.options, "--option", "each builder has its own options"),
+        (asked.previous, "--previous", "it names a release of that corpus"),
+    ):
+        if given:
+            raise ClincorpError(f"{option} apply to one corpus at a time ({why})")
+
+
+def _release(corpus: CorpusManifest, asked: ReleaseArgs, mode: Mode, changes: ChangesSince | None) -> list[str]:
+    """One corpus released; its summary row."""
+    from clinical_corpora.builders.release.folder import release_digest
+    from clinical_corpora.builders.release.pipeline import run as release
+
+    outcome = release(_request(corpus, asked, mode, changes))
+    counts, version = outcome.manifest.counts, outcome.manifest.version
+    verb = {"released": "released", "unchanged": "unchanged (identical bytes)", "built": "built"}[outcome.status]
+    read, written, rejected = (counts.read, counts.written, counts.rejected) if counts else (0, 0, 0)
+    print(
+        f"{corpus.name} {version}: {verb} at {outcome.folder} (read {read}, written {written}, rejected "
+        f"{rejected}), digest sha256:{release_digest(outcome.folder)}"
+    )
+    return [corpus.name, version, outcome.status, str(outcome.folder)]
+
+
+def _request(corpus: CorpusManifest, asked: ReleaseArgs, mode: Mode, changes: ChangesSince | None) -> ReleaseRequest:
+    gc.disable()  # the pipeline's imports make ~1M objects that all stay: collecting meanwhile costs ~0.1 s
+    try:
+        from clinical_corpora.builders.release.request import ReleaseRequest
+    finally:
+        gc.enable()
+    return ReleaseRequest(
+        corpus,
+        asked.out,
+        sources=asked.sources,
+        samples=asked.samples,
+        on_error=asked.on_error,
+        max_rejects=asked.max_rejects,
+        gate_overlay=asked.gates,
+        workers=asked.workers,
+        options=asked.options,
+        mode=mode,
+        changes_since=changes,
+    )
+
+
+def _changes_since(previous: Path, corpus: str) -> ChangesSince:
+    from clinical_corpora.builders.diff.previous import changes_since
+
+    return changes_since(previous, corpus)
+
+
+def _text_free(corpus: CorpusManifest, asked: ReleaseArgs) -> list[str]:
+    """Write the text-free variant of the release just made; its summary row."""
+    from clinical_corpora.builders.release.folder import release_digest, release_folder
+    from clinical_corpora.builders.release.inputs import invented_sources, release_version, resolve_sources
+    from clinical_corpora.builders.text_free.release import release_text_free
+
+    sources = resolve_sources(corpus, asked.sources, asked.samples)
+    version = release_version(corpus, invented_sources(corpus, sources, asked.sources))
+    folder = asked.out / corpus.name / release_folder(corpus.name, version)
+    outcome = release_text_free(
+        corpus, folder, sources, lambda line: print(f"{corpus.name}: {line}", file=sys.stderr, flush=True)
+    )
+    verb = "released" if outcome.status == "released" else "unchanged (identical bytes)"
+    observed = outcome.gate.observed
+    print(
+        f"{corpus.name} {outcome.folder.name}: {verb} at {outcome.folder} (leak gate: longest shared run "
+        f"{observed['longest_shared_run']} characters, limit {observed['limit']}), "
+        f"digest sha256:{release_digest(outcome.folder)}"
+    )
+    return [corpus.name, outcome.folder.name, outcome.status, str(outcome.folder)]
+
+
+def _summary_table(rows: list[list[str]]) -> str:
+    """corpus, version, status and folder (or first error line), in aligned columns."""
+    rows = [["corpus", "version", "status", "folder or error"], *rows]
+    widths = [max(len(row[column]) for row in rows) for column in range(3)]
+    return "\n".join(
+        "  ".join([*(cell.ljust(width) for cell, width in zip(row[:3], widths, strict=True)), row[3]]) for row in rows
+    )

@@ -1,0 +1,110 @@
+"""The documents a rehydration restores text from: those a text-free release names (locator → the sha256 it
+recorded), read from the user's sources (keeping only those), and the ones that cannot restore it (missing, or
+another text), named with the records using them."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from clinical_corpora.builders.contract.base import BuildContext, Builder
+from clinical_corpora.builders.contract.release_view import ReleaseView
+from clinical_corpora.builders.sources.documents import split_locator, text_sha256
+from clinical_corpora.builders.text_free.layout import named_documents, read_wanted
+from clinical_corpora.core.errors import ClincorpError
+from clinical_corpora.core.manifest import CorpusManifest
+from clinical_corpora.schemas.licensed import SOURCE_DOCUMENTS
+
+SHOWN = 10
+
+
+class RehydrateError(ClincorpError):
+    """A text-free release cannot be restored (bad documents, a damaged release, different bytes)."""
+
+
+@dataclass(frozen=True)
+class SourceDocuments:
+    """The documents a text-free release names (locator → recorded sha256), those the sources hold, and those
+    that cannot restore it (locator → why)."""
+
+    sources: dict[str, Path | None]
+    wanted: dict[str, str]
+    documents: dict[str, str]
+    bad: dict[str, str]
+
+
+def source_documents(
+    builder: Builder, ctx: BuildContext, view: ReleaseView, given: Mapping[str, str] | None = None
+) -> SourceDocuments:
+    """The documents ``view``'s rows name, read from the sources of ``ctx`` (or taken from ``given``)."""
+    wanted = named_documents(view, view.configs())
+    if given is None:
+        documents = read_wanted(builder, ctx, wanted)
+    else:
+        documents = {locator: given[locator] for locator in wanted if locator in given}
+    return SourceDocuments(ctx.sources, wanted, documents, bad_documents(wanted, documents, ctx))
+
+
+def given_sources(corpus: CorpusManifest, overrides: Mapping[str, Path]) -> dict[str, Path | None]:
+    """The given sources; with none given, the embedded samples (a sample release's documents)."""
+    unknown = sorted(set(overrides) - set(corpus.sources))
+    if unknown:
+        raise RehydrateError(
+            f"{corpus.name} has no source {', '.join(unknown)}; its sources are {', '.join(corpus.sources)}"
+        )
+    for name, path in overrides.items():
+        if not path.exists():
+            raise RehydrateError(f"--source {name}={path}: no such file or folder")
+    if overrides:
+        return {name: overrides.get(name) for name in corpus.sources}
+    return {name: corpus.folder / spec.path if spec.path else None for name, spec in corpus.sources.items()}
+
+
+def bad_documents(wanted: dict[str, str], documents: dict[str, str], ctx: BuildContext) -> dict[str, str]:
+    """Locator → why it cannot restore the text: missing from its source, or a different text."""
+    bad = {}
+    for locator, sha256 in sorted(wanted.items()):
+        if locator not in documents:
+            source = split_locator(locator)[0]
+            bad[locator] = f"not found in source {source} ({ctx.sources.get(source)})"
+        elif text_sha256(documents[locator]) != sha256:
+            bad[locator] = (
+                f"its text ({len(documents[locator])} characters) differs from the one the release was built from "
+                f"(sha256 {sha256[:12]}…): another version of the source, or an edited file"
+            )
+    return bad
+
+
+def bad_report(builder: Builder, view: ReleaseView, bad: dict[str, str]) -> str:
+    """The documents that cannot restore the release, each with the records using it."""
+    users = _users(builder, view, bad)
+    lines = [f"{len(bad)} source document(s) cannot restore the release:"]
+    for locator, reason in list(bad.items())[:SHOWN]:
+        by_config: dict[str, list[str]] = defaultdict(list)
+        for record in users[locator]:
+            config, _, record_id = record.partition("/")
+            by_config[config].append(record_id)
+        used = "; ".join(
+            f"{config} {', '.join(ids[:3])}" + (f" and {len(ids) - 3} more" if len(ids) > 3 else "")
+            for config, ids in by_config.items()
+        )
+        lines.append(f"  {locator}: {reason}; used by {used}")
+    if len(bad) > SHOWN:
+        lines.append(f"  … and {len(bad) - SHOWN} more")
+    return "\n".join(lines)
+
+
+def _users(builder: Builder, view: ReleaseView, locators: Collection[str]) -> dict[str, list[str]]:
+    """Locator → the records (``config/id``) using it, for the locators named."""
+    users: dict[str, list[str]] = defaultdict(list)
+    for config in view.configs():
+        id_field = getattr(builder.CONFIGS[config], "id_field", "id")
+        for shard in view.shards(config):
+            for batch in view.shard_batches(shard, 10_000, [id_field, SOURCE_DOCUMENTS]):
+                for row in batch.to_pylist():
+                    for document in row[SOURCE_DOCUMENTS]:
+                        if document["locator"] in locators:
+                            users[document["locator"]].append(f"{config}/{row[id_field]}")
+    return users

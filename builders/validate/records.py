@@ -1,0 +1,206 @@
+"""A release's schema and every one of its records.
+
+A full release's rows are decoded and validated against their record models, which check what a record holds
+(every span's text is the slice its offsets name, ids are of their declared form). A text-free release's rows
+cannot be (their text is recipes): each is decoded (its labels in range), each string it keeps is checked
+against the bound its record model declares (``schemas/bounded.py``), and each recipe against its row's source
+documents: slices of a listed document, literals short and between slices, so no text rides in a row."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+from functools import cache
+from typing import Any
+
+from datasets import Features
+from pydantic import BaseModel, ValidationError
+
+from clinical_corpora.builders.contract.release_view import ReleaseView
+from clinical_corpora.builders.release.opened import OpenedRelease
+from clinical_corpora.builders.validate.gate import problems_gate
+from clinical_corpora.core.release_manifest import first_problem
+from clinical_corpora.schemas.bounded import Bound, bounded_tree
+from clinical_corpora.schemas.features import LabelIdError, features_for, row_decoder, schema_fingerprint
+from clinical_corpora.schemas.licensed import (
+    LEAF,
+    LITERAL,
+    MAX_LITERAL,
+    SOURCE_DOCUMENTS,
+    holds_lost,
+    licensed_tree,
+    text_free_features,
+)
+from clinical_corpora.validation.gates import GateResult
+
+LOCATOR = re.compile(r"[a-z][a-z0-9_]*:\S{1,200}")
+SHA256 = re.compile(r"[0-9a-f]{64}")
+BATCH_ROWS = 1024
+
+
+def expected_features(opened: OpenedRelease) -> dict[str, Features]:
+    """The features each declared config of the release must have: the record models', or their text-free
+    derivation."""
+    expected = {}
+    for config in opened.corpus.configs:
+        model = opened.builder.CONFIGS[config]
+        features = features_for(model)
+        expected[config] = text_free_features(features, licensed_tree(model)) if opened.text_free else features
+    return expected
+
+
+def schema_gate(opened: OpenedRelease) -> GateResult:
+    """Every shard's embedded features against its record model, and the schema fingerprint."""
+    expected = expected_features(opened)
+    problems = []
+    if schema_fingerprint(expected) != opened.manifest.schema_fingerprint:
+        problems.append("the installed record models no longer match the release's schema fingerprint")
+    if opened.text_free:
+        full = {config: features_for(opened.builder.CONFIGS[config]) for config in opened.corpus.configs}
+        if schema_fingerprint(full) != opened.manifest.full_schema_fingerprint:
+            problems.append("the installed record models differ from those the full release was built with")
+    for config, features in expected.items():
+        shards = opened.view.shards(config)
+        problems += [
+            f"{shard.name}: embedded features differ from the {config} record model"
+            for shard in shards
+            if opened.view.shard_features(shard) != features
+        ]
+        if not shards and opened.variant == "full":
+            problems.append(f"config {config}: no parquet files")
+    return problems_gate("schema", problems, "features as the record models")
+
+
+def records_gate(opened: OpenedRelease) -> GateResult:
+    """Every record of the release valid (see the module docstring); each problem names the config, split,
+    record id and field."""
+    problems, checked, unchecked = [], 0, 0
+    check = _text_free_problem if opened.text_free else _record_problem
+    for config in opened.configs():
+        model = opened.builder.CONFIGS[config]
+        id_field = getattr(model, "id_field", "id")
+        rows = RowCheck(model, opened.view.features(config), opened.variant == "re-anchored")
+        for split, shard, position, row in _stored_rows(opened.view, config):
+            checked += 1
+            problem = check(rows, row)
+            if problem is LOST:
+                unchecked += 1
+            elif problem is not None:
+                where = f"{config}/{split} record {row.get(id_field)!r} ({shard} row {position})"
+                problems.append(f"{where}: {problem}")
+        if id_field in opened.view.features(config):
+            problems += [
+                f"{config}/{split}: duplicate id {record_id!r}"
+                for split, _, record_id in opened.view.repeated_ids(config, id_field)
+            ]
+    observed = f"{checked} records, {len(problems)} invalid" + (
+        f", {unchecked} with strings re-anchoring lost (named in re-anchored.jsonl)" if unchecked else ""
+    )
+    return problems_gate("records", problems, "every record valid under its model", observed)
+
+
+LOST = "lost"
+"""A re-anchored record with a lost string (null): its model cannot check it; re-anchored.jsonl names it."""
+
+
+class RowCheck:
+    """How one config's stored rows are checked: its record model, its rows' decoder, and whether a string
+    may be lost (a re-anchored rehydration)."""
+
+    def __init__(self, model: type[BaseModel], features: Features, lost_allowed: bool) -> None:
+        self.model, self.lost_allowed = model, lost_allowed
+        self.decode: Callable[[Any], Any] = row_decoder(features)
+
+
+def _stored_rows(view: ReleaseView, config: str) -> Iterator[tuple[str, str, int, dict[str, Any]]]:
+    """(split, shard name, row within the shard, stored row) of every row of a config."""
+    for shard in view.shards(config):
+        position = 0
+        for batch in view.shard_batches(shard, BATCH_ROWS):
+            for row in batch.to_pylist():
+                yield view.split_of(shard), shard.name, position, row
+                position += 1
+
+
+def _record_problem(check: RowCheck, row: dict[str, Any]) -> str | None:
+    """Why a stored row is not a valid record (``field spans[2].label: ...``), or None."""
+    try:
+        if check.lost_allowed and holds_lost(row, licensed_tree(check.model)):
+            return LOST
+        check.model.model_validate(check.decode(row))
+    except LabelIdError as error:
+        return f"field {error.field}: {error.problem}"
+    except ValidationError as error:
+        return first_problem(error)
+    return None
+
+
+def _text_free_problem(check: RowCheck, row: dict[str, Any]) -> str | None:
+    """Why a stored text-free row is not one of its model's records with recipes for its text, or None."""
+    try:
+        decoded = check.decode(dict(row))
+    except LabelIdError as error:
+        return f"field {error.field}: {error.problem}"
+    documents = decoded.get(SOURCE_DOCUMENTS) or []
+    for number, document in enumerate(documents):
+        if not (LOCATOR.fullmatch(document["locator"] or "") and SHA256.fullmatch(document["sha256"] or "")):
+            return f"field {SOURCE_DOCUMENTS}[{number}]: not a locator <source>:<key> with a sha256"
+    for path, value, bound in _bounded_values(decoded, _bounds(check.model), ""):
+        if value is not None and (len(value) > bound.max_length or not re.fullmatch(bound.pattern, value)):
+            return f"field {path}: {len(value)} characters that are not {bound.what}"
+    for path, recipe in _recipes(decoded, licensed_tree(check.model), ""):
+        problem = recipe_problem(recipe, len(documents))
+        if problem is not None:
+            return f"field {path}: {problem}"
+    return None
+
+
+@cache
+def _bounds(model: type[BaseModel]) -> dict[str, Any]:
+    return bounded_tree(model)
+
+
+def _bounded_values(value: Any, node: Any, path: str) -> Iterator[tuple[str, str | None, Bound]]:
+    if value is None:
+        return
+    if isinstance(node, Bound):
+        yield path, value, node
+    elif isinstance(node, list):
+        for index, item in enumerate(value):
+            yield from _bounded_values(item, node[0], f"{path}[{index}]")
+    else:
+        for name, child in node.items():
+            yield from _bounded_values(value.get(name), child, f"{path}.{name}" if path else name)
+
+
+def _recipes(value: Any, node: Any, path: str) -> Iterator[tuple[str, list[dict[str, Any]]]]:
+    if value is None:
+        return
+    if node == LEAF:
+        yield path, value
+    elif isinstance(node, list):
+        for index, item in enumerate(value):
+            yield from _recipes(item, node[0], f"{path}[{index}]")
+    else:
+        for name, child in node.items():
+            yield from _recipes(value.get(name), child, f"{path}.{name}" if path else name)
+
+
+def recipe_problem(recipe: list[dict[str, Any]], documents: int) -> str | None:
+    """Why a recipe is not slices of its row's ``documents`` listed documents with short literals between
+    them, or None."""
+    literal, previous_literal = 0, False
+    for segment in recipe:
+        document, start, end, text = segment["document"], segment["start"], segment["end"], segment["literal"]
+        if document == LITERAL:
+            if text is None or previous_literal:
+                return "a literal segment without its text, or next to another literal"
+            literal += len(text)
+        elif not (0 <= document < documents and text is None and start is not None and end is not None):
+            return f"a segment of document {document} of a row listing {documents}, or with a literal"
+        elif not 0 <= start <= end:
+            return f"a segment [{start}, {end}) that is not a slice"
+        previous_literal = document == LITERAL
+    if literal > MAX_LITERAL:
+        return f"{literal} characters of literal text (at most {MAX_LITERAL}): text the documents do not hold"
+    return None

@@ -1,0 +1,92 @@
+"""What a string field a text-free release keeps may hold: a pattern and a length, declared in the record model.
+
+A text-free release replaces every :data:`LicensedText` by a recipe; every other string it keeps (a record's id,
+a BRAT type, a concept id, a BMJ series) is declared here, in the record model that holds it, with the pattern
+and the length its values follow: :data:`Identifier` (an id or label with no whitespace), :data:`Code` of a
+fixed form (a UMLS CUI), or a source's :data:`SourceVocabulary` (a short name of one line). pydantic enforces
+the bound on every record a build writes and ``clincorp validate`` checks every row of a full release; a
+text-free release is checked column by column against the same bounds (:func:`bounded_tree`), so a note's
+text cannot ride in an id. A string field with no bound is refused by the contract test.
+"""
+
+from __future__ import annotations
+
+import types
+from dataclasses import dataclass
+from typing import Annotated, Any, Union, get_args, get_origin
+
+from pydantic import BaseModel, StringConstraints
+
+
+@dataclass(frozen=True)
+class Bound:
+    """Marker in ``Annotated[str, ..., Bound(...)]``: the field's values match ``pattern`` (whole value) and hold
+    at most ``max_length`` characters; ``what`` names them in errors."""
+
+    pattern: str
+    max_length: int
+    what: str
+
+
+def bounded(pattern: str, max_length: int, what: str) -> Any:
+    """A string type bounded by ``pattern`` and ``max_length``, enforced by pydantic and read by
+    :func:`bounded_tree` (one declaration for both)."""
+    return Annotated[
+        str,
+        StringConstraints(pattern=f"^(?:{pattern})$", max_length=max_length),
+        Bound(pattern, max_length, what),
+    ]
+
+
+Identifier = bounded(r"\S+", 128, "an id or name of up to 128 characters without whitespace")
+"""A record's, mention's or annotation's id, a BRAT type or role, a database name: no whitespace."""
+
+Label = bounded(r"[^\x00-\x1f\x7f]+", 64, "a type, role or database name: one line of up to 64 characters")
+"""A BRAT or BigBio type, an argument's role, a database's name: a short name, spaces allowed."""
+
+Cui = bounded(r"C\d{7}", 8, "a UMLS CUI (C and seven digits)")
+
+SourceVocabulary = bounded(
+    r"[^\x00-\x1f\x7f]+", 100, "a name of a source's own vocabulary: one line of up to 100 characters"
+)
+"""A name of a source's open vocabulary (a BMJ series, a UMLS semantic type), not licensed text."""
+
+BoundTree = dict[str, Any]
+"""Field name → a :class:`Bound`, a one-item list (a list of that node) or a nested tree."""
+
+
+def bounded_tree(model: type[BaseModel]) -> BoundTree:
+    """Where ``model`` holds bounded strings, with their bounds, as a tree of its field names."""
+    tree = {}
+    for name, field in model.model_fields.items():
+        node = _node(field.annotation, list(field.metadata))
+        if node is not None:
+            tree[name] = node
+    return tree
+
+
+def _node(annotation: Any, metadata: list[Any]) -> Any:
+    origin = get_origin(annotation)
+    if origin is Annotated:
+        inner, *extra = get_args(annotation)
+        return _node(inner, [*metadata, *extra])
+    if origin in (Union, types.UnionType):
+        members = [arg for arg in get_args(annotation) if arg is not type(None)]
+        return _node(members[0], metadata) if len(members) == 1 else None
+    if origin is list:
+        inner = _node(get_args(annotation)[0], [])
+        return None if inner is None else [inner]
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return bounded_tree(annotation) or None
+    return next((found for found in metadata if isinstance(found, Bound)), None)
+
+
+def bound_paths(tree: BoundTree, prefix: str = "") -> list[tuple[str, Bound]]:
+    """The bounded fields of a tree as (path, bound): ``events[].id``."""
+    found: list[tuple[str, Bound]] = []
+    for name, node in tree.items():
+        path = f"{prefix}.{name}" if prefix else name
+        while isinstance(node, list):
+            node, path = node[0], f"{path}[]"
+        found += bound_paths(node, path) if isinstance(node, dict) else [(path, node)]
+    return found
