@@ -131,7 +131,7 @@ def release(pages: str, meta: str, gold: str, out: str) -> dict[str, Any]:
     outcome = pipeline.run(ReleaseRequest(find_corpus("clicr"), Path(out), sources=sources))
     stages[-1]["peak_rss_mb_by_end"] = round(_rss_mb()[1])
     return {
-        "rows": outcome.manifest["counts"]["written"],
+        "rows": outcome.manifest.counts.written,
         **{gate.gate: gate.success for gate in outcome.gates if gate.gate != "expectations"},
         "expectations": next(gate.success for gate in outcome.gates if gate.gate == "expectations"),
         "stages": stages,

@@ -129,7 +129,7 @@ def run_build(folder: str, workers: int) -> dict[str, int]:
         outcome = run(
             ReleaseRequest(find_corpus("rad_coref"), Path(out), sources=sources, mode="build", workers=workers)
         )
-    return outcome.manifest["counts"]
+    return outcome.manifest.counts.model_dump()
 
 
 def run_noteevents_pass(folder: str, wanted: list[str]) -> int:

@@ -43,12 +43,13 @@ from benchmarks.perturb import perturb_documents, score, span_ranges  # noqa: E4
 from benchmarks.sdoh_scorer import generate  # noqa: E402
 from clinical_corpora.builders.contract.base import make_builder  # noqa: E402
 from clinical_corpora.builders.plugins import find_corpus, load_plugins  # noqa: E402
+from clinical_corpora.builders.rehydrate.request import RehydrateRequest  # noqa: E402
+from clinical_corpora.builders.rehydrate.run import rehydrate, source_texts  # noqa: E402
 from clinical_corpora.builders.release.inputs import resolve_sources  # noqa: E402
 from clinical_corpora.builders.release.pipeline import run  # noqa: E402
 from clinical_corpora.builders.release.request import ReleaseRequest  # noqa: E402
 from clinical_corpora.builders.sources.documents import split_locator  # noqa: E402
 from clinical_corpora.builders.text_free.anchors import ANCHORS_FILE  # noqa: E402
-from clinical_corpora.builders.rehydrate.run import read_source_documents, rehydrate  # noqa: E402
 from clinical_corpora.builders.text_free.release import release_text_free  # noqa: E402
 
 CONTEXT_SENTENCES = [
@@ -127,18 +128,17 @@ def main() -> None:
             add_context(shac, args.context, random.Random(args.seed))
         full = run(ReleaseRequest(corpus=corpus, out=work / "releases", sources={"shac": shac})).folder
         text_free = release_text_free(corpus, full, resolve_sources(corpus, {"shac": shac})).folder
-        found = read_source_documents(text_free, {"shac": shac})
-        documents = found.documents
+        documents = source_texts(text_free, {"shac": shac})
         perturbed = perturb_documents(documents, span_ranges(text_free, documents), args.fraction, args.seed)
         copy = Path(shutil.copytree(shac, work / "perturbed"))
         for locator, change in perturbed.items():
             (copy / split_locator(locator)[1]).write_bytes(change.text.encode("utf-8"))
 
         started = time.perf_counter()
-        strict = rehydrate(text_free, {"shac": shac}, work / "strict")
+        strict = rehydrate(RehydrateRequest(text_free, work / "strict", sources={"shac": shac}))
         strict_seconds = time.perf_counter() - started
         started = time.perf_counter()
-        reanchored = rehydrate(text_free, {"shac": copy}, work / "reanchored", re_anchor=True)
+        reanchored = rehydrate(RehydrateRequest(text_free, work / "reanchored", sources={"shac": copy}, re_anchor=True))
         reanchor_seconds = time.perf_counter() - started
         assert strict.status in ("released", "unchanged") and reanchored.reanchored is not None
 

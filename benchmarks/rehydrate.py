@@ -29,12 +29,13 @@ from benchmarks._measure import measure
 from benchmarks.mimic_notes import LAYOUTS
 from benchmarks.rad_coref_build import REPORTS, write_inputs
 from clinical_corpora.builders.plugins import find_corpus
+from clinical_corpora.builders.rehydrate.request import RehydrateRequest
+from clinical_corpora.builders.rehydrate.run import rehydrate
 from clinical_corpora.builders.release.inputs import resolve_sources
 from clinical_corpora.builders.release.pipeline import run
 from clinical_corpora.builders.release.request import ReleaseRequest
 from clinical_corpora.builders.sources.mimic_notes import iter_noteevents
 from clinical_corpora.builders.text_free.layout import FULL_FOLDER
-from clinical_corpora.builders.rehydrate.run import rehydrate
 from clinical_corpora.builders.text_free.release import release_text_free
 
 FLAT_RSS_TOLERANCE_MB = 50.0
@@ -45,7 +46,7 @@ def run_reader(noteevents: str, row_ids: list[int]) -> int:
 
 
 def run_rehydrate(text_free: str, noteevents: str, out: str) -> str:
-    return rehydrate(Path(text_free), {"noteevents": Path(noteevents)}, Path(out)).status
+    return rehydrate(RehydrateRequest(Path(text_free), Path(out), sources={"noteevents": Path(noteevents)})).status
 
 
 def _bytes(folder: Path, exclude: str | None = None) -> int:

@@ -45,7 +45,7 @@ def release_all(out: str) -> dict[str, Any]:
     """Release every corpus from its samples, timing (wall and CPU, this process) the imports,
     great-expectations' import and the expectation suites."""
     start = _now()
-    from clinical_corpora.builders.cli import main
+    from clinical_corpora.builders.commands.main import main
     from clinical_corpora.builders.plugins import all_corpora
     from clinical_corpora.validation import expectations
 

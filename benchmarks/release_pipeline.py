@@ -63,7 +63,7 @@ def pipeline_release(inputs: str, out: str, workers: int) -> int:
 
     overrides = {"notes": Path(inputs) / "notes.tsv", "second_annotator": Path(inputs) / "spans.tsv"}
     outcome = run(ReleaseRequest(load_manifest(CORPUS), Path(out), sources=overrides, workers=workers))
-    return int(outcome.manifest["counts"]["written"])
+    return int(outcome.manifest.counts.written)
 
 
 def _records(inputs: str) -> Any:

@@ -151,7 +151,7 @@ def card_tables(release: str, whole: bool) -> dict[str, float]:
 def command_release_peak_rss(shac: str, out: str) -> float:
     """Peak RSS (MB) of ``clincorp release sdoh`` on ``shac``: its largest process, measured by a process of its
     own that waits for nothing else (a child's ru_maxrss is the largest of every child waited for)."""
-    clincorp = [sys.executable, "-c", "from clinical_corpora.builders.cli import entry; entry()"]
+    clincorp = [sys.executable, "-c", "from clinical_corpora.builders.commands.main import entry; entry()"]
     command = [*clincorp, "release", "sdoh", "--source", f"shac={shac}"]
     measuring = (
         "import resource, subprocess, sys\n"

@@ -80,7 +80,7 @@ def run_build(folder: str, workers: int) -> dict[str, int]:
             workers=workers,
         )
     )
-    return outcome.manifest["counts"]
+    return outcome.manifest.counts.model_dump()
 
 
 def run_sequential_pass(folder: str) -> int:

@@ -22,7 +22,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
 from pydantic import ConfigDict, TypeAdapter
 
 Cell = str | int | float | bool | None
@@ -177,7 +176,7 @@ def plain_sections(sections: Sequence[CardSection]) -> list[CardSection]:
 
 
 def _plain(value: Any) -> Any:
-    if isinstance(value, np.generic):
+    if type(value).__module__ == "numpy" and hasattr(value, "item"):  # a numpy scalar
         return value.item()
     if hasattr(value, "__dataclass_fields__"):
         return {name: _plain(getattr(value, name)) for name in value.__dataclass_fields__}

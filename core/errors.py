@@ -73,3 +73,10 @@ def excerpt(text: str, limit: int = EXCERPT_LIMIT) -> str:
     excerpt of licensed note text.
     """
     return repr(text) if len(text) <= limit else repr(text[: limit - 1]) + "…"
+
+
+def record_name(record_id: object) -> object:
+    """A record's id for a message: as it is when it is an id (short, no whitespace), else its text cut to an
+    excerpt (an id that is not a valid record's may hold anything, even licensed text)."""
+    text = str(record_id)
+    return record_id if len(text) <= 128 and text and not any(c.isspace() for c in text) else excerpt(text)

@@ -117,7 +117,7 @@ class ValidationRecord(Strict):
     version: str = Field(pattern=RELEASE_VERSION, max_length=64)
     variant: Literal["text-free"] | None = None
     expectation_suite: list[Expectation] | None = None
-    agreement: dict[Annotated[str, Field(pattern=r"^[a-z0-9_]+$")], float] | None = None
+    agreement: dict[Annotated[str, Field(pattern=r"^[a-z0-9_]+$")], float] | None
     gates: list[GateRecord]
     measured_sections: list[CardSection] | None = None
 
@@ -169,6 +169,20 @@ class RehydrateReject(Strict):
     where: Line
     reason: Line
     documents: list[Text]
+
+
+class ReanchoredLine(Strict):
+    """A line of re-anchored.jsonl: one document's map, one string lost, or one record left out."""
+
+    document: dict[Text, Value] | None = None
+    lost: dict[Text, Value] | None = None
+    left_out: dict[Text, Value] | None = None
+
+    @model_validator(mode="after")
+    def _one(self) -> Self:
+        if sum(value is not None for value in (self.document, self.lost, self.left_out)) != 1:
+            raise ValueError("a line holds one of document, lost and left_out")
+        return self
 
 
 Entry = TypeVar("Entry", bound=BaseModel)

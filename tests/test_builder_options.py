@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from clinical_corpora.builders.cli import main
+from clinical_corpora.builders.commands.main import main
 from clinical_corpora.builders.contract.base import Builder, BuilderOptions
 from clinical_corpora.builders.plugins import find_corpus
 from clinical_corpora.core.errors import ClincorpError

@@ -11,7 +11,7 @@ import datasets
 import pytest
 import yaml
 
-from clinical_corpora.builders.cli import main
+from clinical_corpora.builders.commands.main import main
 from clinical_corpora.builders.plugins import all_corpora, find_corpus
 from clinical_corpora.core.errors import SourceError
 from clinical_corpora.core.manifest import CorpusManifest, load_manifest

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from clinical_corpora.builders.cli import main
+from clinical_corpora.builders.commands.main import main
 from clinical_corpora.corpora.clicr.clicr_json import marked_context, tokenized_query
 from tests.conftest import SampleRelease
 

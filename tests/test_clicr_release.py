@@ -60,7 +60,12 @@ def documents(view: ReleaseView) -> dict[str, tuple[str, dict]]:
 
 def test_release_counts_pages_and_rows_and_caches_the_index(released: Outcome, clincorp_cache: Path) -> None:
     """10 case documents and 40 queries, each query also in clicr_bigbio_qa."""
-    assert released.manifest["counts"] == {"read": 10, "written": 90, "rejected": 0, "rejected_annotations": 0}
+    assert released.manifest.counts.model_dump() == {
+        "read": 10,
+        "written": 90,
+        "rejected": 0,
+        "rejected_annotations": 0,
+    }
     assert list(clincorp_cache.glob("umls-index-*"))
 
 

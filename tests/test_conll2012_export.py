@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from clinical_corpora.builders.cli import main
+from clinical_corpora.builders.commands.main import main
 from clinical_corpora.builders.exporters.conll2012 import ChainLayout, record_document
 from clinical_corpora.builders.sources.conll2012 import TokenSpan, iter_conll2012
 from clinical_corpora.core.errors import ClincorpError

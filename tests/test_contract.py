@@ -23,7 +23,7 @@ import pyarrow.parquet as pq
 import pytest
 from pydantic import BaseModel, ValidationError
 
-from clinical_corpora.builders.cli import main
+from clinical_corpora.builders.commands.main import main
 from clinical_corpora.builders.contract.base import BuildContext, load_builder_class
 from clinical_corpora.builders.contract.release_view import ReleaseView
 from clinical_corpora.builders.plugins import all_corpora, find_corpus
@@ -67,7 +67,7 @@ def test_sample_releases_with_every_gate_passing(corpus: CorpusManifest, sample_
     assert outcome.status == "released"
     assert outcome.folder.parts[-2:] == (corpus.name, f"{corpus.name}-{corpus.sample_version}")
     assert [gate.gate for gate in outcome.gates if not gate.success] == []
-    assert outcome.manifest["counts"]["rejected"] == 0 and outcome.manifest["counts"]["written"] > 0
+    assert outcome.manifest.counts.rejected == 0 and outcome.manifest.counts.written > 0
     expectations = next(gate for gate in outcome.gates if gate.gate == "expectations")
     assert len(expectations.details) == len(corpus.gates.expectations) > 0
 
@@ -163,7 +163,9 @@ def test_validate_rejects_an_altered_byte(tampered: Path) -> None:
 def test_validate_rejects_a_deleted_shard(tampered: Path) -> None:
     shard = ReleaseView(tampered).shards(ReleaseView(tampered).configs()[-1])[-1]
     shard.unlink()
-    assert failing_gates(tampered) == {"files": [f"{shard.relative_to(tampered).as_posix()}: missing"]}
+    assert failing_gates(tampered) == {
+        "files": [f"{shard.relative_to(tampered).as_posix()}: listed in manifest.json but missing"]
+    }
 
 
 def test_validate_rejects_an_invalid_record_behind_a_recomputed_hash(tampered: Path) -> None:
@@ -311,11 +313,17 @@ def test_validate_rejects_a_split_deleted_with_its_manifest_entry(corpus: Corpus
     assert all(problem.startswith("manifest.json counts.read is ") for problem in others)  # its records are gone
 
 
-def test_validate_rejects_edited_rows_and_an_emptied_suite(corpus: CorpusManifest, forged: Path) -> None:
+def test_validate_rejects_edited_rows_at_the_door_and_an_emptied_suite(corpus: CorpusManifest, forged: Path) -> None:
     manifest_path = forged / "manifest.json"
-    manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+    original = manifest_path.read_text(encoding="utf-8")
+    manifest = json.loads(original)
     shard = next(output for output in manifest["outputs"] if "rows" in output)
     actual, shard["rows"] = shard["rows"], shard["rows"] + 1
+    manifest_path.write_text(json.dumps(manifest, indent=2), encoding="utf-8")
+    assert failing_gates(forged) == {
+        "files": [f"{shard['file']}: manifest.json says {actual + 1} rows, the parquet holds {actual}"]
+    }
+    manifest = json.loads(original)
     validation = json.loads((forged / "validation.json").read_text(encoding="utf-8"))
     validation["expectation_suite"] = []
     (forged / "validation.json").write_text(json.dumps(validation), encoding="utf-8")
@@ -324,9 +332,6 @@ def test_validate_rejects_edited_rows_and_an_emptied_suite(corpus: CorpusManifes
             output["sha256"] = hashlib.sha256((forged / "validation.json").read_bytes()).hexdigest()
     manifest_path.write_text(json.dumps(manifest, indent=2), encoding="utf-8")
     expected = len(corpus.gates.expectations)
-    assert failing_gates(forged) == {
-        "manifest": [f"{shard['file']}: manifest.json says {actual + 1} rows, the parquet holds {actual}"],
-        "expectations": [
-            f"validation.json's expectation_suite has 0 expectations, {corpus.name}'s corpus.yaml has {expected}"
-        ],
-    }
+    assert failing_gates(forged)["expectations"] == [
+        f"validation.json's expectation_suite has 0 expectations, {corpus.name}'s corpus.yaml has {expected}"
+    ]

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from clinical_corpora.builders.cli import main
+from clinical_corpora.builders.commands.main import main
 
 
 def score(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:

@@ -669,7 +669,7 @@ FILE_CASES = [
 
 
 def reference_file_scores(key: str, response: str, *options: str) -> dict[str, dict[str, float]]:
-    from clinical_corpora.builders.cli import main
+    from clinical_corpora.builders.commands.main import main
 
     out = io.StringIO()
     with contextlib.redirect_stdout(out):

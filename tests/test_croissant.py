@@ -22,6 +22,8 @@ from clinical_corpora.builders.release.card.croissant import (
     CroissantRelease,
     croissant_document,
 )
+from clinical_corpora.builders.release.card.describe import shard_hashes
+from clinical_corpora.core.release_manifest import read_manifest
 
 
 def _dataset(folder: Path) -> mlc.Dataset:
@@ -54,21 +56,22 @@ def test_croissant_json_is_a_listed_output_and_lists_every_parquet_file_and_sour
 
 def test_a_sample_release_says_it_is_synthetic_and_a_real_one_does_not(releases: tuple[Path, Path]) -> None:
     full = releases[0]
-    manifest = json.loads((full / "manifest.json").read_text(encoding="utf-8"))
-    corpus = find_corpus(manifest["corpus"])
+    manifest = read_manifest(full)
+    corpus = find_corpus(manifest.corpus)
     view = ReleaseView(full)
     release = CroissantRelease(
         corpus,
-        manifest["version"],
+        manifest.version,
         {config: view.features(config) for config in corpus.configs},
         {
             config: [split for split in spec.splits if _rows(view, config, split)]
             for config, spec in corpus.configs.items()
         },
-        manifest["inputs"],
+        manifest.inputs or {},
+        shard_hashes(manifest),
     )
     sample = croissant_document(full, release)
-    real_inputs = {name: {**entry, "sample": False} for name, entry in manifest["inputs"].items()}
+    real_inputs = {name: entry.model_copy(update={"sample": False}) for name, entry in (manifest.inputs or {}).items()}
     real = croissant_document(full, dataclasses.replace(release, inputs=real_inputs))
     assert sample["rai:dataCollectionType"] == "Synthetic data"
     assert sample["rai:dataCollection"].startswith("Synthetic data") and "synthetic" in sample["keywords"]

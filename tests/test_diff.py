@@ -11,16 +11,17 @@ from pathlib import Path
 
 import pytest
 
-from clinical_corpora.builders.cli import main
+from clinical_corpora.builders.commands.main import main
 from clinical_corpora.builders.diff.engine import RECORD, compare
 from clinical_corpora.builders.diff.opened import open_release
 from clinical_corpora.builders.diff.previous import changes_since
 from clinical_corpora.builders.diff.report import diff_releases
 from clinical_corpora.builders.plugins import find_corpus
+from clinical_corpora.builders.rehydrate.request import RehydrateRequest
+from clinical_corpora.builders.rehydrate.run import rehydrate
 from clinical_corpora.builders.release.inputs import resolve_sources
 from clinical_corpora.builders.release.pipeline import run
 from clinical_corpora.builders.release.request import ReleaseRequest
-from clinical_corpora.builders.rehydrate.run import rehydrate
 from clinical_corpora.builders.text_free.release import release_text_free
 from clinical_corpora.builders.validate.run import check_release
 from clinical_corpora.core.errors import ClincorpError
@@ -141,12 +142,12 @@ def test_untrusted_releases_are_refused_with_a_reason(sample_release: SampleRele
     forged = Copy(sdoh, tmp_path / "forged" / "sdoh" / sdoh.name)
     shard = next((forged.folder / "data" / "sdoh").glob("train-*.parquet"))
     shard.write_bytes(shard.read_bytes()[:-10] + b"0123456789")
-    with pytest.raises(ClincorpError, match=r"files do not match its manifest.json \(data/sdoh/train-.*sha256 differs"):
-        open_release(forged.folder)
+    with pytest.raises(ClincorpError, match=r"not a release this package opens \(data/sdoh/train-.*sha256 differs"):
+        diff_releases(open_release(sdoh), open_release(forged.folder))  # reported once its hashes are checked
     renamed = Copy(sdoh, tmp_path / "renamed" / "sdoh" / sdoh.name)
     manifest = json.loads((renamed.folder / "manifest.json").read_text(encoding="utf-8"))
     (renamed.folder / "manifest.json").write_text(json.dumps({**manifest, "version": "../../elsewhere"}))
-    with pytest.raises(ClincorpError, match="version '../../elsewhere' is not a release version"):
+    with pytest.raises(ClincorpError, match="not a release manifest: version: String should match pattern"):
         open_release(renamed.folder)
     twice = Copy(sdoh, tmp_path / "twice" / "sdoh" / sdoh.name)
     rows, _ = twice.rows("sdoh", "train")
@@ -202,7 +203,7 @@ def test_release_previous_records_the_changes_and_validates(
     assert json.loads((text_free / "manifest.json").read_text(encoding="utf-8"))["changes"] == recorded
     assert f"## Changes since {old_version}" in (text_free / "README.md").read_text(encoding="utf-8")
     assert [gate.gate for gate in check_release(text_free) if not gate.success] == []
-    restored = rehydrate(text_free, sources, tmp_path / "restored").folder
+    restored = rehydrate(RehydrateRequest(text_free, tmp_path / "restored", sources=sources)).folder
     assert {p.relative_to(restored): p.read_bytes() for p in restored.rglob("*") if p.is_file()} == {
         p.relative_to(new): p.read_bytes() for p in new.rglob("*") if p.is_file()
     }
@@ -212,19 +213,20 @@ def test_release_previous_records_the_changes_and_validates(
 
 def test_validate_refuses_changes_the_card_does_not_show(sample_release: SampleRelease, tmp_path: Path) -> None:
     old = sample_release("odie_anaphora").folder
-    old_version = json.loads((old / "manifest.json").read_text(encoding="utf-8"))["version"]
     corpus = find_corpus("odie_anaphora")
     new = run(ReleaseRequest(corpus, tmp_path, changes_since=changes_since(old, "odie_anaphora"))).folder
     manifest_path = new / "manifest.json"
     manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
     manifest["changes"]["configs"] = {"odie_anaphora": {"splits": {"train": {"removed": 3}}}}
     manifest_path.write_text(json.dumps(manifest), encoding="utf-8")
-    problems = [d["problem"] for g in check_release(new) if g.gate == "manifest" for d in g.details]
-    assert problems == [f"README.md: no section 'Changes since {old_version}' as manifest.json records it"]
+    problems = {g.gate: [d["problem"] for d in g.details] for g in check_release(new) if not g.success}
+    assert problems == {
+        "descriptions": ["README.md: differs from what the package draws from the release's data and records"]
+    }
     manifest["changes"] = {"previous": "1.0.0"}
     manifest_path.write_text(json.dumps(manifest), encoding="utf-8")
-    problems = [d["problem"] for g in check_release(new) if g.gate == "manifest" for d in g.details]
-    assert len(problems) == 1 and problems[0].startswith("manifest.json changes: not a summary of changes")
+    [files] = [g for g in check_release(new) if not g.success]
+    assert files.gate == "files" and files.details[0]["problem"].startswith("manifest.json: not a release manifest")
 
 
 def test_previous_must_be_a_release_of_the_same_corpus(sample_release: SampleRelease, tmp_path: Path) -> None:
@@ -236,7 +238,7 @@ def test_previous_names_one_corpus(
     sample_release: SampleRelease, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert main(["release", "--all", "--previous", str(sample_release("sdoh").folder), "--out", str(tmp_path)]) == 1
-    assert "--previous applies to one corpus at a time" in capsys.readouterr().err
+    assert "--previous apply to one corpus at a time" in capsys.readouterr().err
     assert not tmp_path.joinpath("sdoh").exists()
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from clinical_corpora.builders.cli import main
+from clinical_corpora.builders.commands.main import main
 from clinical_corpora.builders.diff.opened import open_release
 from clinical_corpora.builders.diff.report import as_json, diff_releases
 from clinical_corpora.builders.release.folder import sha256_file
@@ -45,7 +45,7 @@ def test_a_file_edited_after_its_manifest_fails_the_command_with_no_report(
         assert main(["diff", str(release), str(edited.folder), *extra]) == 1
         out, err = capsys.readouterr()
         assert out == ""
-        assert "its files do not match its manifest.json (data/sdoh/train-" in err
+        assert "not a release this package opens (data/sdoh/train-" in err
         assert "sha256 differs from manifest.json" in err
 
 
@@ -78,9 +78,9 @@ def test_an_inputs_jsonl_edited_after_its_manifest_fails_the_diff(
     edited = Copy(release, tmp_path / "edited" / "sdoh" / release.name)
     inputs = edited.folder / "inputs.jsonl"
     inputs.write_text(inputs.read_text(encoding="utf-8") + "\n", encoding="utf-8")
-    opened = open_release(edited.folder, confirm_later=True)
+    opened = open_release(edited.folder)
     with pytest.raises(ClincorpError, match=r"inputs.jsonl: sha256 differs from manifest.json"):
-        diff_releases(open_release(release, confirm_later=True), opened)
+        diff_releases(open_release(release), opened)
 
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes are POSIX")
@@ -92,8 +92,8 @@ def test_a_pipe_in_place_of_a_parquet_file_is_refused_before_anything_is_read(
     shard = next((piped.folder / "data" / "sdoh").glob("train-*.parquet"))
     shard.unlink()
     os.mkfifo(shard)  # opening it would wait for a writer forever
-    with pytest.raises(ClincorpError, match=rf"data/sdoh/{shard.name}: missing"):
-        open_release(piped.folder, confirm_later=True)
+    with pytest.raises(ClincorpError, match=rf"data/sdoh/{shard.name}: not a regular file"):
+        open_release(piped.folder)
 
 
 def test_releases_read_in_many_row_groups_report_what_one_row_group_each_reports(
@@ -108,9 +108,7 @@ def test_releases_read_in_many_row_groups_report_what_one_row_group_each_reports
         _in_small_row_groups(folder, tmp_path / side) for side, folder in (("old", release), ("new", edited.folder))
     )
     assert pq.ParquetFile(next((new_small / "data" / "sdoh").glob("train-*.parquet"))).num_row_groups > 2
-    many_groups = as_json(
-        diff_releases(open_release(old_small, confirm_later=True), open_release(new_small, confirm_later=True))
-    )
+    many_groups = as_json(diff_releases(open_release(old_small), open_release(new_small)))
     for report in (one_group, many_groups):  # the same releases, in other folders and files
         for side in ("old", "new"):
             del report[side]["folder"], report[side]["digest"]

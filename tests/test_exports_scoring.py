@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from clinical_corpora.builders.cli import main
+from clinical_corpora.builders.commands.main import main
 from clinical_corpora.builders.plugins import find_corpus
 from tests.conftest import SampleRelease
 
@@ -72,7 +72,7 @@ def test_sdoh_release_of_another_corpus_is_refused(
 ) -> None:
     release = sample_release("snomed_el").folder
     assert main(["score", "sdoh", str(release), str(tmp_path), "--out", str(tmp_path / "s.csv")]) == 1
-    assert "is not an sdoh release" in capsys.readouterr().err
+    assert "is not a sdoh release" in capsys.readouterr().err
 
 
 def _perturb_csv(path: Path, out: Path) -> Path:

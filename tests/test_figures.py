@@ -18,7 +18,8 @@ import pytest
 
 from clinical_corpora.builders.plugins import all_corpora
 from clinical_corpora.builders.release.card.card import _kwargs_text
-from clinical_corpora.builders.release.card.figures import FIGURES_FOLDER, png_bytes, write_figures
+from clinical_corpora.builders.release.card.figures import figure_files, png_bytes
+from clinical_corpora.builders.release.card.markdown import FIGURES_FOLDER
 from clinical_corpora.builders.validate.run import check_release
 from clinical_corpora.core.card import BarChart, CardSection, Series, Table, number_text
 from clinical_corpora.core.errors import ClincorpError
@@ -154,12 +155,11 @@ def test_a_chart_checks_its_name_and_series() -> None:
         BarChart("events", "t", ("a",), (), "x", "y")
 
 
-def test_two_figures_of_one_name_are_an_error_and_nothing_else_is_drawn(tmp_path: Path) -> None:
+def test_two_figures_of_one_name_are_an_error_and_a_section_without_figures_draws_none() -> None:
     sections = [CardSection("A", figures=[CHART]), CardSection("B", table=Table(["x"], [[1]]), figures=[CHART])]
     with pytest.raises(ClincorpError, match="two figures named events-by-type"):
-        write_figures(tmp_path, sections)
-    assert not (tmp_path / FIGURES_FOLDER).exists()
-    assert write_figures(tmp_path, [CardSection("A")]) == []
+        figure_files(sections)
+    assert figure_files([CardSection("A")]) == {}
 
 
 def test_a_histogram_bins_whole_numbers_in_round_widths_up_to_the_largest() -> None:

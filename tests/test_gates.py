@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from clinical_corpora.builders.cli import main
+from clinical_corpora.builders.commands.main import main
 from clinical_corpora.builders.release.pipeline import run
 from clinical_corpora.builders.release.request import ReleaseRequest
 from clinical_corpora.core.errors import GateError, SourceError
@@ -46,7 +46,7 @@ def test_a_gate_that_did_not_run_is_skipped_not_passed(tiny_corpus: Path, tmp_pa
     validation = json.loads((outcome.folder / "validation.json").read_text())
     [entry] = [gate for gate in validation["gates"] if gate["gate"] == "agreement.span_f1"]
     assert (entry["status"], entry["success"], entry["reason"]) == ("skipped", None, "no annotator data in this build")
-    assert {g["gate"]: g["status"] for g in outcome.manifest["gates"]} == {
+    assert {g.gate: g.status for g in outcome.manifest.gates} == {
         "max_rejects": "pass",
         "expectations": "pass",
         "agreement.span_f1": "skipped",

@@ -12,12 +12,13 @@ from hashlib import sha256
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
 import pytest
 
-from clinical_corpora.builders.cli import main
+from clinical_corpora.builders.commands.main import main
 from clinical_corpora.builders.contract.base import BuildContext, Row, load_builder_class
 from clinical_corpora.builders.plugins import all_corpora, find_corpus
-from clinical_corpora.builders.release import pipeline
+from clinical_corpora.builders.release import pipeline, rows
 from clinical_corpora.builders.release.inputs import read_inputs_file, resolve_sources
 from clinical_corpora.builders.release.pipeline import run
 from clinical_corpora.builders.release.request import ReleaseRequest
@@ -86,8 +87,8 @@ def test_a_named_sample_source_makes_a_sample_release_recorded_per_source(tiny_c
     )
     assert outcome.folder == tmp_path / "out" / "tiny" / "tiny-1.0.0+sample"
     manifest = outcome.manifest
-    assert manifest["version"] == "1.0.0+sample" and manifest["sample"] is True
-    assert {name: entry["sample"] for name, entry in manifest["inputs"].items()} == {"notes": False, "spans": True}
+    assert manifest.version == "1.0.0+sample" and manifest.sample is True
+    assert {name: entry.sample for name, entry in (manifest.inputs or {}).items()} == {"notes": False, "spans": True}
     provenance = card_body(outcome.folder).split("## Provenance")[1]
     assert "| notes | real | 1 |" in provenance and "| spans | invented sample | 1 |" in provenance
 
@@ -99,8 +100,8 @@ def test_every_source_given_is_a_real_release_without_a_banner(tiny_corpus: Path
         )
     )
     assert outcome.folder == tmp_path / "out" / "tiny" / "tiny-1.0.0"
-    assert outcome.manifest["version"] == "1.0.0" and outcome.manifest["sample"] is False
-    assert not any(entry["sample"] for entry in outcome.manifest["inputs"].values())
+    assert outcome.manifest.version == "1.0.0" and outcome.manifest.sample is False
+    assert not any(entry.sample for entry in (outcome.manifest.inputs or {}).values())
     body = card_body(outcome.folder)
     assert "invented" not in body.split("## Configs")[0].replace(load_manifest(tiny_corpus).description.strip(), "")
     assert body.startswith("## Tiny span corpus (pipeline test) (tiny 1.0.0)")
@@ -118,7 +119,7 @@ def test_a_source_given_from_inside_the_corpus_sample_is_still_the_invented_samp
         )
     )
     assert outcome.folder.name == "tiny-1.0.0+sample"
-    assert {name: entry["sample"] for name, entry in outcome.manifest["inputs"].items()} == {
+    assert {name: entry.sample for name, entry in (outcome.manifest.inputs or {}).items()} == {
         "notes": True,
         "spans": True,
         "second_annotator": False,
@@ -265,7 +266,7 @@ def test_progress_has_the_documents_counted_first_and_stages_are_announced(
         def close(self) -> None:
             pass
 
-    monkeypatch.setattr(pipeline, "tqdm", Recorder)
+    monkeypatch.setattr(rows, "tqdm", Recorder)
     run(ReleaseRequest(load_manifest(tiny_corpus), tmp_path / "out", workers=2))
     [bar] = bars
     assert (bar.total, bar.n, bar.unit) == (3, 3, " documents")
@@ -284,7 +285,7 @@ def test_progress_has_the_documents_counted_first_and_stages_are_announced(
 def test_each_builder_counts_the_documents_it_reads(name: str, sample_release: SampleRelease) -> None:
     manifest = find_corpus(name)
     ctx = BuildContext(manifest, resolve_sources(manifest, {}))
-    assert load_builder_class(manifest.builder)().count(ctx) == sample_release(name).manifest["counts"]["read"]
+    assert load_builder_class(manifest.builder)().count(ctx) == sample_release(name).manifest.counts.read
 
 
 def test_manifest_summarises_each_source_and_inputs_jsonl_lists_the_files(
@@ -316,7 +317,7 @@ def test_validate_checks_inputs_jsonl_against_the_manifest(tmp_path: Path, sampl
         if output["file"] == "inputs.jsonl":
             output["sha256"] = pipeline.sha256_file(inputs)
     manifest_path.write_text(json.dumps(manifest))
-    files = check_release(release)[0]
+    [files] = [gate for gate in check_release(release) if gate.gate == "manifest"]
     assert not files.success
     [problem] = [d["problem"] for d in files.details]
     assert problem.startswith(f"inputs.jsonl: source {first['source']!r} sha256 is ")
@@ -367,16 +368,19 @@ def test_validate_refuses_an_inputs_jsonl_not_made_of_one_object_per_line(
     assert problem in detail["problem"]
 
 
-def test_inputs_jsonl_blank_lines_and_other_keys_are_read_as_the_release_wrote_them(
+def test_inputs_jsonl_blank_lines_are_read_and_other_keys_refused(
     tmp_path: Path, sample_release: SampleRelease
 ) -> None:
+    """inputs.jsonl holds what it declares: a key beside source, file, sha256 and bytes could carry anything."""
     release = tmp_path / "release"
     shutil.copytree(sample_release("sdoh").folder, release)
     written = (release / "inputs.jsonl").read_text().splitlines()
-    spaced = [json.dumps({**json.loads(line), "note": [1, {"a": 2}]}) + "\r" for line in written]
     copy = tmp_path / "inputs.jsonl"
-    copy.write_text("\n \n".join(spaced) + "\n\n")
+    copy.write_text("\n \n".join(line + "\r" for line in written) + "\n\n")
     assert read_inputs_file(copy).to_pylist() == [json.loads(line) for line in written]
+    copy.write_text("".join(json.dumps({**json.loads(line), "note": [1, {"a": 2}]}) + "\n" for line in written))
+    with pytest.raises(pa.ArrowInvalid, match="unexpected field"):
+        read_inputs_file(copy)
 
 
 class RewritingTinyBuilder(TinyBuilder):

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from clinical_corpora.builders.cli import main
+from clinical_corpora.builders.commands.main import main
 from clinical_corpora.builders.contract.release_view import ReleaseView
 from clinical_corpora.builders.sources.i2b2_coref import i2b2_documents, read_i2b2_files
 from clinical_corpora.builders.sources.mimic_notes import NOTEEVENTS_COLUMNS, iter_noteevents
@@ -212,7 +212,12 @@ def test_an_is_a_cycle_is_an_error_naming_its_concepts(tmp_path: Path) -> None:
 
 def clincorp(*argv: str) -> subprocess.CompletedProcess[str]:
     """``clincorp`` in a process of its own, so that a read blocked on a pipe fails the test instead of hanging it."""
-    command = [sys.executable, "-c", "from clinical_corpora.builders.cli import main; raise SystemExit(main())", *argv]
+    command = [
+        sys.executable,
+        "-c",
+        "from clinical_corpora.builders.commands.main import main; raise SystemExit(main())",
+        *argv,
+    ]
     return subprocess.run(command, capture_output=True, text=True, timeout=600, check=False)
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from clinical_corpora.builders.cli import main
+from clinical_corpora.builders.commands.main import main
 
 CT_HEAD, OTHER = 303653007, 86049000
 HEADER = "note_id,start,end,concept_id\n"

@@ -25,7 +25,9 @@ class SlowBuilder(TinyBuilder):
         yield from super().generate_shard(ctx, chunks)
 """
 
-RELEASE = "import sys; from clinical_corpora.builders.cli import entry; sys.argv[0] = 'clincorp'; sys.exit(entry())"
+RELEASE = (
+    "import sys; from clinical_corpora.builders.commands.main import entry; sys.argv[0] = 'clincorp'; sys.exit(entry())"
+)
 
 
 def _descendants(pid: int) -> set[int]:

@@ -4,9 +4,10 @@ Every module belongs to a folder (the most specific prefix of :data:`ALLOWED` wi
 folder and the folders :data:`ALLOWED` lists for it, anywhere in the module (even inside a function or under
 TYPE_CHECKING); any other import of the package fails the test, naming both modules. Bottom up: the core
 vocabulary; record schemas; metrics, agreement and expectations; readers, the builder contract and writers;
-the corpora; then finding corpora (plugins), the release pipeline, the text-free variant on top of it,
-validation of a release, and the CLI. No feature folder borrows from a sibling: ``release`` knows nothing of
-``text_free``, ``validate`` nothing of ``cli``.
+the corpora; then finding corpora (plugins), the release (making one, the one door that opens one, and what
+describes one), the text-free variant on top of it, rehydration and validation on top of both, the diff and
+the viewer on the door, and the commands. No feature folder borrows from a sibling: ``release`` knows nothing of
+``text_free``, ``validate`` nothing of ``rehydrate``, ``diff`` nothing of ``validate``.
 """
 
 from __future__ import annotations
@@ -35,16 +36,18 @@ ALLOWED: dict[str, tuple[str, ...]] = {
     "builders.exporters": (*_READERS, "builders.contract"),
     "corpora": _CONTRACT,
     "builders.plugins": _CORE,  # installed corpora, found through the registry (never imported by name)
-    "builders.release": (*_CORPORA, "builders.plugins"),
+    "builders.release": (*_CORPORA, "builders.plugins"),  # making a release, the door, describing one
     "builders.text_free": (*_CORPORA, "builders.plugins", "builders.release"),
+    "builders.rehydrate": (*_CORPORA, "builders.plugins", "builders.release", "builders.text_free"),
     "builders.validate": (*_CORPORA, "builders.plugins", "builders.release", "builders.text_free"),
-    "builders.diff": (*_CORPORA, "builders.plugins", "builders.release", "builders.text_free", "builders.validate"),
-    "builders.view": (*_CORPORA, "builders.plugins", "builders.release", "builders.text_free"),
-    "builders.cli": (
+    "builders.diff": (*_CORPORA, "builders.plugins", "builders.release"),
+    "builders.view": (*_CORPORA, "builders.plugins", "builders.release"),
+    "builders.commands": (
         *_CORPORA,
         "builders.plugins",
         "builders.release",
         "builders.text_free",
+        "builders.rehydrate",
         "builders.validate",
         "builders.diff",
         "builders.view",

@@ -14,7 +14,7 @@ import pytest
 from datasets import load_dataset
 from pydantic import ValidationError
 
-from clinical_corpora.builders.cli import main
+from clinical_corpora.builders.commands.main import main
 from clinical_corpora.builders.contract.base import BuildContext
 from clinical_corpora.builders.contract.release_view import ReleaseView
 from clinical_corpora.builders.plugins import find_corpus

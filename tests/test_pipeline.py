@@ -10,7 +10,7 @@ import pytest
 import yaml
 from datasets import ClassLabel, load_dataset
 
-from clinical_corpora.builders.cli import main
+from clinical_corpora.builders.commands.main import main
 from clinical_corpora.builders.contract.base import BuildContext
 from clinical_corpora.builders.release.inputs import resolve_sources
 from clinical_corpora.builders.release.pipeline import run
@@ -142,8 +142,8 @@ def test_quarantine_respects_max_rejects(tiny_corpus: Path, tmp_path: Path) -> N
     assert json.loads(kept.read_text())["where"] == "notes/notes.tsv:4"
     edit_yaml(tiny_corpus, lambda d: d["gates"].update(max_rejects=1))
     outcome = run(ReleaseRequest(load_manifest(tiny_corpus), tmp_path / "out", on_error="quarantine"))
-    assert outcome.manifest["counts"] == {"read": 3, "written": 2, "rejected": 1, "rejected_annotations": 0}
-    assert "rejects.jsonl" in {o["file"] for o in outcome.manifest["outputs"]}
+    assert outcome.manifest.counts.model_dump() == {"read": 3, "written": 2, "rejected": 1, "rejected_annotations": 0}
+    assert "rejects.jsonl" in {o.file for o in outcome.manifest.outputs}
 
 
 def test_validate_catches_tampering(tiny_corpus: Path, tmp_path: Path) -> None:
@@ -155,8 +155,8 @@ def test_validate_catches_tampering(tiny_corpus: Path, tmp_path: Path) -> None:
     (files,) = check_release(release, corpus=tiny_corpus)
     assert not files.success
     assert [d["problem"] for d in files.details] == [
-        "data/notes/test-00000-of-00001.parquet: sha256 differs from manifest.json",
         "stray.txt: not listed in manifest.json",
+        "data/notes/test-00000-of-00001.parquet: sha256 differs from manifest.json",
     ]
 
 
@@ -171,7 +171,7 @@ def test_source_override_and_missing_source(tiny_corpus: Path, tmp_path: Path) -
             manifest, tmp_path / "out", sources={"notes": other, "spans": empty_spans, "second_annotator": empty_spans}
         )
     )
-    assert outcome.manifest["counts"]["written"] == 1
+    assert outcome.manifest.counts.written == 1
     with pytest.raises(SourceError, match="source 'notes' needs a file here"):
         run(ReleaseRequest(manifest, tmp_path / "out2", sources={"notes": tmp_path / "missing.tsv"}))
 
@@ -206,7 +206,7 @@ def test_sources_without_default_and_replaced_sources_are_not_read(tiny_corpus: 
     assert [g.observed for g in outcome.gates if g.gate == "agreement.span_f1"] == [
         "not run: no annotator data in this build"
     ]
-    assert "second_annotator" not in outcome.manifest["inputs"]
+    assert "second_annotator" not in (outcome.manifest.inputs or {})
 
 
 def test_optional_sample_sources_are_not_mixed_with_given_inputs(tiny_corpus: Path) -> None:

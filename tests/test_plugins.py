@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from clinical_corpora.builders import plugins
-from clinical_corpora.builders.cli import main
+from clinical_corpora.builders.commands.main import main
 from clinical_corpora.core.registry import corpora, exporters, scorers
 
 TINY_SAMPLE = Path(__file__).parent / "tiny_corpus" / "sample"
@@ -102,7 +102,7 @@ def test_no_corpus_installed_is_an_error_not_a_silent_success(
 
 def test_help_and_list_import_no_heavy_library() -> None:
     script = (
-        "import sys\nfrom clinical_corpora.builders.cli import main\n"
+        "import sys\nfrom clinical_corpora.builders.commands.main import main\n"
         "try:\n    main(['--help'])\nexcept SystemExit:\n    pass\nmain(['list'])\n"
         "print(sorted({m.split('.')[0] for m in sys.modules}))"
     )
@@ -113,7 +113,7 @@ def test_help_and_list_import_no_heavy_library() -> None:
 
 
 def test_a_reader_that_goes_away_ends_the_output_without_a_traceback(tmp_path: Path) -> None:
-    script = "from clinical_corpora.builders.cli import main\nraise SystemExit(main(['list']))"
+    script = "from clinical_corpora.builders.commands.main import main\nraise SystemExit(main(['list']))"
     reader = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     assert reader.stdout is not None and reader.stderr is not None
     reader.stdout.close()  # as `clincorp list | head -0` would

@@ -224,7 +224,7 @@ def test_agreement_skips_patients_whose_gold_is_quarantined(corpus: Path, tmp_pa
     assert len(rejects) == 1 and "expected Finding or Device" in json.loads(rejects[0])["reason"]
     card = (outcome.folder / "README.md").read_text()
     assert "Patients left out of the agreement" in card and "patients 92871" in card
-    agreement = [gate for gate in outcome.manifest["gates"] if gate["gate"].startswith("agreement")]
+    agreement = [gate.model_dump() for gate in outcome.manifest.gates if gate.gate.startswith("agreement")]
     assert agreement and all(gate["status"] == "pass" for gate in agreement)
 
 

@@ -24,16 +24,19 @@ import pyarrow.parquet as pq
 import pytest
 
 from benchmarks.perturb import perturb, perturb_documents, score, span_ranges
-from clinical_corpora.builders.cli import main
+from clinical_corpora.builders.commands.main import main
 from clinical_corpora.builders.contract.base import make_builder
 from clinical_corpora.builders.plugins import all_corpora, find_corpus
+from clinical_corpora.builders.rehydrate.documents import RehydrateError
+from clinical_corpora.builders.rehydrate.reanchor.relocate import document_map
+from clinical_corpora.builders.rehydrate.reanchor.run import REPORT_FILE
+from clinical_corpora.builders.rehydrate.request import RehydrateRequest
+from clinical_corpora.builders.rehydrate.run import rehydrate, source_texts
 from clinical_corpora.builders.release.inputs import resolve_sources
 from clinical_corpora.builders.text_free.anchors import ANCHORS_FILE, AnchorError, make_anchor, read_anchors
 from clinical_corpora.builders.text_free.normalise import normalise, original_to_normalised
-from clinical_corpora.builders.rehydrate.reanchor.run import REPORT_FILE
-from clinical_corpora.builders.rehydrate.run import RehydrateError, read_source_documents, rehydrate
 from clinical_corpora.builders.text_free.release import release_text_free
-from clinical_corpora.builders.rehydrate.reanchor.relocate import document_map
+from clinical_corpora.core.errors import ClincorpError
 from clinical_corpora.core.manifest import CorpusManifest
 from tests.conftest import SampleRelease
 
@@ -181,13 +184,13 @@ def test_perturbed_documents_re_anchor_with_no_wrong_span_and_every_loss_named(
     """10% of the documents spans are cut from (at least one) perturbed, three draws per corpus; strings whose
     text the copy no longer holds (a letter changed inside them) can only be lost."""
     full, text_free = released
-    texts = read_source_documents(text_free, {}).documents
+    texts = source_texts(text_free)
     ranges = span_ranges(text_free, texts)
     totals: Counter[str] = Counter()
     for seed in range(3):
         perturbed = perturb_documents(texts, ranges, 0.1, seed)
         copies = {**texts, **{locator: change.text for locator, change in perturbed.items()}}
-        outcome = rehydrate(text_free, {}, tmp_path / f"out{seed}", re_anchor=True, documents=copies)
+        outcome = rehydrate(RehydrateRequest(text_free, tmp_path / f"out{seed}", re_anchor=True, documents=copies))
         assert outcome.status == "re-anchored" and outcome.reanchored is not None
         totals += score(full, text_free, outcome.folder, make_builder(corpus.builder).CONFIGS, texts, perturbed)
     assert totals["wrong"] == 0 and totals["unnamed"] == 0
@@ -199,7 +202,7 @@ def test_unchanged_sources_still_rehydrate_byte_for_byte_with_re_anchor(
     released: tuple[Path, Path], tmp_path: Path
 ) -> None:
     full, text_free = released
-    outcome = rehydrate(text_free, {}, tmp_path / "out", re_anchor=True)
+    outcome = rehydrate(RehydrateRequest(text_free, tmp_path / "out", re_anchor=True))
     assert outcome.status == "released" and outcome.reanchored is None
     restored = {p.relative_to(outcome.folder): p.read_bytes() for p in outcome.folder.rglob("*") if p.is_file()}
     assert restored == {p.relative_to(full): p.read_bytes() for p in full.rglob("*") if p.is_file()}
@@ -252,9 +255,11 @@ def test_re_anchor_from_changed_files_is_marked_and_loads(
     assert main(["rehydrate", str(text_free), "--source", f"shac={shac}", "--out", str(out), "--re-anchor"]) == 0
     assert "RE-ANCHORED" in capsys.readouterr().out
     folder = out / "sdoh" / full.name
+    assert main(["validate", str(folder)]) == 0, capsys.readouterr().out  # validated as what it is
     manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
     assert manifest["variant"] == "re-anchored"
-    summary = manifest["re_anchored"]
+    summary = manifest["rehydration"]
+    assert summary["mode"] == "re-anchored" and summary["left_out"] == {"sdoh": 1, "sdoh_bigbio_kb": 1}
     assert summary["maintainer_manifest_sha256"] == hashlib.sha256((full / "manifest.json").read_bytes()).hexdigest()
     assert summary["strings"]["relocated"] > 0 and summary["strings"]["lost"] > 0
     assert summary["records_left_out"] == 2  # 0301 in both configs: its note is missing
@@ -278,16 +283,21 @@ def test_re_anchor_from_changed_files_is_marked_and_loads(
         else:
             assert notes["dev/uw/0402"]["text"][trigger["start"] : trigger["end"]] == trigger["text"]
     with pytest.raises(RehydrateError, match="not a partial or re-anchored rehydration"):
-        rehydrate(text_free, {"shac": shac}, full.parent.parent, re_anchor=True)
+        rehydrate(RehydrateRequest(text_free, full.parent.parent, sources={"shac": shac}, re_anchor=True))
 
 
 def test_anchors_the_manifest_does_not_list_are_never_read(sdoh_copy: tuple[Path, Path, Path], tmp_path: Path) -> None:
+    """An anchors file the manifest does not list refuses the release; a release without one re-anchors
+    nothing: its records using a differing document are left out, named."""
     _, text_free, shac = sdoh_copy
     manifest_path = text_free / "manifest.json"
     manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
     manifest["outputs"] = [entry for entry in manifest["outputs"] if entry["file"] != ANCHORS_FILE]
     manifest_path.write_text(json.dumps(manifest), encoding="utf-8")
-    outcome = rehydrate(text_free, {"shac": shac}, tmp_path / "out", re_anchor=True)
+    with pytest.raises(ClincorpError, match="anchors.parquet: not listed in manifest.json"):
+        rehydrate(RehydrateRequest(text_free, tmp_path / "out", sources={"shac": shac}, re_anchor=True))
+    (text_free / ANCHORS_FILE).unlink()
+    outcome = rehydrate(RehydrateRequest(text_free, tmp_path / "out", sources={"shac": shac}, re_anchor=True))
     assert outcome.reanchored is not None
     assert outcome.reanchored.summary()["documents_re_anchored"] == 0
     left_out = {entry["record"]: entry["reason"] for entry in outcome.reanchored.left_out}
@@ -311,12 +321,12 @@ def test_offsets_counting_from_a_passage_or_a_sentence_follow_it(
     folder = sample_release(name).folder
     full = Path(shutil.copytree(folder, tmp_path / "releases" / name / folder.name))
     text_free = release_text_free(corpus, full, resolve_sources(corpus, {})).folder
-    texts = read_source_documents(text_free, {}).documents
+    texts = source_texts(text_free)
     annotated = span_ranges(text_free, texts)
     copies = {
         locator: "x" + text.replace("\n", "\r\n") if annotated.get(locator) else text for locator, text in texts.items()
     }
-    outcome = rehydrate(text_free, {}, tmp_path / "out", re_anchor=True, documents=copies)
+    outcome = rehydrate(RehydrateRequest(text_free, tmp_path / "out", re_anchor=True, documents=copies))
     assert outcome.reanchored is not None and outcome.reanchored.summary()["strings"]["relocated"] > 0
     assert not [entry for entry in outcome.reanchored.left_out if entry["record"].split("/")[0] in configs]
     for config in configs:

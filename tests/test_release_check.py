@@ -21,7 +21,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from clinical_corpora.builders.cli import main
+from clinical_corpora.builders.commands.main import main
 from clinical_corpora.builders.contract.release_view import ReleaseView
 from clinical_corpora.builders.release.pipeline import run
 from clinical_corpora.builders.release.request import ReleaseRequest
@@ -142,18 +142,19 @@ def test_validate_names_each_step_before_it_runs(release: Path) -> None:
     status, printed = validate(release)
     assert status == 0
     assert [line.split(":")[0] for line in printed.splitlines()] == [
-        "step 1/6",
+        "step 1",
         "gate files passed",
-        "step 2/6",
+        "step 2",
         "gate manifest passed",
-        "step 3/6",
+        "step 3",
         "gate schema passed",
-        "step 4/6",
+        "step 4",
         "gate records passed",
-        "step 5/6",
+        "step 5",
         "gate expectations passed",
-        "step 6/6",
+        "step 6",
         "gate published skipped",
+        "gate descriptions passed",
     ]
 
 
@@ -167,10 +168,11 @@ def test_an_unreadable_manifest_or_suite_is_an_error_not_a_traceback(release: Pa
     (damaged / "manifest.json").write_text(json.dumps(manifest))
     status, printed = validate(damaged)
     assert status == 1 and "Traceback" not in printed
-    assert "gate expectations FAILED: observed could not check: validation.json holds no readable" in printed
+    assert "gate files FAILED" in printed and "validation.json: not a release's validation record: corpus" in printed
     (damaged / "manifest.json").write_text("{not json")
     status, printed = validate(damaged)
-    assert status == 3 and printed.startswith(f"error: {damaged / 'manifest.json'}: not readable JSON")
+    assert status == 1 and "Traceback" not in printed
+    assert "manifest.json: not a release manifest: Invalid JSON" in printed
 
 
 def test_validate_for_machines_json_and_exit_statuses(
@@ -193,7 +195,7 @@ def test_validate_for_machines_json_and_exit_statuses(
     assert main(["validate", str(tmp_path / "nothing"), "--json"]) == 3
     assert json.loads(capsys.readouterr().out)["verdict"] == "could not check"
     assert main(["validate", str(tmp_path / "nothing")]) == 3
-    assert "is not a release: it has no manifest.json" in capsys.readouterr().err
+    assert "nothing is not a release folder: no such folder" in capsys.readouterr().err
     with pytest.raises(SystemExit) as usage:
         main(["validate"])
     assert usage.value.code == 2

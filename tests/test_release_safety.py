@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from clinical_corpora.builders.cli import main
+from clinical_corpora.builders.commands.main import main
 from clinical_corpora.builders.release.folder import STAGING_TAG
 from clinical_corpora.builders.release.pipeline import run
 from clinical_corpora.builders.release.request import ReleaseRequest
@@ -100,7 +100,7 @@ from clinical_corpora.builders.release import pipeline
 from clinical_corpora.builders.release.request import ReleaseRequest
 from clinical_corpora.core.manifest import load_manifest
 
-written = pipeline._write_release_files
+written = pipeline.write_release_files
 
 def stall(*args, **kwargs):
     gates = written(*args, **kwargs)
@@ -108,7 +108,7 @@ def stall(*args, **kwargs):
     time.sleep(600)
     return gates
 
-pipeline._write_release_files = stall
+pipeline.write_release_files = stall
 pipeline.run(ReleaseRequest(load_manifest(Path(sys.argv[1])), Path(sys.argv[2])))
 """
 
@@ -156,7 +156,7 @@ def test_the_staging_folder_of_a_running_release_is_left_alone(tiny_corpus: Path
 RACING_RELEASE = """
 import sys, time
 from pathlib import Path
-from clinical_corpora.builders import cli
+from clinical_corpora.builders.commands import main as cli
 from clinical_corpora.builders.release import folder, pipeline
 
 publish = pipeline._publish

@@ -10,6 +10,7 @@ reads (CoNLL-2012) is read back by its reader and compared with what the release
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 from collections.abc import Callable
@@ -20,7 +21,7 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
-from clinical_corpora.builders.cli import main
+from clinical_corpora.builders.commands.main import main
 from clinical_corpora.builders.contract.release_view import ReleaseView
 from clinical_corpora.builders.exporters.base import Exporter
 from clinical_corpora.builders.plugins import find_corpus, load_plugins
@@ -28,6 +29,7 @@ from clinical_corpora.builders.release.pipeline import run
 from clinical_corpora.builders.release.request import ReleaseRequest
 from clinical_corpora.builders.release.writer import SplitWriter
 from clinical_corpora.core.registry import exporters
+from clinical_corpora.core.release_manifest import OutputFile, read_manifest, write_manifest
 from clinical_corpora.schemas.features import row_encoder
 from tests.conftest import SampleRelease
 
@@ -157,7 +159,7 @@ def _replicated(release: Path, configs: tuple[str, ...], renamer: Renamer, out: 
     as it was and the others renamed (enough for an exporter, which reads only these configs)."""
     view = ReleaseView(release)
     out.mkdir(parents=True)
-    shutil.copy(release / "manifest.json", out / "manifest.json")
+    shutil.copy(release / "validation.json", out / "validation.json")
     for config in configs:
         features = view.features(config)
         encode = row_encoder(features)
@@ -168,6 +170,16 @@ def _replicated(release: Path, configs: tuple[str, ...], renamer: Renamer, out: 
                 encoded = [encode(deepcopy(row if copy == 0 else renamer(config, row, copy))) for row in rows]
                 writer.write(pa.RecordBatch.from_pylist(encoded, schema=features.arrow_schema))
             writer.close()
+    names = sorted(path.relative_to(out).as_posix() for path in out.rglob("*") if path.is_file())
+    outputs = [
+        OutputFile(
+            file=name,
+            sha256=hashlib.sha256((out / name).read_bytes()).hexdigest(),
+            rows=ReleaseView.rows_in(out / name) if name.endswith(".parquet") else None,
+        )
+        for name in names
+    ]
+    write_manifest(out, read_manifest(release).model_copy(update={"outputs": outputs}))  # its configs only
     return out
 
 
@@ -223,4 +235,6 @@ def test_export_refuses_a_folder_with_files_and_a_release_without_the_config(
     (hollow / "data").mkdir(parents=True)
     shutil.copy(release / "manifest.json", hollow / "manifest.json")
     assert main(["export", "brat", str(hollow), "--out", str(tmp_path / "out")]) == 1
-    assert "has no data/sdoh" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "not a release this package opens" in err and "listed in manifest.json but missing" in err
+    assert not (tmp_path / "out").exists()

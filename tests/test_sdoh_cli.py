@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from clinical_corpora.builders.cli import main
+from clinical_corpora.builders.commands.main import main
 
 DOUBLE = Path(__file__).resolve().parents[1] / "corpora" / "sdoh" / "sample" / "shac_double"
 

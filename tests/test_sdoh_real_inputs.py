@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from clinical_corpora.builders.cli import main
+from clinical_corpora.builders.commands.main import main
 from clinical_corpora.builders.contract.release_view import ReleaseView
 from clinical_corpora.builders.release.pipeline import Outcome, run
 from clinical_corpora.builders.release.request import ReleaseRequest
@@ -131,7 +131,12 @@ def test_shac_layout_corpus_releases_with_the_shipped_gates(released: Outcome) -
         "agreement.trigger_f1": True,
         "published": True,
     }
-    assert released.manifest["counts"] == {"read": 60, "written": 60 + 60, "rejected": 0, "rejected_annotations": 0}
+    assert released.manifest.counts.model_dump() == {
+        "read": 60,
+        "written": 60 + 60,
+        "rejected": 0,
+        "rejected_annotations": 0,
+    }
 
 
 def test_tolerated_violations_are_counted_and_named(released: Outcome) -> None:
@@ -229,7 +234,12 @@ def test_broken_annotations_are_quarantined_and_the_note_released(tmp_path: Path
             load_manifest(CORPUS), tmp_path / "out", sources={"shac": shac}, on_error="quarantine", max_rejects=3
         )
     )
-    assert outcome.manifest["counts"] == {"read": 60, "written": 60 + 60, "rejected": 0, "rejected_annotations": 3}
+    assert outcome.manifest.counts.model_dump() == {
+        "read": 60,
+        "written": 60 + 60,
+        "rejected": 0,
+        "rejected_annotations": 3,
+    }
     rejects = {
         json.loads(line)["where"]: json.loads(line)
         for line in (outcome.folder / "rejects.jsonl").read_text().splitlines()

@@ -56,7 +56,12 @@ def test_release_gates_counts_and_agreement(released: Outcome) -> None:
         "published": True,
     }
     # each note twice: in sdoh and in sdoh_bigbio_kb
-    assert released.manifest["counts"] == {"read": 12, "written": 12 + 12, "rejected": 0, "rejected_annotations": 0}
+    assert released.manifest.counts.model_dump() == {
+        "read": 12,
+        "written": 12 + 12,
+        "rejected": 0,
+        "rejected_annotations": 0,
+    }
     agreement = json.loads((released.folder / "validation.json").read_text())["agreement"]
     # A vs B: NT 33, NP 31, TP 27 (worked out in tests/test_sdoh_scorer.py); triggers: A has
     # 3 + 4 + 5 = 12, B 3 + 4 + 4 = 11 (no Alcohol in 0801), all 11 of B's align -> 2*11/23.

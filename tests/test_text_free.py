@@ -17,11 +17,14 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from clinical_corpora.builders.cli import main
+from clinical_corpora.builders.commands.main import main
 from clinical_corpora.builders.contract.base import BuildContext, load_builder_class
 from clinical_corpora.builders.contract.release_view import ReleaseView
 from clinical_corpora.builders.plugins import all_corpora, find_corpus
-from clinical_corpora.builders.release.card.figures import FIGURES_FOLDER, png_bytes
+from clinical_corpora.builders.rehydrate.request import RehydrateRequest
+from clinical_corpora.builders.rehydrate.run import REJECTS_FILE, RehydrateError, rehydrate
+from clinical_corpora.builders.release.card.figures import png_bytes
+from clinical_corpora.builders.release.card.markdown import FIGURES_FOLDER
 from clinical_corpora.builders.release.folder import release_digest
 from clinical_corpora.builders.release.inputs import resolve_sources
 from clinical_corpora.builders.release.pipeline import run
@@ -29,7 +32,6 @@ from clinical_corpora.builders.release.request import ReleaseRequest
 from clinical_corpora.builders.text_free.anchors import ANCHORS_FILE
 from clinical_corpora.builders.text_free.layout import FULL_FOLDER, TEXT_FREE_SUFFIX, read_wanted
 from clinical_corpora.builders.text_free.leak_gate import LEAK_LIMIT, leak_gate
-from clinical_corpora.builders.rehydrate.run import REJECTS_FILE, RehydrateError, rehydrate
 from clinical_corpora.builders.text_free.release import release_text_free
 from clinical_corpora.builders.validate.run import check_release
 from clinical_corpora.core.card import BarChart
@@ -78,7 +80,7 @@ def documents(corpus: CorpusManifest, text_free: Path) -> dict[str, str]:
 
 
 def test_rehydration_restores_the_full_release_byte_for_byte(full: Path, text_free: Path, tmp_path: Path) -> None:
-    outcome = rehydrate(text_free, {}, tmp_path / "restored")
+    outcome = rehydrate(RehydrateRequest(text_free, tmp_path / "restored"))
     assert outcome.status == "released" and outcome.documents > 0
     restored, original = tree(outcome.folder), tree(full)
     assert sorted(restored) == sorted(original)
@@ -114,33 +116,34 @@ def test_leak_gate_passes_and_fails_on_a_planted_sentence(
     locator, text = max(texts.items(), key=lambda item: len(item[1]))
     sentence = text[: LEAK_LIMIT + 10]
     planted = Path(shutil.copytree(text_free, tmp_path / "planted"))
-    card = planted / FULL_FOLDER / "README.md"
+    card = planted / "README.md"
     card.write_text(card.read_text(encoding="utf-8") + f"\nExample: {sentence}\n", encoding="utf-8")
     failed = leak_gate(planted, texts.items())
     assert not failed.success
     assert failed.observed["longest_shared_run"] >= len(sentence.strip())
-    assert f"{FULL_FOLDER}/README.md" in failed.details[0]["problem"]
+    assert "README.md" in failed.details[0]["problem"]
     assert sentence not in failed.details[0]["problem"]  # the gate names the document, never quotes it
 
 
-def test_text_free_release_shows_the_full_figures_and_the_leak_gate_reads_what_they_draw(
+def test_the_full_card_and_figures_are_drawn_again_by_rehydrate_and_the_leak_gate_reads_what_a_png_draws(
     corpus: CorpusManifest, full: Path, text_free: Path, tmp_path: Path
 ) -> None:
+    """A text-free release keeps none of the full release's descriptions (they are drawn from its rows): only its
+    JSON files in full/. The leak gate reads the strings a figure draws, wherever one is."""
+    assert sorted(path.name for path in (text_free / FULL_FOLDER).iterdir()) == sorted(
+        name for name in ("manifest.json", "validation.json", "inputs.jsonl", "rejects.jsonl") if (full / name).exists()
+    )
     figures = sorted(path.relative_to(full).as_posix() for path in (full / FIGURES_FOLDER).iterdir())
     assert figures
-    card = (text_free / "README.md").read_text(encoding="utf-8")
-    for figure in figures:
-        assert (text_free / FULL_FOLDER / figure).read_bytes() == (full / figure).read_bytes()
-        assert f"]({FULL_FOLDER}/{figure})" in card
     texts = documents(corpus, text_free)
     locator, text = max(texts.items(), key=lambda item: len(item[1]))
     planted = Path(shutil.copytree(text_free, tmp_path / "planted"))
     length = LEAK_LIMIT + 10
     start = next(i for i in range(len(text) - length) if text[i : i + length].isprintable())  # a drawable run
     drawn = BarChart.counts("planted", text[start : start + length], {"a": 1}, "x", "y")
-    (planted / FULL_FOLDER / figures[0]).write_bytes(png_bytes(drawn))
+    (planted / "planted.png").write_bytes(png_bytes(drawn))
     gate = leak_gate(planted, texts.items())
-    assert not gate.success and f"{FULL_FOLDER}/{figures[0]}" in gate.details[0]["problem"]
+    assert not gate.success and "planted.png" in gate.details[0]["problem"]
 
 
 def test_leak_gate_finds_text_in_parquet_values(corpus: CorpusManifest, text_free: Path, tmp_path: Path) -> None:
@@ -236,7 +239,7 @@ def test_a_changed_note_is_reported_by_locator_and_record(
         "quarantine",
     ]
     assert main(partial) == 1
-    assert "is not a partial rehydration" in capsys.readouterr().err
+    assert "is not a partial or re-anchored rehydration" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("corpus", ["rad_coref"], indirect=True)
@@ -255,7 +258,7 @@ def test_another_noteevents_version_is_reported_by_row_id(
     changed = tmp_path / "NOTEEVENTS.csv.gz"
     changed.write_bytes(gzip.compress(buffer.getvalue().encode("utf-8")))
     with pytest.raises(RehydrateError) as error:
-        rehydrate(text_free, {"noteevents": changed}, tmp_path / "out")
+        rehydrate(RehydrateRequest(text_free, tmp_path / "out", sources={"noteevents": changed}))
     assert "noteevents:1000101: its text" in str(
         error.value
     ) and "differs from the one the release was built from" in str(error.value)
@@ -285,7 +288,7 @@ def test_odie_from_its_i2b2_input_round_trips_through_the_i2b2_documents(tmp_pat
     text_free = release_text_free(corpus, full, resolve_sources(corpus, i2b2)).folder
     documents = ReleaseView(text_free).arrow("odie_anaphora", columns=[SOURCE_DOCUMENTS]).column(0).to_pylist()
     assert all(document["locator"].startswith("i2b2:docs/") for row in documents for document in row)
-    restored = rehydrate(text_free, i2b2, tmp_path / "restored").folder
+    restored = rehydrate(RehydrateRequest(text_free, tmp_path / "restored", sources=i2b2)).folder
     assert tree(restored) == tree(full)
 
 
@@ -297,11 +300,13 @@ def test_validate_rejects_a_damaged_text_free_release_and_a_failed_leak_gate(tex
     assert [gate.gate for gate in check_release(damaged) if not gate.success] == ["files"]
     validation, manifest_path = text_free / "validation.json", text_free / "manifest.json"
     recorded = json.loads(validation.read_text(encoding="utf-8"))
-    recorded["gates"][0]["status"] = "fail"
+    recorded["gates"][0].update(status="fail", success=False)
     validation.write_text(json.dumps(recorded), encoding="utf-8")
     manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
     for output in manifest["outputs"]:
         if output["file"] == "validation.json":
             output["sha256"] = hashlib.sha256(validation.read_bytes()).hexdigest()
     manifest_path.write_text(json.dumps(manifest), encoding="utf-8")
-    assert [gate.gate for gate in check_release(text_free) if not gate.success] == ["leak"]
+    failed = {gate.gate: gate.details for gate in check_release(text_free) if not gate.success}
+    assert list(failed) == ["manifest"]
+    assert failed["manifest"][0]["problem"].startswith("the leak gate did not pass")

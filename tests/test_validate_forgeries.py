@@ -18,13 +18,16 @@ from typing import Any
 
 import pytest
 
-from clinical_corpora.builders.cli import main
+from clinical_corpora.builders.commands.main import main
 from clinical_corpora.builders.release.pipeline import run
 from clinical_corpora.builders.release.request import ReleaseRequest
 from clinical_corpora.builders.validate.run import check_release
 from clinical_corpora.core.manifest import load_manifest
+from clinical_corpora.core.release_manifest import read_manifest
 from tests.conftest import TINY
 
+CARD_DIFFERS = "README.md: differs from what the package draws from the release's data and records"
+CROISSANT_DIFFERS = "croissant.json: differs from what the package draws from the release's data and records"
 TEST_SHARD = "data/notes/test-00000-of-00001.parquet"
 TRAIN_SHARD = "data/notes/train-00000-of-00001.parquet"
 
@@ -92,19 +95,19 @@ def test_the_untouched_release_passes_every_check(release: Path) -> None:
 
 def test_edited_shard_rows(forged: Path) -> None:
     edit_json(forged, "manifest.json", lambda m: output(m, TRAIN_SHARD).update(rows=5))
-    assert failures(forged) == {"manifest": [f"{TRAIN_SHARD}: manifest.json says 5 rows, the parquet holds 2"]}
+    assert failures(forged) == {"files": [f"{TRAIN_SHARD}: manifest.json says 5 rows, the parquet holds 2"]}
 
 
 def test_edited_counts(forged: Path) -> None:
     edit_json(forged, "manifest.json", lambda m: m["counts"].update(written=300, rejected=4))
-    assert failures(forged) == {
-        "manifest": [
-            "manifest.json counts.written is 300, the parquet files hold 3 rows",
-            "manifest.json counts.read is 3, but 3 records were released (config notes, one row per record read) "
-            "and 4 rejected: expected 7",
-            "manifest.json counts.rejected is 4, rejects.jsonl holds 0",
-        ]
-    }
+    found = failures(forged)
+    assert found["manifest"] == [
+        "manifest.json counts.written is 300, the parquet files hold 3 rows",
+        "manifest.json counts.read is 3, but 3 records were released (config notes, one row per record read) "
+        "and 4 rejected",
+        "manifest.json counts.rejected is 4, rejects.jsonl holds 0",
+    ]
+    assert found["descriptions"] == [CARD_DIFFERS]  # its provenance section states the counts
 
 
 def test_edited_gates(forged: Path) -> None:
@@ -119,30 +122,39 @@ def test_a_failed_gate_recorded_in_both_files(forged: Path) -> None:
     edit_json(forged, "validation.json", lambda v: fail(v["gates"]))
     edit_json(forged, "manifest.json", lambda m: fail(m["gates"]))
     assert failures(forged) == {
-        "manifest": [
-            "gate agreement.span_f1: validation.json says fail against '>= 0.8'; tiny's thresholds make it pass "
-            "against '>= 0.8' (observed 0.909091)",
-            "gate agreement.span_f1: recorded as failed in a release",
+        "files": [
+            "validation.json: not a release's validation record: gates[2]: gate agreement.span_f1: status fail with "
+            "success True"
         ]
     }
+
+
+def test_a_failed_gate_recorded_as_such_is_judged_again(forged: Path) -> None:
+    edit_json(forged, "validation.json", lambda v: v["gates"][2].update(status="fail", success=False))
+    edit_json(forged, "manifest.json", lambda m: m["gates"][2].update(status="fail"))
+    assert failures(forged)["manifest"] == [
+        "gate agreement.span_f1: validation.json says fail against '>= 0.8'; tiny's thresholds make it pass "
+        "against '>= 0.8' (observed 0.909091)",
+        "gate agreement.span_f1: recorded as failed in a release",
+    ]
 
 
 def test_edited_inputs(forged: Path) -> None:
     recorded = json.loads((forged / "manifest.json").read_text())["inputs"]["notes"]["sha256"]
     edit_json(forged, "manifest.json", lambda m: m["inputs"]["notes"].update(sha256="0" * 64, bytes=1))
-    assert failures(forged) == {
-        "files": [
-            "inputs.jsonl: source 'notes' bytes is 150, manifest.json says 1",
-            f"inputs.jsonl: source 'notes' sha256 is {recorded}, manifest.json says {'0' * 64}",
-        ]
-    }
+    found = failures(forged)
+    assert found["manifest"] == [
+        "inputs.jsonl: source 'notes' bytes is 150, manifest.json says 1",
+        f"inputs.jsonl: source 'notes' sha256 is {recorded}, manifest.json says {'0' * 64}",
+    ]
+    assert found["descriptions"] == [CARD_DIFFERS, CROISSANT_DIFFERS]  # both state the inputs' sha256
 
 
 @pytest.mark.parametrize(
     ("version", "sample", "problem"),
     [
         ("1.0.1+sample", True, "manifest.json version is '1.0.1+sample'; a sample release of the installed tiny is "),
-        ("1.0.0", False, "manifest.json sample is False, but its inputs include samples"),
+        ("1.0.0", False, "manifest.json sample is False, but its inputs do not include samples"),
     ],
 )
 def test_edited_version(forged: Path, version: str, sample: bool, problem: str) -> None:
@@ -156,10 +168,7 @@ def test_a_release_in_a_folder_of_another_version(forged: Path) -> None:
     edit_json(moved, "manifest.json", lambda m: m.update(version="1.0.0"))
     edit_json(moved, "validation.json", lambda v: v.update(version="1.0.0"))
     assert failures(moved) == {
-        "manifest": [
-            "manifest.json version is '1.0.0'; a sample release of the installed tiny is '1.0.0+sample'",
-            "manifest.json version '1.0.0' and sample True disagree",
-        ]
+        "files": ["manifest.json: not a release manifest: version '1.0.0' and sample True disagree"]
     }
 
 
@@ -172,13 +181,13 @@ def test_a_deleted_split_with_its_manifest_entry(forged: Path) -> None:
         manifest["counts"]["written"] = 2
 
     edit_json(forged, "manifest.json", drop)
-    assert failures(forged) == {
-        "manifest": [
-            "config notes: splits ['train'] in the release, tiny's corpus.yaml declares ['test', 'train']",
-            "manifest.json counts.read is 3, but 2 records were released (config notes, one row per record read) "
-            "and 0 rejected: expected 2",
-        ]
-    }
+    found = failures(forged)
+    assert found["manifest"] == [
+        "config notes: splits ['train'] in the release, tiny's corpus.yaml declares ['test', 'train']",
+        "manifest.json counts.read is 3, but 2 records were released (config notes, one row per record read) "
+        "and 0 rejected",
+    ]
+    assert found["descriptions"] == [CARD_DIFFERS, CROISSANT_DIFFERS]
 
 
 @pytest.mark.parametrize("path", ["../../../../etc/hostname", "/etc/hostname", "data/../../../outside.txt"])
@@ -188,7 +197,8 @@ def test_an_output_outside_the_release_is_never_read(forged: Path, path: str) ->
     digest = hashlib.sha256(outside.read_bytes()).hexdigest()
     edit_json(forged, "manifest.json", lambda m: m["outputs"].append({"file": path, "sha256": digest}))
     [problem] = failures(forged)["files"]
-    assert problem.startswith(f"{path}: ") and problem.endswith("(outputs must stay inside the release folder)")
+    assert problem.startswith("manifest.json: not a release manifest: outputs[6].file: ")
+    assert problem.endswith("a release lists only files inside its folder") and repr(path) in problem
 
 
 def test_a_symbolic_link_leaving_the_release(forged: Path) -> None:
@@ -197,14 +207,16 @@ def test_a_symbolic_link_leaving_the_release(forged: Path) -> None:
     (forged / "extra.txt").symlink_to(outside)
     digest = hashlib.sha256(outside.read_bytes()).hexdigest()
     edit_json(forged, "manifest.json", lambda m: m["outputs"].append({"file": "extra.txt", "sha256": digest}))
-    assert failures(forged) == {
-        "files": ["extra.txt: a symbolic link leaving the release folder (outputs must stay inside the release folder)"]
-    }
+    problems = failures(forged)["files"]
+    assert problems[0] == "extra.txt: a symbolic link (a release holds only regular files and folders)"
+    assert "extra.txt: listed in manifest.json but missing" in problems
 
 
 def test_an_unlisted_symbolic_link_leaving_the_release(forged: Path) -> None:
     (forged / "data" / "elsewhere").symlink_to(forged.parent.parent, target_is_directory=True)
-    assert failures(forged) == {"files": ["data/elsewhere: a symbolic link leaving the release folder"]}
+    assert failures(forged) == {
+        "files": ["data/elsewhere: a symbolic link (a release holds only regular files and folders)"]
+    }
 
 
 def test_an_emptied_expectation_suite(forged: Path) -> None:
@@ -238,9 +250,9 @@ def test_a_replaced_expectation(forged: Path) -> None:
 @pytest.mark.parametrize(
     ("edit", "problem"),
     [
-        (lambda m: m.update(outputs="data"), "manifest.json outputs entry 1: expected an object with file and sha256"),
-        (lambda m: m["outputs"].append({"file": 3}), "manifest.json outputs entry 7: expected an object with file and"),
-        (lambda m: m["outputs"].append("README.md"), "manifest.json outputs entry 7: expected an object with file and"),
+        (lambda m: m.update(outputs="data"), "manifest.json: not a release manifest: outputs: Input should be a valid"),
+        (lambda m: m["outputs"].append({"file": 3}), "manifest.json: not a release manifest: outputs[6].file: Input"),
+        (lambda m: m["outputs"].append("README.md"), "manifest.json: not a release manifest: outputs[6]: Input"),
     ],
 )
 def test_malformed_outputs_are_a_failed_check(forged: Path, edit: Callable[[Any], None], problem: str) -> None:
@@ -256,10 +268,7 @@ def test_malformed_counts_and_rows_are_a_failed_check(forged: Path) -> None:
 
     edit_json(forged, "manifest.json", damage)
     assert failures(forged) == {
-        "manifest": [
-            f"{TEST_SHARD}: manifest.json says 'one' rows, the parquet holds 1",
-            "manifest.json counts: expected an object with read, written and rejected",
-        ]
+        "files": ["manifest.json: not a release manifest: counts: Input should be an object (and 1 more problems)"]
     }
 
 
@@ -314,10 +323,10 @@ def overlaid_release(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return run(ReleaseRequest(load_manifest(corpus), tmp_path_factory.mktemp("out"), gate_overlay=overlay)).folder
 
 
-def test_a_release_with_an_overlay_passes_and_records_its_text(overlaid_release: Path) -> None:
-    manifest = json.loads((overlaid_release / "manifest.json").read_text(encoding="utf-8"))
-    assert manifest["gate_overlay"]["text"] == "max_rejects: 2\n"
-    assert manifest["gate_overlay"]["changes"] == ["max_rejects: 0 -> 2"]
+def test_a_release_with_an_overlay_passes_and_records_it(overlaid_release: Path) -> None:
+    recorded = read_manifest(overlaid_release).gate_overlay
+    assert recorded is not None and recorded.overlay.max_rejects == 2
+    assert recorded.changes == ["max_rejects: 0 -> 2"]
     assert validate(overlaid_release)[0] == 0
 
 
@@ -328,7 +337,7 @@ def test_forged_overlay_changes_cannot_excuse_a_relaxed_expectation(overlaid_rel
     edit_json(forged, "manifest.json", lambda m: m["gate_overlay"]["changes"].append(excuse))
     found = failures(forged)
     assert found["manifest"] == [
-        f"manifest.json gate_overlay changes are ['max_rejects: 0 -> 2', {excuse!r}]; its text makes "
+        f"manifest.json gate_overlay changes are ['max_rejects: 0 -> 2', {excuse!r}]; its overlay makes "
         "['max_rejects: 0 -> 2'] of tiny's corpus.yaml"
     ]
     assert found["expectations"] == [
@@ -338,10 +347,13 @@ def test_forged_overlay_changes_cannot_excuse_a_relaxed_expectation(overlaid_rel
     ]
 
 
-def test_forged_overlay_text_must_match_its_hash(overlaid_release: Path, tmp_path: Path) -> None:
+def test_a_forged_overlay_is_judged_as_it_reads(overlaid_release: Path, tmp_path: Path) -> None:
+    """An overlay edited to excuse more rejects: its recorded changes no longer follow from it, and the card that
+    states them is not the one the package draws."""
     forged = Path(shutil.copytree(overlaid_release, tmp_path / "tiny" / overlaid_release.name))
-    edit_json(forged, "manifest.json", lambda m: m["gate_overlay"].update(text="max_rejects: 9\n"))
-    assert "manifest.json gate_overlay: sha256 is not that of its text" in failures(forged)["manifest"]
+    edit_json(forged, "manifest.json", lambda m: m["gate_overlay"]["overlay"].update(max_rejects=9))
+    found = failures(forged)
+    assert found["manifest"][0].startswith("manifest.json gate_overlay changes are ['max_rejects: 0 -> 2']")
 
 
 def test_a_relaxed_agreement_threshold_is_judged_again(forged: Path) -> None:
@@ -356,12 +368,12 @@ def test_a_relaxed_agreement_threshold_is_judged_again(forged: Path) -> None:
         "manifest.json",
         lambda m: next(g for g in m["gates"] if g["gate"] == "agreement.span_f1").update(observed=0.5),
     )
-    assert failures(forged) == {
-        "manifest": [
-            "gate agreement.span_f1: validation.json says pass against '>= 0.4'; tiny's thresholds make it fail "
-            "against '>= 0.8' (observed 0.5)"
-        ]
-    }
+    found = failures(forged)
+    assert found["manifest"] == [
+        "gate agreement.span_f1: validation.json says pass against '>= 0.4'; tiny's thresholds make it fail "
+        "against '>= 0.8' (observed 0.5)"
+    ]
+    assert found["descriptions"] == [CARD_DIFFERS]
 
 
 def test_release_prints_a_digest_that_validate_pins(tmp_path: Path) -> None:

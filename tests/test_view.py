@@ -23,11 +23,12 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
 from selenium.webdriver.support.ui import Select
 
-from clinical_corpora.builders.cli import main
+from clinical_corpora.builders.commands.main import main
 from clinical_corpora.builders.plugins import find_corpus
+from clinical_corpora.builders.rehydrate.request import RehydrateRequest
+from clinical_corpora.builders.rehydrate.run import rehydrate
 from clinical_corpora.builders.release.inputs import resolve_sources
 from clinical_corpora.builders.sources.knowtator import knowtator_files, read_knowtator_file
-from clinical_corpora.builders.rehydrate.run import rehydrate
 from clinical_corpora.builders.text_free.release import release_text_free
 from tests.conftest import SampleRelease
 
@@ -87,7 +88,7 @@ def releases(sample_release: SampleRelease, tmp_path_factory: pytest.TempPathFac
                 ).folder
             else:
                 out = tmp_path_factory.mktemp(f"rehydrated-{corpus}")
-                made[corpus, variant] = rehydrate(release(corpus, "text-free"), {}, out).folder
+                made[corpus, variant] = rehydrate(RehydrateRequest(release(corpus, "text-free"), out)).folder
         return made[corpus, variant]
 
     return release

@@ -12,7 +12,7 @@ import pyarrow.parquet as pq
 import pytest
 from datasets import Features, Value
 
-from clinical_corpora.builders.cli import main
+from clinical_corpora.builders.commands.main import main
 from clinical_corpora.builders.contract.base import BuildContext
 from clinical_corpora.builders.contract.release_view import ReleaseView
 from clinical_corpora.builders.release import pipeline
@@ -67,7 +67,7 @@ def test_quarantine_from_workers_matches_one_process(tiny_corpus: Path, tmp_path
             )
         )
         releases[workers] = build.folder
-        assert build.manifest["counts"] == {"read": 5, "written": 4, "rejected": 1, "rejected_annotations": 0}
+        assert build.manifest.counts.model_dump() == {"read": 5, "written": 4, "rejected": 1, "rejected_annotations": 0}
     [reject] = [json.loads(line) for line in (releases[2] / "rejects.jsonl").read_text().splitlines()]
     assert reject["where"] == "notes/notes.tsv:6" and "ends past the end of the text" in reject["reason"]
     assert tree(releases[1]) == tree(releases[2])
@@ -97,7 +97,7 @@ def test_duplicate_ids_are_quarantined_after_the_first(tiny_corpus: Path, tmp_pa
     view = ReleaseView(build.folder)
     assert view.column("notes", "id", "test").to_pylist() == ["n3", "n2"]
     assert view.column("notes", "id", "train").to_pylist() == ["n1"]
-    assert build.manifest["counts"]["written"] == 3 and build.manifest["counts"]["rejected"] == 2
+    assert build.manifest.counts.written == 3 and build.manifest.counts.rejected == 2
 
 
 def test_a_duplicate_id_fails_the_build_by_default(tiny_corpus: Path, tmp_path: Path) -> None:
@@ -127,7 +127,7 @@ def test_shards_run_once_per_build(tiny_corpus: Path, tmp_path: Path, notes: int
     build = run(
         ReleaseRequest(manifest, tmp_path / "out", on_error="quarantine", mode="build", max_rejects=1, workers=workers)
     )
-    assert build.manifest["counts"]["rejected_annotations"] == 1 and build.manifest["counts"]["written"] == notes
+    assert build.manifest.counts.rejected_annotations == 1 and build.manifest.counts.written == notes
 
 
 def test_groups_are_contiguous_slices_of_the_shard_lists() -> None:

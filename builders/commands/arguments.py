@@ -38,13 +38,13 @@ def add_sources(parser: argparse.ArgumentParser, help: str) -> None:
 
 def count(text: str) -> int:
     if not text.isdigit():
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}")
+        raise argparse.ArgumentTypeError(f"expected a whole number of records, got {text!r}")
     return int(text)
 
 
-def positive(text: str) -> int:
+def workers(text: str) -> int:
     if not text.isdigit() or int(text) < 1:
-        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, got {text!r}")
+        raise argparse.ArgumentTypeError(f"expected a number of processes of at least 1, got {text!r}")
     return int(text)
 
 

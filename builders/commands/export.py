@@ -7,7 +7,6 @@ import argparse
 from pathlib import Path
 
 from clinical_corpora.builders.commands.arguments import folder, plain_text
-from clinical_corpora.builders.commands.corpus_commands import given
 from clinical_corpora.builders.plugins import load_plugins
 from clinical_corpora.core.errors import ClincorpError
 from clinical_corpora.core.registry import exporters
@@ -23,6 +22,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from clinical_corpora.builders.commands.corpus_commands import given
+
     load_plugins()
     release = given(args.release)
     formats = sorted(name for name, owner in exporters.keys() if owner == release.corpus)

@@ -8,10 +8,13 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from clinical_corpora.builders.commands import arguments
-from clinical_corpora.builders.rehydrate.request import RehydrateRequest
 from clinical_corpora.core.errors import ClincorpError
+
+if TYPE_CHECKING:
+    from clinical_corpora.builders.rehydrate.request import RehydrateRequest
 
 NAME = "rehydrate"
 HELP = "rebuild a full release from a text-free one and your own copies of its sources"
@@ -50,6 +53,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def request(args: argparse.Namespace) -> RehydrateRequest:
     """The typed request the arguments make."""
+    from clinical_corpora.builders.rehydrate.request import RehydrateRequest
+
     return RehydrateRequest(
         args.release,
         args.out,

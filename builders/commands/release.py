@@ -100,7 +100,7 @@ def configure(parser: argparse.ArgumentParser, default_out: str = "releases", mo
     )
     parser.add_argument(
         "--workers",
-        type=arguments.positive,
+        type=arguments.workers,
         metavar="N",
         help="build the corpus's document shards in N processes (default: a process per 64 documents, at most "
         "every core; never more than the cores or the shards); the release's bytes are the same whatever N",

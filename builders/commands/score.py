@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 
-from clinical_corpora.builders.commands.corpus_commands import run_command
 from clinical_corpora.builders.plugins import load_plugins
 from clinical_corpora.core.registry import scorers
 
@@ -19,6 +18,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from clinical_corpora.builders.commands.corpus_commands import run_command
+
     load_plugins()
     parser = argparse.ArgumentParser(prog=f"clincorp score {args.scorer}")
     return run_command(scorers.get(args.scorer), parser, args.arguments)

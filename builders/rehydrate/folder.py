@@ -24,6 +24,7 @@ from clinical_corpora.builders.release.card.rehydrated import describe_rehydrate
 from clinical_corpora.builders.release.folder import sha256_file
 from clinical_corpora.builders.release.opened import FULL_FOLDER, OpenedRelease, overlaid
 from clinical_corpora.builders.release.writer import SplitWriter, rows_per_row_group
+from clinical_corpora.core.errors import record_name
 from clinical_corpora.core.release_manifest import Counts, OutputFile, Rehydration, ReleaseManifest, write_manifest
 from clinical_corpora.core.release_records import RehydrateReject
 from clinical_corpora.schemas.features import features_for
@@ -117,7 +118,9 @@ def _without_bad_rows(
         keep.append(not broken)
         if broken:
             reason = "; ".join(bad[locator] for locator in broken)
-            left.append(RehydrateReject(where=f"{where} [{row_id}]", reason=reason[:2000], documents=broken))
+            left.append(
+                RehydrateReject(where=f"{where} [{record_name(row_id)}]", reason=reason[:2000], documents=broken)
+            )
     return batch.filter(pa.array(keep))
 
 

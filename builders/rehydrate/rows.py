@@ -7,6 +7,7 @@ import pyarrow as pa
 from datasets import Features
 from pydantic import BaseModel, ValidationError
 
+from clinical_corpora.core.errors import record_name
 from clinical_corpora.core.release_manifest import first_problem
 from clinical_corpora.schemas.features import LabelIdError, row_decoder
 from clinical_corpora.schemas.licensed import holds_lost, licensed_tree
@@ -37,7 +38,8 @@ class RestoredRows:
         return found
 
     def record(self, batch: pa.RecordBatch, position: int) -> str:
-        return str(batch.column(self.id_field)[position].as_py())
+        """The id of a row, cut short: an id that is not a valid record's may hold anything."""
+        return str(record_name(batch.column(self.id_field)[position].as_py()))
 
     def without(self, batch: pa.RecordBatch, positions: list[int]) -> pa.RecordBatch:
         """``batch`` without the rows at ``positions``."""

@@ -31,6 +31,7 @@ from clinical_corpora.builders.rehydrate.reanchor.run import Reanchored, reancho
 from clinical_corpora.builders.rehydrate.request import RehydrateRequest
 from clinical_corpora.builders.release.folder import make_staging, publish, release_folder, remove_stale_staging
 from clinical_corpora.builders.release.opened import OpenedRelease, open_release
+from clinical_corpora.builders.text_free.card import describe_text_free
 from clinical_corpora.core.release_manifest import Rehydration, release_digest
 from clinical_corpora.core.release_records import RehydrateReject, write_json_lines
 from clinical_corpora.schemas.features import features_for, schema_fingerprint
@@ -50,12 +51,30 @@ class RehydrateOutcome:
 
 
 def opened_text_free(folder: Path) -> OpenedRelease:
-    """A text-free release through the door, its record models those of the installed corpus."""
+    """A text-free release through the door, its record models those of the installed corpus, its full release's
+    manifest that of the same release, and its card and croissant.json those the package draws (nothing planted
+    in them)."""
     opened = open_release(folder)
     if not opened.text_free:
         raise RehydrateError(f"{folder} is not a text-free release (made by clincorp release --text-free)")
     full = opened.full_manifest
+    differing = [
+        field
+        for field in ("corpus", "version", "builder", "sample", "options", "changes")
+        if getattr(full, field) != getattr(opened.manifest, field)
+    ]
+    if differing or full.kind != "full":
+        raise RehydrateError(
+            f"{folder}: full/manifest.json is not the manifest of this release's full release ({', '.join(differing)} "
+            "differ): the release is damaged or forged"
+        )
     builder = make_builder(opened.corpus.builder, full.options)
+    for name, data in describe_text_free(opened.corpus, builder, opened.manifest, full, opened.view).items():
+        if (folder / name).read_bytes() != data:
+            raise RehydrateError(
+                f"{folder / name} differs from what the package draws from the release: text planted after the "
+                "build? Not restored (clincorp validate says more)"
+            )
     features = {config: features_for(builder.CONFIGS[config]) for config in opened.configs()}
     if schema_fingerprint(features) != full.schema_fingerprint:
         raise RehydrateError(
@@ -71,6 +90,13 @@ def read_documents(opened: OpenedRelease, request: RehydrateRequest) -> SourceDo
     ctx = BuildContext(opened.corpus, given_sources(opened.corpus, request.sources), request.on_error)
     request.stage("reading the documents the release names from the sources")
     return source_documents(builder, ctx, opened.view, request.documents)
+
+
+def source_texts(text_free: Path, sources: dict[str, Path] | None = None) -> dict[str, str]:
+    """The texts of the documents a text-free release names, as the sources (default: the embedded samples) hold
+    them (locator → text)."""
+    opened = opened_text_free(text_free)
+    return read_documents(opened, RehydrateRequest(text_free, text_free.parent, sources or {})).documents
 
 
 def rehydrate(request: RehydrateRequest) -> RehydrateOutcome:

@@ -34,10 +34,12 @@ from threading import Thread
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+from pydantic import BaseModel
 
 from clinical_corpora.builders.contract.base import Builder, make_builder
 from clinical_corpora.builders.contract.release_view import SHARD_PATTERN, ReleaseView
 from clinical_corpora.builders.plugins import find_corpus, installed_corpus
+from clinical_corpora.builders.release.inputs import read_inputs_file
 from clinical_corpora.core.errors import ClincorpError, SourceError
 from clinical_corpora.core.manifest import CorpusManifest, apply_gate_overlay
 from clinical_corpora.core.release_manifest import (
@@ -47,7 +49,14 @@ from clinical_corpora.core.release_manifest import (
     read_manifest,
     release_digest,
 )
-from clinical_corpora.core.release_records import ValidationRecord, read_validation
+from clinical_corpora.core.release_records import (
+    ReanchoredLine,
+    RehydrateReject,
+    RejectLine,
+    ValidationRecord,
+    read_json_lines,
+    read_validation,
+)
 
 CHUNK = 1 << 20
 SHOWN = 3
@@ -92,8 +101,9 @@ class Inspection:
 
 
 def inspect_release(folder: Path, contents: bool = True) -> Inspection:
-    """Every problem of ``folder`` as a release (see the module docstring); the files' sha256 only with
-    ``contents``. A ClincorpError only when the folder is not a release at all (no manifest.json)."""
+    """Every problem of ``folder`` as a release (see the module docstring); without ``contents`` only what needs
+    no file read but manifest.json's (the files' sha256, parquet footers and typed JSON are checked with it). A
+    ClincorpError only when the folder is not a release at all (no manifest.json)."""
     if not folder.is_dir():
         raise ClincorpError(
             f"{folder} is not a release folder: {'no such folder' if not folder.exists() else 'a file'}"
@@ -107,9 +117,14 @@ def inspect_release(folder: Path, contents: bool = True) -> Inspection:
         return Inspection(folder, None, [*problems, str(error)])
     inspection = Inspection(folder, manifest, problems, sorted(files))
     inspection.problems += _listing_problems(manifest, files)
-    if contents:
-        inspection.problems += hash_problems(folder, manifest, set(files))
-    inspection.problems += _parquet_problems(folder, manifest, set(files))
+    if not contents:  # nothing but manifest.json is read before its files' sha256 are confirmed
+        return inspection
+    differing = hash_problems(folder, manifest, set(files))
+    inspection.problems += differing
+    readable = set(files) - {problem.split(": ")[0] for problem in differing}  # a file that differs is not read
+    inspection.problems += _parquet_problems(folder, manifest, readable)
+    if not inspection.problems:
+        inspection.problems += typed_problems(folder, manifest)
     return inspection
 
 
@@ -213,6 +228,57 @@ def _parquet_problems(folder: Path, manifest: ReleaseManifest, present: set[str]
         if rows != entry.rows:
             problems.append(f"{entry.file}: manifest.json says {entry.rows} rows, the parquet holds {rows}")
     return problems
+
+
+TYPED_LINES: dict[str, type[BaseModel]] = {
+    "rejects.jsonl": RejectLine,
+    f"{FULL_FOLDER}/rejects.jsonl": RejectLine,
+    "rehydrate-rejects.jsonl": RehydrateReject,
+    "re-anchored.jsonl": ReanchoredLine,
+}
+"""The JSON Lines files a release may hold, and what each line is."""
+
+
+def typed_problems(folder: Path, manifest: ReleaseManifest) -> list[str]:
+    """Each JSON file of the release that is not what its name says: validation.json a validation record, a
+    text-free release's full/manifest.json and full/validation.json the full release's, every JSON Lines file
+    one typed entry a line, inputs.jsonl the input files."""
+    problems = []
+    for name in _typed_files(manifest):
+        try:
+            _read_typed(folder, name)
+        except ClincorpError as error:
+            problems.append(str(error))
+    return problems
+
+
+def _typed_files(manifest: ReleaseManifest) -> list[str]:
+    names = ["validation.json"]
+    if manifest.text_free:
+        names += [f"{FULL_FOLDER}/manifest.json", f"{FULL_FOLDER}/validation.json"]
+    listed = [*TYPED_LINES, "inputs.jsonl", f"{FULL_FOLDER}/inputs.jsonl"]
+    return names + [name for name in listed if manifest.output(name) is not None]
+
+
+def _read_typed(folder: Path, name: str) -> None:
+    """Read the JSON file ``name`` of a release as what it is; a ClincorpError naming it otherwise."""
+    if name.endswith("manifest.json"):
+        read_manifest((folder / name).parent, name)
+    elif name.endswith("validation.json"):
+        read_validation((folder / name).parent, name)
+    elif name in TYPED_LINES:
+        read_json_lines(folder / name, TYPED_LINES[name], name)
+    else:
+        _inputs(folder / name, name)
+
+
+def _inputs(path: Path, name: str) -> None:
+    try:
+        read_inputs_file(path)
+    except (OSError, ValueError, pa.ArrowException) as error:
+        raise ClincorpError(
+            f"{name}: not one JSON object with source, file, sha256 and bytes a line ({error})"
+        ) from None
 
 
 def _first_line(error: BaseException) -> str:

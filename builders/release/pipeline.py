@@ -32,7 +32,7 @@ from clinical_corpora.builders.release.inputs import (
     walk_sources,
 )
 from clinical_corpora.builders.release.request import ReleaseRequest
-from clinical_corpora.builders.release.rows import Build, no_documents, refuse_when_all_rejected, write_rows
+from clinical_corpora.builders.release.rows import Build, no_documents, refuse_when_all_rejected, stage_line, write_rows
 from clinical_corpora.builders.sources.discovery import walks_given
 from clinical_corpora.core.changes import ReleaseChanges
 from clinical_corpora.core.errors import ClincorpError, GateError
@@ -133,7 +133,9 @@ def _capped_workers(manifest: CorpusManifest, asked: int | None) -> int | None:
     """``--workers``, at most every core this process may use (saying so when it asked for more)."""
     cores = default_workers()
     if asked is not None and asked > cores:
-        print(f"{manifest.name}: --workers {asked} is more than the {cores} cores this process may use: using {cores}")
+        stage_line(
+            manifest.name, f"--workers {asked} is more than the {cores} cores this process may use: using {cores}"
+        )
         return cores
     return asked
 

@@ -152,7 +152,8 @@ def _write_release_files(staging: Path, corpus: CorpusManifest, builder: Builder
     full, gate = release.full, release.gate
     record = gate_record(gate)
     write_validation(
-        staging, ValidationRecord(corpus=corpus.name, version=full.version, variant=VARIANT, gates=[record])
+        staging,
+        ValidationRecord(corpus=corpus.name, version=full.version, variant=VARIANT, agreement=None, gates=[record]),
     )
     draft = ReleaseManifest(
         corpus=corpus.name,

@@ -19,6 +19,7 @@ from pydantic import BaseModel, ValidationError
 from clinical_corpora.builders.contract.release_view import ReleaseView
 from clinical_corpora.builders.release.opened import OpenedRelease
 from clinical_corpora.builders.validate.gate import problems_gate
+from clinical_corpora.core.errors import record_name
 from clinical_corpora.core.release_manifest import first_problem
 from clinical_corpora.schemas.bounded import Bound, bounded_tree
 from clinical_corpora.schemas.features import LabelIdError, features_for, row_decoder, schema_fingerprint
@@ -86,7 +87,7 @@ def records_gate(opened: OpenedRelease) -> GateResult:
             if problem is LOST:
                 unchecked += 1
             elif problem is not None:
-                where = f"{config}/{split} record {row.get(id_field)!r} ({shard} row {position})"
+                where = f"{config}/{split} record {record_name(row.get(id_field))!r} ({shard} row {position})"
                 problems.append(f"{where}: {problem}")
         if id_field in opened.view.features(config):
             problems += [
@@ -131,7 +132,7 @@ def _record_problem(check: RowCheck, row: dict[str, Any]) -> str | None:
     except LabelIdError as error:
         return f"field {error.field}: {error.problem}"
     except ValidationError as error:
-        return first_problem(error)
+        return f"field {first_problem(error)}" if error.errors()[0]["loc"] else first_problem(error)
     return None
 
 

@@ -40,7 +40,7 @@ def release_checks(
     it runs. With ``expect_digest`` (the sha256 of manifest.json the release's maker printed) nothing else is
     checked unless manifest.json has it. Stops at the files when they differ from the manifest, and at the
     manifest when the corpus is not installed. A ClincorpError only when ``folder`` is no release at all."""
-    announce = on_step or (lambda line: None)
+    announce = _numbered(on_step or (lambda line: None))
     if expect_digest is not None:
         announce("manifest.json's sha256 against the expected digest")
         pinned = _digest_gate(folder, expect_digest)
@@ -61,6 +61,12 @@ def release_checks(
         return
     checks = {"full": _full_checks, "text-free": _text_free_checks}.get(opened.variant, _rehydrated_checks)
     yield from checks(opened, announce)
+
+
+def _numbered(announce: Step) -> Step:
+    """``announce`` with each step numbered (``step 3: schema ...``)."""
+    steps = iter(range(1, 100))
+    return lambda line: announce(f"step {next(steps)}: {line}")
 
 
 def _full_checks(opened: OpenedRelease, announce: Step) -> Iterator[GateResult]:

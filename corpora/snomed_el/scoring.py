@@ -22,7 +22,7 @@ logger = logging.getLogger(__name__)
 
 
 def score_files(
-    gold_csv: str | Path,
+    gold_csv: Path | GivenRelease,
     pred_csv: str | Path,
     *,
     replicates: int = DEFAULT_BOOTSTRAP_REPLICATES,
@@ -31,7 +31,7 @@ def score_files(
 ) -> dict[str, Any]:
     """:func:`~clinical_corpora.validation.metrics.iou.score` of two CSV files (gold first); the gold may be
     a release (``split``: one split of it)."""
-    gold = gold_annotations(Path(gold_csv), split)
+    gold = gold_annotations(gold_csv, split)
     predicted = read_span_annotations(pred_csv)
     warn_overlaps(pred_csv, predicted)
     return score(gold, predicted, replicates=replicates, seed=seed)

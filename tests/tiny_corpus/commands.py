@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from clinical_corpora.builders.contract.release_view import ReleaseView
 from tests.tiny_corpus.builder import read_spans, released_spans
 
 
@@ -33,7 +32,7 @@ class TsvExport:
         """No options beyond the release and --out."""
 
     def run(self, args: argparse.Namespace) -> int:
-        view = ReleaseView(args.release)
+        view = args.release.view  # a GivenRelease: the command line opened it through the door
         args.out.mkdir(parents=True, exist_ok=True)
         notes = ["note_id\tsplit\ttext\n"] + [
             f"{row['id']}\t{split}\t{escape_newlines(row['text'])}\n" for split, row in view.rows("notes")

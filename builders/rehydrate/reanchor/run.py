@@ -35,6 +35,7 @@ from clinical_corpora.builders.rehydrate.rows import RestoredRows
 from clinical_corpora.builders.release.opened import FULL_FOLDER
 from clinical_corpora.builders.release.writer import SplitWriter, rows_per_row_group
 from clinical_corpora.builders.text_free.anchors import ANCHORS_FILE, read_anchors
+from clinical_corpora.core.errors import record_name
 from clinical_corpora.core.release_manifest import Rehydration, release_digest
 from clinical_corpora.core.release_records import write_json_lines
 from clinical_corpora.schemas.features import LabelIdError, row_decoder
@@ -167,7 +168,7 @@ class _ConfigRows:
         positions, rows = [], []
         touched_rows = batch.filter(pa.array(touched)).to_pylist()
         for position, row in zip(np.flatnonzero(touched).tolist(), touched_rows, strict=True):
-            kept = self._row(row, f"{where} [{row.get(self.id_field)}]", batch.schema, texts, index)
+            kept = self._row(row, f"{where} [{record_name(row.get(self.id_field))}]", batch.schema, texts, index)
             if kept is not None:
                 positions.append(position)
                 rows.append(kept)
