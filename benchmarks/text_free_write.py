@@ -47,7 +47,6 @@ from clinical_corpora.builders.release.inputs import resolve_sources
 from clinical_corpora.builders.release.pipeline import run
 from clinical_corpora.builders.release.request import ReleaseRequest
 from clinical_corpora.builders.release.writer import SplitWriter
-from clinical_corpora.builders.sources.documents import text_sha256
 from clinical_corpora.builders.text_free.layout import BATCH_ROWS, read_wanted, stored_rows
 from clinical_corpora.builders.text_free.leak_gate import leak_gate
 from clinical_corpora.builders.text_free.recipes import DocumentGroups, Recipes
@@ -56,6 +55,7 @@ from clinical_corpora.builders.text_free.release import (
     release_text_free,
     write_rows,
 )
+from clinical_corpora.core.locators import text_sha256
 from clinical_corpora.schemas.features import features_for
 from clinical_corpora.schemas.licensed import SOURCE_DOCUMENTS, licensed_tree, text_free_features
 

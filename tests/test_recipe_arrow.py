@@ -14,9 +14,9 @@ from pydantic import BaseModel
 
 from benchmarks.row_recipes import row_recipes
 from clinical_corpora.builders.rehydrate.restore import restore_batch
-from clinical_corpora.builders.sources.documents import text_sha256
 from clinical_corpora.builders.text_free.lazy_rows import lazy_rows
 from clinical_corpora.builders.text_free.recipes import DocumentGroups, Recipes
+from clinical_corpora.core.locators import text_sha256
 from clinical_corpora.schemas.features import features_for
 from clinical_corpora.schemas.licensed import (
     SOURCE_DOCUMENTS,

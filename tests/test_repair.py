@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from clinical_corpora.builders.rehydrate.reanchor.relocate import document_map
-from clinical_corpora.builders.sources.documents import text_sha256
 from clinical_corpora.builders.text_free.anchors import BLOCK, make_anchor
+from clinical_corpora.core.locators import text_sha256
 
 TEXT = (
     "SOCIAL HISTORY: Lives with his wife in a second floor apartment. Former smoker, quit in 2010 after "

@@ -11,9 +11,9 @@ from pathlib import Path
 
 from clinical_corpora.builders.contract.base import BuildContext, Builder
 from clinical_corpora.builders.contract.release_view import ReleaseView
-from clinical_corpora.builders.sources.documents import split_locator, text_sha256
 from clinical_corpora.builders.text_free.layout import named_documents, read_wanted
 from clinical_corpora.core.errors import ClincorpError
+from clinical_corpora.core.locators import split_locator, text_sha256
 from clinical_corpora.core.manifest import CorpusManifest
 from clinical_corpora.schemas.licensed import SOURCE_DOCUMENTS
 

@@ -45,10 +45,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from clinical_corpora.builders.sources.documents import text_sha256
 from clinical_corpora.builders.text_free.leak_gate import LEAK_LIMIT
 from clinical_corpora.builders.text_free.normalise import Edit, EditCounts, normalise, normalised_length
 from clinical_corpora.core.errors import ClincorpError
+from clinical_corpora.core.locators import text_sha256
 
 ANCHORS_FILE = "anchors.parquet"
 BLOCK = 32

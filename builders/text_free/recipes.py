@@ -19,8 +19,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from clinical_corpora.builders.sources.documents import text_sha256
 from clinical_corpora.core.errors import ClincorpError, excerpt
+from clinical_corpora.core.locators import text_sha256
 from clinical_corpora.schemas.licensed import LEAF, LITERAL, MAX_LITERAL, SOURCE_DOCUMENTS, LicensedTree
 
 MIN_SLICE = 4

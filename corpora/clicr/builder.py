@@ -38,10 +38,10 @@ from clinical_corpora.builders.sources.bmj_html import (
 )
 from clinical_corpora.builders.sources.brat import brat_documents
 from clinical_corpora.builders.sources.discovery import Document
-from clinical_corpora.builders.sources.documents import keys_of, locator
 from clinical_corpora.builders.sources.umls import locate_rrf_files
 from clinical_corpora.core.card import CardSection
 from clinical_corpora.core.errors import ClincorpError, SourceError
+from clinical_corpora.core.locators import keys_of, locator
 from clinical_corpora.corpora.clicr import bigbio
 from clinical_corpora.corpora.clicr.agreement import recogniser_agreement
 from clinical_corpora.corpora.clicr.display import annotator_displays, clicr_displays

@@ -24,11 +24,12 @@ from clinical_corpora.builders.sources.annotators import annotator_folders
 from clinical_corpora.builders.sources.brat import ANN_SUFFIX, TEXT_SUFFIX, brat_documents, read_brat_document
 from clinical_corpora.builders.sources.brat_annotations import BratDocument, OnBroken, TextBound
 from clinical_corpora.builders.sources.discovery import Document
-from clinical_corpora.builders.sources.documents import locator, read_document_files
+from clinical_corpora.builders.sources.documents import read_document_files
 from clinical_corpora.builders.sources.shac import ShacScheme, ValuedTextBound, shac_annotations
 from clinical_corpora.core.card import CardSection, Cell, Table
 from clinical_corpora.core.counts import NO_COUNTS
 from clinical_corpora.core.errors import SourceError
+from clinical_corpora.core.locators import locator
 from clinical_corpora.corpora.sdoh import bigbio
 from clinical_corpora.corpora.sdoh.display import sdoh_displays
 from clinical_corpora.corpora.sdoh.records import (

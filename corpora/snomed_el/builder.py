@@ -31,12 +31,12 @@ import pandas as pd
 from clinical_corpora.builders.contract.base import AgreementReport, BuildContext, Builder, BuilderOptions, Partial, Row
 from clinical_corpora.builders.contract.display import DocumentDisplay, RowReader
 from clinical_corpora.builders.contract.release_view import ReleaseView
-from clinical_corpora.builders.sources.documents import keys_of, locator
 from clinical_corpora.builders.sources.mimic_notes import iter_notes
 from clinical_corpora.builders.sources.rf2 import Terminology, load_snapshot
 from clinical_corpora.core.annotations import SpanAnnotation
 from clinical_corpora.core.card import CardSection
 from clinical_corpora.core.errors import SourceError
+from clinical_corpora.core.locators import keys_of, locator
 from clinical_corpora.corpora.snomed_el import bigbio
 from clinical_corpora.corpora.snomed_el.agreement import annotator_agreement
 from clinical_corpora.corpora.snomed_el.annotations import SPLIT_SEED, TEST_FRACTION, NoteAnnotations, read_annotations

@@ -27,9 +27,9 @@ from typing import Literal
 import numpy as np
 
 from clinical_corpora.builders.rehydrate.reanchor.repair import alphabet, repair
-from clinical_corpora.builders.sources.documents import text_sha256
 from clinical_corpora.builders.text_free.anchors import Anchor, block_hash, block_ranges, hash_key
 from clinical_corpora.builders.text_free.normalise import normalise, original_to_normalised
+from clinical_corpora.core.locators import text_sha256
 
 How = Literal["normalised", "blocks"]
 
