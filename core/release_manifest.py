@@ -208,6 +208,10 @@ class ReleaseManifest(Strict):
     def text_free(self) -> bool:
         return self.variant == "text-free"
 
+    def shard_hashes(self) -> dict[str, str]:
+        """Each data shard the manifest lists, with its sha256."""
+        return {entry.file: entry.sha256 for entry in self.outputs if entry.file.startswith("data/")}
+
     def output(self, name: str) -> OutputFile | None:
         return next((entry for entry in self.outputs if entry.file == name), None)
 
@@ -235,6 +239,11 @@ class ReleaseManifest(Strict):
     def json_text(self) -> str:
         """The manifest as written: indented JSON, fields in declaration order, None values left out."""
         return json.dumps(self.model_dump(mode="json"), indent=2, ensure_ascii=False) + "\n"
+
+
+def option_text(value: object) -> str:
+    """An option's value as ``--option`` takes it (``true``, ``2018``, ``0.25``)."""
+    return str(value).lower() if isinstance(value, bool) else str(value)
 
 
 def write_manifest(folder: Path, manifest: ReleaseManifest) -> None:

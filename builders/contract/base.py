@@ -131,11 +131,6 @@ class BuilderOptions:
         }
 
 
-def option_text(value: object) -> str:
-    """An option's value as ``--option`` takes it (``true``, ``2018``, ``0.25``)."""
-    return str(value).lower() if isinstance(value, bool) else str(value)
-
-
 _OPTION_TYPES: dict[str, type] = {"bool": bool, "int": int, "float": float, "str": str}
 _EXPECTED = {bool: "true or false", int: "a whole number", float: "a number", str: "text"}
 
@@ -335,6 +330,15 @@ class Builder:
         """Stream (locator, text) for the wanted locators from the sources in ``ctx``, reading each source
         once and keeping only those; a locator the sources lack is not yielded (the caller names it)."""
         raise ClincorpError(f"{type(self).__name__} names no source documents: it has no text-free variant")
+
+    def read_wanted(self, ctx: BuildContext, wanted: Collection[str]) -> dict[str, str]:
+        """The texts of the ``wanted`` documents (locator → text), streamed from the sources by
+        :meth:`read_documents` (anything else read is dropped at once)."""
+        documents: dict[str, str] = {}
+        for locator, text in self.read_documents(ctx, wanted):
+            if locator in wanted:
+                documents.setdefault(locator, text)
+        return documents
 
     def displays(self, rows: RowReader) -> Iterator[DocumentDisplay]:
         """What ``clincorp view`` shows: one display per document of a release, in release order, from its rows

@@ -19,6 +19,7 @@ from datasets import Features
 
 from clinical_corpora.core.errors import ClincorpError
 from clinical_corpora.schemas.features import row_decoder
+from clinical_corpora.schemas.licensed import SOURCE_DOCUMENTS
 from clinical_corpora.validation.tables import flatten_config
 
 SHARD_PATTERN = re.compile(r"^(?P<split>[a-z][a-z0-9_]*)-(?P<index>\d{5})-of-(?P<count>\d{5})\.parquet$")
@@ -186,6 +187,16 @@ class ReleaseView:
     @staticmethod
     def rows_in(shard: Path) -> int:
         return int(parquet_file(shard).metadata.num_rows)
+
+    def source_documents(self, configs: list[str]) -> dict[str, str]:
+        """Locator → sha256 of every source document the rows of ``configs`` name, read column-wise."""
+        named: dict[str, str] = {}
+        for config in configs:
+            for shard in self.shards(config):
+                for batch in self.shard_batches(shard, 10_000, [SOURCE_DOCUMENTS]):
+                    locators, hashes = batch.column(0).flatten().flatten()
+                    named.update(zip(locators.to_pylist(), hashes.to_pylist(), strict=True))
+        return named
 
     def splits(self, config: str) -> list[str]:
         return sorted({self.split_of(path) for path in self.shards(config)})

@@ -14,9 +14,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from clinical_corpora.builders.rehydrate.documents import opened_text_free, read_documents
 from clinical_corpora.builders.rehydrate.reanchor.relocate import document_map
 from clinical_corpora.builders.rehydrate.request import RehydrateRequest
-from clinical_corpora.builders.rehydrate.run import opened_text_free, read_documents
 from clinical_corpora.builders.text_free.anchors import ANCHORS_FILE, Anchor, read_anchors
 from clinical_corpora.builders.text_free.normalise import EditCounts, normalise
 from clinical_corpora.core.locators import split_locator, text_sha256

@@ -1,6 +1,6 @@
-"""The documents a rehydration restores text from: those a text-free release names (locator → the sha256 it
-recorded), read from the user's sources (keeping only those), and the ones that cannot restore it (missing, or
-another text), named with the records using them."""
+"""The text-free release a rehydration restores, opened through the door and checked, and the documents it
+restores text from: those its rows name (locator → the sha256 recorded), read from the user's sources (keeping
+only those), and the ones that cannot restore it (missing, or another text), named with the records using them."""
 
 from __future__ import annotations
 
@@ -9,19 +9,18 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from clinical_corpora.builders.contract.base import BuildContext, Builder
+from clinical_corpora.builders.contract.base import BuildContext, Builder, make_builder
 from clinical_corpora.builders.contract.release_view import ReleaseView
-from clinical_corpora.builders.text_free.layout import named_documents, read_wanted
-from clinical_corpora.core.errors import ClincorpError
+from clinical_corpora.builders.rehydrate.request import RehydrateRequest
+from clinical_corpora.builders.rehydrate.restoring import RehydrateError
+from clinical_corpora.builders.release.opened import OpenedRelease, open_release
+from clinical_corpora.builders.text_free.card import describe_text_free
 from clinical_corpora.core.locators import split_locator, text_sha256
 from clinical_corpora.core.manifest import CorpusManifest
+from clinical_corpora.schemas.features import features_for, schema_fingerprint
 from clinical_corpora.schemas.licensed import SOURCE_DOCUMENTS
 
 SHOWN = 10
-
-
-class RehydrateError(ClincorpError):
-    """A text-free release cannot be restored (bad documents, a damaged release, different bytes)."""
 
 
 @dataclass(frozen=True)
@@ -39,9 +38,9 @@ def source_documents(
     builder: Builder, ctx: BuildContext, view: ReleaseView, given: Mapping[str, str] | None = None
 ) -> SourceDocuments:
     """The documents ``view``'s rows name, read from the sources of ``ctx`` (or taken from ``given``)."""
-    wanted = named_documents(view, view.configs())
+    wanted = view.source_documents(view.configs())
     if given is None:
-        documents = read_wanted(builder, ctx, wanted)
+        documents = builder.read_wanted(ctx, wanted)
     else:
         documents = {locator: given[locator] for locator in wanted if locator in given}
     return SourceDocuments(ctx.sources, wanted, documents, bad_documents(wanted, documents, ctx))
@@ -108,3 +107,45 @@ def _users(builder: Builder, view: ReleaseView, locators: Collection[str]) -> di
                         if document["locator"] in locators:
                             users[document["locator"]].append(f"{config}/{row[id_field]}")
     return users
+
+
+def opened_text_free(folder: Path) -> OpenedRelease:
+    """A text-free release through the door, its record models those of the installed corpus, its full release's
+    manifest that of the same release, and its card and croissant.json those the package draws (nothing planted
+    in them)."""
+    opened = open_release(folder)
+    if not opened.text_free:
+        raise RehydrateError(f"{folder} is not a text-free release (made by clincorp release --text-free)")
+    full = opened.full_manifest
+    differing = [
+        field
+        for field in ("corpus", "version", "builder", "sample", "options", "changes")
+        if getattr(full, field) != getattr(opened.manifest, field)
+    ]
+    if differing or full.kind != "full":
+        raise RehydrateError(
+            f"{folder}: full/manifest.json is not the manifest of this release's full release ({', '.join(differing)} "
+            "differ): the release is damaged or forged"
+        )
+    builder = make_builder(opened.corpus.builder, full.options)
+    for name, data in describe_text_free(opened.corpus, builder, opened.manifest, full, opened.view).items():
+        if (folder / name).read_bytes() != data:
+            raise RehydrateError(
+                f"{folder / name} differs from what the package draws from the release: text planted after the "
+                "build? Not restored (clincorp validate says more)"
+            )
+    features = {config: features_for(builder.CONFIGS[config]) for config in opened.configs()}
+    if schema_fingerprint(features) != full.schema_fingerprint:
+        raise RehydrateError(
+            f"the installed {opened.corpus.name} record models differ from those that built {folder.name} "
+            f"(schema fingerprint); install clinical-corpora {opened.manifest.package_version}"
+        )
+    return opened
+
+
+def read_documents(opened: OpenedRelease, request: RehydrateRequest) -> SourceDocuments:
+    """The documents the release names, from the request's sources (or its given texts)."""
+    builder = make_builder(opened.corpus.builder, opened.full_manifest.options)
+    ctx = BuildContext(opened.corpus, given_sources(opened.corpus, request.sources), request.on_error)
+    request.stage("reading the documents the release names from the sources")
+    return source_documents(builder, ctx, opened.view, request.documents)

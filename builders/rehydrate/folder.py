@@ -7,17 +7,15 @@ from __future__ import annotations
 
 import shutil
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 from datasets import Features
 
-from clinical_corpora.builders.contract.base import Builder
 from clinical_corpora.builders.contract.release_view import ReleaseView
-from clinical_corpora.builders.rehydrate.documents import RehydrateError
 from clinical_corpora.builders.rehydrate.restore import RecipeError, restore_batch
+from clinical_corpora.builders.rehydrate.restoring import RehydrateError, Restoring
 from clinical_corpora.builders.rehydrate.rows import RestoredRows
 from clinical_corpora.builders.release.card.describe import FullRelease, describe_full
 from clinical_corpora.builders.release.card.rehydrated import describe_rehydrated
@@ -27,37 +25,17 @@ from clinical_corpora.builders.release.writer import SplitWriter, rows_per_row_g
 from clinical_corpora.core.errors import record_name
 from clinical_corpora.core.release_manifest import Counts, OutputFile, Rehydration, ReleaseManifest, write_manifest
 from clinical_corpora.core.release_records import RehydrateReject
-from clinical_corpora.schemas.features import features_for
 from clinical_corpora.schemas.licensed import SOURCE_DOCUMENTS, licensed_tree
 
 BATCH_ROWS = 10_000
 FULL_JSON = ("validation.json", "inputs.jsonl", "rejects.jsonl")
 
 
-@dataclass
-class Restoring:
-    """A text-free release being restored: the release, the builder of the full one, the documents (their texts
-    in ``texts``, numbered by ``index``) and those that differ (``bad``: locator → why)."""
-
-    opened: OpenedRelease
-    builder: Builder
-    texts: list[str]
-    index: dict[str, int]
-    bad: dict[str, str]
-
-    @property
-    def full(self) -> ReleaseManifest:
-        return self.opened.full_manifest
-
-    def features(self) -> dict[str, Features]:
-        return {config: features_for(self.builder.CONFIGS[config]) for config in self.opened.configs()}
-
-
 def write_rows(restoring: Restoring, staging: Path, leave_out: bool) -> list[RehydrateReject]:
     """Every row restored (column by column) through the pipeline's writer, split by split, and checked against its
     record model; rows whose documents are bad, or that are not valid records, are left out and returned when
     ``leave_out``, else a RehydrateError names the first."""
-    view = restoring.opened.view
+    view = restoring.view
     left: list[RehydrateReject] = []
     for config, features in restoring.features().items():
         model = restoring.builder.CONFIGS[config]
@@ -132,10 +110,10 @@ def copy_full_json(opened: OpenedRelease, staging: Path) -> None:
             shutil.copyfile(listed, staging / name)
 
 
-def finish_strict(restoring: Restoring, staging: Path) -> None:
+def finish_strict(opened: OpenedRelease, restoring: Restoring, staging: Path) -> None:
     """The full release's descriptions drawn again from the restored rows, its manifest and JSON files, and
     every file against the sha256 its manifest records."""
-    opened, full = restoring.opened, restoring.full
+    full = restoring.full
     copy_full_json(opened, staging)
     shutil.copyfile(opened.folder / FULL_FOLDER / "manifest.json", staging / "manifest.json")
     view = ReleaseView(staging)
@@ -160,12 +138,12 @@ def finish_strict(restoring: Restoring, staging: Path) -> None:
 
 
 def finish_rehydrated(
-    restoring: Restoring, staging: Path, rehydration: Rehydration, report: Callable[[Path], None]
+    opened: OpenedRelease, restoring: Restoring, staging: Path, rehydration: Rehydration, report: Callable[[Path], None]
 ) -> None:
     """A partial or re-anchored rehydration's own files: the full release's JSON files, its report (written by
     ``report``), its card and croissant.json drawn from its rows, and its manifest: the maintainer's, marked,
     with its own counts and files."""
-    copy_full_json(restoring.opened, staging)
+    copy_full_json(opened, staging)
     report(staging)
     view = ReleaseView(staging)
     shards = _outputs(staging, [name for name in _files(staging) if name.startswith("data/")])
@@ -180,7 +158,7 @@ def finish_rehydrated(
         }
     )
     draft = ReleaseManifest.model_validate(draft.model_dump())  # checked as what is written is read back
-    for name, data in describe_rehydrated(restoring.opened.corpus, restoring.builder, draft, view).items():
+    for name, data in describe_rehydrated(restoring.corpus, restoring.builder, draft, view).items():
         (staging / name).write_bytes(data)
     outputs = _outputs(staging, [name for name in _files(staging) if name != "manifest.json"])
     write_manifest(staging, draft.model_copy(update={"outputs": outputs}))

@@ -18,23 +18,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final, Literal
 
-from clinical_corpora.builders.contract.base import BuildContext, make_builder
-from clinical_corpora.builders.rehydrate.documents import (
-    RehydrateError,
-    SourceDocuments,
-    bad_report,
-    given_sources,
-    source_documents,
-)
-from clinical_corpora.builders.rehydrate.folder import Restoring, finish_rehydrated, finish_strict, write_rows
-from clinical_corpora.builders.rehydrate.reanchor.run import Reanchored, reanchor
+from clinical_corpora.builders.contract.base import make_builder
+from clinical_corpora.builders.rehydrate.documents import bad_report, opened_text_free, read_documents
+from clinical_corpora.builders.rehydrate.folder import finish_rehydrated, finish_strict, write_rows
+from clinical_corpora.builders.rehydrate.reanchor.run import REPORT_FILE, Reanchored, reanchor
 from clinical_corpora.builders.rehydrate.request import RehydrateRequest
+from clinical_corpora.builders.rehydrate.restoring import RehydrateError, Restoring
 from clinical_corpora.builders.release.folder import make_staging, publish, release_folder, remove_stale_staging
-from clinical_corpora.builders.release.opened import OpenedRelease, open_release
-from clinical_corpora.builders.text_free.card import describe_text_free
+from clinical_corpora.builders.release.opened import ANCHORS_FILE, FULL_FOLDER, OpenedRelease
 from clinical_corpora.core.release_manifest import Rehydration, release_digest
 from clinical_corpora.core.release_records import RehydrateReject, write_json_lines
-from clinical_corpora.schemas.features import features_for, schema_fingerprint
 
 REJECTS_FILE: Final = "rehydrate-rejects.jsonl"
 
@@ -50,48 +43,6 @@ class RehydrateOutcome:
     reanchored: Reanchored | None = None
 
 
-def opened_text_free(folder: Path) -> OpenedRelease:
-    """A text-free release through the door, its record models those of the installed corpus, its full release's
-    manifest that of the same release, and its card and croissant.json those the package draws (nothing planted
-    in them)."""
-    opened = open_release(folder)
-    if not opened.text_free:
-        raise RehydrateError(f"{folder} is not a text-free release (made by clincorp release --text-free)")
-    full = opened.full_manifest
-    differing = [
-        field
-        for field in ("corpus", "version", "builder", "sample", "options", "changes")
-        if getattr(full, field) != getattr(opened.manifest, field)
-    ]
-    if differing or full.kind != "full":
-        raise RehydrateError(
-            f"{folder}: full/manifest.json is not the manifest of this release's full release ({', '.join(differing)} "
-            "differ): the release is damaged or forged"
-        )
-    builder = make_builder(opened.corpus.builder, full.options)
-    for name, data in describe_text_free(opened.corpus, builder, opened.manifest, full, opened.view).items():
-        if (folder / name).read_bytes() != data:
-            raise RehydrateError(
-                f"{folder / name} differs from what the package draws from the release: text planted after the "
-                "build? Not restored (clincorp validate says more)"
-            )
-    features = {config: features_for(builder.CONFIGS[config]) for config in opened.configs()}
-    if schema_fingerprint(features) != full.schema_fingerprint:
-        raise RehydrateError(
-            f"the installed {opened.corpus.name} record models differ from those that built {folder.name} "
-            f"(schema fingerprint); install clinical-corpora {opened.manifest.package_version}"
-        )
-    return opened
-
-
-def read_documents(opened: OpenedRelease, request: RehydrateRequest) -> SourceDocuments:
-    """The documents the release names, from the request's sources (or its given texts)."""
-    builder = make_builder(opened.corpus.builder, opened.full_manifest.options)
-    ctx = BuildContext(opened.corpus, given_sources(opened.corpus, request.sources), request.on_error)
-    request.stage("reading the documents the release names from the sources")
-    return source_documents(builder, ctx, opened.view, request.documents)
-
-
 def source_texts(text_free: Path, sources: dict[str, Path] | None = None) -> dict[str, str]:
     """The texts of the documents a text-free release names, as the sources (default: the embedded samples) hold
     them (locator → text)."""
@@ -105,8 +56,13 @@ def rehydrate(request: RehydrateRequest) -> RehydrateOutcome:
     opened = opened_text_free(request.text_free)
     found = read_documents(opened, request)
     restoring = Restoring(
-        opened,
+        opened.view,
+        opened.configs(),
+        opened.corpus,
         make_builder(opened.corpus.builder, opened.full_manifest.options),
+        opened.full_manifest,
+        opened.listed(ANCHORS_FILE),
+        found.wanted,
         list(found.documents.values()),
         {locator: number for number, locator in enumerate(found.documents)},
         found.bad,
@@ -119,24 +75,51 @@ def rehydrate(request: RehydrateRequest) -> RehydrateOutcome:
     remove_stale_staging(target.parent)
     staging = make_staging(target.parent, target.name)
     try:
-        if found.bad and request.re_anchor:
-            request.stage(f"re-anchoring {len(found.bad)} document(s) that differ from the recorded ones")
-            report = reanchor(restoring, found, staging)
-            _replace(staging, target, "re-anchored")
-            return RehydrateOutcome(target, "re-anchored", len(found.documents), reanchored=report)
-        request.stage("restoring the rows")
-        left = write_rows(restoring, staging, leave_out=request.on_error == "quarantine")
-        if left:
-            finish_rehydrated(
-                restoring, staging, _partial(opened, left), lambda folder: write_json_lines(folder / REJECTS_FILE, left)
-            )
-            _replace(staging, target, "partial")
-            return RehydrateOutcome(target, "partial", len(found.documents), left)
-        request.stage("drawing the card and checking every file against the full release's sha256")
-        finish_strict(restoring, staging)
-        return RehydrateOutcome(target, publish(staging, target), len(found.documents))
+        return _restored(request, opened, restoring, staging, target)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+
+
+def _restored(
+    request: RehydrateRequest, opened: OpenedRelease, restoring: Restoring, staging: Path, target: Path
+) -> RehydrateOutcome:
+    """The rows and files written into ``staging``, then moved to ``target``: re-anchored, partial or strict."""
+    documents = len(restoring.texts)
+    if restoring.bad and request.re_anchor:
+        request.stage(f"re-anchoring {len(restoring.bad)} document(s) that differ from the recorded ones")
+        report = reanchor(restoring, staging)
+        finish_rehydrated(opened, restoring, staging, _rehydration(opened, report), report.write)
+        _replace(staging, target, "re-anchored")
+        return RehydrateOutcome(target, "re-anchored", documents, reanchored=report)
+    request.stage("restoring the rows")
+    left = write_rows(restoring, staging, leave_out=request.on_error == "quarantine")
+    if left:
+        rehydration = _partial(opened, left)
+        finish_rehydrated(opened, restoring, staging, rehydration, lambda folder: _write_rejects(folder, left))
+        _replace(staging, target, "partial")
+        return RehydrateOutcome(target, "partial", documents, left)
+    request.stage("drawing the card and checking every file against the full release's sha256")
+    finish_strict(opened, restoring, staging)
+    return RehydrateOutcome(target, publish(staging, target), documents)
+
+
+def _write_rejects(folder: Path, left: list[RehydrateReject]) -> None:
+    write_json_lines(folder / REJECTS_FILE, left)
+
+
+def _rehydration(opened: OpenedRelease, report: Reanchored) -> Rehydration:
+    summary = report.summary()
+    return Rehydration(
+        mode="re-anchored",
+        strings=summary["strings"],
+        records_left_out=len(report.left_out),
+        left_out=dict(sorted(Counter(entry["record"].split("/")[0] for entry in report.left_out).items())),
+        documents_re_anchored=summary["documents_re_anchored"],
+        documents_unusable=summary["documents_unusable"],
+        maintainer_manifest_sha256=release_digest(opened.folder / FULL_FOLDER),
+        text_free_package_version=opened.manifest.package_version,
+        report=REPORT_FILE,
+    )
 
 
 def _partial(opened: OpenedRelease, left: list[RehydrateReject]) -> Rehydration:
@@ -145,7 +128,7 @@ def _partial(opened: OpenedRelease, left: list[RehydrateReject]) -> Rehydration:
         mode="partial",
         records_left_out=len(left),
         left_out=dict(sorted(per_config.items())),
-        maintainer_manifest_sha256=release_digest(opened.folder / "full"),
+        maintainer_manifest_sha256=release_digest(opened.folder / FULL_FOLDER),
         text_free_package_version=opened.manifest.package_version,
         report=REJECTS_FILE,
     )
@@ -154,7 +137,7 @@ def _partial(opened: OpenedRelease, left: list[RehydrateReject]) -> Rehydration:
 def _replace(staging: Path, target: Path, kind: str) -> None:
     """Move ``staging`` to ``target``, replacing an earlier partial or re-anchored rehydration only (a release
     that is not the maintainer's is never published over one, nor does it replace anything else)."""
-    if target.exists() and not _rehydration(target):
+    if target.exists() and not _is_rehydration(target):
         raise RehydrateError(f"{target} exists and is not a partial or re-anchored rehydration: give another --out")
     shutil.rmtree(target, ignore_errors=True)
     try:
@@ -163,5 +146,5 @@ def _replace(staging: Path, target: Path, kind: str) -> None:
         raise RehydrateError(f"cannot write the {kind} rehydration to {target}: {error.strerror or error}") from None
 
 
-def _rehydration(folder: Path) -> bool:
-    return (folder / REJECTS_FILE).is_file() or (folder / "re-anchored.jsonl").is_file()
+def _is_rehydration(folder: Path) -> bool:
+    return (folder / REJECTS_FILE).is_file() or (folder / REPORT_FILE).is_file()

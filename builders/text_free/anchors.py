@@ -14,7 +14,7 @@ and read by the leak gate like every other file):
   characters), matched against the user's copy as rsync does. A text shorter than a block has none.
 
 Why this cannot leak text. A block is :data:`BLOCK` characters, longer than the leak gate's limit
-(:data:`~builders.text_free.leak_gate.LEAK_LIMIT`), so a matching hash only confirms a run of text the
+(:data:`~builders.text_free.layout.LEAK_LIMIT`), so a matching hash only confirms a run of text the
 holder of a copy already has; it says nothing of a text one does not hold, except by guessing it whole.
 Guessing is the one attack: hashing candidate strings (boilerplate such as "Discharge Instructions: Please
 call your doctor") to learn which notes hold them, or a guessed phrase's next words. Three things make it
@@ -45,7 +45,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from clinical_corpora.builders.text_free.leak_gate import LEAK_LIMIT
+from clinical_corpora.builders.text_free.layout import LEAK_LIMIT
 from clinical_corpora.builders.text_free.normalise import Edit, EditCounts, normalise, normalised_length
 from clinical_corpora.core.errors import ClincorpError
 from clinical_corpora.core.locators import text_sha256

@@ -14,9 +14,8 @@ from clinical_corpora.builders.contract.base import Builder
 from clinical_corpora.builders.contract.release_view import ReleaseView
 from clinical_corpora.builders.release.card.changes import changes_sections
 from clinical_corpora.builders.release.card.croissant import CROISSANT_FILE, CroissantRelease, croissant_bytes
-from clinical_corpora.builders.release.card.describe import CARD_FILE, shard_hashes
 from clinical_corpora.builders.release.card.hub_metadata import hub_metadata
-from clinical_corpora.builders.release.card.markdown import plain, section_markdown
+from clinical_corpora.builders.release.card.markdown import CARD_FILE, plain, section_markdown
 from clinical_corpora.builders.release.folder import release_folder
 from clinical_corpora.builders.text_free.layout import FULL_FOLDER, TEXT_FREE_SUFFIX
 from clinical_corpora.core.card import Table
@@ -66,7 +65,7 @@ def describe_text_free(
     release = TextFreeRelease(corpus, manifest.version, features, rows, licensed, documents, leak, manifest.changes)
     splits = {config: [split for split, count in counts.items() if count] for config, counts in rows.items()}
     croissant = CroissantRelease(
-        corpus, manifest.version, features, splits, full.inputs or {}, shard_hashes(manifest), text_free=True
+        corpus, manifest.version, features, splits, full.inputs or {}, manifest.shard_hashes(), text_free=True
     )
     card = render_text_free_card(release).encode("utf-8")
     return {CARD_FILE: card, CROISSANT_FILE: croissant_bytes(view.folder, croissant)}

@@ -18,12 +18,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from clinical_corpora.builders.text_free.layout import LEAK_LIMIT
 from clinical_corpora.core.errors import ClincorpError
 from clinical_corpora.schemas.licensed import LEAF, LicensedTree
 from clinical_corpora.validation.gates import GateResult
 from clinical_corpora.validation.leak import SEED, ReleaseText, longest_shared_run
-
-LEAK_LIMIT = 30
 
 
 def leak_gate(folder: Path, documents: Collection[tuple[str, str]], ignored: Collection[str] = ()) -> GateResult:

@@ -39,7 +39,6 @@ from pydantic import BaseModel
 
 from clinical_corpora.builders.contract.base import BuildContext, Builder, make_builder
 from clinical_corpora.builders.contract.release_view import ReleaseView
-from clinical_corpora.builders.release.finish import gate_record
 from clinical_corpora.builders.release.folder import make_staging, publish, release_folder, sha256_file
 from clinical_corpora.builders.release.writer import SplitWriter
 from clinical_corpora.builders.text_free.anchors import ANCHORS_FILE, write_anchors
@@ -50,7 +49,6 @@ from clinical_corpora.builders.text_free.layout import (
     TEXT_FREE_SUFFIX,
     VARIANT,
     is_full_file,
-    read_wanted,
 )
 from clinical_corpora.builders.text_free.lazy_rows import lazy_rows
 from clinical_corpora.builders.text_free.leak_gate import leak_gate
@@ -135,7 +133,7 @@ class _TextFree:
 
 def _source_documents(builder: Builder, ctx: BuildContext, wanted: set[str]) -> dict[str, str]:
     """The wanted documents' texts; an error naming those the sources lack."""
-    documents = read_wanted(builder, ctx, wanted)
+    documents = builder.read_wanted(ctx, wanted)
     missing = sorted(wanted - documents.keys())
     if missing:
         raise ClincorpError(
@@ -150,7 +148,7 @@ def _write_release_files(staging: Path, corpus: CorpusManifest, builder: Builder
     """validation.json, README.md, croissant.json and manifest.json (last: it lists the sha256 of every other
     file)."""
     full, gate = release.full, release.gate
-    record = gate_record(gate)
+    record = gate.record()
     write_validation(
         staging,
         ValidationRecord(corpus=corpus.name, version=full.version, variant=VARIANT, agreement=None, gates=[record]),

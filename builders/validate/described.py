@@ -6,7 +6,6 @@ card does not draw."""
 from __future__ import annotations
 
 from clinical_corpora.builders.release.card.describe import FullRelease, describe_full, published
-from clinical_corpora.builders.release.finish import gate_record
 from clinical_corpora.builders.release.opened import OpenedRelease
 from clinical_corpora.builders.text_free.card import describe_text_free
 from clinical_corpora.builders.validate.gate import problems_gate
@@ -27,7 +26,7 @@ def published_gate(release: FullRelease) -> GateResult:
     """The ``published`` gate recomputed; failed when validation.json records another verdict."""
     gate = published(release)[1]
     recorded = next((g for g in release.validation.gates if g.gate == GATE), None)
-    if recorded != gate_record(gate):
+    if recorded != gate.record():
         problem = "validation.json records another comparison with the published numbers than the data gives"
         return problems_gate(GATE, [problem], gate.expected)
     return gate

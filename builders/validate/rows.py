@@ -7,7 +7,7 @@ from pathlib import PurePosixPath
 
 from clinical_corpora.builders.contract.base import load_builder_class
 from clinical_corpora.builders.contract.release_view import SHARD_PATTERN
-from clinical_corpora.builders.release.inputs import inputs_problems
+from clinical_corpora.builders.release.inputs_file import inputs_problems
 from clinical_corpora.builders.release.opened import OpenedRelease
 from clinical_corpora.core.errors import ClincorpError
 from clinical_corpora.core.manifest import CorpusManifest

@@ -135,7 +135,8 @@ def _text_free_manifest_gate(opened: OpenedRelease, corpus: CorpusManifest) -> G
         *identity.identity_problems(opened.manifest, corpus),
         *rows.shard_problems(opened.manifest, corpus),
         *text_free.leak_problems(opened),
-        *text_free.full_problems(opened, corpus),
+        *identity.full_identity_problems(opened, corpus),
+        *text_free.full_problems(opened),
         *_changes_problems(opened),
     ]
     return problems_gate("manifest", problems, MANIFEST_EXPECTED)

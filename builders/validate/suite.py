@@ -4,7 +4,6 @@ records) against the copy validation.json holds, run again on the data, its outc
 from __future__ import annotations
 
 from clinical_corpora.builders.release.checks import check_suite
-from clinical_corpora.builders.release.finish import gate_record
 from clinical_corpora.builders.release.opened import OpenedRelease
 from clinical_corpora.builders.validate.gate import problems_gate
 from clinical_corpora.core.manifest import CorpusManifest, Expectation
@@ -21,7 +20,7 @@ def suite_gate(opened: OpenedRelease, corpus: CorpusManifest) -> GateResult:
     if problems:
         return problems_gate("expectations", problems, "the installed corpus's suite")
     gate = expectations_gate(check_suite(opened.builder, opened.view, list(corpus.gates.expectations)))
-    ours = gate_record(gate)
+    ours = gate.record()
     recorded = next((g for g in opened.validation.gates if g.gate == "expectations"), None)
     if not gate.success or recorded == ours:  # an expectation the data fails is the verdict itself
         return gate

@@ -9,13 +9,10 @@ either checked here, drawn again (its card, croissant.json) or bounded by its re
 from __future__ import annotations
 
 from clinical_corpora.builders.contract.release_view import ReleaseView
-from clinical_corpora.builders.release.inputs import inputs_problems
+from clinical_corpora.builders.release.inputs_file import inputs_problems
 from clinical_corpora.builders.release.opened import ANCHORS_FILE, FULL_FOLDER, OpenedRelease
 from clinical_corpora.builders.text_free.anchors import read_anchors
-from clinical_corpora.builders.text_free.layout import named_documents
-from clinical_corpora.builders.validate.identity import full_identity_problems
 from clinical_corpora.core.errors import ClincorpError
-from clinical_corpora.core.manifest import CorpusManifest
 from clinical_corpora.core.release_manifest import LeakObserved
 from clinical_corpora.core.release_records import REJECTS_FILE, RejectLine, read_json_lines
 
@@ -39,13 +36,10 @@ def leak_problems(opened: OpenedRelease) -> list[str]:
     return []
 
 
-def full_problems(opened: OpenedRelease, corpus: CorpusManifest) -> list[str]:
-    """``full/``: the full release's manifest and validation record against this release and the installed
-    corpus, its inputs.jsonl against its manifest's summary, its rejects.jsonl against its counts."""
-    try:
-        problems = full_identity_problems(opened, corpus)
-    except ClincorpError as error:
-        return [str(error)]
+def full_problems(opened: OpenedRelease) -> list[str]:
+    """``full/``: the full release's inputs.jsonl against its manifest's summary, its rejects.jsonl against its
+    counts (its manifest and validation record are checked by ``identity.full_identity_problems``)."""
+    problems: list[str] = []
     full, folder = opened.full_manifest, opened.folder / FULL_FOLDER
     problems += [f"{FULL_FOLDER}/{p}" for p in inputs_problems(folder, full.inputs or {})]
     listed = opened.listed(f"{FULL_FOLDER}/{REJECTS_FILE}")
@@ -67,7 +61,7 @@ def anchors_problems(opened: OpenedRelease) -> list[str]:
     path = opened.listed(ANCHORS_FILE)
     if path is None:
         return [f"{ANCHORS_FILE}: missing"]
-    named = named_documents(opened.view, opened.configs())
+    named = opened.view.source_documents(opened.configs())
     try:
         anchors = read_anchors(path, named)
         held = ReleaseView.rows_in(path)

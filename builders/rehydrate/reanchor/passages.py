@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from clinical_corpora.builders.rehydrate.reanchor.relocate import DocumentMap
+from clinical_corpora.builders.rehydrate.reanchor.maps import DocumentMap
 from clinical_corpora.schemas.licensed import LITERAL, SOURCE_DOCUMENTS
 
 Pair = tuple[int, int]

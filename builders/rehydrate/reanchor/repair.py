@@ -21,8 +21,6 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from clinical_corpora.builders.text_free.anchors import HASH_BYTES
-
 MAX_ALPHABET = 256
 """The most frequent characters of the copy tried for a deleted or replaced one (a larger alphabet, as in a
 text of many scripts, only makes a repair likelier to fail, never wrong)."""
@@ -39,7 +37,7 @@ def alphabet(text: str) -> str:
 def repair(piece: str, length: int, wanted: bytes, key: bytes, characters: str) -> np.ndarray | None:
     """For a block of ``length`` characters hashed ``wanted`` with ``key``, the position in ``piece`` of
     each of its characters (-1: not confirmed) when one edit of ``piece`` gives the block; None otherwise."""
-    hasher = hashlib.blake2b(digest_size=HASH_BYTES, key=key)
+    hasher = hashlib.blake2b(digest_size=len(wanted), key=key)
     places: np.ndarray | None = None
     for candidate, left_out, put_back in _candidates(piece, length, characters):
         trial = hasher.copy()

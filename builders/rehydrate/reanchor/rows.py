@@ -28,8 +28,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from clinical_corpora.builders.rehydrate.reanchor.maps import DocumentMap
 from clinical_corpora.builders.rehydrate.reanchor.passages import Passages, joined_passages, recut_fragments
-from clinical_corpora.builders.rehydrate.reanchor.relocate import DocumentMap
 from clinical_corpora.schemas.licensed import LEAF, LITERAL, SOURCE_DOCUMENTS, LicensedTree
 
 CLASSES: tuple[Literal["exact", "relocated", "replaced", "lost"], ...] = ("exact", "relocated", "replaced", "lost")

@@ -26,17 +26,15 @@ import pyarrow as pa
 from datasets import Features
 from pydantic import BaseModel, ValidationError
 
-from clinical_corpora.builders.rehydrate.documents import SourceDocuments
-from clinical_corpora.builders.rehydrate.folder import Restoring, finish_rehydrated
-from clinical_corpora.builders.rehydrate.reanchor.relocate import DocumentMap, document_map
+from clinical_corpora.builders.rehydrate.reanchor.maps import DocumentMap
+from clinical_corpora.builders.rehydrate.reanchor.relocate import document_map
 from clinical_corpora.builders.rehydrate.reanchor.rows import CLASSES, RowAnchoring
 from clinical_corpora.builders.rehydrate.restore import restore_batch
+from clinical_corpora.builders.rehydrate.restoring import Restoring
 from clinical_corpora.builders.rehydrate.rows import RestoredRows
-from clinical_corpora.builders.release.opened import FULL_FOLDER
 from clinical_corpora.builders.release.writer import SplitWriter, rows_per_row_group
 from clinical_corpora.builders.text_free.anchors import ANCHORS_FILE, read_anchors
 from clinical_corpora.core.errors import record_name
-from clinical_corpora.core.release_manifest import Rehydration, release_digest
 from clinical_corpora.core.release_records import write_json_lines
 from clinical_corpora.schemas.features import LabelIdError, row_decoder
 from clinical_corpora.schemas.licensed import SOURCE_DOCUMENTS, licensed_tree
@@ -77,56 +75,42 @@ class Maps:
     unusable: dict[str, str]
 
 
-def document_maps(
-    anchors_file: Path | None, wanted: dict[str, str], documents: dict[str, str], bad: dict[str, str]
-) -> Maps:
-    """Maps of the ``bad`` documents (locator → why strict rehydration refuses it) into the user's copies,
-    from ``anchors_file`` (None: the release lists none)."""
-    present = [locator for locator in bad if locator in documents]
-    anchors = read_anchors(anchors_file, present) if anchors_file is not None else {}
+def document_maps(restoring: Restoring) -> Maps:
+    """Maps of the documents that cannot restore the release strictly into the user's copies, from the release's
+    anchors (none when it lists none)."""
+    present = [locator for locator in restoring.bad if locator in restoring.index]
+    anchors = read_anchors(restoring.anchors, present) if restoring.anchors is not None else {}
     maps, originals, unusable = {}, {}, {}
-    for locator, reason in bad.items():
-        anchor = anchors.get(locator)
-        if locator not in documents:
+    for locator, reason in restoring.bad.items():
+        anchor, text = anchors.get(locator), restoring.text(locator)
+        if text is None:
             unusable[locator] = reason
         elif anchor is None:
             unusable[locator] = f"{reason}; the release holds no anchors for it ({ANCHORS_FILE})"
         else:
-            maps[locator] = document_map(anchor, wanted[locator], documents[locator])
+            maps[locator] = document_map(anchor, restoring.wanted[locator], text)
             originals[locator] = anchor.characters
     return Maps(maps, originals, unusable)
 
 
-def reanchor(restoring: Restoring, found: SourceDocuments, staging: Path) -> Reanchored:
+def reanchor(restoring: Restoring, staging: Path) -> Reanchored:
     """Every row restored into ``staging`` through the pipeline's writer, re-anchored where it uses a differing
-    document, then the rehydration's own files; what was done."""
-    opened = restoring.opened
-    maps = document_maps(opened.listed(ANCHORS_FILE), found.wanted, found.documents, found.bad)
+    document; what was done."""
+    maps = document_maps(restoring)
     report = Reanchored(documents=_document_lines(maps))
     anchoring = RowAnchoring(maps.maps, maps.originals)
+    view = restoring.view
     for config, features in restoring.features().items():
         model = restoring.builder.CONFIGS[config]
         rows = _ConfigRows(model, features, anchoring, maps.unusable, report)
-        for split in opened.view.splits(config):
+        for split in view.splits(config):
             writer = SplitWriter(staging / "data" / config, split, features, rows_per_group=rows_per_row_group(model))
-            for shard in opened.view.shards(config, split):
-                for batch in opened.view.shard_batches(shard, BATCH_ROWS):
+            for shard in view.shards(config, split):
+                for batch in view.shard_batches(shard, BATCH_ROWS):
                     kept = rows.batch(batch, f"{config}/{split}", restoring.texts, restoring.index)
                     restored = restore_batch(kept, rows.tree, rows.schema, restoring.texts, restoring.index)
                     writer.write(rows.valid(restored, f"{config}/{split}"))
             writer.close()
-    rehydration = Rehydration(
-        mode="re-anchored",
-        strings=report.summary()["strings"],
-        records_left_out=len(report.left_out),
-        left_out=dict(sorted(Counter(entry["record"].split("/")[0] for entry in report.left_out).items())),
-        documents_re_anchored=report.summary()["documents_re_anchored"],
-        documents_unusable=report.summary()["documents_unusable"],
-        maintainer_manifest_sha256=release_digest(opened.folder / FULL_FOLDER),
-        text_free_package_version=opened.manifest.package_version,
-        report=REPORT_FILE,
-    )
-    finish_rehydrated(restoring, staging, rehydration, report.write)
     return report
 
 
