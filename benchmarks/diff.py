@@ -105,11 +105,10 @@ def columnar_read(old: str, new: str) -> dict[str, Any]:
 
 
 def run_diff(old: str, new: str) -> dict[str, Any]:
-    from clinical_corpora.builders.diff.opened import open_release
-    from clinical_corpora.builders.diff.report import diff_releases
+    from clinical_corpora.builders.diff.report import diff_releases, open_release
 
     started = time.perf_counter()
-    opened = open_release(Path(old), confirm_later=True), open_release(Path(new), confirm_later=True)
+    opened = open_release(Path(old)), open_release(Path(new))
     checked = time.perf_counter()
     summary = diff_releases(*opened).summary()
     finished = time.perf_counter()

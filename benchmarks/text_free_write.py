@@ -47,7 +47,7 @@ from clinical_corpora.builders.release.inputs import resolve_sources
 from clinical_corpora.builders.release.pipeline import run
 from clinical_corpora.builders.release.request import ReleaseRequest
 from clinical_corpora.builders.release.writer import SplitWriter
-from clinical_corpora.builders.text_free.layout import BATCH_ROWS, read_wanted, stored_rows
+from clinical_corpora.builders.text_free.layout import BATCH_ROWS
 from clinical_corpora.builders.text_free.leak_gate import leak_gate
 from clinical_corpora.builders.text_free.recipes import DocumentGroups, Recipes
 from clinical_corpora.builders.text_free.release import (
@@ -113,7 +113,8 @@ def _wanted(builder: Any, ctx: BuildContext, view: ReleaseView, models: dict[str
         locator
         for config in models
         for shard in view.shards(config)
-        for row in stored_rows(shard)
+        for batch in view.shard_batches(shard, BATCH_ROWS)
+        for row in batch.to_pylist()
         for locator in builder.source_documents(ctx, config, row)
     }
 
@@ -175,7 +176,7 @@ def main() -> None:
         builder, ctx, view, models = _setting(str(full), str(inputs))
         wanted = _wanted(builder, ctx, view, models)
         documents = folder / "documents.pickle"
-        documents.write_bytes(pickle.dumps(read_wanted(builder, ctx, wanted)))
+        documents.write_bytes(pickle.dumps(builder.read_wanted(ctx, wanted)))
         rows = {config: sum(view.rows_in(shard) for shard in view.shards(config)) for config in models}
         results: dict[str, Any] = {"full_rows": measure(run_full_rows, str(full), str(inputs), str(folder / "floor"))}
         results["text_free_rows"] = measure(

@@ -22,7 +22,6 @@ from clinical_corpora.builders.release.card.croissant import (
     CroissantRelease,
     croissant_document,
 )
-from clinical_corpora.builders.release.card.describe import shard_hashes
 from clinical_corpora.core.release_manifest import read_manifest
 
 
@@ -68,7 +67,7 @@ def test_a_sample_release_says_it_is_synthetic_and_a_real_one_does_not(releases:
             for config, spec in corpus.configs.items()
         },
         manifest.inputs or {},
-        shard_hashes(manifest),
+        manifest.shard_hashes(),
     )
     sample = croissant_document(full, release)
     real_inputs = {name: entry.model_copy(update={"sample": False}) for name, entry in (manifest.inputs or {}).items()}

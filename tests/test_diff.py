@@ -13,9 +13,8 @@ import pytest
 
 from clinical_corpora.builders.commands.main import main
 from clinical_corpora.builders.diff.engine import RECORD, compare
-from clinical_corpora.builders.diff.opened import open_release
 from clinical_corpora.builders.diff.previous import changes_since
-from clinical_corpora.builders.diff.report import diff_releases
+from clinical_corpora.builders.diff.report import diff_releases, open_release
 from clinical_corpora.builders.plugins import find_corpus
 from clinical_corpora.builders.rehydrate.request import RehydrateRequest
 from clinical_corpora.builders.rehydrate.run import rehydrate

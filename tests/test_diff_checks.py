@@ -12,8 +12,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from clinical_corpora.builders.commands.main import main
-from clinical_corpora.builders.diff.opened import open_release
-from clinical_corpora.builders.diff.report import as_json, diff_releases
+from clinical_corpora.builders.diff.report import as_json, diff_releases, open_release
 from clinical_corpora.builders.release.folder import sha256_file
 from clinical_corpora.core.errors import ClincorpError
 from tests.conftest import SampleRelease

@@ -18,7 +18,7 @@ import pytest
 from datasets import Features
 
 from clinical_corpora.builders.diff.engine import RECORD, Change, compare
-from clinical_corpora.builders.diff.opened import open_release
+from clinical_corpora.builders.diff.report import open_release
 from clinical_corpora.builders.release.folder import sha256_file
 from tests.conftest import SampleRelease
 

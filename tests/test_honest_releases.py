@@ -19,7 +19,8 @@ from clinical_corpora.builders.commands.main import main
 from clinical_corpora.builders.contract.base import BuildContext, Row, load_builder_class
 from clinical_corpora.builders.plugins import all_corpora, find_corpus
 from clinical_corpora.builders.release import pipeline, rows
-from clinical_corpora.builders.release.inputs import read_inputs_file, resolve_sources
+from clinical_corpora.builders.release.inputs import resolve_sources
+from clinical_corpora.builders.release.inputs_file import read_inputs_file
 from clinical_corpora.builders.release.pipeline import run
 from clinical_corpora.builders.release.request import ReleaseRequest
 from clinical_corpora.builders.sources.line_chunks import LineChunk

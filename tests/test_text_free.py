@@ -30,8 +30,8 @@ from clinical_corpora.builders.release.inputs import resolve_sources
 from clinical_corpora.builders.release.pipeline import run
 from clinical_corpora.builders.release.request import ReleaseRequest
 from clinical_corpora.builders.text_free.anchors import ANCHORS_FILE
-from clinical_corpora.builders.text_free.layout import FULL_FOLDER, TEXT_FREE_SUFFIX, read_wanted
-from clinical_corpora.builders.text_free.leak_gate import LEAK_LIMIT, leak_gate
+from clinical_corpora.builders.text_free.layout import FULL_FOLDER, LEAK_LIMIT, TEXT_FREE_SUFFIX
+from clinical_corpora.builders.text_free.leak_gate import leak_gate
 from clinical_corpora.builders.text_free.release import release_text_free
 from clinical_corpora.builders.validate.run import check_release
 from clinical_corpora.core.card import BarChart
@@ -76,7 +76,7 @@ def documents(corpus: CorpusManifest, text_free: Path) -> dict[str, str]:
         for config in view.configs()
         for document in view.arrow(config, columns=[SOURCE_DOCUMENTS]).column(0).combine_chunks().flatten().to_pylist()
     }
-    return read_wanted(builder, BuildContext(corpus, resolve_sources(corpus, {})), wanted)
+    return builder.read_wanted(BuildContext(corpus, resolve_sources(corpus, {})), wanted)
 
 
 def test_rehydration_restores_the_full_release_byte_for_byte(full: Path, text_free: Path, tmp_path: Path) -> None:

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from clinical_corpora.core.manifest import Threshold
+from clinical_corpora.core.release_records import GateRecord
 from clinical_corpora.validation.expectations import ExpectationOutcome
 
 Status = Literal["pass", "fail", "skipped", "warning"]
@@ -48,6 +49,10 @@ class GateResult:
             entry["warning"] = self.warning
         entry["details"] = self.details
         return entry
+
+    def record(self) -> GateRecord:
+        """The gate as validation.json records it."""
+        return GateRecord.model_validate(self.as_dict())
 
     def describe(self) -> str:
         if self.status == "skipped":

@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from concurrent.futures import Executor, Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 import pyarrow as pa
@@ -120,7 +121,15 @@ def _config_changes(old: OpenedRelease, new: OpenedRelease, config: str, shape: 
                     config, splits[index].as_py(), ids[index].as_py(), RECORD, "moved to another split", "", detail
                 )
             aligned = batch if len(matched) == batch.num_rows else batch.take(pa.array(matched))
-            yield from _batch_changes(config, shape, rows.take(at[matched]), aligned, matched, ids, splits)
+            keys = _BatchKeys(ids, splits)
+            yield from _batch_changes(config, shape, rows.take(at[matched]), aligned, matched, keys)
+
+
+class _BatchKeys(NamedTuple):
+    """The ids and splits of a batch of the new release's records."""
+
+    ids: pa.Array
+    splits: pa.Array
 
 
 def _batch_changes(
@@ -129,11 +138,11 @@ def _batch_changes(
     old: pa.Table,
     new: pa.RecordBatch,
     matched: np.ndarray,
-    ids: pa.Array,
-    splits: pa.Array,
+    keys: _BatchKeys,
 ) -> Iterator[Change]:
-    """The changes of the matched records of a batch (``old`` aligned with ``new``). Only the fields that differ
-    in some record become Python values: a field equal column-wise has no change to describe."""
+    """The changes of the matched records of a batch (``old`` aligned with ``new``; ``matched`` their positions
+    in the batch's ``keys``). Only the fields that differ in some record become Python values: a field equal
+    column-wise has no change to describe."""
     differ = np.zeros(new.num_rows, dtype=bool)
     differing: dict[str, Node] = {}
     for name, node in shape.fields.items():
@@ -148,7 +157,7 @@ def _batch_changes(
     befores = old.select(names).take(chosen).to_pylist()
     afters = new.select(names).take(chosen).to_pylist()
     for before, after, index in zip(befores, afters, matched[changed].tolist(), strict=True):
-        record, split = ids[index].as_py(), splits[index].as_py()
+        record, split = keys.ids[index].as_py(), keys.splits[index].as_py()
         found = record_changes(before, after, differing)
         for change in found:
             yield Change(config, split, record, change.path, change.kind, change.item, change.detail)

@@ -1,22 +1,19 @@
 """The two sides of a diff: a release given to ``clincorp diff`` (or ``release --previous``), opened through
-the door (``release/opened.py``) with its hashes checked beside the diff's reading, or the folder a run is
+the door (``report.open_release``) with its hashes checked beside the diff's reading, or the folder a run is
 writing (its own output). Records are matched by the id field of the installed corpus's record models (nothing
-the release names is imported).
+the release names is imported), which the side is given.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import cache
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from clinical_corpora.builders.contract.base import load_builder_class
 from clinical_corpora.builders.contract.release_view import ReleaseView, parquet_file
-from clinical_corpora.builders.plugins import installed_corpus
-from clinical_corpora.builders.release import opened as door
 from clinical_corpora.core.errors import ClincorpError
 from clinical_corpora.core.release_manifest import Variant
 
@@ -32,17 +29,19 @@ class OpenedRelease:
     version: str
     variant: Variant
     digest: str | None
-    release: door.OpenedRelease | None = None
+    id_fields: dict[str, str] = field(default_factory=dict)
+    """Config → the field naming its records, as the installed corpus's record models say (default ``id``)."""
+    confirmed: Callable[[], None] = lambda: None
+    """Once the hashing of the release's files ends: a ClincorpError naming what differs from manifest.json."""
     view: ReleaseView = field(init=False)
 
     def __post_init__(self) -> None:
-        self.view = self.release.view if self.release is not None else ReleaseView(self.folder)
+        self.view = ReleaseView(self.folder)
 
     def confirm(self) -> None:
         """Once the hashing of the release's files ends: a ClincorpError naming what differs from manifest.json
         (nothing read from the release may be reported before)."""
-        if self.release is not None:
-            self.release.confirm()
+        self.confirmed()
 
     @property
     def text_free(self) -> bool:
@@ -50,7 +49,7 @@ class OpenedRelease:
 
     def id_field(self, config: str) -> str:
         """The field naming a record of ``config``: the installed corpus's record model says which."""
-        name = _model_id_field(self.corpus, config)
+        name = self.id_fields.get(config, DEFAULT_ID)
         if name not in self.view.features(config):
             raise ClincorpError(f"{self.folder}: config {config} has no id field {name!r} to match its records by")
         return str(name)
@@ -75,31 +74,9 @@ class OpenedRelease:
                 raise ClincorpError(f"{shard}: its features differ from those of {shards[0].name}")
 
 
-def _model_id_field(corpus: str, config: str) -> str:
-    return str(getattr(_record_models(corpus).get(config), "id_field", DEFAULT_ID))
-
-
-@cache
-def _record_models(corpus: str) -> dict[str, type]:
-    """The installed corpus's record model per config (none when it is not installed: records are then matched
-    by their ``id``), looked up once per corpus."""
-    try:
-        return dict(load_builder_class(installed_corpus(corpus).builder).CONFIGS)
-    except ClincorpError:
-        return {}
-
-
-def open_release(folder: Path) -> OpenedRelease:
-    """A release folder given on the command line, through the door: what needs no file read is checked now, the
-    files' contents beside the diff's reading, until :meth:`OpenedRelease.confirm`."""
-    release = door.open_release(folder, door.Trust.DEFERRED)
-    manifest = release.manifest
-    return OpenedRelease(folder, manifest.corpus, manifest.version, manifest.kind, release.digest, release)
-
-
-def staged_release(folder: Path, corpus: str, version: str) -> OpenedRelease:
+def staged_release(folder: Path, corpus: str, version: str, id_fields: dict[str, str]) -> OpenedRelease:
     """The release a run is writing (its data only, before its manifest): this run's own output, trusted."""
-    return OpenedRelease(folder, corpus, version, "full", None)
+    return OpenedRelease(folder, corpus, version, "full", None, id_fields)
 
 
 def same_corpus(old: OpenedRelease, new: OpenedRelease) -> None:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from clinical_corpora.builders.diff.opened import open_release, same_corpus, staged_release
-from clinical_corpora.builders.diff.report import diff_releases
+from clinical_corpora.builders.diff.opened import same_corpus, staged_release
+from clinical_corpora.builders.diff.report import diff_releases, open_release
 from clinical_corpora.builders.release.request import ChangesSince
 from clinical_corpora.core.changes import ReleaseChanges
 from clinical_corpora.core.errors import ClincorpError
@@ -19,7 +19,7 @@ def changes_since(folder: Path, corpus: str) -> ChangesSince:
         raise ClincorpError(f"--previous {folder} is a release of {old.corpus}, not of {corpus}")
 
     def compare(staged: Path, corpus: str, version: str) -> ReleaseChanges:
-        new = staged_release(staged, corpus, version)
+        new = staged_release(staged, corpus, version, old.id_fields)
         same_corpus(old, new)
         return diff_releases(old, new, examples=0).summary()
 

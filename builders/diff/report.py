@@ -4,10 +4,12 @@ each, as readable text or JSON; and the summary a release records of the changes
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal
 
 from clinical_corpora.builders.diff.engine import RECORD, Change, ConfigComparison, compare
 from clinical_corpora.builders.diff.opened import OpenedRelease, same_corpus
+from clinical_corpora.builders.release import opened as door
 from clinical_corpora.core.changes import ConfigChanges, PreviousRelease, ReleaseChanges, SplitChanges
 
 RECORD_KINDS = {"added": "added", "removed": "removed", "moved to another split": "moved_in"}
@@ -81,6 +83,21 @@ class ReleaseDiff:
             if splits or uncompared or _status(tally) != "compared":
                 configs[name] = ConfigChanges(status=_status(tally), uncompared=uncompared, splits=splits)
         return ReleaseChanges(previous=previous, text_compared=self.text_compared, configs=configs)
+
+
+def open_release(folder: Path) -> OpenedRelease:
+    """A release folder given on the command line, through the door (``release/opened.py``): what needs no file
+    read is checked now, the files' contents beside the diff's reading, until :meth:`OpenedRelease.confirm`."""
+    release = door.open_release(folder, door.Trust.DEFERRED)
+    manifest = release.manifest
+    return OpenedRelease(
+        folder, manifest.corpus, manifest.version, manifest.kind, release.digest, id_fields(release), release.confirm
+    )
+
+
+def id_fields(release: door.OpenedRelease) -> dict[str, str]:
+    """Config → the field naming its records, from the installed corpus's record models."""
+    return {config: str(getattr(model, "id_field", "id")) for config, model in release.builder.CONFIGS.items()}
 
 
 def diff_releases(old: OpenedRelease, new: OpenedRelease, examples: int = 3) -> ReleaseDiff:

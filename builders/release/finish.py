@@ -10,11 +10,11 @@ from typing import Any
 
 from clinical_corpora.builders.contract.base import AgreementReport
 from clinical_corpora.builders.contract.release_view import ReleaseView
+from clinical_corpora.builders.release.build import Build, write_rejects
 from clinical_corpora.builders.release.card.describe import FullRelease, describe_full, published
 from clinical_corpora.builders.release.checks import check_suite
 from clinical_corpora.builders.release.folder import sha256_file
-from clinical_corpora.builders.release.inputs import INPUTS_FILE
-from clinical_corpora.builders.release.rows import Build, write_rejects
+from clinical_corpora.builders.release.inputs_file import INPUTS_FILE
 from clinical_corpora.core.card import CardSection, plain_sections
 from clinical_corpora.core.changes import ReleaseChanges
 from clinical_corpora.core.release_manifest import (
@@ -27,7 +27,7 @@ from clinical_corpora.core.release_manifest import (
     ReleaseManifest,
     write_manifest,
 )
-from clinical_corpora.core.release_records import REJECTS_FILE, VALIDATION_FILE, GateRecord, ValidationRecord
+from clinical_corpora.core.release_records import REJECTS_FILE, VALIDATION_FILE, ValidationRecord
 from clinical_corpora.core.release_records import write_validation as write_validation_file
 from clinical_corpora.schemas.features import schema_fingerprint
 from clinical_corpora.validation.expectations import ExpectationOutcome
@@ -99,7 +99,7 @@ def write_release_files(build: Build, release: Provenance) -> list[GateResult]:
         *agreement_gates(measures, manifest.gates.agreement),
         published(full)[1],
     ]
-    validation = recorded.model_copy(update={"gates": [gate_record(gate) for gate in gates]})
+    validation = recorded.model_copy(update={"gates": [gate.record() for gate in gates]})
     write_validation_file(staging, validation)
     draft = draft.model_copy(update={"gates": [_verdict(gate) for gate in gates]})
     files = describe_full(FullRelease(manifest, build.builder, draft, validation, view, measured.statistics))
@@ -149,11 +149,6 @@ def _shard_outputs(view: ReleaseView, configs: list[str]) -> list[OutputFile]:
         for config in configs
         for path in view.shards(config)
     ]
-
-
-def gate_record(gate: GateResult) -> GateRecord:
-    """A gate as validation.json records it."""
-    return GateRecord.model_validate(gate.as_dict())
 
 
 def _verdict(gate: GateResult) -> GateVerdict:

@@ -3,18 +3,16 @@
 from __future__ import annotations
 
 import hashlib
-import io
-import json
 import os
 from collections.abc import Iterable
+from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
-import pyarrow.compute as pc
-import pyarrow.json as pa_json
 
+from clinical_corpora.builders.release.inputs_file import INPUT_FIELDS, summarise_inputs, write_inputs_file
 from clinical_corpora.builders.sources.discovery import walk_relative
 from clinical_corpora.core.errors import ClincorpError, SourceError
 from clinical_corpora.core.manifest import SAMPLE_TAG, CorpusManifest, SourceSpec
@@ -22,11 +20,6 @@ from clinical_corpora.core.processes import end_with_parent, fork_context
 from clinical_corpora.core.release_manifest import InputSummary
 
 CHUNK = 1 << 20
-INPUTS_FILE = "inputs.jsonl"
-INPUT_FIELDS = pa.schema(
-    [("source", pa.string()), ("file", pa.string()), ("sha256", pa.string()), ("bytes", pa.int64())]
-)
-"""What each line of ``inputs.jsonl`` holds."""
 
 
 def resolve_sources(
@@ -226,15 +219,15 @@ class InputHashing:
     ) -> None:
         context = fork_context()
         self._pipe, theirs = context.Pipe()
-        handed = [listed]  # emptied once forked: the child has its copy, this process keeps none
+        job = _HashJob(manifest, [listed], overridden, invented)  # listed is dropped once forked
         self._process = context.Process(
             target=_hash_inputs,
-            args=(theirs, self._pipe, manifest, handed, overridden, invented, os.getpid()),
+            args=(theirs, self._pipe, job, os.getpid()),
             name="clincorp-hash",
             daemon=True,
         )
         self._process.start()
-        handed.clear()
+        job.handed.clear()  # the child has its copy, this process keeps none
         theirs.close()
 
     def write(self, folder: Path) -> dict[str, InputSummary]:
@@ -269,23 +262,26 @@ class InputHashing:
         self._pipe.close()
 
 
-def _hash_inputs(
-    pipe: Connection,
-    parents: Connection,
-    manifest: CorpusManifest,
-    handed: list[list[InputFile]],
-    overridden: set[str],
-    invented: list[str],
-    parent: int,
-) -> None:
+@dataclass
+class _HashJob:
+    """What the hashing process is handed: the corpus, the listed files (a list of one list, emptied in this
+    process once forked), the sources given on the command line and the invented ones."""
+
+    manifest: CorpusManifest
+    handed: list[list[InputFile]]
+    overridden: set[str]
+    invented: list[str]
+
+
+def _hash_inputs(pipe: Connection, parents: Connection, job: _HashJob, parent: int) -> None:
     """The child process: hashes the listed files, waits for the build to end, checks that no file changed,
     writes inputs.jsonl into the folder it is sent and sends its summary (or the error met). It closes its copy
     of the building process's end at once, so that process's death ends the wait."""
     parents.close()
     end_with_parent(parent)  # the pipe's end may stay open in a worker forked later
     try:
-        [listed] = handed
-        inputs = _fingerprint(manifest, listed, overridden)
+        [listed] = job.handed
+        inputs = _fingerprint(job.manifest, listed, job.overridden)
         folder = pipe.recv()
         for _, _, path, size, modified in listed:
             try:
@@ -295,7 +291,7 @@ def _hash_inputs(
             if (info.st_size, info.st_mtime_ns) != (size, modified):
                 raise SourceError(path, f"{_CHANGED} (its size or modification time differs from before the build)")
         write_inputs_file(folder, inputs)
-        pipe.send(summarise_inputs(pa.Table.from_pylist(inputs, schema=INPUT_FIELDS), invented))
+        pipe.send(summarise_inputs(pa.Table.from_pylist(inputs, schema=INPUT_FIELDS), job.invented))
     except ClincorpError as error:
         pipe.send(error)
     except OSError as error:
@@ -303,73 +299,3 @@ def _hash_inputs(
     except EOFError:  # the build failed and closed the pipe
         pass
     pipe.close()
-
-
-def summarise_inputs(inputs: pa.Table, invented: list[str]) -> dict[str, InputSummary]:
-    """Per source (in order of first appearance): whether it is the invented sample, its file count, bytes and
-    one aggregate sha256 (of its ``sha256  file`` lines in file order, as sha256sum prints them), so the
-    manifest stays small. ``inputs`` has the columns of :data:`INPUT_FIELDS`."""
-    in_file_order = inputs.sort_by("file")
-    summary = {}
-    for source in pc.unique(inputs["source"]).to_pylist():
-        items = in_file_order.filter(pc.equal(in_file_order["source"], source))
-        lines = pc.binary_join_element_wise(items["sha256"], items["file"], "  ").combine_chunks()
-        listing = pc.binary_join(pa.ListArray.from_arrays(pa.array([0, len(lines)], pa.int32()), lines), "\n")
-        summary[source] = InputSummary(
-            sample=source in invented,
-            files=items.num_rows,
-            bytes=pc.sum(items["bytes"]).as_py(),
-            sha256=hashlib.sha256(f"{listing[0].as_py()}\n".encode()).hexdigest(),
-        )
-    return summary
-
-
-def write_inputs_file(folder: Path, inputs: list[dict[str, Any]]) -> None:
-    """``inputs.jsonl``: one line per input file (source, file, sha256, bytes)."""
-    (folder / INPUTS_FILE).write_text(
-        "".join(json.dumps(item, ensure_ascii=False) + "\n" for item in inputs), encoding="utf-8"
-    )
-
-
-def read_inputs_file(path: Path) -> pa.Table:
-    """The items of an ``inputs.jsonl`` as a table of :data:`INPUT_FIELDS`, parsed column-wise: a
-    ValueError unless each non-blank line holds one JSON object with a string source, file and sha256 and an
-    integer bytes, and nothing else."""
-    data = path.read_bytes()
-    lines = sum(1 for line in data.split(b"\n") if line.strip())
-    if not lines:
-        return INPUT_FIELDS.empty_table()
-    options = pa_json.ParseOptions(explicit_schema=INPUT_FIELDS, unexpected_field_behavior="error")
-    table = pa_json.read_json(io.BytesIO(data), parse_options=options)
-    if table.num_rows != lines:
-        raise ValueError(f"{table.num_rows} JSON objects on {lines} lines")
-    missing = [name for name in INPUT_FIELDS.names if table[name].null_count]
-    if missing:
-        raise ValueError(f"a line lacks {missing[0]}")
-    return table
-
-
-def inputs_problems(folder: Path, summary: dict[str, InputSummary]) -> list[str]:
-    """How ``inputs.jsonl`` disagrees with the per-source summary in manifest.json (empty when it agrees)."""
-    path = folder / INPUTS_FILE
-    if not path.is_file():
-        return [f"{INPUTS_FILE}: missing"]
-    try:
-        items = read_inputs_file(path)
-        listed = summarise_inputs(items, [name for name, entry in summary.items() if entry.sample])
-    except (OSError, ValueError, TypeError, pa.ArrowException) as error:
-        return [f"{INPUTS_FILE}: not one JSON object with source, file, sha256 and bytes per line ({error})"]
-    problems = []
-    for source in sorted(set(summary) | set(listed)):
-        if source not in listed:
-            problems.append(f"{INPUTS_FILE}: no files of source {source!r}, which manifest.json lists")
-        elif source not in summary:
-            problems.append(f"{INPUTS_FILE}: source {source!r} is not in manifest.json")
-        else:
-            problems += [
-                f"{INPUTS_FILE}: source {source!r} {key} is {getattr(listed[source], key)}, "
-                f"manifest.json says {getattr(summary[source], key)}"
-                for key in ("files", "bytes", "sha256")
-                if getattr(listed[source], key) != getattr(summary[source], key)
-            ]
-    return problems

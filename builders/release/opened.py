@@ -39,7 +39,7 @@ from pydantic import BaseModel
 from clinical_corpora.builders.contract.base import Builder, make_builder
 from clinical_corpora.builders.contract.release_view import SHARD_PATTERN, ReleaseView
 from clinical_corpora.builders.plugins import find_corpus, installed_corpus
-from clinical_corpora.builders.release.inputs import read_inputs_file
+from clinical_corpora.builders.release.inputs_file import read_inputs_file
 from clinical_corpora.core.errors import ClincorpError, SourceError
 from clinical_corpora.core.manifest import CorpusManifest, apply_gate_overlay
 from clinical_corpora.core.release_manifest import (

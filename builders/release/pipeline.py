@@ -11,6 +11,7 @@ from typing import Literal
 from datasets import Features
 
 from clinical_corpora.builders.contract.base import BuildContext, Builder
+from clinical_corpora.builders.release.build import Build, stage_line
 from clinical_corpora.builders.release.finish import Provenance, write_release_files
 from clinical_corpora.builders.release.folder import (
     check_build_target,
@@ -32,7 +33,7 @@ from clinical_corpora.builders.release.inputs import (
     walk_sources,
 )
 from clinical_corpora.builders.release.request import ReleaseRequest
-from clinical_corpora.builders.release.rows import Build, no_documents, refuse_when_all_rejected, stage_line, write_rows
+from clinical_corpora.builders.release.rows import no_documents, refuse_when_all_rejected, write_rows
 from clinical_corpora.builders.sources.discovery import walks_given
 from clinical_corpora.core.changes import ReleaseChanges
 from clinical_corpora.core.errors import ClincorpError, GateError

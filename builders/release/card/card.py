@@ -12,7 +12,6 @@ from datasets.splits import SplitDict, SplitInfo
 from datasets.utils.metadata import MetadataConfigs
 from huggingface_hub import DatasetCardData
 
-from clinical_corpora.builders.contract.base import option_text
 from clinical_corpora.builders.contract.release_view import ReleaseView
 from clinical_corpora.builders.release.card.changes import changes_sections
 from clinical_corpora.builders.release.card.hub_metadata import hub_metadata
@@ -20,7 +19,7 @@ from clinical_corpora.builders.release.card.markdown import plain, section_markd
 from clinical_corpora.builders.release.folder import release_folder
 from clinical_corpora.core.card import CardSection, Cell, Table
 from clinical_corpora.core.manifest import CorpusManifest
-from clinical_corpora.core.release_manifest import LeakObserved, ReleaseManifest
+from clinical_corpora.core.release_manifest import LeakObserved, ReleaseManifest, option_text
 from clinical_corpora.core.release_records import ExpectationDetail, GateRecord
 from clinical_corpora.schemas.features import LABEL_NAME_SUFFIX
 from clinical_corpora.validation.gates import violation_text

@@ -21,6 +21,7 @@ from clinical_corpora.builders.contract.release_view import ReleaseView
 from clinical_corpora.builders.release.card.card import CardFacts, render_card, split_sizes
 from clinical_corpora.builders.release.card.croissant import CROISSANT_FILE, CroissantRelease, croissant_bytes
 from clinical_corpora.builders.release.card.figures import figure_files
+from clinical_corpora.builders.release.card.markdown import CARD_FILE
 from clinical_corpora.builders.release.card.published import published_section, recomputed_values, release_comparison
 from clinical_corpora.core.card import CardSection
 from clinical_corpora.core.manifest import CorpusManifest
@@ -28,8 +29,6 @@ from clinical_corpora.core.release_manifest import ReleaseManifest
 from clinical_corpora.core.release_records import ValidationRecord
 from clinical_corpora.schemas.features import features_for
 from clinical_corpora.validation.gates import GateResult
-
-CARD_FILE = "README.md"
 
 
 @dataclass(frozen=True)
@@ -88,12 +87,7 @@ def describe_full(release: FullRelease) -> dict[str, bytes]:
     splits = {config: [split for split, rows in counts.items() if rows] for config, counts in row_counts.items()}
     croissant = CroissantRelease(
         release.corpus, release.manifest.version, release.features, splits, release.manifest.inputs or {},
-        shard_hashes(release.manifest),
+        release.manifest.shard_hashes(),
     )  # fmt: skip
     files[CROISSANT_FILE] = croissant_bytes(release.view.folder, croissant)
     return files
-
-
-def shard_hashes(manifest: ReleaseManifest) -> dict[str, str]:
-    """Each data shard the manifest lists, with its sha256."""
-    return {entry.file: entry.sha256 for entry in manifest.outputs if entry.file.startswith("data/")}

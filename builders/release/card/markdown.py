@@ -9,6 +9,7 @@ from clinical_corpora.core.card import BarChart, CardSection
 
 _MARKUP = re.compile(r"([\\`*_\[\]<>])")
 FIGURES_FOLDER = "figures"
+CARD_FILE = "README.md"
 
 
 def plain(text: str) -> str:

@@ -15,8 +15,7 @@ from clinical_corpora.builders.release.card.card import (
     split_sizes,
 )
 from clinical_corpora.builders.release.card.croissant import CROISSANT_FILE, CroissantRelease, croissant_bytes
-from clinical_corpora.builders.release.card.describe import CARD_FILE, shard_hashes
-from clinical_corpora.builders.release.card.markdown import section_markdown
+from clinical_corpora.builders.release.card.markdown import CARD_FILE, section_markdown
 from clinical_corpora.core.card import CardSection, Cell, Table
 from clinical_corpora.core.manifest import CorpusManifest
 from clinical_corpora.core.release_manifest import ReleaseManifest
@@ -43,7 +42,7 @@ def describe_rehydrated(
     card = f"---\n{matter}\n---\n\n" + "\n".join(section_markdown(section) for section in sections)
     splits = {config: [split for split, count in counts.items() if count] for config, counts in rows.items()}
     croissant = CroissantRelease(
-        corpus, manifest.version, features, splits, manifest.inputs or {}, shard_hashes(manifest)
+        corpus, manifest.version, features, splits, manifest.inputs or {}, manifest.shard_hashes()
     )
     return {CARD_FILE: card.encode("utf-8"), CROISSANT_FILE: croissant_bytes(view.folder, croissant)}
 
