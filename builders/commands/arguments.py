@@ -1,12 +1,26 @@
-"""What several commands take: ``NAME=VALUE`` pairs (``--source``, ``--option``), counts, folders to write into."""
+"""What every command is (:class:`Subcommand`) and what several take: ``NAME=VALUE`` pairs (``--source``,
+``--option``), counts, folders to write into."""
 
 from __future__ import annotations
 
 import argparse
 import re
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from clinical_corpora.core.errors import ClincorpError
+
+
+@dataclass(frozen=True)
+class Subcommand:
+    """One ``clincorp`` command: its name, one-line help, longer description, arguments and what it runs."""
+
+    name: str
+    help: str
+    description: str
+    configure: Callable[[argparse.ArgumentParser], None]
+    run: Callable[[argparse.Namespace], int]
 
 
 def plain_text(docstring: str) -> str:

@@ -8,8 +8,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-NAME = "diff"
-HELP = "what changed between two releases of one corpus, record by record"
+from clinical_corpora.builders.commands import arguments
 
 
 @dataclass(frozen=True)
@@ -35,8 +34,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Print the report; exit status 0 whether or not the releases differ (errors are 1)."""
-    from clinical_corpora.builders.diff.opened import open_release
-    from clinical_corpora.builders.diff.report import as_json, as_text, diff_releases
+    from clinical_corpora.builders.diff.report import as_json, as_text, diff_releases, open_release
 
     asked = DiffArgs(args.old, args.new, args.examples, args.json)
     opened = open_release(asked.old), open_release(asked.new)
@@ -52,3 +50,14 @@ def _examples(text: str) -> int:
     if not text.isdigit():
         raise argparse.ArgumentTypeError(f"expected a whole number of examples, got {text!r}")
     return int(text)
+
+
+COMMANDS = (
+    arguments.Subcommand(
+        "diff",
+        "what changed between two releases of one corpus, record by record",
+        arguments.plain_text(__doc__ or ""),
+        configure,
+        run,
+    ),
+)

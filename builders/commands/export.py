@@ -6,13 +6,11 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from clinical_corpora.builders.commands import arguments
 from clinical_corpora.builders.commands.arguments import folder, plain_text
 from clinical_corpora.builders.plugins import load_plugins
 from clinical_corpora.core.errors import ClincorpError
 from clinical_corpora.core.registry import exporters
-
-NAME = "export"
-HELP = "write a release in another format (clincorp export FORMAT RELEASE -h)"
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -41,3 +39,14 @@ def run(args: argparse.Namespace) -> int:
     parsed = parser.parse_args(args.arguments)
     parsed.release = release
     return int(implementation.run(parsed))
+
+
+COMMANDS = (
+    arguments.Subcommand(
+        "export",
+        "write a release in another format (clincorp export FORMAT RELEASE -h)",
+        arguments.plain_text(__doc__ or ""),
+        configure,
+        run,
+    ),
+)

@@ -5,12 +5,10 @@ from __future__ import annotations
 import argparse
 import sys
 
+from clinical_corpora.builders.commands import arguments
 from clinical_corpora.builders.plugins import all_corpora, load_plugins
 from clinical_corpora.core.manifest import CorpusManifest
 from clinical_corpora.core.registry import exporters, scorers
-
-NAME = "list"
-HELP = "corpora, versions, access and sources"
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -44,3 +42,10 @@ def _sharing_line(manifest: CorpusManifest) -> str:
     if manifest.full_release_shareable:
         return f"licence {licence}: the full release may be shared, and so may {text_free}"
     return f"licence {licence}: the full release may NOT be redistributed; share {text_free}"
+
+
+COMMANDS = (
+    arguments.Subcommand(
+        "list", "corpora, versions, access and sources", arguments.plain_text(__doc__ or ""), configure, run
+    ),
+)

@@ -3,28 +3,20 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import sys
 from importlib.metadata import version as package_version
 from types import ModuleType
 from typing import NoReturn
 
-from clinical_corpora.builders.commands import (
-    build,
-    diff,
-    export,
-    listing,
-    rehydrate,
-    release,
-    score,
-    validate,
-    view,
-)
-from clinical_corpora.builders.commands.arguments import plain_text
+from clinical_corpora.builders.commands.arguments import Subcommand, plain_text
 from clinical_corpora.core.errors import ClincorpError
 
-COMMANDS: tuple[ModuleType, ...] = (release, build, rehydrate, validate, diff, listing, score, export, view)
-"""Each command's module: its ``NAME``, ``HELP``, ``configure(parser)`` and ``run(args)``."""
+COMMAND_MODULES = ("release", "rehydrate", "validate", "diff", "listing", "score", "export", "view")
+"""The modules of ``clincorp``'s commands in this package, in the order ``--help`` lists them, loaded by name
+when the command line is parsed: each lists its commands in ``COMMANDS`` (``release`` holds release and build)
+and imports what a command runs only in its ``run``."""
 
 
 def entry() -> NoReturn:
@@ -38,7 +30,7 @@ def entry() -> NoReturn:
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     try:
-        return int(args.command_module.run(args))
+        return int(args.run(args))
     except ClincorpError as error:
         print(f"error: {error}", file=sys.stderr)
         return 1
@@ -47,14 +39,19 @@ def main(argv: list[str] | None = None) -> int:
         return 1
 
 
+def _command_module(name: str) -> ModuleType:
+    return importlib.import_module(f"{__package__}.{name}")
+
+
 def parser() -> argparse.ArgumentParser:
-    """The command line: every command of :data:`COMMANDS`, each with its module's arguments."""
+    """The command line: every command of the modules of :data:`COMMAND_MODULES`, each with its arguments."""
     parsed = argparse.ArgumentParser(prog="clincorp", description=plain_text(__doc__ or ""))
     parsed.add_argument("--version", action="version", version=f"clincorp {package_version('clinical-corpora')}")
     commands = parsed.add_subparsers(dest="command", required=True)
-    for module in COMMANDS:
-        command = commands.add_parser(module.NAME, help=module.HELP)
-        command.description = plain_text(module.__doc__ or module.HELP)
-        module.configure(command)
-        command.set_defaults(command_module=module)
+    for module in map(_command_module, COMMAND_MODULES):
+        subcommand: Subcommand
+        for subcommand in module.COMMANDS:
+            command = commands.add_parser(subcommand.name, help=subcommand.help, description=subcommand.description)
+            subcommand.configure(command)
+            command.set_defaults(run=subcommand.run)
     return parsed

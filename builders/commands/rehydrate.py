@@ -16,8 +16,6 @@ from clinical_corpora.core.errors import ClincorpError
 if TYPE_CHECKING:
     from clinical_corpora.builders.rehydrate.request import RehydrateRequest
 
-NAME = "rehydrate"
-HELP = "rebuild a full release from a text-free one and your own copies of its sources"
 SHOWN = 10
 
 
@@ -121,3 +119,14 @@ def _check(asked: RehydrateRequest, as_json: bool) -> int:
     elif not report.missing:
         print("rehydrate fails on the documents that differ; --re-anchor relocates their spans")
     return 0 if report.ok else 1
+
+
+COMMANDS = (
+    arguments.Subcommand(
+        "rehydrate",
+        "rebuild a full release from a text-free one and your own copies of its sources",
+        arguments.plain_text(__doc__ or ""),
+        configure,
+        run,
+    ),
+)

@@ -7,6 +7,7 @@ import argparse
 import gc
 import sys
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
@@ -18,8 +19,6 @@ from clinical_corpora.core.manifest import CorpusManifest
 if TYPE_CHECKING:
     from clinical_corpora.builders.release.request import ChangesSince, ReleaseRequest
 
-NAME = "release"
-HELP = "build, validate and write an immutable release"
 Mode = Literal["release", "build"]
 
 
@@ -78,26 +77,7 @@ def configure(parser: argparse.ArgumentParser, default_out: str = "releases", mo
         help="set the builder's option NAME for this run (the corpus's README names its options; recorded in "
         "the manifest and card)",
     )
-    parser.add_argument(
-        "--max-rejects",
-        type=arguments.count,
-        metavar="N",
-        help="let this run quarantine up to N records (overrides corpus.yaml; recorded in the manifest and card)",
-    )
-    parser.add_argument(
-        "--gates",
-        type=Path,
-        metavar="FILE",
-        help="a YAML overlay of corpus.yaml's gates: section (max_rejects, agreement thresholds and required "
-        "flags, expectation arguments such as mostly, matched by table, expectation and column) for this "
-        "run only; recorded in the manifest and card",
-    )
-    parser.add_argument(
-        "--on-error",
-        choices=["fail", "quarantine"],
-        default="fail",
-        help="fail on the first bad record, or quarantine bad records in rejects.jsonl",
-    )
+    _add_gate_arguments(parser)
     parser.add_argument(
         "--workers",
         type=arguments.workers,
@@ -119,6 +99,30 @@ def configure(parser: argparse.ArgumentParser, default_out: str = "releases", mo
             help="also write the text-free variant beside the release (<corpus>-<version>.text-free: no licensed "
             "text, checked by the leak gate; anyone may share it and restore the release with clincorp rehydrate)",
         )
+
+
+def _add_gate_arguments(parser: argparse.ArgumentParser) -> None:
+    """What this run tolerates and how it treats a bad record (each recorded in the manifest and card)."""
+    parser.add_argument(
+        "--max-rejects",
+        type=arguments.count,
+        metavar="N",
+        help="let this run quarantine up to N records (overrides corpus.yaml; recorded in the manifest and card)",
+    )
+    parser.add_argument(
+        "--gates",
+        type=Path,
+        metavar="FILE",
+        help="a YAML overlay of corpus.yaml's gates: section (max_rejects, agreement thresholds and required "
+        "flags, expectation arguments such as mostly, matched by table, expectation and column) for this "
+        "run only; recorded in the manifest and card",
+    )
+    parser.add_argument(
+        "--on-error",
+        choices=["fail", "quarantine"],
+        default="fail",
+        help="fail on the first bad record, or quarantine bad records in rejects.jsonl",
+    )
 
 
 def run(args: argparse.Namespace, mode: Mode = "release") -> int:
@@ -252,3 +256,22 @@ def _summary_table(rows: list[list[str]]) -> str:
     return "\n".join(
         "  ".join([*(cell.ljust(width) for cell, width in zip(row[:3], widths, strict=True)), row[3]]) for row in rows
     )
+
+
+COMMANDS = (
+    arguments.Subcommand(
+        "release",
+        "build, validate and write an immutable release",
+        arguments.plain_text(__doc__ or ""),
+        configure,
+        run,
+    ),
+    arguments.Subcommand(
+        "build",
+        "the same as release without immutability, into a scratch folder",
+        "clincorp build <corpus>…: a release into a scratch folder (build/) that a later build replaces, kept for "
+        "inspection even when a gate fails.",
+        partial(configure, default_out="build", mode="build"),
+        partial(run, mode="build"),
+    ),
+)

@@ -5,11 +5,9 @@ from __future__ import annotations
 
 import argparse
 
+from clinical_corpora.builders.commands import arguments
 from clinical_corpora.builders.plugins import load_plugins
 from clinical_corpora.core.registry import scorers
-
-NAME = "score"
-HELP = "score predictions against gold (clincorp score NAME -h)"
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -23,3 +21,14 @@ def run(args: argparse.Namespace) -> int:
     load_plugins()
     parser = argparse.ArgumentParser(prog=f"clincorp score {args.scorer}")
     return run_command(scorers.get(args.scorer), parser, args.arguments)
+
+
+COMMANDS = (
+    arguments.Subcommand(
+        "score",
+        "score predictions against gold (clincorp score NAME -h)",
+        arguments.plain_text(__doc__ or ""),
+        configure,
+        run,
+    ),
+)

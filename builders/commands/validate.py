@@ -10,13 +10,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from clinical_corpora.builders.commands import arguments
 from clinical_corpora.core.errors import ClincorpError
 
 if TYPE_CHECKING:
     from clinical_corpora.validation.gates import GateResult
 
-NAME = "validate"
-HELP = "re-check an existing release folder"
 VALID, INVALID, COULD_NOT_CHECK = 0, 1, 3
 """``clincorp validate``'s exit statuses (2 is argparse's, for wrong arguments)."""
 
@@ -108,3 +107,10 @@ def _print_gate(result: GateResult) -> None:
             verdict = "FAILED" if not detail.get("success", False) else "passed, tolerating"
             print(f"  {detail['table']}: {detail['expectation']} {verdict}: observed {detail['observed']}")
             print("".join(f"    {violation_text(v)}\n" for v in detail.get("violations", [])), end="")
+
+
+COMMANDS = (
+    arguments.Subcommand(
+        "validate", "re-check an existing release folder", arguments.plain_text(__doc__ or ""), configure, run
+    ),
+)

@@ -9,9 +9,6 @@ from pathlib import Path
 
 from clinical_corpora.builders.commands import arguments
 
-NAME = "view"
-HELP = "write static HTML pages of a release that open offline, from file://"
-
 
 @dataclass(frozen=True)
 class ViewArgs:
@@ -40,3 +37,14 @@ def run(args: argparse.Namespace) -> int:
     outcome = write_view(open_release(asked.release, asked.sources), asked.out)
     print(f"{outcome.documents} document pages; open {outcome.index.resolve().as_uri()}")
     return 0
+
+
+COMMANDS = (
+    arguments.Subcommand(
+        "view",
+        "write static HTML pages of a release that open offline, from file://",
+        arguments.plain_text(__doc__ or ""),
+        configure,
+        run,
+    ),
+)
