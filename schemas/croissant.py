@@ -8,7 +8,7 @@ per struct level, as the Hugging Face Hub's own Croissant does.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 from datasets import ClassLabel, Features, List, Value
 
@@ -32,18 +32,27 @@ DATA_TYPES: dict[str, str] = {
 
 def croissant_fields(features: Features, record_set: str, file_set: str) -> list[dict[str, Any]]:
     """The fields of the record set ``record_set`` reading ``features`` from the parquet FileSet ``file_set``."""
-    return [_field(f"{record_set}/{name}", name, feature, file_set, name, []) for name, feature in features.items()]
+    return [
+        _field(f"{record_set}/{name}", name, feature, _Read(file_set, name, [])) for name, feature in features.items()
+    ]
 
 
-def _field(
-    field_id: str, name: str, feature: Any, file_set: str, column: str, path: list[str], shape: int = 0
-) -> dict[str, Any]:
+class _Read(NamedTuple):
+    """Where a field is read: the FileSet, its top-level column and the keys into that column's structs."""
+
+    file_set: str
+    column: str
+    path: list[str]
+
+
+def _field(field_id: str, name: str, feature: Any, read: _Read, shape: int = 0) -> dict[str, Any]:
     if isinstance(feature, List):
-        return _field(field_id, name, feature.feature, file_set, column, path, shape + 1)
+        return _field(field_id, name, feature.feature, read, shape + 1)
     field: dict[str, Any] = {"@type": "cr:Field", "@id": field_id, "name": name}
     if isinstance(feature, dict):
         field["subField"] = [
-            _field(f"{field_id}/{key}", key, inner, file_set, column, [*path, key]) for key, inner in feature.items()
+            _field(f"{field_id}/{key}", key, inner, read._replace(path=[*read.path, key]))
+            for key, inner in feature.items()
         ]
     elif isinstance(feature, ClassLabel):
         labels = ", ".join(f"{number} {label}" for number, label in enumerate(feature.names))
@@ -54,9 +63,9 @@ def _field(
     else:
         raise TypeError(f"{field_id}: no Croissant data type for the feature {feature!r}")
     if not isinstance(feature, dict):
-        source: dict[str, Any] = {"fileSet": {"@id": file_set}, "extract": {"column": column}}
-        if path:
-            source["transform"] = [{"jsonPath": step} for step in path]
+        source: dict[str, Any] = {"fileSet": {"@id": read.file_set}, "extract": {"column": read.column}}
+        if read.path:
+            source["transform"] = [{"jsonPath": step} for step in read.path]
         field["source"] = source
     if shape:
         field["isArray"] = True

@@ -8,7 +8,7 @@ record's position in the config) and every item row ``_parent`` (its parent row 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -63,30 +63,37 @@ def flatten_config(config: str, table: pa.Table, features: Features, splits: pa.
 
 
 def _flatten_rows(name: str, arrays: Columns, features: dict[str, Any], keys: Columns, out: dict[str, Columns]) -> None:
-    columns: Columns = dict(keys)
+    table = _FlatTable(name, dict(keys), keys)
     for field, feature in features.items():
-        _add_column(name, field, arrays[field], feature, columns, keys, out)
-    out[name] = columns
+        _add_column(table, field, arrays[field], feature, out)
+    out[name] = table.columns
 
 
-def _add_column(
-    table: str, prefix: str, array: pa.Array, feature: Any, columns: Columns, keys: Columns, out: dict[str, Columns]
-) -> None:
+class _FlatTable(NamedTuple):
+    """A flat table being filled: its name, its columns so far, and the key columns each of its rows carries."""
+
+    name: str
+    columns: Columns
+    keys: Columns
+
+
+def _add_column(table: _FlatTable, prefix: str, array: pa.Array, feature: Any, out: dict[str, Columns]) -> None:
     if isinstance(feature, ClassLabel):
-        columns[prefix] = pa.array(feature.names, pa.string()).take(array)
+        table.columns[prefix] = pa.array(feature.names, pa.string()).take(array)
     elif isinstance(feature, dict):
         for child, child_feature in feature.items():
-            _add_column(table, f"{prefix}.{child}", array.field(child), child_feature, columns, keys, out)
+            _add_column(table, f"{prefix}.{child}", array.field(child), child_feature, out)
     elif isinstance(feature, List):
-        columns[f"n_{prefix}"] = pc.fill_null(pc.list_value_length(array), 0)
+        table.columns[f"n_{prefix}"] = pc.fill_null(pc.list_value_length(array), 0)
         parents = pc.list_parent_indices(array)
-        child_keys = {key: values.take(parents) for key, values in keys.items() if key != "_parent"}
+        child_keys = {key: values.take(parents) for key, values in table.keys.items() if key != "_parent"}
         child_keys["_parent"] = parents.cast(pa.int64())
         values = array.flatten()
         inner = feature.feature
+        child = f"{table.name}.{prefix}"
         if isinstance(inner, dict):
-            _flatten_rows(f"{table}.{prefix}", {name: values.field(name) for name in inner}, inner, child_keys, out)
+            _flatten_rows(child, {name: values.field(name) for name in inner}, inner, child_keys, out)
         else:
-            _flatten_rows(f"{table}.{prefix}", {"value": values}, {"value": inner}, child_keys, out)
+            _flatten_rows(child, {"value": values}, {"value": inner}, child_keys, out)
     else:
-        columns[prefix] = array
+        table.columns[prefix] = array

@@ -179,51 +179,38 @@ def _measure_chart(name: str, title: str, columns: dict[str, AgreementTable], ax
     )
 
 
+def _charted(title: str, text: str, measures: dict[str, AgreementTable], chart: tuple[str, str, str]) -> CardSection:
+    """A section of agreement per group: its table, and a chart of it (``chart``: figure name, title, axis)."""
+    name, chart_title, axis = chart
+    figure = _measure_chart(name, chart_title, measures, axis)
+    return CardSection(title, text, _measure_table(measures), figures=[figure])
+
+
 def _agreement_sections(comparisons: list[_Comparison], left_out: list[str]) -> list[CardSection]:
     between, *against_gold = comparisons
     totals = between.groups["all"]
     note_types = {name: between.groups[name].overall for name in sorted(between.groups) if name != "all"}
     sections = [
-        CardSection(
+        _charted(
             "Pair-wise agreement between the annotators",
             "Annotator A against annotator B (the reference) over (anaphor, antecedent, relation) "
             "triples, summed over notes, overall and per note type; κ counts as true negatives every "
             "other ordered markable pair with each of the four relation types (Savova et al. 2011, "
             "eqns 1-8).",
-            _measure_table({"all": between.overall, **note_types}),
-            figures=[
-                _measure_chart(
-                    "agreement-per-note-type",
-                    "Pair-wise agreement between the annotators, per note type",
-                    {"all": between.overall, **note_types},
-                    "note type",
-                )
-            ],
+            {"all": between.overall, **note_types},
+            ("agreement-per-note-type", "Pair-wise agreement between the annotators, per note type", "note type"),
         ),
-        CardSection(
+        _charted(
             "Pair-wise agreement per relation type",
-            table=_measure_table(dict(totals.by_relation)),
-            figures=[
-                _measure_chart(
-                    "agreement-per-relation-type",
-                    "Pair-wise agreement per relation type",
-                    dict(totals.by_relation),
-                    "relation type",
-                )
-            ],
+            "",
+            dict(totals.by_relation),
+            ("agreement-per-relation-type", "Pair-wise agreement per relation type", "relation type"),
         ),
-        CardSection(
+        _charted(
             "Pair-wise agreement per markable type",
             "Pairs grouped by the semantic class of their anaphor.",
-            _measure_table(dict(sorted(totals.by_markable_type.items()))),
-            figures=[
-                _measure_chart(
-                    "agreement-per-markable-type",
-                    "Pair-wise agreement per semantic class of the anaphor",
-                    dict(sorted(totals.by_markable_type.items())),
-                    "semantic class",
-                )
-            ],
+            dict(sorted(totals.by_markable_type.items())),
+            ("agreement-per-markable-type", "Pair-wise agreement per semantic class of the anaphor", "semantic class"),
         ),
         CardSection(
             "Pair-wise agreement of each annotator with the gold standard",

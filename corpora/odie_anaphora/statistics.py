@@ -33,16 +33,6 @@ def statistics_sections(rows: list[dict[str, Any]]) -> list[CardSection]:
         if chain_sizes
         else "No identity chains."
     )
-    note_types = sorted({note_type for note_type, _ in pairs})
-    by_note_type = Counter((note_type, p["relation"]) for note_type, p in pairs)
-    relation_rows = [
-        [
-            relation,
-            *(by_note_type[(t, relation)] for t in note_types),
-            sum(by_note_type[(t, relation)] for t in note_types),
-        ]
-        for relation in RELATION_TYPES
-    ]
     counts = {
         "notes": len(rows),
         "markables": len(markables),
@@ -67,14 +57,29 @@ def statistics_sections(rows: list[dict[str, Any]]) -> list[CardSection]:
             "grammatical_category",
             (m["grammatical_category"] for m in markables),
         ),
-        CardSection(
-            "Relation types of pairs, per note type",
-            table=Table(["relation", *note_types, "all"], relation_rows),
-            values=_shares("relation", Counter(p["relation"] for _, p in pairs)),
-            counted=("relation.",),
-        ),
+        _relations_per_note_type(pairs),
         _distribution("Bagga classes of pairs", "bagga_class", (p["bagga_class"] for _, p in pairs)),
     ]
+
+
+def _relations_per_note_type(pairs: list[tuple[str, dict[str, Any]]]) -> CardSection:
+    """How many pairs of each relation type each note type holds, and in all."""
+    note_types = sorted({note_type for note_type, _ in pairs})
+    by_note_type = Counter((note_type, p["relation"]) for note_type, p in pairs)
+    relation_rows = [
+        [
+            relation,
+            *(by_note_type[(t, relation)] for t in note_types),
+            sum(by_note_type[(t, relation)] for t in note_types),
+        ]
+        for relation in RELATION_TYPES
+    ]
+    return CardSection(
+        "Relation types of pairs, per note type",
+        table=Table(["relation", *note_types, "all"], relation_rows),
+        values=_shares("relation", Counter(p["relation"] for _, p in pairs)),
+        counted=("relation.",),
+    )
 
 
 def institution_chart(rows: list[dict[str, Any]]) -> BarChart:

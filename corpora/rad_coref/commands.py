@@ -31,9 +31,9 @@ from clinical_corpora.validation.metrics.coref import (
     METRIC_NAMES,
     Score,
     load_chains_json,
-    repeated_key_mentions,
     score_documents_all,
 )
+from clinical_corpora.validation.metrics.coref_align import repeated_key_mentions
 
 Documents = dict[str, list[Sequence[Hashable]]]
 logger = logging.getLogger(__name__)

@@ -34,11 +34,10 @@ Choices that follow the reference scorer's behaviour (``lib/CorScorer.pm``):
 
 from __future__ import annotations
 
-import itertools
 import json
 import math
 from collections import Counter, defaultdict
-from collections.abc import Callable, Container, Hashable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import astuple, dataclass
 from pathlib import Path
 from typing import NamedTuple, Protocol, Self, TypeVar
@@ -47,10 +46,7 @@ import numpy as np
 
 from clinical_corpora.core.counts import f_measure, ratio
 from clinical_corpora.core.errors import SourceError
-
-Mention = Hashable
-Chains = Iterable[Iterable[Mention]]
-Documents = Mapping[str, Chains]
+from clinical_corpora.validation.metrics.coref_align import NO_CHAINS, ChainOverlap, Chains, Documents, align
 
 METRIC_NAMES = ("muc", "b_cubed", "ceaf_m", "ceaf_e", "blanc", "lea")
 CONLL_METRICS = ("muc", "b_cubed", "ceaf_e")
@@ -137,117 +133,6 @@ class BlancCounts:
         if not self.non_coref_key:
             return coref.score()
         return Score(*((a + b) / 2 for a, b in zip(coref.score(), non_coref.score(), strict=True)))
-
-
-@dataclass(frozen=True)
-class ChainOverlap:
-    """One document's key and response reduced to what every metric needs.
-
-    ``key_sizes[i]`` and ``response_sizes[j]`` are chain sizes; ``shared[(i, j)]`` is the number
-    of mentions key chain ``i`` and response chain ``j`` have in common (only non-zero cells).
-    ``repeated_response_mentions`` counts the response repeats that were dropped.
-    """
-
-    key_sizes: tuple[int, ...]
-    response_sizes: tuple[int, ...]
-    shared: Mapping[tuple[int, int], int]
-    repeated_response_mentions: int = 0
-    response_links: tuple[int, int] | None = None
-    """Distinct (coreference, non-coreference) response mention pairs, when twinless repeats
-    make them differ from what the chain sizes give; ``None`` otherwise."""
-
-
-_NO_CHAINS = ChainOverlap(key_sizes=(), response_sizes=(), shared={})
-
-
-def _key_chains(key: Chains) -> list[list[Mention]]:
-    chains: list[list[Mention]] = []
-    seen: set[Mention] = set()
-    for number, chain in enumerate(key):
-        mentions = list(chain)
-        if not mentions:
-            raise ValueError(f"key chain {number} is empty")
-        for mention in mentions:
-            if mention in seen:
-                raise ValueError(f"mention {mention!r} appears more than once in the key")
-            seen.add(mention)
-        chains.append(mentions)
-    return chains
-
-
-def _response_chains(
-    response: Chains, key_mentions: Container[Mention], dedupe_twinless: bool
-) -> tuple[list[list[Mention]], int, bool]:
-    """Response chains without repeated key mentions, how many repeats were dropped, and
-    whether twinless repeats were kept (see the module docstring)."""
-    chains: list[list[Mention]] = []
-    seen: set[Mention] = set()
-    repeats = 0
-    twinless_repeats = False
-    for number, chain in enumerate(response):
-        mentions = list(chain)
-        if not mentions:
-            raise ValueError(f"response chain {number} is empty")
-        kept = []
-        for mention in mentions:
-            if mention not in seen:
-                seen.add(mention)
-                kept.append(mention)
-            elif dedupe_twinless or mention in key_mentions:
-                repeats += 1
-            else:
-                twinless_repeats = True
-                kept.append(mention)
-        if kept:
-            chains.append(kept)
-    return chains, repeats, twinless_repeats
-
-
-def repeated_key_mentions(key: Chains, response: Chains) -> list[Mention]:
-    """The key mentions the response holds more than once, one entry per repeat, in chain order: what the
-    reference scorer reports as "Repeated mention in the response" (and :func:`align` drops)."""
-    key_mentions = {mention for chain in key for mention in chain}
-    seen: set[Mention] = set()
-    repeats = []
-    for chain in response:
-        for mention in chain:
-            if mention in seen:
-                repeats.append(mention)
-            elif mention in key_mentions:
-                seen.add(mention)
-    return repeats
-
-
-def _distinct_links(chains: list[list[Mention]]) -> tuple[int, int]:
-    """Distinct mention pairs within chains and across chains, as the reference's BLANC
-    enumerates them (a mention in two chains pairs with itself across them)."""
-    number = {mention: n for n, mention in enumerate(dict.fromkeys(m for chain in chains for m in chain))}
-    ids = [[number[mention] for mention in chain] for chain in chains]
-    coref = {(min(a, b), max(a, b)) for chain in ids for a, b in itertools.combinations(chain, 2)}
-    non_coref = {
-        (min(a, b), max(a, b)) for first, second in itertools.combinations(ids, 2) for a in first for b in second
-    }
-    return len(coref), len(non_coref)
-
-
-def align(key: Chains, response: Chains, *, dedupe_twinless: bool = False) -> ChainOverlap:
-    """Validate one document's chains (see the module docstring) and count shared mentions."""
-    key_chains = _key_chains(key)
-    key_chain_of = {mention: i for i, chain in enumerate(key_chains) for mention in chain}
-    response_chains, repeats, twinless_repeats = _response_chains(response, key_chain_of, dedupe_twinless)
-    shared: Counter[tuple[int, int]] = Counter()
-    for j, chain in enumerate(response_chains):
-        for mention in chain:
-            i = key_chain_of.get(mention)
-            if i is not None:
-                shared[(i, j)] += 1
-    return ChainOverlap(
-        key_sizes=tuple(len(chain) for chain in key_chains),
-        response_sizes=tuple(len(chain) for chain in response_chains),
-        shared=dict(shared),
-        repeated_response_mentions=repeats,
-        response_links=_distinct_links(response_chains) if twinless_repeats else None,
-    )
 
 
 def _pairs(n: int) -> int:
@@ -474,7 +359,7 @@ def score_documents_all(
     extra = sorted(set(response_docs) - set(key_docs))
     if extra:
         raise ValueError(f"response documents not in the key: {extra[:5]}")
-    totals = {name: METRICS[name](_NO_CHAINS) for name in names}
+    totals = {name: METRICS[name](NO_CHAINS) for name in names}
     for document, key in key_docs.items():
         overlap = align(key, response_docs.get(document, ()), dedupe_twinless=dedupe_twinless)
         for name in names:
