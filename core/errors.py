@@ -80,3 +80,10 @@ def record_name(record_id: object) -> object:
     excerpt (an id that is not a valid record's may hold anything, even licensed text)."""
     text = str(record_id)
     return record_id if len(text) <= 128 and text and not any(c.isspace() for c in text) else excerpt(text)
+
+
+def error_line(error: BaseException, limit: int = 200) -> str:
+    """The first line of a library's error, as a message may quote it: at most ``limit`` characters, anything
+    unprintable (a corrupt file's bytes) shown as ``?``."""
+    line = (str(error).splitlines() or [type(error).__name__])[0][:limit]
+    return "".join(character if character.isprintable() else "?" for character in line)

@@ -84,9 +84,12 @@ def run(args: argparse.Namespace) -> int:
             "re-anchored.jsonl names each"
         )
     elif outcome.status == "partial":
+        invalid = sum(1 for reject in outcome.quarantined if not reject.documents)
         print(
-            f"{outcome.folder}: PARTIAL, {len(outcome.quarantined)} record(s) left out because their documents "
-            f"differ (listed in {REJECTS_FILE}); it is not the maintainer's release, and says so"
+            f"{outcome.folder}: PARTIAL, {len(outcome.quarantined)} record(s) left out (listed in {REJECTS_FILE}): "
+            f"{len(outcome.quarantined) - invalid} because their documents differ, {invalid} because they restore "
+            "as no valid record (the text-free release is damaged or forged); it is not the maintainer's release, "
+            "and says so"
         )
     else:
         verb = "restored" if outcome.status == "released" else "unchanged (identical bytes)"

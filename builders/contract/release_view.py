@@ -17,7 +17,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from datasets import Features
 
-from clinical_corpora.core.errors import ClincorpError
+from clinical_corpora.core.errors import ClincorpError, error_line
 from clinical_corpora.schemas.features import row_decoder
 from clinical_corpora.schemas.licensed import SOURCE_DOCUMENTS
 from clinical_corpora.validation.tables import flatten_config
@@ -27,8 +27,7 @@ SHARD_PATTERN = re.compile(r"^(?P<split>[a-z][a-z0-9_]*)-(?P<index>\d{5})-of-(?P
 
 def parquet_error(path: Path, error: BaseException) -> ClincorpError:
     """A read of ``path`` that failed, as an error naming the file."""
-    reason = (str(error).splitlines() or [type(error).__name__])[0][:200]
-    return ClincorpError(f"{path}: not a readable parquet file ({reason}): the release is damaged")
+    return ClincorpError(f"{path}: not a readable parquet file ({error_line(error)}): the release is damaged")
 
 
 def parquet_file(path: Path) -> pq.ParquetFile:

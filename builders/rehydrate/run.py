@@ -24,7 +24,7 @@ from clinical_corpora.builders.rehydrate.folder import finish_rehydrated, finish
 from clinical_corpora.builders.rehydrate.reanchor.run import REPORT_FILE, Reanchored, reanchor
 from clinical_corpora.builders.rehydrate.request import RehydrateRequest
 from clinical_corpora.builders.rehydrate.restoring import RehydrateError, Restoring
-from clinical_corpora.builders.release.folder import make_staging, publish, release_folder, remove_stale_staging
+from clinical_corpora.builders.release.folder import publish, release_folder, remove_stale_staging, staged
 from clinical_corpora.builders.release.opened import ANCHORS_FILE, FULL_FOLDER, OpenedRelease
 from clinical_corpora.core.release_manifest import Rehydration, release_digest
 from clinical_corpora.core.release_records import RehydrateReject, write_json_lines
@@ -73,11 +73,8 @@ def rehydrate(request: RehydrateRequest) -> RehydrateOutcome:
         )
     target = request.out / opened.corpus.name / release_folder(opened.corpus.name, opened.version)
     remove_stale_staging(target.parent)
-    staging = make_staging(target.parent, target.name)
-    try:
+    with staged(target.parent, target.name) as staging:
         return _restored(request, opened, restoring, staging, target)
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
 
 
 def _restored(

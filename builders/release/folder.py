@@ -20,6 +20,8 @@ import shutil
 import socket
 import sys
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal
 
@@ -139,6 +141,23 @@ def make_staging(parent: Path, name: str) -> Path:
         raise ReleaseError(f"cannot write into {parent}: {error.strerror or error}") from None
     staging.chmod(0o777 & ~_umask())  # mkdtemp makes 0700 folders; a release gets what the umask gives
     return staging
+
+
+@contextmanager
+def staged(parent: Path, name: str) -> Iterator[Path]:
+    """:func:`make_staging`, removed when the run ends; the folders it had to create for it are removed too when
+    the run left nothing in them (a refused run writes nothing)."""
+    created = [folder for folder in (parent, *parent.parents) if not folder.exists()]
+    staging = make_staging(parent, name)
+    try:
+        yield staging
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+        for folder in created:  # the deepest first; rmdir leaves a folder that holds anything
+            try:
+                folder.rmdir()
+            except OSError:
+                break
 
 
 def remove_stale_staging(parent: Path) -> None:

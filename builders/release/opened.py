@@ -40,7 +40,7 @@ from clinical_corpora.builders.contract.base import Builder, make_builder
 from clinical_corpora.builders.contract.release_view import SHARD_PATTERN, ReleaseView
 from clinical_corpora.builders.plugins import find_corpus, installed_corpus
 from clinical_corpora.builders.release.inputs_file import read_inputs_file
-from clinical_corpora.core.errors import ClincorpError, SourceError
+from clinical_corpora.core.errors import ClincorpError, SourceError, error_line
 from clinical_corpora.core.manifest import CorpusManifest, apply_gate_overlay
 from clinical_corpora.core.release_manifest import (
     MANIFEST_FILE,
@@ -223,7 +223,7 @@ def _parquet_problems(folder: Path, manifest: ReleaseManifest, present: set[str]
         try:
             rows = pq.ParquetFile(folder / entry.file).metadata.num_rows
         except (OSError, pa.ArrowException) as error:
-            problems.append(f"{entry.file}: not a readable parquet file ({_first_line(error)})")
+            problems.append(f"{entry.file}: not a readable parquet file ({error_line(error)})")
             continue
         if rows != entry.rows:
             problems.append(f"{entry.file}: manifest.json says {entry.rows} rows, the parquet holds {rows}")
@@ -279,10 +279,6 @@ def _inputs(path: Path, name: str) -> None:
         raise ClincorpError(
             f"{name}: not one JSON object with source, file, sha256 and bytes a line ({error})"
         ) from None
-
-
-def _first_line(error: BaseException) -> str:
-    return (str(error).splitlines() or [type(error).__name__])[0][:200]
 
 
 class HashCheck:
