@@ -15,8 +15,9 @@ from pathlib import Path
 from clinical_corpora.builders.sources.brat_annotations import BratDocument, OnBroken
 from clinical_corpora.builders.sources.brat_standoff import parse_brat
 from clinical_corpora.builders.sources.discovery import BRAT_CONFIGURATION, Document, find_documents
+from clinical_corpora.builders.sources.text_lines import read_utf8
 from clinical_corpora.core.errors import SourceError
-from clinical_corpora.core.file_limits import MAX_FILE_BYTES, read_bounded
+from clinical_corpora.core.file_limits import MAX_FILE_BYTES
 
 ANN_SUFFIX = ".ann"
 TEXT_SUFFIX = ".txt"
@@ -114,12 +115,3 @@ def iter_brat_folder(root: str | Path, *, max_bytes: int = MAX_FILE_BYTES) -> It
     for document in brat_documents(root):
         text, doc = read_brat_document(document, max_bytes=max_bytes)
         yield document.id, text, doc
-
-
-def read_utf8(path: str | Path, max_bytes: int = MAX_FILE_BYTES) -> str:
-    """File content as UTF-8, line endings untouched (BRAT offsets count every character); a file over
-    ``max_bytes`` is a SourceError naming it, its size and the limit (:mod:`core.file_limits`)."""
-    try:
-        return read_bounded(path, max_bytes).decode("utf-8")
-    except UnicodeDecodeError as error:
-        raise SourceError(path, f"expected UTF-8 text: {error}") from error

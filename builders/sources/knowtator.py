@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-from clinical_corpora.builders.sources.brat import read_utf8
 from clinical_corpora.builders.sources.discovery import find_documents, split_suffix
 from clinical_corpora.builders.sources.knowtator_document import KnowtatorDocument
 from clinical_corpora.builders.sources.knowtator_xml import document_from_xml, parse_xml_safely
+from clinical_corpora.builders.sources.text_lines import read_utf8
 from clinical_corpora.core.errors import SourceError
 from clinical_corpora.core.file_limits import MAX_FILE_BYTES, check_file_size
 
