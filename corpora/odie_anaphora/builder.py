@@ -30,7 +30,7 @@ import pandas as pd
 from clinical_corpora.builders.contract.base import AgreementReport, BuildContext, Builder, Row
 from clinical_corpora.builders.contract.display import DocumentDisplay, RowReader
 from clinical_corpora.builders.contract.release_view import ReleaseView
-from clinical_corpora.builders.sources.brat import TEXT_SUFFIX
+from clinical_corpora.builders.sources.brat.folder import TEXT_SUFFIX
 from clinical_corpora.builders.sources.discovery import find_documents
 from clinical_corpora.builders.sources.documents import read_document_files
 from clinical_corpora.builders.sources.i2b2_coref import DOCS_DIR, i2b2_documents, read_i2b2_files

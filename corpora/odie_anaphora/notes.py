@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import get_args
 
 from clinical_corpora.builders.contract.base import BuildContext
-from clinical_corpora.builders.sources.brat import TEXT_SUFFIX
+from clinical_corpora.builders.sources.brat.folder import TEXT_SUFFIX
 from clinical_corpora.builders.sources.discovery import find_documents
 from clinical_corpora.builders.sources.i2b2_coref import Concept, I2b2CorefDocument, TokenGrid
 from clinical_corpora.builders.sources.knowtator import knowtator_files

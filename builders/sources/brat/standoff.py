@@ -21,7 +21,7 @@ Shared Task 2013 form of a normalisation (``Reference Annotation:T1 Referent:GO:
 brat also reads, is read as ``Reference T1 GO:0005634``. Every reference must resolve inside the
 same file. Errors name the ``.ann`` file and line.
 
-Broken annotations are left out with what depends on them by :mod:`builders.sources.brat_resolution`.
+Broken annotations are left out with what depends on them by :mod:`builders.sources.brat.resolution`.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
-from clinical_corpora.builders.sources.brat_annotations import (
+from clinical_corpora.builders.sources.brat.annotations import (
     Attribute,
     BratDocument,
     Equivalence,
@@ -44,7 +44,7 @@ from clinical_corpora.builders.sources.brat_annotations import (
     fragments_text,
     raise_broken,
 )
-from clinical_corpora.builders.sources.brat_resolution import PendingAnnotations
+from clinical_corpora.builders.sources.brat.resolution import PendingAnnotations
 from clinical_corpora.core.errors import SourceError, excerpt
 
 _ID_PATTERN = re.compile(r"[TEAMNR#]\w+")
@@ -75,7 +75,7 @@ def parse_brat(
 
     Without ``on_broken`` the first broken annotation raises its SourceError; with it, each one is
     passed to ``on_broken`` and left out of the document with what depends on it
-    (:mod:`builders.sources.brat_resolution`).
+    (:mod:`builders.sources.brat.resolution`).
     """
     parser = _AnnParser(str(path), text)
     line_of, textbounds, events, attributes = parser.line_of, parser.textbounds, parser.events, parser.attributes

@@ -2,9 +2,9 @@
 
 The documents of a folder (each a ``<doc>.txt`` and its ``<doc>.ann``), each one's text and
 annotations, and ``.ann`` content written from a document. The annotations are
-:mod:`builders.sources.brat_annotations`' types, the lines are read by
-:mod:`builders.sources.brat_standoff` and broken annotations left out by
-:mod:`builders.sources.brat_resolution`.
+:mod:`builders.sources.brat.annotations`' types, the lines are read by
+:mod:`builders.sources.brat.standoff` and broken annotations left out by
+:mod:`builders.sources.brat.resolution`.
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-from clinical_corpora.builders.sources.brat_annotations import BratDocument, OnBroken
-from clinical_corpora.builders.sources.brat_standoff import parse_brat
+from clinical_corpora.builders.sources.brat.annotations import BratDocument, OnBroken
+from clinical_corpora.builders.sources.brat.standoff import parse_brat
 from clinical_corpora.builders.sources.discovery import BRAT_CONFIGURATION, Document, find_documents
 from clinical_corpora.builders.sources.text_lines import read_utf8
 from clinical_corpora.core.errors import SourceError
