@@ -14,7 +14,8 @@ from typing import NamedTuple
 
 from clinical_corpora.builders.sources.bmj_html import PASSAGE_SEPARATOR, CaseReport
 from clinical_corpora.builders.sources.brat.annotations import TextBound
-from clinical_corpora.builders.sources.brat.folder import ANN_SUFFIX, TEXT_SUFFIX, read_brat
+from clinical_corpora.builders.sources.brat.folder import ANN_SUFFIX, TEXT_SUFFIX
+from clinical_corpora.builders.sources.brat.standoff import read_brat
 from clinical_corpora.builders.sources.discovery import Document
 from clinical_corpora.builders.sources.text_lines import read_utf8
 from clinical_corpora.core.errors import SourceError, excerpt

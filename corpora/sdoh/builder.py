@@ -22,7 +22,8 @@ from clinical_corpora.builders.contract.display import DocumentDisplay, RowReade
 from clinical_corpora.builders.contract.release_view import ReleaseView
 from clinical_corpora.builders.sources.annotators import annotator_folders
 from clinical_corpora.builders.sources.brat.annotations import BratDocument, OnBroken, TextBound
-from clinical_corpora.builders.sources.brat.folder import ANN_SUFFIX, TEXT_SUFFIX, brat_documents, read_brat_document
+from clinical_corpora.builders.sources.brat.folder import ANN_SUFFIX, TEXT_SUFFIX, brat_documents
+from clinical_corpora.builders.sources.brat.standoff import read_brat_document
 from clinical_corpora.builders.sources.discovery import Document
 from clinical_corpora.builders.sources.documents import read_document_files
 from clinical_corpora.builders.sources.shac import ShacScheme, ValuedTextBound, shac_annotations
