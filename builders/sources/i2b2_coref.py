@@ -31,7 +31,7 @@ from pathlib import Path
 
 from clinical_corpora.builders.sources.discovery import is_hidden, split_suffix, walk_files, warn_left_out
 from clinical_corpora.builders.sources.i2b2_chains import Chain, ChainLine, Concept, CorefPair, PairLine, read_chains
-from clinical_corpora.builders.sources.knowtator_document import KnowtatorDocument
+from clinical_corpora.builders.sources.knowtator.document import KnowtatorDocument
 from clinical_corpora.builders.sources.text_lines import read_utf8, utf8_lines
 from clinical_corpora.core.errors import SourceError, excerpt
 from clinical_corpora.core.file_limits import MAX_FILE_BYTES, check_file_size

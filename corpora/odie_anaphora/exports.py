@@ -22,7 +22,7 @@ from clinical_corpora.builders.sources.i2b2_coref import (
     TokenGrid,
     write_i2b2_document,
 )
-from clinical_corpora.builders.sources.knowtator_document import KnowtatorDocument, Markable, Pair
+from clinical_corpora.builders.sources.knowtator.document import KnowtatorDocument, Markable, Pair
 from clinical_corpora.core.errors import ClincorpError, excerpt
 
 CONFIG = "odie_anaphora"

@@ -1,7 +1,7 @@
 """Reader for Knowtator XML anaphora annotations: one annotator's ``<doc>.txt.knowtator.xml`` files and their texts.
 
-A file's annotations are read by :mod:`builders.sources.knowtator_xml` into a
-:class:`~builders.sources.knowtator_document.KnowtatorDocument`. A file whose name does not match its
+A file's annotations are read by :mod:`builders.sources.knowtator.xml` into a
+:class:`~builders.sources.knowtator.document.KnowtatorDocument`. A file whose name does not match its
 ``textSource``, or whose text is not in the text folder, raises :class:`SourceError` (as does one that is not
 a Knowtator file at all).
 """
@@ -12,8 +12,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from clinical_corpora.builders.sources.discovery import find_documents, split_suffix
-from clinical_corpora.builders.sources.knowtator_document import KnowtatorDocument
-from clinical_corpora.builders.sources.knowtator_xml import document_from_xml, parse_xml_safely
+from clinical_corpora.builders.sources.knowtator.document import KnowtatorDocument
+from clinical_corpora.builders.sources.knowtator.xml import document_from_xml, parse_xml_safely
 from clinical_corpora.builders.sources.text_lines import read_utf8
 from clinical_corpora.core.errors import SourceError
 from clinical_corpora.core.file_limits import MAX_FILE_BYTES, check_file_size

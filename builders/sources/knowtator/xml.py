@@ -28,11 +28,11 @@ with `` ... `` in ``<spannedText>``.
 Files written by eHOST (South et al. 2012) are read the way eHOST reads them: its
 ``<eHOST_Adjudication_Status>`` settings and ``suggestion`` slots carry no annotation and are
 skipped; its fragments, ``spannedText`` and offsets line up with the text as
-:mod:`builders.sources.knowtator_spans` reads them. Two annotations on one span are legal, as in
+:mod:`builders.sources.knowtator.spans` reads them. Two annotations on one span are legal, as in
 Knowtator, and both are read.
 
 A whole file that cannot be read (not well-formed XML, a DOCTYPE; the wrong root or a missing text,
-checked by :mod:`builders.sources.knowtator`) raises :class:`SourceError`. A broken annotation does
+checked by :mod:`builders.sources.knowtator.folder`) raises :class:`SourceError`. A broken annotation does
 not: it is left out, with the pairs that need it, and listed in :attr:`KnowtatorDocument.problems`
 as a :class:`SourceError` naming file and line.
 """
@@ -46,7 +46,7 @@ from typing import TypeVar
 
 from lxml import etree
 
-from clinical_corpora.builders.sources.knowtator_document import (
+from clinical_corpora.builders.sources.knowtator.document import (
     FRAGMENT_SEPARATOR,
     MARKABLE_CLASS,
     MARKABLE_STRING_SLOTS,
@@ -59,7 +59,7 @@ from clinical_corpora.builders.sources.knowtator_document import (
     Markable,
     Pair,
 )
-from clinical_corpora.builders.sources.knowtator_spans import (
+from clinical_corpora.builders.sources.knowtator.spans import (
     OffsetCounting,
     WrittenAnnotation,
     joined_fragments,
