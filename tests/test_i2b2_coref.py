@@ -19,7 +19,7 @@ from clinical_corpora.builders.sources.i2b2_coref import (
     read_i2b2_document,
     write_i2b2_document,
 )
-from clinical_corpora.builders.sources.knowtator.folder import iter_knowtator_dir, read_knowtator_file
+from clinical_corpora.builders.sources.knowtator.xml import iter_knowtator_dir, read_knowtator_file
 from clinical_corpora.core.errors import SourceError
 
 SAMPLE = Path(__file__).resolve().parents[1] / "corpora" / "odie_anaphora" / "sample"

@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from clinical_corpora.builders.sources.knowtator.document import KnowtatorDocument
-from clinical_corpora.builders.sources.knowtator.folder import iter_knowtator_dir
+from clinical_corpora.builders.sources.knowtator.xml import iter_knowtator_dir
 from clinical_corpora.core.labels import RelationType
 from clinical_corpora.validation.agreement.pairwise import (
     AgreementReport,
