@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from clinical_corpora.builders.sources.i2b2_coref import (
+from clinical_corpora.builders.sources.i2b2.coref import (
     Chain,
     Concept,
     CorefPair,

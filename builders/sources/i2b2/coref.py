@@ -19,7 +19,7 @@ or whose tokens do not hold the quoted text at all, is a problem. A line that ca
 problem, not the end of the document: the concept (or chain member, or pair) is left out and listed in
 :attr:`I2b2CorefDocument.problems` with file and line. A concept listed twice with the same type is
 read once. How chain lines and pairs are read together (lines sharing a concept, an empty chains file
-beside pairs, a pair across chains) is :mod:`clinical_corpora.builders.sources.i2b2_chains`.
+beside pairs, a pair across chains) is :mod:`clinical_corpora.builders.sources.i2b2.chains`.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from clinical_corpora.builders.sources.discovery import is_hidden, split_suffix, walk_files, warn_left_out
-from clinical_corpora.builders.sources.i2b2_chains import Chain, ChainLine, Concept, CorefPair, PairLine, read_chains
+from clinical_corpora.builders.sources.i2b2.chains import Chain, ChainLine, Concept, CorefPair, PairLine, read_chains
 from clinical_corpora.builders.sources.knowtator.document import KnowtatorDocument
 from clinical_corpora.builders.sources.text_lines import read_utf8, utf8_lines
 from clinical_corpora.core.errors import SourceError, excerpt
@@ -74,7 +74,7 @@ class I2b2CorefDocument:
     """Lines left out (a concept, chain member or pair that does not line up), in file order."""
     warnings: tuple[SourceError, ...] = field(default=(), compare=False)
     """Lines read otherwise than written: a quoted text found inside the tokens its position covers, chain
-    lines joined, chains read from the pairs (see :mod:`clinical_corpora.builders.sources.i2b2_chains`)."""
+    lines joined, chains read from the pairs (see :mod:`clinical_corpora.builders.sources.i2b2.chains`)."""
 
 
 class TokenGrid:
