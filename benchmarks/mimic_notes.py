@@ -26,7 +26,7 @@ import pandas
 from isal import igzip
 
 from benchmarks._measure import measure
-from clinical_corpora.builders.sources.mimic_notes import iter_mimic_iv_notes, iter_noteevents
+from clinical_corpora.builders.sources.mimic.notes import iter_mimic_iv_notes, iter_noteevents
 
 LAYOUTS = {
     # rows at full scale, mean characters of text (discharge.csv ≈ 3.3 GB, NOTEEVENTS.csv ≈ 3.9 GB)

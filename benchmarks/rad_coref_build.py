@@ -39,7 +39,7 @@ from benchmarks.coref_metrics import synthetic_patient
 from benchmarks.mimic_notes import LAYOUTS, _bodies, run_pandas
 from clinical_corpora.builders.contract.base import BuildContext
 from clinical_corpora.builders.plugins import find_corpus
-from clinical_corpora.builders.sources.mimic_notes import iter_noteevents
+from clinical_corpora.builders.sources.mimic.notes import iter_noteevents
 from clinical_corpora.corpora.rad_coref.builder import RadCorefBuilder
 from clinical_corpora.validation.metrics.coref import score_documents_all
 

@@ -30,8 +30,8 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from clinical_corpora.builders.sources.brat import iter_brat_folder, write_brat
-from clinical_corpora.builders.sources.brat_annotations import Attribute, BratDocument, Event, TextBound
+from clinical_corpora.builders.sources.brat.annotations import Attribute, BratDocument, Event, TextBound
+from clinical_corpora.builders.sources.brat.standoff import iter_brat_folder, write_brat
 from clinical_corpora.corpora.sdoh.scoring import events_from_brat, score_folders
 from clinical_corpora.validation.metrics.sdoh import (
     LABELED_ARGUMENTS,

@@ -35,7 +35,7 @@ WORD = re.compile(r"[a-z]+")
 
 def write_inputs(folder: Path, scale: float, seed: int) -> dict[str, int]:
     """discharge.csv.gz, rf2/ and train_annotations.csv under ``folder``; returns their sizes."""
-    from clinical_corpora.builders.sources.mimic_notes import iter_mimic_iv_notes
+    from clinical_corpora.builders.sources.mimic.notes import iter_mimic_iv_notes
     from clinical_corpora.builders.sources.rf2 import load_snapshot
 
     rows, mean_chars = LAYOUTS["discharge"]
@@ -85,7 +85,7 @@ def run_build(folder: str, workers: int) -> dict[str, int]:
 
 def run_sequential_pass(folder: str) -> int:
     """Annotated notes kept by one pass over the notes file, after loading the RF2 snapshot."""
-    from clinical_corpora.builders.sources.mimic_notes import iter_notes, read_span_annotations
+    from clinical_corpora.builders.sources.mimic.notes import iter_notes, read_span_annotations
     from clinical_corpora.builders.sources.rf2 import load_snapshot
 
     load_snapshot(Path(folder) / "rf2")

@@ -9,8 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from clinical_corpora.builders.sources.brat import brat_document_ids, iter_brat_folder, read_brat, write_brat
-from clinical_corpora.builders.sources.brat_annotations import (
+from clinical_corpora.builders.sources.brat.annotations import (
     Attribute,
     BratDocument,
     Equivalence,
@@ -20,7 +19,8 @@ from clinical_corpora.builders.sources.brat_annotations import (
     Relation,
     TextBound,
 )
-from clinical_corpora.builders.sources.brat_standoff import parse_brat
+from clinical_corpora.builders.sources.brat.folder import brat_document_ids
+from clinical_corpora.builders.sources.brat.standoff import iter_brat_folder, parse_brat, read_brat, write_brat
 from clinical_corpora.core.errors import SourceError
 
 SAMPLE = Path(__file__).resolve().parents[1] / "corpora" / "sdoh" / "sample"
@@ -335,7 +335,8 @@ def test_text_without_ann_is_a_document_without_annotations_when_asked(tmp_path:
     with pytest.raises(SourceError, match=r"unpaired: 0001\.txt"):
         brat_document_ids(tmp_path)
     assert brat_document_ids(tmp_path, text_without_ann=True) == ["0001", "0002"]
-    from clinical_corpora.builders.sources.brat import brat_documents, read_brat_document
+    from clinical_corpora.builders.sources.brat.folder import brat_documents
+    from clinical_corpora.builders.sources.brat.standoff import read_brat_document
 
     alone = brat_documents(tmp_path)[0]
     assert read_brat_document(alone, text_without_ann=True) == ("Lives alone.\n", BratDocument())

@@ -15,10 +15,11 @@ import pytest
 
 from clinical_corpora.builders.contract.base import BuildContext, Builder, Row
 from clinical_corpora.builders.release.inputs import fingerprint_inputs, resolve_sources
-from clinical_corpora.builders.sources.brat import brat_documents, iter_brat_folder
+from clinical_corpora.builders.sources.brat.folder import brat_documents
+from clinical_corpora.builders.sources.brat.standoff import iter_brat_folder
 from clinical_corpora.builders.sources.discovery import find_documents, walk_files
-from clinical_corpora.builders.sources.i2b2_coref import i2b2_documents
-from clinical_corpora.builders.sources.knowtator import knowtator_files
+from clinical_corpora.builders.sources.i2b2.coref import i2b2_documents
+from clinical_corpora.builders.sources.knowtator.folder import knowtator_files
 from clinical_corpora.builders.sources.rf2 import locate_snapshot_files
 from clinical_corpora.builders.sources.umls import locate_rrf_files
 from clinical_corpora.core.errors import SourceError

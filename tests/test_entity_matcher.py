@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from clinical_corpora.builders.contract.text_units import split_sentences
 from clinical_corpora.builders.sources.bmj_html import read_case_report
-from clinical_corpora.builders.sources.brat import iter_brat_folder
+from clinical_corpora.builders.sources.brat.standoff import iter_brat_folder
 from clinical_corpora.core.errors import SourceError
 from clinical_corpora.corpora.clicr import index_cache
 from clinical_corpora.corpora.clicr.entity_matcher import EntityMatcher, refine_span

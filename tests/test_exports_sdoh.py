@@ -14,8 +14,8 @@ from clinical_corpora.builders.exporters.brat import write_brat_document
 from clinical_corpora.builders.plugins import find_corpus
 from clinical_corpora.builders.release.pipeline import run
 from clinical_corpora.builders.release.request import ReleaseRequest
-from clinical_corpora.builders.sources.brat import brat_documents, read_brat_document, write_brat
-from clinical_corpora.builders.sources.brat_standoff import parse_brat
+from clinical_corpora.builders.sources.brat.folder import brat_documents
+from clinical_corpora.builders.sources.brat.standoff import parse_brat, read_brat_document, write_brat
 from clinical_corpora.core.errors import ClincorpError
 from clinical_corpora.corpora.sdoh.builder import note_from_brat
 from clinical_corpora.corpora.sdoh.exports import note_annotations

@@ -9,10 +9,10 @@ import pytest
 from clinical_corpora.builders.exporters.challenge_csv import write_challenge_notes, write_span_annotations
 from clinical_corpora.builders.exporters.knowtator import write_knowtator_file
 from clinical_corpora.builders.exporters.mimic_notes import NoteEventRow, write_noteevents
-from clinical_corpora.builders.sources.i2b2_coref import read_i2b2_document, write_i2b2_document
-from clinical_corpora.builders.sources.knowtator import read_knowtator_file
-from clinical_corpora.builders.sources.knowtator_document import KnowtatorDocument, Markable, Pair
-from clinical_corpora.builders.sources.mimic_notes import iter_noteevents, iter_notes, read_span_annotations
+from clinical_corpora.builders.sources.i2b2.coref import read_i2b2_document, write_i2b2_document
+from clinical_corpora.builders.sources.knowtator.document import KnowtatorDocument, Markable, Pair
+from clinical_corpora.builders.sources.knowtator.xml import read_knowtator_file
+from clinical_corpora.builders.sources.mimic.notes import iter_noteevents, iter_notes, read_span_annotations
 from clinical_corpora.core.annotations import SpanAnnotation
 from clinical_corpora.core.errors import ClincorpError
 from clinical_corpora.corpora.odie_anaphora.exports import TokenEdges, note_document

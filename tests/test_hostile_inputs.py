@@ -16,8 +16,8 @@ import pytest
 
 from clinical_corpora.builders.commands.main import main
 from clinical_corpora.builders.contract.release_view import ReleaseView
-from clinical_corpora.builders.sources.i2b2_coref import i2b2_documents, read_i2b2_files
-from clinical_corpora.builders.sources.mimic_notes import NOTEEVENTS_COLUMNS, iter_noteevents
+from clinical_corpora.builders.sources.i2b2.coref import i2b2_documents, read_i2b2_files
+from clinical_corpora.builders.sources.mimic.notes import NOTEEVENTS_COLUMNS, iter_noteevents
 from clinical_corpora.builders.sources.rf2 import load_snapshot
 from clinical_corpora.core.errors import ClincorpError, SourceError
 from clinical_corpora.core.file_limits import ARROW_STRING_BYTES

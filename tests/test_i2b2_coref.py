@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from clinical_corpora.builders.sources.i2b2_coref import (
+from clinical_corpora.builders.sources.i2b2.coref import (
     Chain,
     Concept,
     CorefPair,
@@ -19,7 +19,7 @@ from clinical_corpora.builders.sources.i2b2_coref import (
     read_i2b2_document,
     write_i2b2_document,
 )
-from clinical_corpora.builders.sources.knowtator import iter_knowtator_dir, read_knowtator_file
+from clinical_corpora.builders.sources.knowtator.xml import iter_knowtator_dir, read_knowtator_file
 from clinical_corpora.core.errors import SourceError
 
 SAMPLE = Path(__file__).resolve().parents[1] / "corpora" / "odie_anaphora" / "sample"

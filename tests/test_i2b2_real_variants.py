@@ -21,7 +21,8 @@ from clinical_corpora.builders.plugins import find_corpus
 from clinical_corpora.builders.release.inputs import resolve_sources
 from clinical_corpora.builders.release.pipeline import run
 from clinical_corpora.builders.release.request import ReleaseRequest
-from clinical_corpora.builders.sources.i2b2_coref import quote_lies_inside, read_i2b2_document
+from clinical_corpora.builders.sources.i2b2.concepts import quote_lies_inside
+from clinical_corpora.builders.sources.i2b2.coref import read_i2b2_document
 from clinical_corpora.core.errors import GateError
 from clinical_corpora.corpora.odie_anaphora.builder import OdieAnaphoraBuilder
 from clinical_corpora.corpora.odie_anaphora.records import OdieDocument

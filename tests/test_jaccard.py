@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from clinical_corpora.builders.sources.mimic_notes import read_span_annotations
+from clinical_corpora.builders.sources.mimic.notes import read_span_annotations
 from clinical_corpora.core.annotations import SpanAnnotation
 from clinical_corpora.validation.agreement.jaccard import mean_pairwise_jaccard, pair_agreement
 

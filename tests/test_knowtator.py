@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from lxml import etree
 
-from clinical_corpora.builders.sources.knowtator import iter_knowtator_dir, read_knowtator_file
+from clinical_corpora.builders.sources.knowtator.xml import iter_knowtator_dir, read_knowtator_file
 from clinical_corpora.core.errors import SourceError
 
 SAMPLE = Path(__file__).resolve().parents[1] / "corpora" / "odie_anaphora" / "sample"

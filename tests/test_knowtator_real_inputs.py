@@ -14,7 +14,7 @@ import pytest
 from clinical_corpora.builders.contract.base import BuildContext
 from clinical_corpora.builders.plugins import find_corpus
 from clinical_corpora.builders.release.inputs import resolve_sources
-from clinical_corpora.builders.sources.knowtator import read_knowtator_file
+from clinical_corpora.builders.sources.knowtator.xml import read_knowtator_file
 from clinical_corpora.core.errors import SourceError
 from clinical_corpora.corpora.odie_anaphora.builder import OdieAnaphoraBuilder
 

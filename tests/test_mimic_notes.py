@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from clinical_corpora.builders.sources.mimic_notes import (
+from clinical_corpora.builders.sources.mimic.notes import (
     MIMIC_IV_NOTE_COLUMNS,
     NOTEEVENTS_COLUMNS,
     ChallengeNote,
@@ -524,7 +524,7 @@ def test_a_table_left_half_read_lets_the_interpreter_exit(tmp_path: Path) -> Non
     path = _write(tmp_path / "discharge.csv.gz", chunks, compress=True)
     script = (
         "import sys\n"
-        "from clinical_corpora.builders.sources.mimic_notes import iter_mimic_iv_notes\n"
+        "from clinical_corpora.builders.sources.mimic.notes import iter_mimic_iv_notes\n"
         "notes = iter_mimic_iv_notes(sys.argv[1], block_size=4096)\n"
         "print(next(notes).note_id)\n"
     )

@@ -21,7 +21,7 @@ from clinical_corpora.builders.plugins import find_corpus
 from clinical_corpora.builders.release.inputs import resolve_sources
 from clinical_corpora.builders.release.pipeline import run
 from clinical_corpora.builders.release.request import ReleaseRequest
-from clinical_corpora.builders.sources.knowtator import read_knowtator_file
+from clinical_corpora.builders.sources.knowtator.xml import read_knowtator_file
 from clinical_corpora.core.errors import ClincorpError, GateError, SourceError
 from clinical_corpora.core.manifest import load_manifest
 from clinical_corpora.corpora.odie_anaphora.builder import OdieAnaphoraBuilder

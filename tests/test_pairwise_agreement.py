@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from clinical_corpora.builders.sources.knowtator import iter_knowtator_dir
-from clinical_corpora.builders.sources.knowtator_document import KnowtatorDocument
+from clinical_corpora.builders.sources.knowtator.document import KnowtatorDocument
+from clinical_corpora.builders.sources.knowtator.xml import iter_knowtator_dir
 from clinical_corpora.core.labels import RelationType
 from clinical_corpora.validation.agreement.pairwise import (
     AgreementReport,

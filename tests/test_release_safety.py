@@ -20,7 +20,7 @@ from clinical_corpora.builders.commands.main import main
 from clinical_corpora.builders.release.folder import STAGING_TAG
 from clinical_corpora.builders.release.pipeline import run
 from clinical_corpora.builders.release.request import ReleaseRequest
-from clinical_corpora.builders.sources.brat_standoff import parse_brat
+from clinical_corpora.builders.sources.brat.standoff import parse_brat
 from clinical_corpora.core.errors import GateError, ReleaseError, SourceError, excerpt
 from clinical_corpora.core.manifest import load_manifest
 from clinical_corpora.schemas.spans import span_mismatch

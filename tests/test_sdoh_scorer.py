@@ -12,9 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from clinical_corpora.builders.sources.brat import iter_brat_folder
-from clinical_corpora.builders.sources.brat_annotations import BratDocument, Event, TextBound
-from clinical_corpora.builders.sources.brat_standoff import parse_brat
+from clinical_corpora.builders.sources.brat.annotations import BratDocument, Event, TextBound
+from clinical_corpora.builders.sources.brat.standoff import iter_brat_folder, parse_brat
 from clinical_corpora.core.errors import ClincorpError, SourceError
 from clinical_corpora.corpora.sdoh.scoring import events_from_brat, score_folders, score_folders_to_csv
 from clinical_corpora.validation.metrics.sdoh import (

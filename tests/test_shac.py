@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from clinical_corpora.builders.sources.brat_standoff import parse_brat
+from clinical_corpora.builders.sources.brat.standoff import parse_brat
 from clinical_corpora.builders.sources.shac import ShacScheme, shac_annotations
 from clinical_corpora.core.errors import SourceError
 

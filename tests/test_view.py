@@ -28,7 +28,8 @@ from clinical_corpora.builders.plugins import find_corpus
 from clinical_corpora.builders.rehydrate.request import RehydrateRequest
 from clinical_corpora.builders.rehydrate.run import rehydrate
 from clinical_corpora.builders.release.inputs import resolve_sources
-from clinical_corpora.builders.sources.knowtator import knowtator_files, read_knowtator_file
+from clinical_corpora.builders.sources.knowtator.folder import knowtator_files
+from clinical_corpora.builders.sources.knowtator.xml import read_knowtator_file
 from clinical_corpora.builders.text_free.release import release_text_free
 from tests.conftest import SampleRelease
 

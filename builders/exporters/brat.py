@@ -5,8 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from clinical_corpora.builders.exporters.base import write_text
-from clinical_corpora.builders.sources.brat import ANN_SUFFIX, TEXT_SUFFIX, write_brat
-from clinical_corpora.builders.sources.brat_annotations import BratDocument
+from clinical_corpora.builders.sources.brat.annotations import BratDocument
+from clinical_corpora.builders.sources.brat.folder import ANN_SUFFIX, TEXT_SUFFIX
+from clinical_corpora.builders.sources.brat.standoff import write_brat
 from clinical_corpora.core.errors import ClincorpError
 
 

@@ -1,5 +1,5 @@
 """Write the SNOMED CT Entity Linking Challenge's CSV files: the ``note_id,text`` notes file and the
-``note_id,start,end,concept_id`` annotations file (RFC 4180, UTF-8), as ``builders.sources.mimic_notes`` reads them."""
+``note_id,start,end,concept_id`` annotations file (RFC 4180, UTF-8), as ``builders.sources.mimic.notes`` reads them."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import csv
 from collections.abc import Iterable
 from pathlib import Path
 
-from clinical_corpora.builders.sources.mimic_notes import CHALLENGE_NOTE_COLUMNS, SPAN_ANNOTATION_COLUMNS
+from clinical_corpora.builders.sources.mimic.notes import CHALLENGE_NOTE_COLUMNS, SPAN_ANNOTATION_COLUMNS
 from clinical_corpora.core.annotations import SpanAnnotation
 
 

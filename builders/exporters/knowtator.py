@@ -1,5 +1,5 @@
 """Write Knowtator XML in the ODIE schema (``<doc>.txt.knowtator.xml``), as Knowtator and eHOST and
-``builders.sources.knowtator`` read it: one ``<annotation>`` per markable (a ``<span>`` per fragment) and per
+``builders.sources.knowtator.xml`` read it: one ``<annotation>`` per markable (a ``<span>`` per fragment) and per
 pair (on its anaphor's span), a ``<classMention>`` for each, and its string and complex slot mentions."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from pathlib import Path
 
 from lxml import etree
 
-from clinical_corpora.builders.sources.knowtator_document import (
+from clinical_corpora.builders.sources.knowtator.document import (
     FRAGMENT_SEPARATOR,
     MARKABLE_CLASS,
     PAIR_CLASS,

@@ -1,5 +1,5 @@
 """Write MIMIC-III ``NOTEEVENTS.csv.gz`` rows (the columns of the full release, RFC 4180, gzip without a
-timestamp so the same rows give the same bytes), as ``builders.sources.mimic_notes`` reads them."""
+timestamp so the same rows give the same bytes), as ``builders.sources.mimic.notes`` reads them."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from clinical_corpora.builders.sources.mimic_notes import NOTEEVENTS_COLUMNS
+from clinical_corpora.builders.sources.mimic.notes import NOTEEVENTS_COLUMNS
 
 
 @dataclass(frozen=True)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Iterator
 
-from clinical_corpora.builders.sources.brat import read_utf8
 from clinical_corpora.builders.sources.discovery import Document
+from clinical_corpora.builders.sources.text_lines import read_utf8
 from clinical_corpora.core.file_limits import MAX_FILE_BYTES
 from clinical_corpora.core.locators import keys_of, locator
 

@@ -12,7 +12,7 @@ the same rules:
 
 Errors name the ``.ann`` file and the offending annotation's line. Without ``on_broken`` the first
 one raises; with it each is passed to ``on_broken`` and only the broken annotation is left out of
-the document (with what depends on it, by the rules of ``builders.sources.brat_resolution``): an event of a
+the document (with what depends on it, by the rules of ``builders.sources.brat.resolution``): an event of a
 type outside the scheme, an attribute outside the scheme or giving a second value, or the one
 argument of an event that is an event.
 """
@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
-from clinical_corpora.builders.sources.brat_annotations import (
+from clinical_corpora.builders.sources.brat.annotations import (
     Attribute,
     BratDocument,
     Event,
@@ -32,7 +32,7 @@ from clinical_corpora.builders.sources.brat_annotations import (
     TextBound,
     raise_broken,
 )
-from clinical_corpora.builders.sources.brat_resolution import Pruning
+from clinical_corpora.builders.sources.brat.resolution import Pruning
 
 VALUE_SUFFIX = "Val"
 

@@ -1,8 +1,9 @@
-"""Lines of a UTF-8 text file, for the line-based readers: a byte that is not UTF-8 is a SourceError.
+"""UTF-8 text files for the readers, whole or line by line: a byte that is not UTF-8 is a SourceError.
 
-Characters are never replaced: the error names the file, the line and the byte's offset in the file,
-and says when the file looks gzip-compressed (a common mistake: an ``.RRF.gz`` unpacked under its
-name, or a ``.conll.gz`` given as is).
+A whole file (:func:`read_utf8`, for the readers whose offsets count every character) is read up to a size
+cap. Read line by line (:func:`utf8_lines`), characters are never replaced: the error names the file, the line
+and the byte's offset in the file, and says when the file looks gzip-compressed (a common mistake: an
+``.RRF.gz`` unpacked under its name, or a ``.conll.gz`` given as is).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from clinical_corpora.core.errors import SourceError
+from clinical_corpora.core.file_limits import MAX_FILE_BYTES, read_bounded
 
 GZIP_MAGIC = b"\x1f\x8b"
 
@@ -35,3 +37,12 @@ def utf8_lines(path: str | Path) -> Iterator[tuple[int, str]]:
                     line=line_number,
                 ) from None
             offset += len(raw)
+
+
+def read_utf8(path: str | Path, max_bytes: int = MAX_FILE_BYTES) -> str:
+    """File content as UTF-8, line endings untouched (BRAT offsets count every character); a file over
+    ``max_bytes`` is a SourceError naming it, its size and the limit (:mod:`core.file_limits`)."""
+    try:
+        return read_bounded(path, max_bytes).decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise SourceError(path, f"expected UTF-8 text: {error}") from error

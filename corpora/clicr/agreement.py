@@ -11,7 +11,7 @@ from pathlib import Path
 
 from clinical_corpora.builders.contract.base import AgreementReport
 from clinical_corpora.builders.contract.release_view import ReleaseView
-from clinical_corpora.builders.sources.brat import iter_brat_folder
+from clinical_corpora.builders.sources.brat.standoff import iter_brat_folder
 from clinical_corpora.core.card import CardSection, Table
 from clinical_corpora.core.counts import PRFCounts, f_measure, ratio
 from clinical_corpora.core.errors import SourceError

@@ -36,7 +36,7 @@ from clinical_corpora.builders.sources.bmj_html import (
     case_pages,
     read_case_report,
 )
-from clinical_corpora.builders.sources.brat import brat_documents
+from clinical_corpora.builders.sources.brat.folder import brat_documents
 from clinical_corpora.builders.sources.discovery import Document
 from clinical_corpora.builders.sources.umls import locate_rrf_files
 from clinical_corpora.core.card import CardSection

@@ -11,7 +11,7 @@ from typing import Any
 
 from clinical_corpora.builders.contract.base import BuildContext
 from clinical_corpora.builders.contract.display import DocumentDisplay, Group, Listing, Mark, Member, Passage, RowReader
-from clinical_corpora.builders.sources.brat import iter_brat_folder
+from clinical_corpora.builders.sources.brat.standoff import iter_brat_folder
 from clinical_corpora.corpora.clicr.records import PLACEHOLDER
 
 QUERY_COLUMNS = ["id", "document_id", "query", "answers", "answer_in_passage"]

@@ -13,9 +13,11 @@ from pathlib import Path
 from typing import NamedTuple
 
 from clinical_corpora.builders.sources.bmj_html import PASSAGE_SEPARATOR, CaseReport
-from clinical_corpora.builders.sources.brat import ANN_SUFFIX, TEXT_SUFFIX, read_brat, read_utf8
-from clinical_corpora.builders.sources.brat_annotations import TextBound
+from clinical_corpora.builders.sources.brat.annotations import TextBound
+from clinical_corpora.builders.sources.brat.folder import ANN_SUFFIX, TEXT_SUFFIX
+from clinical_corpora.builders.sources.brat.standoff import read_brat
 from clinical_corpora.builders.sources.discovery import Document
+from clinical_corpora.builders.sources.text_lines import read_utf8
 from clinical_corpora.core.errors import SourceError, excerpt
 from clinical_corpora.core.file_limits import MAX_FILE_BYTES
 from clinical_corpora.corpora.clicr.entity_matcher import CATEGORIES, Entity, EntityMatcher, refine_span

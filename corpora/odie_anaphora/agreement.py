@@ -15,8 +15,9 @@ from pathlib import Path
 from clinical_corpora.builders.contract.base import AgreementReport, BuildContext
 from clinical_corpora.builders.contract.release_view import ReleaseView
 from clinical_corpora.builders.sources.annotators import annotator_folders
-from clinical_corpora.builders.sources.knowtator import KNOWTATOR_SUFFIX, knowtator_files, read_knowtator_file
-from clinical_corpora.builders.sources.knowtator_document import KnowtatorDocument
+from clinical_corpora.builders.sources.knowtator.document import KnowtatorDocument
+from clinical_corpora.builders.sources.knowtator.folder import KNOWTATOR_SUFFIX, knowtator_files
+from clinical_corpora.builders.sources.knowtator.xml import read_knowtator_file
 from clinical_corpora.core.card import BarChart, CardSection, Series, Table
 from clinical_corpora.core.errors import ClincorpError
 from clinical_corpora.core.file_limits import MAX_FILE_BYTES

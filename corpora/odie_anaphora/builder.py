@@ -30,11 +30,13 @@ import pandas as pd
 from clinical_corpora.builders.contract.base import AgreementReport, BuildContext, Builder, Row
 from clinical_corpora.builders.contract.display import DocumentDisplay, RowReader
 from clinical_corpora.builders.contract.release_view import ReleaseView
-from clinical_corpora.builders.sources.brat import TEXT_SUFFIX, read_utf8
+from clinical_corpora.builders.sources.brat.folder import TEXT_SUFFIX
 from clinical_corpora.builders.sources.discovery import find_documents
 from clinical_corpora.builders.sources.documents import read_document_files
-from clinical_corpora.builders.sources.i2b2_coref import DOCS_DIR, i2b2_documents, read_i2b2_files
-from clinical_corpora.builders.sources.knowtator import KNOWTATOR_SUFFIX, read_knowtator_file
+from clinical_corpora.builders.sources.i2b2.coref import DOCS_DIR, i2b2_documents, read_i2b2_files
+from clinical_corpora.builders.sources.knowtator.folder import KNOWTATOR_SUFFIX
+from clinical_corpora.builders.sources.knowtator.xml import read_knowtator_file
+from clinical_corpora.builders.sources.text_lines import read_utf8
 from clinical_corpora.core.card import CardSection
 from clinical_corpora.core.errors import SourceError
 from clinical_corpora.core.locators import keys_of, locator

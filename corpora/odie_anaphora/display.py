@@ -9,7 +9,8 @@ from typing import Any
 from clinical_corpora.builders.contract.base import BuildContext
 from clinical_corpora.builders.contract.display import DocumentDisplay, Group, Mark, Member, Passage, RowReader
 from clinical_corpora.builders.sources.annotators import annotator_folders
-from clinical_corpora.builders.sources.knowtator import KNOWTATOR_SUFFIX, knowtator_files, read_knowtator_file
+from clinical_corpora.builders.sources.knowtator.folder import KNOWTATOR_SUFFIX, knowtator_files
+from clinical_corpora.builders.sources.knowtator.xml import read_knowtator_file
 from clinical_corpora.corpora.odie_anaphora.agreement import ANNOTATOR_SOURCES
 from clinical_corpora.corpora.odie_anaphora.notes import knowtator_record
 

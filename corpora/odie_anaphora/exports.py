@@ -14,15 +14,15 @@ from clinical_corpora.builders.contract.release_view import ReleaseView
 from clinical_corpora.builders.exporters.base import Exporter, Record, ReleaseInputs, write_text
 from clinical_corpora.builders.exporters.conll2012 import ChainLayout, Conll2012Export
 from clinical_corpora.builders.exporters.knowtator import write_knowtator_file
-from clinical_corpora.builders.sources.i2b2_coref import (
+from clinical_corpora.builders.sources.i2b2.concepts import TokenGrid
+from clinical_corpora.builders.sources.i2b2.coref import (
     Chain,
     Concept,
     CorefPair,
     I2b2CorefDocument,
-    TokenGrid,
     write_i2b2_document,
 )
-from clinical_corpora.builders.sources.knowtator_document import KnowtatorDocument, Markable, Pair
+from clinical_corpora.builders.sources.knowtator.document import KnowtatorDocument, Markable, Pair
 from clinical_corpora.core.errors import ClincorpError, excerpt
 
 CONFIG = "odie_anaphora"

@@ -17,11 +17,12 @@ from pathlib import Path
 from typing import get_args
 
 from clinical_corpora.builders.contract.base import BuildContext
-from clinical_corpora.builders.sources.brat import TEXT_SUFFIX
+from clinical_corpora.builders.sources.brat.folder import TEXT_SUFFIX
 from clinical_corpora.builders.sources.discovery import find_documents
-from clinical_corpora.builders.sources.i2b2_coref import Concept, I2b2CorefDocument, TokenGrid
-from clinical_corpora.builders.sources.knowtator import knowtator_files
-from clinical_corpora.builders.sources.knowtator_document import KnowtatorDocument
+from clinical_corpora.builders.sources.i2b2.concepts import TokenGrid
+from clinical_corpora.builders.sources.i2b2.coref import Concept, I2b2CorefDocument
+from clinical_corpora.builders.sources.knowtator.document import KnowtatorDocument
+from clinical_corpora.builders.sources.knowtator.folder import knowtator_files
 from clinical_corpora.core.errors import SourceError, excerpt
 from clinical_corpora.corpora.odie_anaphora.records import (
     SEMANTIC_CLASSES,

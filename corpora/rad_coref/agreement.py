@@ -14,7 +14,7 @@ from pathlib import Path
 from clinical_corpora.builders.contract.base import AgreementReport
 from clinical_corpora.builders.contract.release_view import ReleaseView
 from clinical_corpora.builders.sources.annotators import annotator_folders
-from clinical_corpora.builders.sources.brat import ANN_SUFFIX
+from clinical_corpora.builders.sources.brat.folder import ANN_SUFFIX
 from clinical_corpora.core.card import BarChart, CardSection, Cell, Series, Table
 from clinical_corpora.core.counts import NO_COUNTS, PRFCounts
 from clinical_corpora.core.file_limits import MAX_FILE_BYTES

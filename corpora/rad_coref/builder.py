@@ -27,7 +27,7 @@ from clinical_corpora.builders.contract.base import AgreementReport, BuildContex
 from clinical_corpora.builders.contract.display import DocumentDisplay, RowReader
 from clinical_corpora.builders.contract.release_view import ReleaseView
 from clinical_corpora.builders.contract.text_units import Sentence, split_sentences
-from clinical_corpora.builders.sources.mimic_notes import NoteEvent, iter_noteevents
+from clinical_corpora.builders.sources.mimic.notes import NoteEvent, iter_noteevents
 from clinical_corpora.core.card import CardSection
 from clinical_corpora.core.errors import SourceError
 from clinical_corpora.core.file_limits import MAX_FILE_BYTES

@@ -9,7 +9,7 @@ from typing import Any
 from clinical_corpora.builders.contract.base import BuildContext
 from clinical_corpora.builders.contract.display import DocumentDisplay, Group, Mark, Member, Passage, RowReader
 from clinical_corpora.builders.sources.annotators import annotator_folders
-from clinical_corpora.builders.sources.brat import ANN_SUFFIX
+from clinical_corpora.builders.sources.brat.folder import ANN_SUFFIX
 from clinical_corpora.corpora.rad_coref.reports import (
     GOLD_FOLDER,
     AnnotatedMention,

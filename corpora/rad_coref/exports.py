@@ -12,7 +12,7 @@ from clinical_corpora.builders.exporters.base import Exporter, Record, ReleaseIn
 from clinical_corpora.builders.exporters.brat import write_brat_document
 from clinical_corpora.builders.exporters.conll2012 import ChainLayout, Conll2012Export
 from clinical_corpora.builders.exporters.mimic_notes import NoteEventRow, write_noteevents
-from clinical_corpora.builders.sources.brat_annotations import BratDocument, Note, TextBound
+from clinical_corpora.builders.sources.brat.annotations import BratDocument, Note, TextBound
 from clinical_corpora.core.errors import ClincorpError
 
 CONFIG = "rad_coref"

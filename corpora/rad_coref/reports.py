@@ -15,10 +15,11 @@ from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from clinical_corpora.builders.sources.brat import ANN_SUFFIX, TEXT_SUFFIX, brat_documents, read_utf8
-from clinical_corpora.builders.sources.brat_standoff import parse_brat
+from clinical_corpora.builders.sources.brat.folder import ANN_SUFFIX, TEXT_SUFFIX, brat_documents
+from clinical_corpora.builders.sources.brat.standoff import parse_brat
 from clinical_corpora.builders.sources.discovery import Document
-from clinical_corpora.builders.sources.mimic_notes import NoteEvent
+from clinical_corpora.builders.sources.mimic.notes import NoteEvent
+from clinical_corpora.builders.sources.text_lines import read_utf8
 from clinical_corpora.core.errors import SourceError, excerpt
 from clinical_corpora.core.file_limits import MAX_FILE_BYTES, read_bounded
 from clinical_corpora.corpora.rad_coref.records import MENTION_TYPES, MentionType

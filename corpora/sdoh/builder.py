@@ -21,8 +21,9 @@ from clinical_corpora.builders.contract.base import AgreementReport, BuildContex
 from clinical_corpora.builders.contract.display import DocumentDisplay, RowReader
 from clinical_corpora.builders.contract.release_view import ReleaseView
 from clinical_corpora.builders.sources.annotators import annotator_folders
-from clinical_corpora.builders.sources.brat import ANN_SUFFIX, TEXT_SUFFIX, brat_documents, read_brat_document
-from clinical_corpora.builders.sources.brat_annotations import BratDocument, OnBroken, TextBound
+from clinical_corpora.builders.sources.brat.annotations import BratDocument, OnBroken, TextBound
+from clinical_corpora.builders.sources.brat.folder import ANN_SUFFIX, TEXT_SUFFIX, brat_documents
+from clinical_corpora.builders.sources.brat.standoff import read_brat_document
 from clinical_corpora.builders.sources.discovery import Document
 from clinical_corpora.builders.sources.documents import read_document_files
 from clinical_corpora.builders.sources.shac import ShacScheme, ValuedTextBound, shac_annotations
@@ -100,7 +101,7 @@ class SdohBuilder(Builder):
 
     def generate_shard(self, ctx: BuildContext, documents: Sequence[Document] = ()) -> Iterator[Row]:
         """One row per note; a broken annotation fails the build or, quarantined, is left out of its
-        note (``builders.sources.brat_resolution`` says what goes with it) and the note is released. A ``.txt``
+        note (``builders.sources.brat.resolution`` says what goes with it) and the note is released. A ``.txt``
         without its ``.ann`` is a note without annotations (as brat shows it); an ``.ann`` without its
         ``.txt`` is a broken note."""
         root = ctx.source("shac")

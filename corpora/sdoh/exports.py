@@ -10,7 +10,7 @@ from pathlib import Path
 from clinical_corpora.builders.contract.release_view import ReleaseView
 from clinical_corpora.builders.exporters.base import Exporter, Record, ReleaseInputs
 from clinical_corpora.builders.exporters.brat import write_brat_document
-from clinical_corpora.builders.sources.brat_annotations import (
+from clinical_corpora.builders.sources.brat.annotations import (
     Attribute,
     BratDocument,
     Equivalence,

@@ -21,8 +21,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from clinical_corpora.builders.contract.release_view import GivenRelease, given_release
-from clinical_corpora.builders.sources.brat import ANN_SUFFIX, TEXT_SUFFIX, brat_documents, read_brat_document
-from clinical_corpora.builders.sources.brat_annotations import BratDocument
+from clinical_corpora.builders.sources.brat.annotations import BratDocument
+from clinical_corpora.builders.sources.brat.folder import ANN_SUFFIX, TEXT_SUFFIX, brat_documents
+from clinical_corpora.builders.sources.brat.standoff import read_brat_document
 from clinical_corpora.builders.sources.discovery import Document
 from clinical_corpora.builders.sources.shac import shac_annotations
 from clinical_corpora.core.errors import SourceError

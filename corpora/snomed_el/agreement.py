@@ -11,7 +11,7 @@ from pathlib import Path
 from clinical_corpora.builders.contract.base import AgreementReport
 from clinical_corpora.builders.contract.release_view import ReleaseView
 from clinical_corpora.builders.sources.annotators import annotator_folders
-from clinical_corpora.builders.sources.mimic_notes import read_span_annotations
+from clinical_corpora.builders.sources.mimic.notes import read_span_annotations
 from clinical_corpora.core.card import BarChart, CardSection, Cell, Table
 from clinical_corpora.core.errors import ClincorpError, SourceError
 from clinical_corpora.corpora.snomed_el.released_annotations import released_annotations

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from clinical_corpora.builders.contract.base import BuildContext
-from clinical_corpora.builders.sources.mimic_notes import read_span_annotations
+from clinical_corpora.builders.sources.mimic.notes import read_span_annotations
 from clinical_corpora.core.annotations import SpanAnnotation
 from clinical_corpora.core.errors import SourceError
 from clinical_corpora.core.splits import seeded_split

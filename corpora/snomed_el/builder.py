@@ -31,7 +31,7 @@ import pandas as pd
 from clinical_corpora.builders.contract.base import AgreementReport, BuildContext, Builder, BuilderOptions, Partial, Row
 from clinical_corpora.builders.contract.display import DocumentDisplay, RowReader
 from clinical_corpora.builders.contract.release_view import ReleaseView
-from clinical_corpora.builders.sources.mimic_notes import iter_notes
+from clinical_corpora.builders.sources.mimic.notes import iter_notes
 from clinical_corpora.builders.sources.rf2 import Terminology, load_snapshot
 from clinical_corpora.core.annotations import SpanAnnotation
 from clinical_corpora.core.card import CardSection

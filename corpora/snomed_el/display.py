@@ -9,7 +9,7 @@ from typing import Any
 from clinical_corpora.builders.contract.base import BuildContext
 from clinical_corpora.builders.contract.display import DocumentDisplay, Mark, Passage, RowReader
 from clinical_corpora.builders.sources.annotators import annotator_folders
-from clinical_corpora.builders.sources.mimic_notes import read_span_annotations
+from clinical_corpora.builders.sources.mimic.notes import read_span_annotations
 from clinical_corpora.corpora.snomed_el.agreement import RELEASED_ANNOTATOR
 from clinical_corpora.corpora.snomed_el.records import HIERARCHY_NAMES
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from clinical_corpora.builders.contract.release_view import GivenRelease, given_release
-from clinical_corpora.builders.sources.mimic_notes import read_span_annotations
+from clinical_corpora.builders.sources.mimic.notes import read_span_annotations
 from clinical_corpora.core.annotations import SpanAnnotation
 from clinical_corpora.corpora.snomed_el.exports import CONFIG, split_annotations
 from clinical_corpora.validation.metrics.iou import DEFAULT_BOOTSTRAP_REPLICATES, DEFAULT_SEED, score

@@ -13,7 +13,7 @@ from bisect import bisect_left
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from clinical_corpora.builders.sources.knowtator_document import FRAGMENT_SEPARATOR, Fragment
+from clinical_corpora.builders.sources.knowtator.document import FRAGMENT_SEPARATOR, Fragment
 from clinical_corpora.core.errors import SourceError
 
 

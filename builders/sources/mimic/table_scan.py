@@ -23,7 +23,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
-from clinical_corpora.builders.sources.mimic_csv_files import (
+from clinical_corpora.builders.sources.mimic.csv_files import (
     CsvRow,
     find_csv_error,
     open_binary,

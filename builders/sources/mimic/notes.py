@@ -10,8 +10,8 @@ Tables read here (RFC 4180 CSV, plain or gzip, text fields quoted and spanning m
 - the challenge's ``train_annotations.csv`` (``note_id,start,end,concept_id``) and submissions.
 
 Column names are matched whatever their case (and a UTF-8 byte order mark is ignored), quoted or
-not. How a file is opened, and the error for a file that cannot be read: :mod:`builders.sources.mimic_csv_files`;
-how a note table streams: :mod:`builders.sources.mimic_table_scan`.
+not. How a file is opened, and the error for a file that cannot be read: :mod:`builders.sources.mimic.csv_files`;
+how a note table streams: :mod:`builders.sources.mimic.table_scan`.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from pathlib import Path
 
-from clinical_corpora.builders.sources.mimic_csv_files import (
+from clinical_corpora.builders.sources.mimic.csv_files import (
     CsvRow,
     encoding_error,
     open_text,
@@ -31,7 +31,7 @@ from clinical_corpora.builders.sources.mimic_csv_files import (
     truncation_error,
     without_bom,
 )
-from clinical_corpora.builders.sources.mimic_table_scan import DEFAULT_BLOCK_SIZE, TableLayout, scan_table
+from clinical_corpora.builders.sources.mimic.table_scan import DEFAULT_BLOCK_SIZE, TableLayout, scan_table
 from clinical_corpora.core.annotations import SpanAnnotation
 from clinical_corpora.core.errors import SourceError
 

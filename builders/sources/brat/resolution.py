@@ -1,7 +1,7 @@
 """Resolving the references between a BRAT document's annotations, leaving out broken ones with what needs them.
 
 Broken annotations: by default the first one (in line order) raises a SourceError. Given
-``on_broken``, :func:`builders.sources.brat_standoff.parse_brat` hands each one to it and leaves it
+``on_broken``, :func:`builders.sources.brat.standoff.parse_brat` hands each one to it and leaves it
 out of the document together with what depends on it, so one bad line costs that annotation, not
 the document:
 
@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-from clinical_corpora.builders.sources.brat_annotations import (
+from clinical_corpora.builders.sources.brat.annotations import (
     Attribute,
     BratDocument,
     Equivalence,

@@ -1,4 +1,4 @@
-"""Reading the annotations of one Knowtator XML file (the ODIE anaphora schema of Savova et al. 2011) over its text.
+"""Reading Knowtator XML files (the ODIE anaphora schema of Savova et al. 2011): each one's annotations over its text.
 
 Knowtator writes one ``<doc>.txt.knowtator.xml`` per document and annotator::
 
@@ -28,25 +28,27 @@ with `` ... `` in ``<spannedText>``.
 Files written by eHOST (South et al. 2012) are read the way eHOST reads them: its
 ``<eHOST_Adjudication_Status>`` settings and ``suggestion`` slots carry no annotation and are
 skipped; its fragments, ``spannedText`` and offsets line up with the text as
-:mod:`builders.sources.knowtator_spans` reads them. Two annotations on one span are legal, as in
+:mod:`builders.sources.knowtator.spans` reads them. Two annotations on one span are legal, as in
 Knowtator, and both are read.
 
-A whole file that cannot be read (not well-formed XML, a DOCTYPE; the wrong root or a missing text,
-checked by :mod:`builders.sources.knowtator`) raises :class:`SourceError`. A broken annotation does
-not: it is left out, with the pairs that need it, and listed in :attr:`KnowtatorDocument.problems`
-as a :class:`SourceError` naming file and line.
+An annotator's files are those :mod:`builders.sources.knowtator.folder` finds, each read over the text its
+``textSource`` names in the text folder. A whole file that cannot be read (not well-formed XML, a DOCTYPE; the
+wrong root, a name that does not match its ``textSource``, a missing text) raises :class:`SourceError`. A broken
+annotation does not: it is left out, with the pairs that need it, and listed in
+:attr:`KnowtatorDocument.problems` as a :class:`SourceError` naming file and line.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
 from lxml import etree
 
-from clinical_corpora.builders.sources.knowtator_document import (
+from clinical_corpora.builders.sources.discovery import split_suffix
+from clinical_corpora.builders.sources.knowtator.document import (
     FRAGMENT_SEPARATOR,
     MARKABLE_CLASS,
     MARKABLE_STRING_SLOTS,
@@ -59,13 +61,16 @@ from clinical_corpora.builders.sources.knowtator_document import (
     Markable,
     Pair,
 )
-from clinical_corpora.builders.sources.knowtator_spans import (
+from clinical_corpora.builders.sources.knowtator.folder import KNOWTATOR_SUFFIX, knowtator_files
+from clinical_corpora.builders.sources.knowtator.spans import (
     OffsetCounting,
     WrittenAnnotation,
     joined_fragments,
     spanned_text_matches,
 )
+from clinical_corpora.builders.sources.text_lines import read_utf8
 from clinical_corpora.core.errors import SourceError, excerpt
+from clinical_corpora.core.file_limits import MAX_FILE_BYTES, check_file_size
 
 IGNORED_ELEMENTS = {
     "eHOST_Adjudication_Status": "eHOST's adjudication settings (annotators and classes to compare)",
@@ -91,6 +96,41 @@ class _SlotMention:
     values: tuple[tuple[str, int], ...]
     is_complex: bool
     line: int
+
+
+def iter_knowtator_dir(
+    annotation_dir: Path, text_dir: Path, *, max_bytes: int = MAX_FILE_BYTES
+) -> Iterator[KnowtatorDocument]:
+    """Read every ``*.knowtator.xml`` of one annotator's folder, in document-id order."""
+    for xml_path in knowtator_files(annotation_dir).values():
+        yield read_knowtator_file(xml_path, text_dir, max_bytes=max_bytes)
+
+
+def read_knowtator_file(xml_path: Path, text_dir: Path, *, max_bytes: int = MAX_FILE_BYTES) -> KnowtatorDocument:
+    """Read one Knowtator file; its text is ``text_dir / textSource``.
+
+    Raises :class:`SourceError` when the file cannot be read at all (or it or its text holds more than
+    ``max_bytes`` bytes: :mod:`core.file_limits`); its broken annotations are left out and listed
+    in the document's ``problems`` instead.
+    """
+    check_file_size(xml_path, max_bytes)
+    root = parse_xml_safely(xml_path)
+    text_source = root.get("textSource")
+    if root.tag != "annotations" or not text_source:
+        raise SourceError(xml_path, 'expected a root <annotations textSource="<doc>.txt">', line=root.sourceline)
+    named = split_suffix(xml_path.name, [KNOWTATOR_SUFFIX])
+    stem = named[0] if named else ""
+    if not (named and text_source.startswith(stem) and text_source[len(stem) :].lower() == ".txt"):
+        raise SourceError(
+            xml_path,
+            f"file name does not match textSource {text_source!r}: expected {text_source}.knowtator.xml",
+            line=root.sourceline,
+        )
+    text_path = text_dir / text_source
+    if not text_path.is_file():
+        raise SourceError(xml_path, f"text source {text_path} not found", line=root.sourceline)
+    text = read_utf8(text_path, max_bytes)
+    return document_from_xml(root, xml_path, text, Path(text_source).stem)
 
 
 def parse_xml_safely(path: Path) -> etree._Element:

@@ -1,4 +1,4 @@
-"""Parsing the lines of BRAT standoff ``.ann`` content, the way brat reads them, into a document.
+"""BRAT standoff ``.ann`` content read the way brat reads it into a document, and written back.
 
 A BRAT document is a ``<doc>.txt`` holding the text and a ``<doc>.ann`` with one annotation per
 line, tab separated (texts may contain anything but a newline, so no quoting rules apply)::
@@ -21,17 +21,19 @@ Shared Task 2013 form of a normalisation (``Reference Annotation:T1 Referent:GO:
 brat also reads, is read as ``Reference T1 GO:0005634``. Every reference must resolve inside the
 same file. Errors name the ``.ann`` file and line.
 
-Broken annotations are left out with what depends on them by :mod:`builders.sources.brat_resolution`.
+Broken annotations are left out with what depends on them by :mod:`builders.sources.brat.resolution`.
+A folder's documents (each a ``<doc>.txt`` and its ``<doc>.ann``) are those
+:mod:`builders.sources.brat.folder` finds; each one's text and annotations are read here.
 """
 
 from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from clinical_corpora.builders.sources.brat_annotations import (
+from clinical_corpora.builders.sources.brat.annotations import (
     Attribute,
     BratDocument,
     Equivalence,
@@ -44,8 +46,12 @@ from clinical_corpora.builders.sources.brat_annotations import (
     fragments_text,
     raise_broken,
 )
-from clinical_corpora.builders.sources.brat_resolution import PendingAnnotations
+from clinical_corpora.builders.sources.brat.folder import ANN_SUFFIX, TEXT_SUFFIX, brat_documents
+from clinical_corpora.builders.sources.brat.resolution import PendingAnnotations
+from clinical_corpora.builders.sources.discovery import Document
+from clinical_corpora.builders.sources.text_lines import read_utf8
 from clinical_corpora.core.errors import SourceError, excerpt
+from clinical_corpora.core.file_limits import MAX_FILE_BYTES
 
 _ID_PATTERN = re.compile(r"[TEAMNR#]\w+")
 _FRAGMENT_PATTERN = re.compile(r"\s*([0-9]+)\s+([0-9]+)\s*")
@@ -75,7 +81,7 @@ def parse_brat(
 
     Without ``on_broken`` the first broken annotation raises its SourceError; with it, each one is
     passed to ``on_broken`` and left out of the document with what depends on it
-    (:mod:`builders.sources.brat_resolution`).
+    (:mod:`builders.sources.brat.resolution`).
     """
     parser = _AnnParser(str(path), text)
     line_of, textbounds, events, attributes = parser.line_of, parser.textbounds, parser.events, parser.attributes
@@ -114,6 +120,69 @@ def parse_brat(
         if line and not line.isspace():
             parser.add(line, line_number)
     return parser.finish(on_broken or raise_broken)
+
+
+def read_brat(
+    ann_path: str | Path, text: str, *, on_broken: OnBroken | None = None, max_bytes: int = MAX_FILE_BYTES
+) -> BratDocument:
+    """Read the ``.ann`` file at ``ann_path``, checking it against the document ``text``; a file over
+    ``max_bytes`` is a SourceError (:mod:`core.file_limits`)."""
+    return parse_brat(read_utf8(ann_path, max_bytes), text, ann_path, on_broken=on_broken)
+
+
+def read_brat_document(
+    document: Document,
+    *,
+    text_without_ann: bool = False,
+    on_broken: OnBroken | None = None,
+    max_bytes: int = MAX_FILE_BYTES,
+) -> tuple[str, BratDocument]:
+    """Text and annotations of a document (as listed by :func:`brat_documents`). A missing companion is a
+    SourceError naming the file found, except a ``.txt`` alone with ``text_without_ann``: no annotations. A
+    file over ``max_bytes`` is a SourceError naming it (:mod:`core.file_limits`)."""
+    text = read_utf8(document.paths.get(TEXT_SUFFIX) or document.require(TEXT_SUFFIX), max_bytes)
+    ann = document.paths.get(ANN_SUFFIX)
+    if ann is None and text_without_ann:
+        return text, BratDocument()
+    return text, read_brat(ann or document.require(ANN_SUFFIX), text, on_broken=on_broken, max_bytes=max_bytes)
+
+
+def iter_brat_folder(root: str | Path, *, max_bytes: int = MAX_FILE_BYTES) -> Iterator[tuple[str, str, BratDocument]]:
+    """Yield (document id, text, annotations) for every document under ``root``, sorted by id; a document
+    lacking its ``.txt`` or ``.ann`` is a SourceError naming it."""
+    for document in brat_documents(root):
+        text, doc = read_brat_document(document, max_bytes=max_bytes)
+        yield document.id, text, doc
+
+
+def write_brat(doc: BratDocument) -> str:
+    """Serialise ``doc`` as ``.ann`` content, one kind after the other."""
+    lines: list[str] = []
+    for textbound in doc.textbounds:
+        offsets = ";".join(f"{start} {end}" for start, end in textbound.fragments)
+        lines.append(f"{textbound.id}\t{textbound.type} {offsets}\t{textbound.text}")
+    for event in doc.events:
+        pairs = [(event.type, event.trigger), *event.arguments]
+        lines.append(f"{event.id}\t" + " ".join(f"{role}:{target}" for role, target in pairs))
+    for attribute in doc.attributes:
+        value = "" if attribute.value is None else f" {attribute.value}"
+        lines.append(f"{attribute.id}\t{attribute.name} {attribute.target}{value}")
+    for relation in doc.relations:
+        arguments = " ".join(f"{role}:{target}" for role, target in relation.arguments)
+        lines.append(f"{relation.id}\t{relation.type} {arguments}")
+    for normalization in doc.normalizations:
+        reference = f"{normalization.resource}:{normalization.entry}"
+        lines.append(
+            f"{normalization.id}\t{normalization.type} {normalization.target} {reference}\t{normalization.text}"
+        )
+    for note in doc.notes:
+        lines.append(f"{note.id}\t{note.type} {note.target}\t{note.text}")
+    for equivalence in doc.equivalences:
+        lines.append(f"*\t{equivalence.type} " + " ".join(equivalence.members))
+    for line in lines:
+        if "\n" in line or "\r" in line:
+            raise ValueError(f"cannot write a BRAT line containing a line break: {line!r}")
+    return "".join(f"{line}\n" for line in lines)
 
 
 def _shorten(line: str, limit: int = 120) -> str:
