@@ -10,6 +10,7 @@ is gone.
 from __future__ import annotations
 
 import contextlib
+import gc
 import multiprocessing
 import os
 import threading
@@ -70,3 +71,17 @@ def child_process(what: str) -> Iterator[Callable[..., Callable[[], Any]]]:
             return result
 
         yield start
+
+
+COLLECTOR_THRESHOLDS = (100_000, 50, 100)
+"""The cyclic garbage collector's thresholds in a clincorp process (forked workers inherit them): a young
+collection per 100,000 allocations rather than Python's 700, a middle one per 50 young, a full one per 100
+middle. A release allocates millions of objects that stay alive (the libraries it imports, a batch of encoded
+rows per split) and makes next to no cycles. Releasing 20,000 synthetic SDOH notes in one process took 21.5
+CPU-seconds with Python's thresholds (8,092 collections, 8.7 s of them) and 14.6 with these (51, 1.3 s)."""
+
+
+def tune_collector() -> None:
+    """Set :data:`COLLECTOR_THRESHOLDS`: called once, at the entry of a process that builds or reads releases
+    (``clincorp``, the test session)."""
+    gc.set_threshold(*COLLECTOR_THRESHOLDS)

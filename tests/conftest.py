@@ -16,7 +16,9 @@ from clinical_corpora.builders.release.inputs import resolve_sources
 from clinical_corpora.builders.release.pipeline import Outcome, run
 from clinical_corpora.builders.release.request import ReleaseRequest
 from clinical_corpora.builders.text_free.release import release_text_free
+from clinical_corpora.core.processes import tune_collector
 
+tune_collector()  # the test session's entry, as clincorp's: the collector tuned as every clincorp process has it
 settings.register_profile("clincorp", deadline=None)  # speed is measured in benchmarks/, not by timed tests
 settings.load_profile("clincorp")
 

@@ -11,7 +11,6 @@ run once over only the columns they name.
 from __future__ import annotations
 
 import functools
-import gc
 import itertools
 import logging
 import math
@@ -217,18 +216,13 @@ def _great_expectations() -> tuple[Any, Any]:
     definition is added."""
     os.environ.setdefault("GX_ANALYTICS_ENABLED", "False")
     logging.getLogger("great_expectations").setLevel(logging.ERROR)
-    gc.disable()  # the import makes ~1M objects that all stay: collecting meanwhile only traverses them
-    try:
-        import great_expectations as gx
-        from great_expectations.data_context.types.base import ProgressBarsConfig
+    import great_expectations as gx
+    from great_expectations.data_context.types.base import ProgressBarsConfig
 
-        context = gx.get_context(mode="ephemeral")
-        context.variables.progress_bars = ProgressBarsConfig(globally=False)
-        asset = context.data_sources.add_pandas("release").add_dataframe_asset(name="table")
-        definition = asset.add_batch_definition_whole_dataframe("whole table")
-    finally:
-        gc.enable()
-    gc.freeze()  # and keep them out of every later collection
+    context = gx.get_context(mode="ephemeral")
+    context.variables.progress_bars = ProgressBarsConfig(globally=False)
+    asset = context.data_sources.add_pandas("release").add_dataframe_asset(name="table")
+    definition = asset.add_batch_definition_whole_dataframe("whole table")
     return gx, definition
 
 

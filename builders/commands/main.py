@@ -12,18 +12,20 @@ from typing import NoReturn
 
 from clinical_corpora.builders.commands.arguments import Subcommand, plain_text
 from clinical_corpora.core.errors import ClincorpError
+from clinical_corpora.core.processes import tune_collector
 
 COMMAND_MODULES = ("release", "rehydrate", "validate", "diff", "listing", "score", "export", "view")
 """The modules of ``clincorp``'s commands in this package, in the order ``--help`` lists them, loaded by name
 when the command line is parsed: each lists its commands in ``COMMANDS`` (``release`` holds release and build)
 and imports what a command runs only in its ``run``."""
 
-
 def entry() -> NoReturn:
     """The ``clincorp`` command. Arrow memory comes from the system allocator unless ``ARROW_DEFAULT_MEMORY_POOL``
     says otherwise (read when pyarrow is first imported): Arrow's default, mimalloc, kept ~3x the peak of the
-    parquet reads in the threads that made them, so a release's peak RSS grew with its row groups."""
+    parquet reads in the threads that made them, so a release's peak RSS grew with its row groups. The garbage
+    collector is tuned here, once (:func:`tune_collector`)."""
     os.environ.setdefault("ARROW_DEFAULT_MEMORY_POOL", "system")
+    tune_collector()
     sys.exit(main())
 
 

@@ -4,7 +4,6 @@ only when all pass (with ``--text-free``, its text-free variant beside it)."""
 from __future__ import annotations
 
 import argparse
-import gc
 import sys
 from dataclasses import dataclass
 from functools import partial
@@ -201,11 +200,8 @@ def _release(corpus: CorpusManifest, asked: ReleaseArgs, mode: Mode, changes: Ch
 
 
 def _request(corpus: CorpusManifest, asked: ReleaseArgs, mode: Mode, changes: ChangesSince | None) -> ReleaseRequest:
-    gc.disable()  # the pipeline's imports make ~1M objects that all stay: collecting meanwhile costs ~0.1 s
-    try:
-        from clinical_corpora.builders.release.request import ReleaseRequest
-    finally:
-        gc.enable()
+    from clinical_corpora.builders.release.request import ReleaseRequest
+
     return ReleaseRequest(
         corpus,
         asked.out,

@@ -3,7 +3,6 @@ written split by split, duplicate ids rejected, and the rejects kept."""
 
 from __future__ import annotations
 
-import gc
 import sys
 from pathlib import Path
 from typing import Any
@@ -39,11 +38,7 @@ def write_rows(build: Build, total: int | None, workers: int) -> dict[str, dict[
     workers = min(workers, max(1, len(groups)))  # a worker per group at most
     build.stage(f"building the records in {f'{workers} worker processes' if len(groups) > 1 else 'one process'}")
     progress = tqdm(total=total, desc=f"{manifest.name}: building", unit=" documents", disable=not sys.stderr.isatty())
-    gc.freeze()  # what is loaded so far is never garbage: keep it out of every collection (and shared by fork)
-    try:
-        _build_into(build, writers, documents, groups, workers, progress)
-    finally:
-        gc.unfreeze()
+    _build_into(build, writers, documents, groups, workers, progress)
     progress.update(ctx.read - progress.n)
     progress.close()
     if ctx.read == 0:

@@ -10,7 +10,6 @@ workers.
 
 from __future__ import annotations
 
-import gc
 import math
 import os
 from collections import deque
@@ -133,20 +132,10 @@ def build_in_process(
     sink: Sink,
     encoding: Encoding | None = None,
 ) -> Iterator[None]:
-    """Encode ``rows`` (built in this process) into ``sink``; yields after each row (for progress).
-
-    After each row, ``gc.freeze()`` moves what is alive out of the collector's sight (it moves lists, nothing
-    is traversed). Up to a batch of encoded rows per config and split (nested dicts and lists) stays alive across
-    rows: left in sight, each was traversed by a young collection and again by the middle one (~40 µs of an
-    SDOH note's ~500 with a freeze every 100 rows, ~13 µs with one per row), and the oldest generation, nearly
-    empty after the pipeline's freeze, was traversed whole ~once per 70k allocations. Frozen objects are still
-    freed by reference counting when dropped; a cycle made while building waits for the pipeline's
-    ``gc.unfreeze()`` (or the worker's exit) to be collected: the builders make none (the contract test checks
-    each corpus's sample)."""
+    """Encode ``rows`` (built in this process) into ``sink``; yields after each row (for progress)."""
     encoder = RowEncoder(builder, manifest, features, sink, encoding)
     for row in rows:
         encoder.add(row)
-        gc.freeze()
         yield None
     encoder.finish()
 
