@@ -19,6 +19,7 @@ COMMAND_MODULES = ("release", "rehydrate", "validate", "diff", "listing", "score
 when the command line is parsed: each lists its commands in ``COMMANDS`` (``release`` holds release and build)
 and imports what a command runs only in its ``run``."""
 
+
 def entry() -> NoReturn:
     """The ``clincorp`` command. Arrow memory comes from the system allocator unless ``ARROW_DEFAULT_MEMORY_POOL``
     says otherwise (read when pyarrow is first imported): Arrow's default, mimalloc, kept ~3x the peak of the

@@ -185,8 +185,8 @@ def _one_at_a_time(asked: ReleaseArgs, corpora: list[CorpusManifest]) -> None:
 
 def _release(corpus: CorpusManifest, asked: ReleaseArgs, mode: Mode, changes: ChangesSince | None) -> list[str]:
     """One corpus released; its summary row."""
-    from clinical_corpora.builders.release.folder import release_digest
     from clinical_corpora.builders.release.pipeline import run as release
+    from clinical_corpora.core.release_manifest import release_digest
 
     outcome = release(_request(corpus, asked, mode, changes))
     counts, version = outcome.manifest.counts, outcome.manifest.version
@@ -225,9 +225,10 @@ def _changes_since(previous: Path, corpus: str) -> ChangesSince:
 
 def _text_free(corpus: CorpusManifest, asked: ReleaseArgs) -> list[str]:
     """Write the text-free variant of the release just made; its summary row."""
-    from clinical_corpora.builders.release.folder import release_digest, release_folder
+    from clinical_corpora.builders.release.folder import release_folder
     from clinical_corpora.builders.release.inputs import invented_sources, release_version, resolve_sources
     from clinical_corpora.builders.text_free.release import release_text_free
+    from clinical_corpora.core.release_manifest import release_digest
 
     sources = resolve_sources(corpus, asked.sources, asked.samples)
     version = release_version(corpus, invented_sources(corpus, sources, asked.sources))

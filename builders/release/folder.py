@@ -1,9 +1,10 @@
-"""A release folder on disk: staged in a hidden folder, published by one rename, digested, its JSON files.
+"""A release folder on disk: staged in a hidden folder, published by one rename, its files hashed.
 
 Every command that writes a release folder (``release``, ``build``, the text-free variant, ``rehydrate``)
-stages it with :func:`make_staging` and publishes it with :func:`publish`; every command that reads one
-reads its JSON with :func:`read_json`. A run's staging folder is named after its process and host so that a
-later run removes the staging folders of killed runs (:func:`remove_stale_staging`).
+stages it with :func:`make_staging` (or :func:`staged`) and publishes it with :func:`publish`; its
+manifest.json is read and written by ``core/release_manifest.py`` alone. A run's staging folder is named
+after its process and host so that a later run removes the staging folders of killed runs
+(:func:`remove_stale_staging`).
 
 A release that left the machine that built it is untrusted input: a version it names becomes a folder name
 only through :func:`checked_version`, and a file it lists is opened only through :func:`listed_file`.
@@ -13,7 +14,6 @@ from __future__ import annotations
 
 import errno
 import hashlib
-import json
 import os
 import re
 import shutil
@@ -23,15 +23,14 @@ import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
-from typing import Any, Literal
+from typing import Literal
 
 from clinical_corpora.core.errors import ClincorpError, ReleaseError
 from clinical_corpora.core.manifest import RELEASE_VERSION, SAMPLE_TAG
+from clinical_corpora.core.release_manifest import MANIFEST_FILE, read_manifest
 
-MANIFEST_FILE = "manifest.json"
 CHUNK = 1 << 20
 
-BUILD_FLAG = "release"
 """manifest.json's flag: ``true`` in a release, ``false`` in a ``clincorp build`` folder (the only kind of
 folder ``build`` replaces)."""
 
@@ -55,26 +54,6 @@ def tree_digest(folder: Path) -> dict[str, str]:
     return {
         path.relative_to(folder).as_posix(): sha256_file(path) for path in sorted(folder.rglob("*")) if path.is_file()
     }
-
-
-def release_digest(folder: Path) -> str:
-    """A release's digest: the sha256 of its manifest.json, which holds the sha256 of every other file
-    (``clincorp release`` prints it; ``clincorp validate --expect-digest`` pins a release by it)."""
-    return sha256_file(folder / MANIFEST_FILE)
-
-
-def write_json(path: Path, payload: dict[str, Any]) -> None:
-    path.write_text(json.dumps(payload, indent=2, sort_keys=False, ensure_ascii=False) + "\n", encoding="utf-8")
-
-
-def read_json(path: Path) -> dict[str, Any]:
-    """A JSON file of a release; an error naming the file when it is unreadable or not JSON."""
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise ClincorpError(f"{path}: not readable JSON ({error})") from None
-    except RecursionError:
-        raise ClincorpError(f"{path}: not readable JSON (nested too deeply)") from None
 
 
 def checked_version(version: object, where: Path) -> str:
@@ -197,15 +176,20 @@ def check_build_target(target: Path) -> None:
     """Refuse to build into a version folder that holds a release or anything ``build`` did not write."""
     if not target.exists() and not target.is_symlink():
         return
-    manifest = target / "manifest.json"
-    try:
-        flag = read_json(manifest).get(BUILD_FLAG) if manifest.is_file() else None
-    except (OSError, ValueError, AttributeError):
-        flag = None
+    flag = _release_flag(target)
     if flag is False:
         return
-    what = "holds a release" if flag is not None or manifest.is_file() else "was not written by clincorp build"
+    what = "holds a release" if (target / MANIFEST_FILE).is_file() else "was not written by clincorp build"
     raise ReleaseError(f"{target} {what}: build never replaces it; give build another --out (releases are immutable)")
+
+
+def _release_flag(folder: Path) -> bool | None:
+    """Whether ``folder``'s manifest says it is a release (false: a clincorp build); None when it has no
+    manifest a release has."""
+    try:
+        return read_manifest(folder).release
+    except ClincorpError:
+        return None
 
 
 def replace_build(staging: Path, target: Path) -> None:
@@ -221,11 +205,7 @@ def replace_build(staging: Path, target: Path) -> None:
 def _check_same_release(staging: Path, target: Path) -> None:
     if not (target / MANIFEST_FILE).is_file():
         raise ReleaseError(f"{target} already exists and is not a release (no manifest.json): move it away")
-    try:
-        flag = read_json(target / MANIFEST_FILE).get(BUILD_FLAG)
-    except (ClincorpError, AttributeError):
-        flag = None
-    if flag is False:
+    if _release_flag(target) is False:
         raise ReleaseError(f"{target} holds a clincorp build, not a release: release into another --out")
     if tree_digest(target) == tree_digest(staging):
         return
