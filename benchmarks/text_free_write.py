@@ -57,7 +57,7 @@ from clinical_corpora.builders.text_free.release import (
 )
 from clinical_corpora.core.locators import text_sha256
 from clinical_corpora.schemas.features import features_for
-from clinical_corpora.schemas.licensed import SOURCE_DOCUMENTS, licensed_tree, text_free_features
+from clinical_corpora.schemas.licensed import SOURCE_DOCUMENTS, licensed_tree, offset_fields, text_free_features
 
 CORPUS = "rad_coref"
 
@@ -137,7 +137,7 @@ def run_row_by_row(release: str, inputs: str, documents: str, out: str) -> str:
                     for row in rows:
                         locators = builder.source_documents(ctx, config, row)
                         row_texts = [texts[locator] for locator in locators]
-                        row_recipes(row, tree, row_texts)
+                        row_recipes(row, tree, row_texts, offset_fields(model))
                         row[SOURCE_DOCUMENTS] = [{"locator": loc, "sha256": hashes[loc]} for loc in locators]
                     writer.write(pa.RecordBatch.from_pylist(rows, schema=features.arrow_schema))
             writer.close()

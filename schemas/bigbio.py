@@ -18,11 +18,13 @@ from typing import Annotated, ClassVar
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from clinical_corpora.schemas.bounded import Identifier, Label
-from clinical_corpora.schemas.licensed import LicensedText
+from clinical_corpora.schemas.licensed import LicensedText, OffsetOf
 from clinical_corpora.schemas.spans import Offset, Record, Span, span_mismatch, unique_ids
 
 OffsetPair = Annotated[list[Offset], Field(min_length=2, max_length=2)]
 """``[start, end]`` of one fragment, end exclusive."""
+TextOffsets = Annotated[list[OffsetPair], OffsetOf("text", "pairs")]
+"""The offset pair of each string of the struct's licensed ``text`` list."""
 
 PASSAGE_SEPARATOR = " "
 """What BigBio puts between passages when it checks offsets against the document text."""
@@ -43,20 +45,20 @@ class Passage(_Strict):
     id: Identifier
     type: Label
     text: list[LicensedText] = Field(min_length=1, max_length=1)
-    offsets: list[OffsetPair] = Field(min_length=1, max_length=1)
+    offsets: TextOffsets = Field(min_length=1, max_length=1)
 
 
 class Entity(_Strict):
     id: Identifier
     type: Label
     text: list[LicensedText]
-    offsets: list[OffsetPair]
+    offsets: TextOffsets
     normalized: list[Normalized]
 
 
 class Trigger(_Strict):
     text: list[LicensedText]
-    offsets: list[OffsetPair]
+    offsets: TextOffsets
 
 
 class EventArgument(_Strict):

@@ -1,6 +1,8 @@
 """Shared offset and span types, and the span checks every record model uses.
 
-Offsets are 0-based character offsets into the record's own text, end exclusive, stored as int32.
+Offsets are 0-based character offsets into the record's own text, end exclusive, stored as int32. A span's
+``start`` and ``end`` are marked as the offsets of its ``text`` (:class:`OffsetOf`), so re-anchoring moves them
+with it.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from typing import Annotated, Any, ClassVar, get_args, get_origin
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from clinical_corpora.core.errors import excerpt
-from clinical_corpora.schemas.licensed import LicensedText
+from clinical_corpora.schemas.licensed import LicensedText, OffsetOf
 
 
 class Int32:
@@ -21,6 +23,10 @@ class Int32:
 
 INT32_MAX = 2**31 - 1
 Offset = Annotated[int, Field(ge=0, le=INT32_MAX), Int32]
+TextStart = Annotated[Offset, OffsetOf("text", "start")]
+"""Where the struct's licensed ``text`` starts."""
+TextEnd = Annotated[Offset, OffsetOf("text", "end")]
+"""Where the struct's licensed ``text`` ends (exclusive)."""
 
 
 class Record(BaseModel):
@@ -39,8 +45,8 @@ class Span(BaseModel):
     """A contiguous character span; ``text`` must equal ``record_text[start:end]`` (see check_spans)."""
 
     model_config = ConfigDict(extra="forbid")
-    start: Offset
-    end: Offset
+    start: TextStart
+    end: TextEnd
     text: LicensedText
 
 

@@ -1,27 +1,37 @@
-"""The licensed-text marker, recipes and the leak measure, on small inputs checked against naive versions."""
+"""The licensed-text and offset markers, recipes and the leak measure, on small inputs checked against naive
+versions."""
 
 from __future__ import annotations
 
+from typing import Annotated
 from unittest.mock import patch
 
 import numpy as np
+import pytest
 from datasets import List, Value
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel
 
+from clinical_corpora.builders.contract.base import make_builder
+from clinical_corpora.builders.plugins import all_corpora
 from clinical_corpora.builders.text_free.recipes import MIN_SLICE, recipe, restore
+from clinical_corpora.corpora.rad_coref.records import MentionPair, Patient
+from clinical_corpora.schemas.bigbio import KbDocument, OffsetPair
 from clinical_corpora.schemas.features import features_for
 from clinical_corpora.schemas.licensed import (
     LITERAL,
     SEGMENT,
     SOURCE_DOCUMENTS,
     LicensedText,
+    OffsetFields,
+    OffsetOf,
     licensed_paths,
     licensed_tree,
+    offset_fields,
     text_free_features,
 )
-from clinical_corpora.schemas.spans import Span
+from clinical_corpora.schemas.spans import Offset, Span
 from clinical_corpora.validation import leak
 from clinical_corpora.validation.leak import SEED, ReleaseText, longest_shared_run
 
@@ -39,8 +49,107 @@ class Outer(BaseModel):
     count: int
 
 
+class Nested(BaseModel):
+    extra: Inner | None
+    nested: list[list[Inner]]
+
+
 def test_licensed_paths_follow_optionals_lists_and_nested_models() -> None:
     assert licensed_paths(Outer) == ["title", "names[]", "inner.spans[].text"]
+
+
+SPAN = OffsetFields("text", start="start", end="end")
+
+
+def test_offset_fields_of_the_real_models_pair_each_string_with_its_marked_offsets() -> None:
+    """A span's ``start``/``end`` are its text's; a mention pair's ``sentence_start`` is its sentence's start;
+    BigBio's ``offsets`` are the pairs of its list of ``text``; structs with no offsets are left out."""
+    assert offset_fields(Span) == {"": {"text": SPAN}}
+    sides = {"text": SPAN, "sentence": OffsetFields("sentence", start="sentence_start")}
+    assert offset_fields(MentionPair) == {"first": sides, "second": sides}
+    assert offset_fields(Patient) == {"mentions[]": {"text": SPAN}}
+    fragments = {"text": OffsetFields("text", pairs="offsets")}
+    assert offset_fields(KbDocument) == {
+        "passages[]": fragments,
+        "entities[]": fragments,
+        "events[].trigger": fragments,
+    }
+    assert offset_fields(Outer) == {"inner.spans[]": {"text": SPAN}}
+    assert offset_fields(Nested) == {"extra.spans[]": {"text": SPAN}, "nested[][].spans[]": {"text": SPAN}}
+    assert offset_fields(MentionPair) is offset_fields(MentionPair)  # derived once per model
+
+
+def test_every_installed_record_model_derives_its_offsets() -> None:
+    """Every config's model of every installed corpus: its marks are consistent, and every string they pair
+    offsets with is one of the model's licensed strings (a list of them for pairs)."""
+    for corpus in all_corpora():
+        for config, model in make_builder(corpus.builder).CONFIGS.items():
+            paths = licensed_paths(model)
+            for path, offsets in offset_fields(model).items():
+                for fields in offsets.values():
+                    string = f"{path}.{fields.licensed}" if path else fields.licensed
+                    assert (f"{string}[]" if fields.pairs else string) in paths, (config, string)
+
+
+class Mislabelled(BaseModel):
+    begin: Annotated[Offset, OffsetOf("label", "start")]
+    label: str
+
+
+class PairsOfOneString(BaseModel):
+    places: Annotated[list[OffsetPair], OffsetOf("text", "pairs")]
+    text: LicensedText
+
+
+class SpanOfStrings(BaseModel):
+    begin: Annotated[Offset, OffsetOf("texts", "start")]
+    texts: list[LicensedText]
+
+
+class EndAlone(BaseModel):
+    stop: Annotated[Offset, OffsetOf("text", "end")]
+    text: LicensedText
+
+
+class TwoStarts(BaseModel):
+    begin: Annotated[Offset, OffsetOf("text", "start")]
+    at: Annotated[Offset, OffsetOf("text", "start")]
+    text: LicensedText
+
+
+class NotAnInt(BaseModel):
+    begin: Annotated[str, OffsetOf("text", "start")]
+    text: LicensedText
+
+
+class InParent(BaseModel):
+    """The nested struct's mark names its parent's string: offsets pair with a string of their own struct."""
+
+    text: LicensedText
+    child: Mislabelled
+
+
+@pytest.mark.parametrize(
+    ("model", "message"),
+    [
+        (
+            Mislabelled,
+            r"Mislabelled\.begin is marked OffsetOf\(licensed='label', role='start'\), but "
+            r"Mislabelled\.label is not a licensed string of Mislabelled",
+        ),
+        (PairsOfOneString, r"PairsOfOneString\.places is marked .*PairsOfOneString\.text is not a list of licensed"),
+        (SpanOfStrings, r"SpanOfStrings\.begin is marked .*SpanOfStrings\.texts is not a licensed string"),
+        (EndAlone, r"EndAlone\.stop is the end of 'text', which has no start field"),
+        (TwoStarts, r"TwoStarts\.at and TwoStarts\.begin are both the start of 'text'"),
+        (NotAnInt, r"NotAnInt\.begin is marked .*, but it is <class 'str'>, not an int"),
+        (InParent, r"Mislabelled\.begin is marked .*Mislabelled\.label is not a licensed string of Mislabelled"),
+    ],
+)
+def test_an_offset_mark_that_pairs_with_no_licensed_string_of_its_struct_is_an_error(
+    model: type[BaseModel], message: str
+) -> None:
+    with pytest.raises(TypeError, match=message):
+        offset_fields(model)
 
 
 def test_text_free_features_replace_only_licensed_strings() -> None:

@@ -15,13 +15,14 @@ import shutil
 import unicodedata
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import datasets
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from pydantic import BaseModel
 
 from benchmarks.perturb import perturb, perturb_documents, score, span_ranges
 from clinical_corpora.builders.commands.main import main
@@ -29,15 +30,21 @@ from clinical_corpora.builders.contract.base import make_builder
 from clinical_corpora.builders.plugins import all_corpora, find_corpus
 from clinical_corpora.builders.rehydrate.documents import RehydrateError
 from clinical_corpora.builders.rehydrate.reanchor.relocate import document_map
+from clinical_corpora.builders.rehydrate.reanchor.rows import Layout, RowAnchoring
 from clinical_corpora.builders.rehydrate.reanchor.run import REPORT_FILE
 from clinical_corpora.builders.rehydrate.request import RehydrateRequest
 from clinical_corpora.builders.rehydrate.run import rehydrate, source_texts
 from clinical_corpora.builders.release.inputs import resolve_sources
 from clinical_corpora.builders.text_free.anchors import ANCHORS_FILE, AnchorError, make_anchor, read_anchors
 from clinical_corpora.builders.text_free.normalise import normalise, original_to_normalised
+from clinical_corpora.builders.text_free.recipes import DocumentGroups, Recipes, restore
 from clinical_corpora.builders.text_free.release import release_text_free
 from clinical_corpora.core.errors import ClincorpError
 from clinical_corpora.core.manifest import CorpusManifest
+from clinical_corpora.schemas.bigbio import OffsetPair
+from clinical_corpora.schemas.features import features_for
+from clinical_corpora.schemas.licensed import LicensedText, OffsetOf, licensed_tree, offset_fields, text_free_features
+from clinical_corpora.schemas.spans import Offset
 from tests.conftest import SampleRelease
 
 CORPORA = [manifest.name for manifest in all_corpora()]
@@ -364,3 +371,64 @@ def _offsets_held(config: str, row: dict[str, Any]) -> int:
         if span["text"] is not None and origin is not None
     ]
     return len(held) if all(held) else -1
+
+
+class Finding(BaseModel):
+    """Offsets named neither ``start``/``end`` nor ``<name>_start`` nor ``offsets``, beside ints that are named so
+    and are no offsets: which pair with which string is what the marks say."""
+
+    begin: Annotated[Offset, OffsetOf("text", "start")]
+    stop: Annotated[Offset, OffsetOf("text", "end")]
+    text: LicensedText
+    start: int
+    end: int
+    sentence: LicensedText
+    sentence_at: Annotated[Offset, OffsetOf("sentence", "start")]
+    parts: list[LicensedText]
+    part_places: Annotated[list[OffsetPair], OffsetOf("parts", "pairs")]
+
+
+class Finder(BaseModel):
+    id: str
+    findings: list[Finding]
+
+
+FILLER = "Chest radiograph, two views, compared with the prior study of last week. "
+REPEATED = FILLER + "Small effusion. Small effusion. " + FILLER
+"""A document whose finding and sentence occur twice: the finding is the second."""
+
+
+def test_offsets_named_otherwise_are_placed_and_re_anchored_by_their_marks() -> None:
+    """The recipes cut the finding and its sentence at the marked offsets (the second occurrence), and in a copy
+    with a line inserted before them the marked offsets move with their strings; ``start`` and ``end``, which
+    are no offsets, stay as they are."""
+    at = REPEATED.index("Small effusion. Small") + len("Small effusion. ")
+    finding = {"begin": at, "stop": at + 14, "text": "Small effusion", "start": 0, "end": 5}
+    finding |= {
+        "sentence": "Small effusion.",
+        "sentence_at": at,
+        "parts": ["effusion"],
+        "part_places": [[at + 6, at + 14]],
+    }
+    tree, paired, full = licensed_tree(Finder), offset_fields(Finder), features_for(Finder)
+    groups = DocumentGroups()
+    numbers = np.array([groups.number(["n:1"])])
+    batch = pa.RecordBatch.from_pylist([{"id": "n1", "findings": [finding]}], schema=full.arrow_schema)
+    schema = text_free_features(full, tree).arrow_schema
+    stored = Recipes({"n:1": REPEATED}, groups).batch(batch, tree, paired, schema, numbers).to_pylist()[0]
+    cut = stored["findings"][0]
+    assert [(s["start"], s["end"]) for s in cut["text"] + cut["sentence"]] == [(at, at + 14), (at, at + 15)]
+    copy = "Report amended.\n" + REPEATED
+    shift = len("Report amended.\n")
+    anchor = make_anchor("n:1", REPEATED, sha256(REPEATED))
+    maps = {"n:1": document_map(anchor, sha256(REPEATED), copy)}
+    outcome = RowAnchoring(maps, {"n:1": len(REPEATED)}).row(stored, Layout(tree, paired), "n1")
+    moved = outcome.row["findings"][0]
+    assert outcome.counts["relocated"] == 3 and not outcome.lost
+    assert (moved["begin"], moved["stop"], moved["sentence_at"]) == (at + shift, at + 14 + shift, at + shift)
+    assert moved["part_places"] == [[at + 6 + shift, at + 14 + shift]] and (moved["start"], moved["end"]) == (0, 5)
+    text, sentence = restore(moved["text"], [copy]), restore(moved["sentence"], [copy])
+    assert copy[moved["begin"] : moved["stop"]] == text == "Small effusion"
+    assert copy[moved["sentence_at"] :].startswith(sentence)
+    part_start, part_end = moved["part_places"][0]
+    assert copy[part_start:part_end] == restore(moved["parts"][0], [copy]) == "effusion"

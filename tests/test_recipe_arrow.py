@@ -22,6 +22,7 @@ from clinical_corpora.schemas.licensed import (
     SOURCE_DOCUMENTS,
     LicensedText,
     licensed_tree,
+    offset_fields,
     text_free_features,
 )
 from clinical_corpora.schemas.spans import Span
@@ -85,7 +86,7 @@ def row_by_row(batch: pa.RecordBatch, documents: list[list[str]], schema: pa.Sch
     stored = batch.to_pylist()
     for row, locators in zip(stored, documents, strict=True):
         texts = [DOCUMENTS[locator] for locator in locators]
-        row_recipes(row, tree, texts)
+        row_recipes(row, tree, texts, offset_fields(Row))
         row[SOURCE_DOCUMENTS] = [{"locator": loc, "sha256": text_sha256(DOCUMENTS[loc])} for loc in locators]
     return pa.RecordBatch.from_pylist(stored, schema=schema)
 
@@ -101,7 +102,7 @@ def test_a_batch_gets_the_row_by_row_recipes_and_restores_to_itself(
     batch = pa.RecordBatch.from_pylist([row for row, _ in data], schema=full.arrow_schema)
     groups = DocumentGroups()
     numbers = np.array([groups.number(locators) for _, locators in data], dtype=np.int64)
-    written = Recipes(DOCUMENTS, groups).batch(batch, tree, text_free, numbers)
+    written = Recipes(DOCUMENTS, groups).batch(batch, tree, offset_fields(Row), text_free, numbers)
     assert written.equals(row_by_row(batch, [locators for _, locators in data], text_free))
     texts = list(DOCUMENTS.values())
     restored = restore_batch(written, tree, full.arrow_schema, texts, {loc: n for n, loc in enumerate(DOCUMENTS)})

@@ -7,12 +7,13 @@ string column is taken out of its lists and structs with the row each value belo
 per distinct (documents of the row, string) in the batch, since a mention's text and sentence repeat in every
 pair it is part of, and where a string lies whole in a document its position is looked up once per
 (document, string). The recipes' ``list<segment>`` arrays are put back under the original offsets and
-validity, so the rows are those :func:`recipe` gives string by string.
+validity, so the rows are those :func:`recipe` gives string by string. A string whose struct holds its offsets
+(the record model marks them, :func:`offset_fields`) is cut at its own place when a document holds it there.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -21,7 +22,17 @@ import pyarrow.compute as pc
 
 from clinical_corpora.core.errors import ClincorpError, excerpt
 from clinical_corpora.core.locators import text_sha256
-from clinical_corpora.schemas.licensed import LEAF, LITERAL, MAX_LITERAL, SOURCE_DOCUMENTS, LicensedTree
+from clinical_corpora.schemas.licensed import (
+    LEAF,
+    LITERAL,
+    MAX_LITERAL,
+    SOURCE_DOCUMENTS,
+    LicensedTree,
+    OffsetFields,
+    StructOffsets,
+    field_path,
+    item_path,
+)
 
 MIN_SLICE = 4
 """Shorter matches are stored as literals: a slice costs three integers, and a few letters are no text."""
@@ -145,17 +156,27 @@ class Recipes:
         self.hashes = {locator: text_sha256(text) for locator, text in documents.items()}
         self._found: dict[tuple[str, str], int] = {}
 
-    def batch(self, batch: pa.RecordBatch, tree: LicensedTree, schema: pa.Schema, groups: np.ndarray) -> pa.RecordBatch:
-        """``batch`` (full) under the text-free ``schema``; ``groups`` numbers each row's documents."""
-        columns = [
-            self._source_documents(groups, field.type)
-            if field.name == SOURCE_DOCUMENTS
-            else self._encode(batch.column(field.name), tree[field.name], groups, field.type)
-            if field.name in tree
-            else batch.column(field.name)
-            for field in schema
-        ]
-        return pa.RecordBatch.from_arrays(columns, schema=schema)
+    def batch(
+        self,
+        batch: pa.RecordBatch,
+        tree: LicensedTree,
+        paired: Mapping[str, StructOffsets],
+        schema: pa.Schema,
+        groups: np.ndarray,
+    ) -> pa.RecordBatch:
+        """``batch`` (full) under the text-free ``schema``; ``groups`` numbers each row's documents; ``paired``
+        says which fields are offsets of which licensed string (:func:`offset_fields` of the record model)."""
+        fields = [field for field in schema if field.name != SOURCE_DOCUMENTS]
+        children = {name: batch.column(name) for name in batch.schema.names}
+        encoded = self._fields(children, tree, groups, fields, paired, "")
+        columns = dict(zip((field.name for field in fields), encoded, strict=True))
+        return pa.RecordBatch.from_arrays(
+            [
+                self._source_documents(groups, field.type) if field.name == SOURCE_DOCUMENTS else columns[field.name]
+                for field in schema
+            ],
+            schema=schema,
+        )
 
     def _source_documents(self, groups: np.ndarray, target: pa.DataType) -> pa.Array:
         distinct, inverse = np.unique(groups, return_inverse=True)
@@ -170,27 +191,52 @@ class Recipes:
         listed = pa.ListArray.from_arrays(pa.array(offsets, pa.int32()), documents, type=target)
         return listed.take(pa.array(inverse.reshape(-1)))
 
-    def _encode(self, array: Any, node: Any, owners: np.ndarray, target: pa.DataType) -> pa.Array:
-        """``array`` with recipes in place of the licensed strings ``node`` names; ``owners`` numbers the
-        documents of each value's row."""
+    def _encode(
+        self,
+        array: Any,
+        node: Any,
+        owners: np.ndarray,
+        target: pa.DataType,
+        paired: Mapping[str, StructOffsets],
+        path: str,
+    ) -> pa.Array:
+        """``array`` (at path ``path`` of the record) with recipes in place of the licensed strings ``node`` names;
+        ``owners`` numbers the documents of each value's row."""
         if node == LEAF:
             return self._recipes(array, owners, target)
         mask = array.is_null() if array.null_count else None
         if isinstance(node, list):
             offsets = array.offsets.to_numpy()
             values = array.values.slice(offsets[0], offsets[-1] - offsets[0])
-            inner = self._encode(values, node[0], np.repeat(owners, np.diff(offsets)), target.value_type)
+            owned = np.repeat(owners, np.diff(offsets))
+            inner = self._encode(values, node[0], owned, target.value_type, paired, item_path(path))
             return pa.ListArray.from_arrays(pa.array(offsets - offsets[0], pa.int32()), inner, type=target, mask=mask)
         children = dict(zip((field.name for field in array.type), array.flatten(), strict=True))
-        encoded = [
-            self._recipes(children[field.name], owners, field.type, _places(children, field.name))
+        encoded = self._fields(children, node, owners, list(target), paired, path)
+        return pa.StructArray.from_arrays(encoded, fields=list(target), mask=mask)
+
+    def _fields(
+        self,
+        children: dict[str, Any],
+        node: LicensedTree,
+        owners: np.ndarray,
+        fields: list[pa.Field],
+        paired: Mapping[str, StructOffsets],
+        path: str,
+    ) -> list[pa.Array]:
+        """The ``children`` of the struct at ``path`` under its text-free ``fields``; a licensed string with offsets
+        in the struct (``paired`` at ``path``) is cut at its own place when a document holds it there."""
+        offsets = paired.get(path, {})
+        return [
+            self._recipes(children[field.name], owners, field.type, _places(children, offsets.get(field.name)))
             if node.get(field.name) == LEAF
-            else self._encode(children[field.name], node[field.name], owners, field.type)
+            else self._encode(
+                children[field.name], node[field.name], owners, field.type, paired, field_path(path, field.name)
+            )
             if field.name in node
             else children[field.name]
-            for field in target
+            for field in fields
         ]
-        return pa.StructArray.from_arrays(encoded, fields=list(target), mask=mask)
 
     def _recipes(self, strings: Any, owners: np.ndarray, target: pa.DataType, places: Any = None) -> pa.Array:
         """One recipe per string (null stays null), made once per distinct (documents, string, place):
@@ -245,17 +291,13 @@ class Recipes:
         return [(s["document"], s["start"], s["end"], s["literal"]) for s in recipe(value, texts)]
 
 
-def _places(children: dict[str, Any], name: str) -> tuple[np.ndarray, np.ndarray] | None:
-    """Where each string of a struct's field ``name`` is (-1 where unknown): ``text`` between integer
-    ``start`` and ``end``, another field from its integer ``<name>_start`` on; None when the struct does not
-    say."""
-    start, end = children.get("start" if name == "text" else f"{name}_start"), children.get("end")
-    if start is None or not pa.types.is_integer(start.type):
+def _places(children: dict[str, Any], offsets: OffsetFields | None) -> tuple[np.ndarray, np.ndarray] | None:
+    """Where each string of a struct's licensed field is (-1 where unknown), from its offset fields: between its
+    start and end, or its own length from its start when it has no end; None when it has no start."""
+    if offsets is None or offsets.start is None:
         return None
-    starts = pc.fill_null(start, -1).to_numpy().astype(np.int64)
-    if name != "text":
-        lengths = pc.fill_null(pc.utf8_length(children[name]), 0).to_numpy().astype(np.int64)
+    starts = pc.fill_null(children[offsets.start], -1).to_numpy().astype(np.int64)
+    if offsets.end is None:
+        lengths = pc.fill_null(pc.utf8_length(children[offsets.licensed]), 0).to_numpy().astype(np.int64)
         return starts, np.where(starts >= 0, starts + lengths, -1)
-    if end is None or not pa.types.is_integer(end.type):
-        return None
-    return starts, pc.fill_null(end, -1).to_numpy().astype(np.int64)
+    return starts, pc.fill_null(children[offsets.end], -1).to_numpy().astype(np.int64)

@@ -65,7 +65,7 @@ from clinical_corpora.core.release_manifest import (
 )
 from clinical_corpora.core.release_records import ValidationRecord, write_validation
 from clinical_corpora.schemas.features import features_for, schema_fingerprint
-from clinical_corpora.schemas.licensed import licensed_paths, licensed_tree, text_free_features
+from clinical_corpora.schemas.licensed import licensed_paths, licensed_tree, offset_fields, text_free_features
 from clinical_corpora.validation.gates import GateResult
 
 
@@ -199,7 +199,7 @@ def write_rows(
     Features."""
     derived = {}
     for config, model in models.items():
-        tree = licensed_tree(model)
+        tree, paired = licensed_tree(model), offset_fields(model)
         derived[config] = features = text_free_features(features_for(model), tree)
         schema = features.arrow_schema
         for split in view.splits(config):
@@ -208,7 +208,7 @@ def write_rows(
                 first = 0
                 for batch in pq.ParquetFile(shard).iter_batches(batch_size=BATCH_ROWS):
                     groups = row_groups[shard][first : first + batch.num_rows]
-                    writer.write(recipes.batch(batch, tree, schema, groups))
+                    writer.write(recipes.batch(batch, tree, paired, schema, groups))
                     first += batch.num_rows
             writer.close()
     return derived

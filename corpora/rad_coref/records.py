@@ -7,13 +7,13 @@ checks every mention against its report and every chain against its mentions.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from clinical_corpora.schemas.bounded import Identifier
-from clinical_corpora.schemas.licensed import LicensedText
-from clinical_corpora.schemas.spans import Offset, Record, Span, span_mismatch, unique_ids
+from clinical_corpora.schemas.licensed import LicensedText, OffsetOf
+from clinical_corpora.schemas.spans import Offset, Record, Span, TextEnd, TextStart, span_mismatch, unique_ids
 
 Modality = Literal["XR", "CT", "CTA", "MR", "US", "OTHER"]
 MentionType = Literal["Finding", "Device"]
@@ -90,11 +90,11 @@ class PairMention(BaseModel):
     charttime: LicensedText
     modality: Modality
     type: MentionType
-    start: Offset
-    end: Offset
+    start: TextStart
+    end: TextEnd
     text: LicensedText
     sentence: LicensedText
-    sentence_start: Offset
+    sentence_start: Annotated[Offset, OffsetOf("sentence", "start")]
 
     @model_validator(mode="after")
     def _inside_sentence(self) -> PairMention:

@@ -1,5 +1,5 @@
 """Where each of the maintainer's characters is in the user's copy: the map re-anchoring builds for one document
-(``relocate.py``) and reads to move spans (``rows.py``, ``passages.py``)."""
+(``relocate.py``) and reads to move spans (``rows.py``, ``moved.py``, ``passages.py``)."""
 
 from __future__ import annotations
 

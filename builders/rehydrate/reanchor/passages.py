@@ -1,9 +1,11 @@
 """Offsets that count in several documents joined: BigBio's knowledge-base rows.
 
-A BigBio row lists its passages, each a whole document with the ``[start, end]`` it takes in the documents
-joined (one separator between them), and every entity, event trigger and relation fragment counts its
-``offsets`` in that joined text. When one document of the row differs in the user's copy, the passages after
-it move by as much as it grew, and a fragment inside it moves where the document's map puts it.
+A BigBio row lists its ``passages``, each a whole document with the ``[start, end]`` it takes in the documents
+joined (one separator between them), and every entity, event trigger and relation fragment counts its offset
+pairs in that joined text. Which field of a struct holds the pairs of which list of licensed strings is what
+the record model marks (``OffsetOf(..., "pairs")``, :func:`offset_fields`). When one document of the row differs
+in the user's copy, the passages after it move by as much as it grew, and a fragment inside it moves where the
+document's map puts it.
 
 Here a row's passages are read once; each fragment's text is re-cut from its own place in the passage its
 offsets fall in (the record model says the joined text holds it there; its recipe may cut it from an earlier
@@ -13,14 +15,26 @@ into the joined user copies.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from clinical_corpora.builders.rehydrate.reanchor.maps import DocumentMap
-from clinical_corpora.schemas.licensed import LITERAL, SOURCE_DOCUMENTS
+from clinical_corpora.schemas.licensed import (
+    LEAF,
+    LITERAL,
+    LicensedTree,
+    StructOffsets,
+    item_path,
+    licensed_structs,
+)
 
 Pair = tuple[int, int]
+Fragments = tuple[str, str]
+"""A struct's list of licensed strings and the field of their offset pairs."""
+
+PASSAGES = "passages"
+"""BigBio's column of a row's passages: their texts joined are the text the row's offset pairs count in."""
 
 
 @dataclass(frozen=True)
@@ -83,13 +97,22 @@ def _point(document: DocumentMap, position: int) -> Pair | None:
 
 
 def joined_passages(
-    row: dict[str, Any], locators: list[str], maps: dict[str, DocumentMap], originals: dict[str, int]
+    row: dict[str, Any],
+    locators: list[str],
+    maps: dict[str, DocumentMap],
+    originals: dict[str, int],
+    paired: Mapping[str, StructOffsets],
 ) -> Passages | None:
     """The row's passages when it has some (structs of one whole-document text and one offset pair, in
-    order, not overlapping) and one of their documents differs; None otherwise."""
+    order, not overlapping) and one of their documents differs; None otherwise. ``paired`` is
+    :func:`offset_fields` of the record model."""
+    offsets = paired.get(item_path(PASSAGES), {}).values()
+    fragments = [(fields.licensed, pairs) for fields in offsets if (pairs := fields.pairs) is not None]
+    if len(fragments) != 1:
+        return None
     found = []
-    for item in row.get("passages") or []:
-        passage = _passage(item, locators, originals)
+    for item in row.get(PASSAGES) or []:
+        passage = _passage(item, fragments[0], locators, originals)
         if passage is None:
             return None
         found.append(passage)
@@ -108,47 +131,48 @@ def joined_passages(
     return Passages(passages)
 
 
-def _passage(item: Any, locators: list[str], originals: dict[str, int]) -> tuple[int, int, int] | None:
+def _passage(
+    item: Any, fragments: Fragments, locators: list[str], originals: dict[str, int]
+) -> tuple[int, int, int] | None:
     """(start, end, document) of a passage whose one text is one whole document, else None."""
-    if (
-        not isinstance(item, dict)
-        or not isinstance(item.get("text"), list)
-        or not isinstance(item.get("offsets"), list)
-    ):
+    texts, pairs = fragments
+    if not isinstance(item, dict) or not isinstance(item.get(texts), list) or not isinstance(item.get(pairs), list):
         return None
-    if len(item["text"]) != 1 or len(item["offsets"]) != 1 or not item["text"][0] or len(item["text"][0]) != 1:
+    if len(item[texts]) != 1 or len(item[pairs]) != 1 or not item[texts][0] or len(item[texts][0]) != 1:
         return None
-    segment, pair = item["text"][0][0], item["offsets"][0]
+    segment, pair = item[texts][0][0], item[pairs][0]
     if segment["document"] == LITERAL or segment["start"] != 0 or pair is None or pair[1] - pair[0] != segment["end"]:
         return None
     whole = originals.get(locators[segment["document"]], segment["end"])
     return (pair[0], pair[1], segment["document"]) if segment["end"] == whole else None
 
 
-def recut_fragments(row: dict[str, Any], passages: Passages) -> None:
+def recut_fragments(
+    row: dict[str, Any], passages: Passages, tree: LicensedTree, paired: Mapping[str, StructOffsets]
+) -> None:
     """Every fragment's text (a recipe beside its offset pair) cut from its own place in its passage."""
-    for struct in _fragment_structs(row):
-        for index, pair in enumerate(struct["offsets"]):
-            recipe = struct["text"][index] if index < len(struct["text"]) else None
+    for struct, (texts, pairs) in _fragment_structs(row, tree, paired):
+        for index, pair in enumerate(struct[pairs]):
+            recipe = struct[texts][index] if index < len(struct[texts]) else None
             if pair is None or recipe is None:
                 continue
             passage = passages.holding(pair[0], pair[1])
             if passage is None or (pair[0], pair[1]) == (passage.start, passage.end) or pair[0] >= pair[1]:
                 continue
             start = pair[0] - passage.start
-            struct["text"][index] = [
+            struct[texts][index] = [
                 {"document": passage.document, "start": start, "end": start + pair[1] - pair[0], "literal": None}
             ]
 
 
-def _fragment_structs(value: Any) -> Iterator[dict[str, Any]]:
-    """Every struct holding a list of texts beside a list of offset pairs (passages, entities, triggers)."""
-    if isinstance(value, dict):
-        if isinstance(value.get("text"), list) and isinstance(value.get("offsets"), list):
-            yield value
-        for key, item in value.items():
-            if key != SOURCE_DOCUMENTS:
-                yield from _fragment_structs(item)
-    elif isinstance(value, list):
-        for item in value:
-            yield from _fragment_structs(item)
+def _fragment_structs(
+    row: dict[str, Any], tree: LicensedTree, paired: Mapping[str, StructOffsets]
+) -> Iterator[tuple[dict[str, Any], Fragments]]:
+    """Every struct of a stored row holding a list of licensed strings beside the list of their offset pairs
+    (passages, entities, triggers), with the two fields."""
+    for struct, node, path in licensed_structs(row, tree):
+        for fields in paired.get(path, {}).values():
+            texts, pairs = fields.licensed, fields.pairs
+            if pairs is not None and node.get(texts) == [LEAF]:
+                if isinstance(struct.get(texts), list) and isinstance(struct.get(pairs), list):
+                    yield struct, (texts, pairs)

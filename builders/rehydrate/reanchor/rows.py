@@ -10,117 +10,56 @@ A row's licensed strings are classed one by one:
 - **lost**: anything else. A lost string is written as null, and so are the offsets paired with it, so it
   is never presented as text the maintainer released; each is named (record, field, locator and offsets).
 
-Offsets paired with a string move with it: ``start``/``end`` beside ``text`` (every :class:`Span`),
-``<name>_start`` beside ``<name>``, and BigBio's ``offsets`` beside its list of ``text``. They count from
-the start of the document the string is cut from (what a record text that is a whole document gives), or
-from the start of a passage cut from it (:class:`Frames`), or in a BigBio row's passages joined
-(``reanchor_passages.py``); a span beside a sentence with its own ``<name>_start`` is re-cut from the
-sentence's document (every record model keeps that convention: ``<name>_start`` is where ``<name>`` starts
-in the text its sibling ``start``/``end`` count in, and the model checks it). They move where the map puts
-those characters, or by as much as the string's slice moved when the map does not confirm them. The caller
-checks each row against its record model, so a row where they count from elsewhere is left out rather than
-written wrong.
+Offsets paired with a string move with it. Which fields they are is what the record model marks beside the
+string (``OffsetOf``, read through :func:`offset_fields`), whatever they are named: a start and an end (a
+span: every :class:`Span`'s ``start``/``end`` of its ``text``), a start alone (a string that runs its own
+length from it: a mention pair's ``sentence_start``), or a list of ``[start, end]`` pairs beside a list of
+strings (BigBio's ``offsets``). They count from the start of the document the string is cut from (what a
+record text that is a whole document gives), or from the start of a passage cut from it (:class:`Frames`),
+or in a BigBio row's passages joined (``passages.py``); a span beside a string with a start alone (its
+sentence) is re-cut from that string's document (a start alone is where the string starts in the text the
+spans beside it count in, and the record model checks it). They move where the map puts those characters,
+or by as much as the string's slice moved when the map does not confirm them. The caller checks each row
+against its record model, so a row where they count from elsewhere is left out rather than written wrong.
 """
 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from clinical_corpora.builders.rehydrate.reanchor.maps import DocumentMap
-from clinical_corpora.builders.rehydrate.reanchor.passages import Passages, joined_passages, recut_fragments
-from clinical_corpora.schemas.licensed import LEAF, LITERAL, SOURCE_DOCUMENTS, LicensedTree
+from clinical_corpora.builders.rehydrate.reanchor.moved import Change, Frames, Moved, Pair, Several, row_frames
+from clinical_corpora.builders.rehydrate.reanchor.passages import (
+    Fragments,
+    Passages,
+    joined_passages,
+    recut_fragments,
+)
+from clinical_corpora.schemas.licensed import (
+    LEAF,
+    LITERAL,
+    SOURCE_DOCUMENTS,
+    LicensedTree,
+    OffsetFields,
+    StructOffsets,
+    field_path,
+    item_path,
+)
 
 CLASSES: tuple[Literal["exact", "relocated", "replaced", "lost"], ...] = ("exact", "relocated", "replaced", "lost")
 NOT_CONFIRMED = "not every character is confirmed, consecutively, in your copy"
 
-Pair = tuple[int, int]
-
 
 @dataclass(frozen=True)
-class Frames:
-    """Per document, where the row's strings cut from it in one slice start (offsets may count from one of
-    them), and the one most of its spans count from (its passage), if any."""
+class Layout:
+    """Where a record model holds licensed strings (:func:`licensed_tree`) and which fields are their offsets
+    (:func:`offset_fields`)."""
 
-    starts: frozenset[int] = frozenset()
-    usual: int | None = None
-
-
-@dataclass(frozen=True)
-class Moved:
-    """A string cut in one slice (``segment``) from a differing document: the slice before and after (None:
-    lost), and whether it is the whole document."""
-
-    document: DocumentMap
-    locator: str
-    segment: dict[str, Any]
-    new: Pair | None
-    whole: bool = False
-    frames: Frames = Frames()
-
-    @property
-    def old(self) -> Pair:
-        return self.segment["start"], self.segment["end"]
-
-    def pair(self, start: int, end: int) -> tuple[Pair | None, Pair, Pair]:
-        """(the row's offsets of a span ``[start, end)`` paired with the string, the probe's, the slice of the
-        user's copy the probe's text is cut from). The offsets count from the document's start, or from a
-        frame's (:attr:`frames`) when the string's slice starts that far after them, or when it is cut from
-        elsewhere (an earlier occurrence) in a row whose spans count from one: they go where the map
-        puts their characters, else move as far as the string's slice (a lost one: as far as the confirmed
-        character nearest it)."""
-        origin = self.old[0] - start
-        if not self.whole and origin > 0 and origin in self.frames.starts:
-            return self._framed(start, end, origin)
-        if not self.whole and self.frames.usual is not None and (start, end) != self.old:
-            return self._framed(start, end, self.frames.usual)
-        own = None if self.whole or start >= end else self.document.segment(start, end)
-        if self.new is None or (own is None and not self.whole and (start, end) != self.old):
-            placed = own or self.placed(start, end)
-            return None, placed, placed
-        moved = own or (start + self.new[0] - self.old[0], end + self.new[1] - self.old[1])
-        return moved, moved, moved
-
-    def _framed(self, start: int, end: int, origin: int) -> tuple[Pair | None, Pair, Pair]:
-        """:meth:`pair` for offsets counting from ``origin`` of the maintainer's document (a passage's start),
-        which must map into the user's copy for them to count from its place there."""
-        own = self.document.segment(origin + start, origin + end)
-        new_origin = int(self.document.to_user[origin])
-        if self.new is None or own is None or new_origin < 0:
-            placed = self.placed(origin + start, origin + end)
-            probe_origin = self.placed(origin, origin)[0]
-            return None, (placed[0] - probe_origin, placed[1] - probe_origin), placed
-        moved = (own[0] - new_origin, own[1] - new_origin)
-        return moved, moved, own
-
-    def offset(self, start: int) -> tuple[int | None, Pair]:
-        """(the row's position of a ``<name>_start`` paired with the string, where the probe puts the string)."""
-        to_user = self.document.to_user
-        own = int(to_user[start]) if not self.whole and 0 <= start < len(to_user) and to_user[start] >= 0 else None
-        if self.new is None or (own is None and not self.whole and start != self.old[0]):
-            return None, self.placed(start, start + self.old[1] - self.old[0])
-        return (own if own is not None else start + self.new[0] - self.old[0]), (0, 0)
-
-    def placed(self, start: int, end: int) -> Pair:
-        """Where the probe puts ``[start, end)`` (:meth:`DocumentMap.placed`)."""
-        return self.document.placed(start, end)
-
-    def probe_text(self, start: int, end: int) -> list[dict[str, Any]]:
-        """The probe's recipe of a lost string whose offsets the probe puts at ``[start, end)``: the user's
-        text there."""
-        return [{**self.segment, "start": start, "end": end}]
-
-
-@dataclass(frozen=True)
-class Several:
-    """A string cut in several slices with one from a differing document: offsets cannot follow it."""
-
-    lost: bool
-
-
-Change = Moved | Several | None
-"""What became of one string (None: nothing, it names no differing document)."""
+    tree: LicensedTree
+    paired: Mapping[str, StructOffsets]
 
 
 @dataclass
@@ -145,40 +84,14 @@ class RowAnchoring:
     def touches(self, row_documents: list[dict[str, Any]]) -> bool:
         return any(document["locator"] in self.maps for document in row_documents)
 
-    def row(self, row: dict[str, Any], tree: LicensedTree, where: str) -> RowOutcome:
+    def row(self, row: dict[str, Any], layout: Layout, where: str) -> RowOutcome:
         locators = [document["locator"] for document in row[SOURCE_DOCUMENTS]]
-        passages = joined_passages(row, locators, self.maps, self.originals)
+        passages = joined_passages(row, locators, self.maps, self.originals, layout.paired)
         if passages is not None:
-            recut_fragments(row, passages)
+            recut_fragments(row, passages, layout.tree, layout.paired)
         outcome = RowOutcome(row, _copy(row))
-        _Walk(self, locators, outcome, where, passages).struct(row, outcome.probe, tree)
+        _Walk(self, locators, outcome, where, passages, layout).struct(row, outcome.probe, layout.tree)
         return outcome
-
-
-def _frames(row: dict[str, Any], locators: list[str]) -> dict[str, Frames]:
-    """Per document of the row, its :class:`Frames`: where its one-slice strings start, and the origin its
-    spans' offsets count from most often (a slice start that far before their own slices)."""
-    starts: dict[str, set[int]] = {}
-    origins: dict[str, Counter[int]] = {}
-    stack: list[Any] = [value for key, value in row.items() if key != SOURCE_DOCUMENTS]
-    while stack:
-        value = stack.pop()
-        if isinstance(value, dict):
-            stack += value.values()
-            text, start = value.get("text"), value.get("start")
-            if isinstance(start, int) and isinstance(text, list) and len(text) == 1 and isinstance(text[0], dict):
-                if text[0].get("document", LITERAL) != LITERAL and text[0]["start"] > start:
-                    origins.setdefault(locators[text[0]["document"]], Counter())[text[0]["start"] - start] += 1
-        elif isinstance(value, list) and len(value) == 1 and isinstance(value[0], dict) and "literal" in value[0]:
-            if value[0]["document"] != LITERAL:
-                starts.setdefault(locators[value[0]["document"]], set()).add(value[0]["start"])
-        elif isinstance(value, list):
-            stack += value
-    frames = {}
-    for locator, found in starts.items():
-        counted = [(count, origin) for origin, count in origins.get(locator, Counter()).items() if origin in found]
-        frames[locator] = Frames(frozenset(found), max(counted)[1] if counted else None)
-    return frames
 
 
 def _copy(value: Any) -> Any:
@@ -191,157 +104,230 @@ def _copy(value: Any) -> Any:
 
 class _Walk:
     def __init__(
-        self, anchoring: RowAnchoring, locators: list[str], outcome: RowOutcome, where: str, passages: Passages | None
+        self,
+        anchoring: RowAnchoring,
+        locators: list[str],
+        outcome: RowOutcome,
+        where: str,
+        passages: Passages | None,
+        layout: Layout,
     ) -> None:
         self.anchoring, self.locators, self.outcome, self.where = anchoring, locators, outcome, where
-        self.passages = passages
-        self.frames = _frames(outcome.row, locators)
+        self.passages, self.paired = passages, layout.paired
+        self.frames = row_frames(outcome.row, layout.tree, layout.paired, locators)
 
-    def value(self, parent: Any, probe: Any, key: Any, node: Any, path: str) -> Any:
-        """Move the recipes under ``parent[key]`` (and ``probe[key]``): the Change of a string, a list of
-        those for a list of strings, None otherwise."""
+    def value(self, parent: Any, probe: Any, key: Any, node: Any, path: str, shape: str) -> Any:
+        """Move the recipes under ``parent[key]`` (and ``probe[key]``; ``path`` names it in the row, ``shape`` in
+        the record model): the Change of a string, a list of those for a list of strings, None otherwise."""
         item = parent[key]
         if item is None:
             return None
         if node == LEAF:
             return self.string(parent, probe, key, path)
         if isinstance(node, list):
-            return [self.value(item, probe[key], index, node[0], f"{path}[{index}]") for index in range(len(item))]
-        self.struct(item, probe[key], node, path)
+            shape = item_path(shape)
+            return [self.value(item, probe[key], i, node[0], f"{path}[{i}]", shape) for i in range(len(item))]
+        self.struct(item, probe[key], node, path, shape)
         return None
 
-    def struct(self, struct: dict[str, Any], probe: dict[str, Any], node: LicensedTree, path: str = "") -> None:
-        """Walk a struct's licensed fields, then move the offsets paired with them."""
-        self._cut_from_frame(struct, probe, node)
+    def struct(
+        self, struct: dict[str, Any], probe: dict[str, Any], node: LicensedTree, path: str = "", shape: str = ""
+    ) -> None:
+        """Walk a struct's licensed fields, then move the offsets paired with them (``shape``: the struct's path
+        in the record model, where :func:`offset_fields` says which they are)."""
+        offsets = self.paired.get(shape, {})
+        self._cut_from_frame(struct, probe, node, offsets)
         changes = {
-            name: self.value(struct, probe, name, child, f"{path}.{name}" if path else name)
+            name: self.value(struct, probe, name, child, field_path(path, name), field_path(shape, name))
             for name, child in node.items()
         }
         sibling = next(
-            (c for n, c in changes.items() if isinstance(c, Moved) and not c.whole and f"{n}_start" in struct), None
+            (
+                change
+                for name, change in changes.items()
+                if isinstance(change, Moved)
+                and not change.whole
+                and name in offsets
+                and offsets[name].start_only is not None
+            ),
+            None,
         )
         for name, change in changes.items():
-            where = f"{path}.{name}" if path else name
-            if name == "text" and change is None and sibling is not None and "start" in struct and "end" in struct:
-                self._move_span_by(struct, probe, sibling, where)
-            if name == "text" and isinstance(change, list) and isinstance(struct.get("offsets"), list):
-                for index, item in enumerate(change):
-                    self._move_fragment(struct, probe, index, item, f"{where}[{index}]")
-            elif name == "text" and "start" in struct and "end" in struct and change is not None:
-                self._move_span(struct, probe, change, where)
-            if f"{name}_start" in struct and change is not None:
-                self._move_start(struct, probe, f"{name}_start", change, where)
+            if name in offsets:
+                self._move_offsets(struct, probe, offsets[name], change, sibling, field_path(path, name))
 
-    def _cut_from_frame(self, struct: dict[str, Any], probe: dict[str, Any], node: LicensedTree) -> None:
-        """A span beside a string with its own ``<name>_start`` (its sentence, in its report), inside it: the
-        record model says the span's text is that document's at the span's offsets, so it is cut from there
-        (its recipe may cut it from an earlier occurrence elsewhere), and follows that document's map."""
-        start, end, recipe = struct.get("start"), struct.get("end"), struct.get("text")
-        if node.get("text") != LEAF or not isinstance(start, int) or not isinstance(end, int) or not recipe:
+    def _move_offsets(
+        self,
+        struct: dict[str, Any],
+        probe: dict[str, Any],
+        fields: OffsetFields,
+        change: Change | list[Change],
+        sibling: Moved | None,
+        path: str,
+    ) -> None:
+        """Move the offsets of one string (``fields``) as it changed; a span whose string did not change moves
+        with a sibling string with a start alone that did (:meth:`_move_span_by`)."""
+        text, span, start, pairs = fields.licensed, fields.span, fields.start_only, fields.pairs
+        if pairs is not None and isinstance(change, list) and isinstance(struct.get(pairs), list):
+            for index, item in enumerate(change):
+                self._move_fragment(struct, probe, (text, pairs), index, item, f"{path}[{index}]")
+        elif span is not None and change is None and sibling is not None:
+            self._move_span_by(struct, probe, text, span, sibling, path)
+        elif span is not None and isinstance(change, Moved | Several):
+            self._move_span(struct, probe, text, span, change, path)
+        elif start is not None and isinstance(change, Moved | Several):
+            self._move_start(struct, probe, text, start, change, path)
+
+    def _cut_from_frame(
+        self, struct: dict[str, Any], probe: dict[str, Any], node: LicensedTree, offsets: StructOffsets
+    ) -> None:
+        """A span beside a string with a start alone (its sentence, in its report), inside it: the record model
+        says the span's text is that document's at the span's offsets, so it is cut from there (its recipe may
+        cut it from an earlier occurrence elsewhere), and follows that document's map."""
+        frames = [
+            (fields.licensed, start)
+            for fields in offsets.values()
+            if (start := fields.start_only) is not None and node.get(fields.licensed) == LEAF
+        ]
+        for fields in offsets.values():
+            if fields.span is not None and node.get(fields.licensed) == LEAF:
+                self._cut_span(struct, probe, fields.licensed, fields.span, frames)
+
+    def _cut_span(
+        self,
+        struct: dict[str, Any],
+        probe: dict[str, Any],
+        text: str,
+        span: tuple[str, str],
+        frames: list[tuple[str, str]],
+    ) -> None:
+        """:meth:`_cut_from_frame` of the span ``text`` between fields ``span``, in the first of ``frames`` (each a
+        string and its start field) holding it."""
+        start, end, recipe = struct.get(span[0]), struct.get(span[1]), struct.get(text)
+        if not isinstance(start, int) or not isinstance(end, int) or not recipe:
             return
-        for name in node:
-            frame, frame_start = struct.get(name), struct.get(f"{name}_start")
-            if node[name] != LEAF or not isinstance(frame, list) or len(frame) != 1 or frame_start is None:
+        for name, name_start in frames:
+            frame, frame_start = struct.get(name), struct.get(name_start)
+            if not isinstance(frame, list) or len(frame) != 1 or frame_start is None:
                 continue
             segment = frame[0]
             involved = [s["document"] for s in (*recipe, segment) if s["document"] != LITERAL]
             if segment["document"] == LITERAL or not any(self.locators[d] in self.anchoring.maps for d in involved):
                 continue
             if segment["start"] == frame_start <= start <= end <= segment["end"]:
-                struct["text"] = [{**segment, "start": start, "end": end}]
-                probe["text"] = _copy(struct["text"])
+                struct[text] = [{**segment, "start": start, "end": end}]
+                probe[text] = _copy(struct[text])
                 return
 
-    def _move_span(self, struct: dict[str, Any], probe: dict[str, Any], change: Change, path: str) -> None:
-        if struct["start"] is None or struct["end"] is None:
+    def _move_span(
+        self,
+        struct: dict[str, Any],
+        probe: dict[str, Any],
+        text: str,
+        span: tuple[str, str],
+        change: Moved | Several,
+        path: str,
+    ) -> None:
+        """The ``span`` (start and end fields) of string ``text``, which changed."""
+        start, end = span
+        if struct[start] is None or struct[end] is None:
             return
         if isinstance(change, Several):
-            self._lose_after_all(struct, "text", change, path)
-            struct["start"] = struct["end"] = None
+            self._lose_after_all(struct, text, change, path)
+            struct[start] = struct[end] = None
             return
-        assert change is not None
-        row, placed, cut = change.pair(struct["start"], struct["end"])
+        row, placed, cut = change.pair(struct[start], struct[end])
         if row is None:
-            self._lose_found(struct, "text", change, (struct["start"], struct["end"]), path)
-            probe["start"], probe["end"] = placed
-            probe["text"] = change.probe_text(*cut)
+            self._lose_found(struct, text, change, (struct[start], struct[end]), path)
+            probe[start], probe[end] = placed
+            probe[text] = change.probe_text(*cut)
         else:
-            probe["start"], probe["end"] = row
-        struct["start"], struct["end"] = row if row is not None else (None, None)
+            probe[start], probe[end] = row
+        struct[start], struct[end] = row if row is not None else (None, None)
 
-    def _move_span_by(self, struct: dict[str, Any], probe: dict[str, Any], sibling: Moved, path: str) -> None:
+    def _move_span_by(
+        self, struct: dict[str, Any], probe: dict[str, Any], text: str, span: tuple[str, str], sibling: Moved, path: str
+    ) -> None:
         """A span whose text is cut from a document that did not change (an earlier occurrence elsewhere) beside
-        a string with its own ``<name>_start`` cut from one that did (its sentence and where the sentence
-        starts): its offsets count in that document, where the map must confirm its characters, or it is
-        lost."""
-        if struct["start"] is None or struct["end"] is None or struct["start"] >= struct["end"]:
+        a string with a start alone cut from one that did (its sentence and where the sentence starts): its
+        offsets count in that document, where the map must confirm its characters, or it is lost."""
+        start, end = span
+        if struct[start] is None or struct[end] is None or struct[start] >= struct[end]:
             return
-        own = sibling.document.segment(struct["start"], struct["end"])
+        own = sibling.document.segment(struct[start], struct[end])
         if own is not None:
-            struct["start"], struct["end"] = probe["start"], probe["end"] = own
+            struct[start], struct[end] = probe[start], probe[end] = own
             return
-        self._lose(path, NOT_CONFIRMED, [(sibling.locator, struct["start"], struct["end"])], was="exact")
-        placed = sibling.placed(struct["start"], struct["end"])
-        probe["start"], probe["end"] = placed
-        probe["text"] = sibling.probe_text(*placed)
-        struct["text"] = struct["start"] = struct["end"] = None
+        self._lose(path, NOT_CONFIRMED, [(sibling.locator, struct[start], struct[end])], was="exact")
+        placed = sibling.placed(struct[start], struct[end])
+        probe[start], probe[end] = placed
+        probe[text] = sibling.probe_text(*placed)
+        struct[text] = struct[start] = struct[end] = None
 
-    def _move_start(self, struct: dict[str, Any], probe: dict[str, Any], name: str, change: Change, path: str) -> None:
-        if struct[name] is None:
+    def _move_start(
+        self, struct: dict[str, Any], probe: dict[str, Any], text: str, start: str, change: Moved | Several, path: str
+    ) -> None:
+        """The ``start`` field of string ``text`` (which has no end field), which changed."""
+        if struct[start] is None:
             return
         if isinstance(change, Several):
-            self._lose_after_all(struct, name.removesuffix("_start"), change, path)
-            struct[name] = None
+            self._lose_after_all(struct, text, change, path)
+            struct[start] = None
             return
-        assert change is not None
-        row, placed = change.offset(struct[name])
+        row, placed = change.offset(struct[start])
         if row is None:
-            self._lose_found(struct, name.removesuffix("_start"), change, (struct[name], struct[name]), path)
-        struct[name] = probe[name] = row
+            self._lose_found(struct, text, change, (struct[start], struct[start]), path)
+        struct[start] = probe[start] = row
         if row is None:
-            probe[name] = placed[0]
-            probe[name.removesuffix("_start")] = change.probe_text(*placed)
+            probe[start] = placed[0]
+            probe[text] = change.probe_text(*placed)
 
     def _move_fragment(
-        self, struct: dict[str, Any], probe: dict[str, Any], index: int, change: Change, path: str
+        self, struct: dict[str, Any], probe: dict[str, Any], fragments: Fragments, index: int, change: Change, path: str
     ) -> None:
-        """BigBio's ``offsets[index]`` beside ``text[index]``: in the joined passages when the row has them
-        (``reanchor_passages.py``), else in the document its text is cut from."""
-        pairs = struct["offsets"]
+        """The offset pair ``index`` of the list of strings ``fragments`` names (strings and pairs field), beside
+        its string: in the joined passages when the row has them (``passages.py``), else in the document its
+        string is cut from."""
+        texts, pairs_field = fragments
+        pairs = struct[pairs_field]
         passages = self.passages
         if passages is None or index >= len(pairs) or pairs[index] is None or isinstance(change, Several):
-            self._move_pair(struct, probe, index, change, path)
+            self._move_pair(struct, probe, fragments, index, change, path)
             return
         start, end = pairs[index]
         if passages.holding(start, end) is None:
-            self._move_pair(struct, probe, index, change, path)
+            self._move_pair(struct, probe, fragments, index, change, path)
             return
         moved = passages.moved(start, end)
         if moved is not None and (not isinstance(change, Moved) or change.new is not None):
-            pairs[index] = probe["offsets"][index] = list(moved)
+            pairs[index] = probe[pairs_field][index] = list(moved)
             return
         if isinstance(change, Moved):
-            self._lose_found(struct["text"], index, change, (start, end), path)
+            self._lose_found(struct[texts], index, change, (start, end), path)
         placed, segment = passages.placed(start, end)
-        probe["offsets"][index], probe["text"][index] = list(placed), [segment]
+        probe[pairs_field][index], probe[texts][index] = list(placed), [segment]
         pairs[index] = None
 
-    def _move_pair(self, struct: dict[str, Any], probe: dict[str, Any], index: int, change: Change, path: str) -> None:
-        """BigBio's ``offsets[index]`` beside ``text[index]``."""
-        pairs = struct["offsets"]
+    def _move_pair(
+        self, struct: dict[str, Any], probe: dict[str, Any], fragments: Fragments, index: int, change: Change, path: str
+    ) -> None:
+        """The offset pair ``index`` of the list of strings ``fragments`` names, in the document its string is
+        cut from."""
+        texts, pairs_field = fragments
+        pairs = struct[pairs_field]
         if change is None or index >= len(pairs) or pairs[index] is None:
             return
         if isinstance(change, Several):
-            self._lose_after_all(struct["text"], index, change, path)
+            self._lose_after_all(struct[texts], index, change, path)
             pairs[index] = None
             return
         row, placed, cut = change.pair(pairs[index][0], pairs[index][1])
         if row is None:
-            self._lose_found(struct["text"], index, change, tuple(pairs[index]), path)
-            probe["offsets"][index] = list(placed)
-            probe["text"][index] = change.probe_text(*cut)
+            self._lose_found(struct[texts], index, change, tuple(pairs[index]), path)
+            probe[pairs_field][index] = list(placed)
+            probe[texts][index] = change.probe_text(*cut)
         else:
-            probe["offsets"][index] = list(row)
+            probe[pairs_field][index] = list(row)
         pairs[index] = None if row is None else list(row)
 
     def _lose_found(self, parent: Any, key: Any, change: Moved, place: tuple[int, ...], path: str) -> None:

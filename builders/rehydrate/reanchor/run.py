@@ -3,7 +3,7 @@ from the maintainer's, moving every span the anchors confirm and naming every on
 
 The documents whose text matches its recorded sha256 restore as in a strict rehydration. For each other
 document present in the sources, the release's anchors (``anchors.py``) map the maintainer's characters into
-the user's copy (``relocate.py``) and each row using it is re-anchored (``reanchor_rows.py``); the row is
+the user's copy (``relocate.py``) and each row using it is re-anchored (``rows.py``); the row is
 then restored and checked against its record model with every lost string placed where its neighbours
 moved, and left out (named, with the reason) when the check fails. A row using a document the sources lack,
 or one the release holds no anchors for, is left out.
@@ -28,7 +28,7 @@ from pydantic import BaseModel, ValidationError
 
 from clinical_corpora.builders.rehydrate.reanchor.maps import DocumentMap
 from clinical_corpora.builders.rehydrate.reanchor.relocate import document_map
-from clinical_corpora.builders.rehydrate.reanchor.rows import CLASSES, RowAnchoring
+from clinical_corpora.builders.rehydrate.reanchor.rows import CLASSES, Layout, RowAnchoring
 from clinical_corpora.builders.rehydrate.restore import restore_batch
 from clinical_corpora.builders.rehydrate.restoring import Restoring
 from clinical_corpora.builders.rehydrate.rows import RestoredRows
@@ -37,7 +37,7 @@ from clinical_corpora.builders.text_free.anchors import ANCHORS_FILE, read_ancho
 from clinical_corpora.core.errors import record_name
 from clinical_corpora.core.release_records import write_json_lines
 from clinical_corpora.schemas.features import LabelIdError, row_decoder
-from clinical_corpora.schemas.licensed import SOURCE_DOCUMENTS, licensed_tree
+from clinical_corpora.schemas.licensed import SOURCE_DOCUMENTS, licensed_tree, offset_fields
 
 REPORT_FILE: Final = "re-anchored.jsonl"
 BATCH_ROWS = 2_000
@@ -127,6 +127,7 @@ class _ConfigRows:
     ) -> None:
         self.model, self.anchoring, self.unusable, self.report = model, anchoring, unusable, report
         self.tree, self.schema = licensed_tree(model), features.arrow_schema
+        self.layout = Layout(self.tree, offset_fields(model))
         self.id_field = getattr(model, "id_field", "id")
         self.decode = row_decoder(features)
         self.restored = RestoredRows(model, features)
@@ -179,7 +180,7 @@ class _ConfigRows:
         if unusable is not None:
             self._leave_out(row, where, unusable)
             return None
-        outcome = self.anchoring.row(row, self.tree, where)
+        outcome = self.anchoring.row(row, self.layout, where)
         problem = self._probe_problem(outcome.probe, schema, texts, index)
         if problem is not None:
             self._leave_out(row, where, f"its re-anchored offsets do not hold under its record model: {problem}")
