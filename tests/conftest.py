@@ -12,6 +12,8 @@ import pytest
 from hypothesis import settings
 
 from clinical_corpora.builders.plugins import all_corpora, find_corpus
+from clinical_corpora.builders.rehydrate.request import RehydrateRequest
+from clinical_corpora.builders.rehydrate.run import rehydrate
 from clinical_corpora.builders.release.inputs import resolve_sources
 from clinical_corpora.builders.release.pipeline import Outcome, run
 from clinical_corpora.builders.release.request import ReleaseRequest
@@ -69,9 +71,40 @@ def sample_release(tmp_path_factory: pytest.TempPathFactory) -> SampleRelease:
     return release
 
 
+SampleVariant = Callable[[str, str], Path]
+
+
+@pytest.fixture(scope="session")
+def sample_variant(sample_release: SampleRelease, tmp_path_factory: pytest.TempPathFactory) -> SampleVariant:
+    """``sample_variant(corpus, variant)``: a registered corpus's sample release (``"full"``, a copy in a folder
+    of its own), its text-free variant beside it (``"text-free"``) or the release rehydrated from that
+    (``"rehydrated"``), each made once per session and shared: read them, or copy them before changing anything."""
+    made: dict[tuple[str, str], Path] = {}
+
+    def variant(name: str, kind: str) -> Path:
+        if (name, kind) not in made:
+            corpus = find_corpus(name)
+            if kind == "full":
+                folder = sample_release(name).folder
+                made[name, kind] = Path(shutil.copytree(folder, tmp_path_factory.mktemp(name) / name / folder.name))
+            elif kind == "text-free":
+                made[name, kind] = release_text_free(corpus, variant(name, "full"), resolve_sources(corpus, {})).folder
+            else:
+                out = tmp_path_factory.mktemp(f"rehydrated-{name}")
+                made[name, kind] = rehydrate(RehydrateRequest(variant(name, "text-free"), out)).folder
+        return made[name, kind]
+
+    return variant
+
+
+def copy_beside(full: Path, text_free: Path, into: Path) -> tuple[Path, Path]:
+    """Copies of a full release and its text-free variant, side by side under ``into/<corpus>/`` as
+    ``clincorp release --text-free`` writes them."""
+    corpus = into / full.parent.name
+    return Path(shutil.copytree(full, corpus / full.name)), Path(shutil.copytree(text_free, corpus / text_free.name))
+
+
 @pytest.fixture(scope="module", params=[manifest.name for manifest in all_corpora()])
-def releases(request: pytest.FixtureRequest, sample_release: SampleRelease) -> tuple[Path, Path]:
-    """Each registered corpus in turn: its sample release and that release's text-free variant."""
-    full = sample_release(request.param).folder
-    corpus = find_corpus(request.param)
-    return full, release_text_free(corpus, full, resolve_sources(corpus, {})).folder
+def releases(request: pytest.FixtureRequest, sample_variant: SampleVariant) -> tuple[Path, Path]:
+    """Each registered corpus in turn: its sample release and that release's text-free variant (shared)."""
+    return sample_variant(request.param, "full"), sample_variant(request.param, "text-free")

@@ -25,7 +25,7 @@ from clinical_corpora.builders.text_free.release import release_text_free
 from clinical_corpora.builders.validate.run import check_release
 from clinical_corpora.core.errors import ClincorpError
 from clinical_corpora.schemas.licensed import licensed_paths
-from tests.conftest import SampleRelease
+from tests.conftest import SampleRelease, SampleVariant
 from tests.test_diff_mutations import Copy, Key, reported
 
 CORPORA = ["clicr", "odie_anaphora", "rad_coref", "sdoh", "snomed_el"]
@@ -45,12 +45,10 @@ def test_two_builds_of_the_same_inputs_diff_empty(corpus: str, sample_release: S
 
 @pytest.mark.parametrize("corpus", CORPORA)
 def test_full_and_text_free_of_one_build_differ_only_in_text_not_compared(
-    corpus: str, sample_release: SampleRelease, tmp_path: Path
+    corpus: str, sample_variant: SampleVariant
 ) -> None:
     manifest = find_corpus(corpus)
-    full = tmp_path / corpus / sample_release(corpus).folder.name
-    shutil.copytree(sample_release(corpus).folder, full)
-    text_free = release_text_free(manifest, full, resolve_sources(manifest, {})).folder
+    full, text_free = sample_variant(corpus, "full"), sample_variant(corpus, "text-free")
     assert changes(full, text_free) == []
     assert changes(text_free, full) == []
     for comparison in compare(open_release(full), open_release(text_free)):
@@ -241,11 +239,9 @@ def test_previous_names_one_corpus(
     assert not tmp_path.joinpath("sdoh").exists()
 
 
-def test_previous_text_free_release_compares_all_but_text(sample_release: SampleRelease, tmp_path: Path) -> None:
+def test_previous_text_free_release_compares_all_but_text(sample_variant: SampleVariant, tmp_path: Path) -> None:
     corpus = find_corpus("odie_anaphora")
-    full = tmp_path / "old" / "odie_anaphora" / sample_release("odie_anaphora").folder.name
-    shutil.copytree(sample_release("odie_anaphora").folder, full)
-    old = release_text_free(corpus, full, resolve_sources(corpus, {})).folder
+    old = sample_variant("odie_anaphora", "text-free")
     new = run(ReleaseRequest(corpus, tmp_path / "new", changes_since=changes_since(old, "odie_anaphora"))).folder
     recorded = json.loads((new / "manifest.json").read_text(encoding="utf-8"))["changes"]
     assert recorded["previous"]["variant"] == "text-free" and recorded["text_compared"] is False

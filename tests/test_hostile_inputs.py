@@ -7,8 +7,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
-import sys
 import tracemalloc
 from pathlib import Path
 
@@ -21,6 +19,7 @@ from clinical_corpora.builders.sources.mimic.notes import NOTEEVENTS_COLUMNS, it
 from clinical_corpora.builders.sources.rf2 import load_snapshot
 from clinical_corpora.core.errors import ClincorpError, SourceError
 from clinical_corpora.core.file_limits import ARROW_STRING_BYTES
+from tests import forked
 from tests.conftest import SampleRelease
 from tests.test_hostile_releases import text_free  # noqa: F401 - the fixture
 from tests.test_rf2 import DISEASE, FINDING
@@ -210,17 +209,6 @@ def test_an_is_a_cycle_is_an_error_naming_its_concepts(tmp_path: Path) -> None:
 # 6. a pipe (or any non-regular file) in a release
 
 
-def clincorp(*argv: str) -> subprocess.CompletedProcess[str]:
-    """``clincorp`` in a process of its own, so that a read blocked on a pipe fails the test instead of hanging it."""
-    command = [
-        sys.executable,
-        "-c",
-        "from clinical_corpora.builders.commands.main import main; raise SystemExit(main())",
-        *argv,
-    ]
-    return subprocess.run(command, capture_output=True, text=True, timeout=600, check=False)
-
-
 @pytest.mark.parametrize("name", ["data/sdoh/notes.fifo", "data/sdoh/train-00009-of-00009.parquet"])
 def test_validate_refuses_a_pipe_in_a_release_without_opening_it(
     name: str, sample_release: SampleRelease, tmp_path: Path
@@ -230,17 +218,17 @@ def test_validate_refuses_a_pipe_in_a_release_without_opening_it(
         shutil.copytree(sample_release("sdoh").folder, tmp_path / "sdoh" / sample_release("sdoh").folder.name)
     )
     os.mkfifo(release / name)
-    done = clincorp("validate", str(release))
-    assert done.returncode == 1, done.stderr
-    assert f"{name}: not a regular file (a pipe, socket or device)" in done.stdout + done.stderr
+    status, out, err = forked.clincorp("validate", str(release), timeout=120)  # a read blocked on the pipe fails
+    assert status == 1, err
+    assert f"{name}: not a regular file (a pipe, socket or device)" in out + err
 
 
 def test_rehydrate_refuses_a_pipe_in_a_text_free_release(text_free: Path, tmp_path: Path) -> None:  # noqa: F811
     config = next((text_free / "data").iterdir())
     os.mkfifo(config / "train-00009-of-00009.parquet")
-    done = clincorp("rehydrate", str(text_free), "--out", str(tmp_path / "restored"))
-    assert done.returncode == 1 and "Traceback" not in done.stderr
-    assert "train-00009-of-00009.parquet: not a regular file (a pipe, socket or device)" in done.stderr
+    status, _, err = forked.clincorp("rehydrate", str(text_free), "--out", str(tmp_path / "restored"), timeout=120)
+    assert status == 1 and "Traceback" not in err
+    assert "train-00009-of-00009.parquet: not a regular file (a pipe, socket or device)" in err
     assert not (tmp_path / "restored").exists() or not any((tmp_path / "restored").rglob("*.parquet"))
 
 

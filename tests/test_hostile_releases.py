@@ -22,12 +22,10 @@ import pytest
 from clinical_corpora.builders.commands.main import main
 from clinical_corpora.builders.plugins import find_corpus
 from clinical_corpora.builders.rehydrate.run import REJECTS_FILE
-from clinical_corpora.builders.release.inputs import resolve_sources
 from clinical_corpora.builders.release.opened import open_release
 from clinical_corpora.builders.text_free.card import describe_text_free
 from clinical_corpora.builders.text_free.layout import FULL_FOLDER
-from clinical_corpora.builders.text_free.release import release_text_free
-from tests.conftest import SampleRelease
+from tests.conftest import SampleRelease, SampleVariant
 
 CORPUS = "sdoh"
 
@@ -37,12 +35,9 @@ def files_under(folder: Path) -> dict[str, bytes]:
 
 
 @pytest.fixture
-def text_free(sample_release: SampleRelease, tmp_path: Path) -> Path:
+def text_free(sample_variant: SampleVariant, tmp_path: Path) -> Path:
     """A text-free sdoh release as downloaded into ``<tmp>/download/sdoh/<version>.text-free``."""
-    corpus = find_corpus(CORPUS)
-    built = tmp_path / "built" / CORPUS
-    full = Path(shutil.copytree(sample_release(CORPUS).folder, built / sample_release(CORPUS).folder.name))
-    made = release_text_free(corpus, full, resolve_sources(corpus, {})).folder
+    made = sample_variant(CORPUS, "text-free")
     return Path(shutil.copytree(made, tmp_path / "download" / CORPUS / made.name))
 
 

@@ -23,24 +23,19 @@ import pytest
 
 from clinical_corpora.builders.commands.main import main
 from clinical_corpora.builders.plugins import find_corpus
-from clinical_corpora.builders.release.inputs import resolve_sources
 from clinical_corpora.builders.release.opened import open_release
 from clinical_corpora.builders.text_free.card import describe_text_free
-from clinical_corpora.builders.text_free.release import release_text_free
-from tests.conftest import SampleRelease
+from tests.conftest import SampleVariant
 
 CORPUS = "sdoh"
 SHARD = "data/sdoh/train-00000-of-00001.parquet"
 NOTE = "Lives with wife and two sons in a single storey house. Retired mechanic."
 
 
-@pytest.fixture(scope="module")
-def built(sample_release: SampleRelease, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+@pytest.fixture
+def built(sample_variant: SampleVariant) -> tuple[Path, Path]:
     """The sdoh sample release and its text-free variant (read only: tests forge copies)."""
-    corpus = find_corpus(CORPUS)
-    made = sample_release(CORPUS).folder
-    full = Path(shutil.copytree(made, tmp_path_factory.mktemp("built") / CORPUS / made.name))
-    return full, release_text_free(corpus, full, resolve_sources(corpus, {})).folder
+    return sample_variant(CORPUS, "full"), sample_variant(CORPUS, "text-free")
 
 
 @pytest.fixture

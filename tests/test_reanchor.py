@@ -34,18 +34,16 @@ from clinical_corpora.builders.rehydrate.reanchor.rows import Layout, RowAnchori
 from clinical_corpora.builders.rehydrate.reanchor.run import REPORT_FILE
 from clinical_corpora.builders.rehydrate.request import RehydrateRequest
 from clinical_corpora.builders.rehydrate.run import rehydrate, source_texts
-from clinical_corpora.builders.release.inputs import resolve_sources
 from clinical_corpora.builders.text_free.anchors import ANCHORS_FILE, AnchorError, make_anchor, read_anchors
 from clinical_corpora.builders.text_free.normalise import normalise, original_to_normalised
 from clinical_corpora.builders.text_free.recipes import DocumentGroups, Recipes, restore
-from clinical_corpora.builders.text_free.release import release_text_free
 from clinical_corpora.core.errors import ClincorpError
 from clinical_corpora.core.manifest import CorpusManifest
 from clinical_corpora.schemas.bigbio import OffsetPair
 from clinical_corpora.schemas.features import features_for
 from clinical_corpora.schemas.licensed import LicensedText, OffsetOf, licensed_tree, offset_fields, text_free_features
 from clinical_corpora.schemas.spans import Offset
-from tests.conftest import SampleRelease
+from tests.conftest import SampleVariant, copy_beside
 
 CORPORA = [manifest.name for manifest in all_corpora()]
 NOTE = (
@@ -65,11 +63,9 @@ def corpus(request: pytest.FixtureRequest) -> CorpusManifest:
 
 
 @pytest.fixture
-def released(corpus: CorpusManifest, sample_release: SampleRelease, tmp_path: Path) -> tuple[Path, Path]:
-    """(full release, its text-free variant) of the corpus's sample."""
-    folder = sample_release(corpus.name).folder
-    full = Path(shutil.copytree(folder, tmp_path / "releases" / corpus.name / folder.name))
-    return full, release_text_free(corpus, full, resolve_sources(corpus, {})).folder
+def released(corpus: CorpusManifest, sample_variant: SampleVariant, tmp_path: Path) -> tuple[Path, Path]:
+    """Copies of (full release, its text-free variant) of the corpus's sample."""
+    return copy_beside(sample_variant(corpus.name, "full"), sample_variant(corpus.name, "text-free"), tmp_path)
 
 
 def test_normalisation_undoes_bom_crlf_trailing_whitespace_and_nfd() -> None:
@@ -216,12 +212,10 @@ def test_unchanged_sources_still_rehydrate_byte_for_byte_with_re_anchor(
 
 
 @pytest.fixture
-def sdoh_copy(sample_release: SampleRelease, tmp_path: Path) -> tuple[Path, Path, Path]:
+def sdoh_copy(sample_variant: SampleVariant, tmp_path: Path) -> tuple[Path, Path, Path]:
     """(full sdoh release, text-free release, a copy of the SHAC sample with three notes changed on disk)."""
     corpus = find_corpus("sdoh")
-    folder = sample_release("sdoh").folder
-    full = Path(shutil.copytree(folder, tmp_path / "releases" / "sdoh" / folder.name))
-    text_free = release_text_free(corpus, full, resolve_sources(corpus, {})).folder
+    full, text_free = copy_beside(sample_variant("sdoh", "full"), sample_variant("sdoh", "text-free"), tmp_path)
     shac = Path(shutil.copytree(corpus.folder / "sample" / "shac", tmp_path / "shac"))
     crlf = shac / "dev" / "uw" / "0401.txt"
     crlf.write_bytes(crlf.read_bytes().replace(b"\n", b"\r\n"))
@@ -317,17 +311,14 @@ def test_anchors_the_manifest_does_not_list_are_never_read(sdoh_copy: tuple[Path
     [("clicr", ("clicr", "clicr_documents")), ("rad_coref", ("mention_pairs", "rad_coref_bigbio_kb"))],
 )
 def test_offsets_counting_from_a_passage_or_a_sentence_follow_it(
-    name: str, configs: tuple[str, ...], sample_release: SampleRelease, tmp_path: Path
+    name: str, configs: tuple[str, ...], sample_variant: SampleVariant, tmp_path: Path
 ) -> None:
     """CliCR's sections and entities count from the passage's start, not the page's; a rad_coref mention pair
     may cut a mention's text from an earlier report while its offsets count in its sentence's; a BigBio row's
     entities count in its reports joined. With CRLF line ends and a character inserted at the start of every
     document spans are cut from, no record of theirs is left out, and every offset holds on the re-anchored
     text."""
-    corpus = find_corpus(name)
-    folder = sample_release(name).folder
-    full = Path(shutil.copytree(folder, tmp_path / "releases" / name / folder.name))
-    text_free = release_text_free(corpus, full, resolve_sources(corpus, {})).folder
+    full, text_free = copy_beside(sample_variant(name, "full"), sample_variant(name, "text-free"), tmp_path)
     texts = source_texts(text_free)
     annotated = span_ranges(text_free, texts)
     copies = {

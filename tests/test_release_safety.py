@@ -8,15 +8,15 @@ import json
 import os
 import re
 import shutil
-import signal
 import socket
-import subprocess
-import sys
+import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from clinical_corpora.builders.commands.main import main
+from clinical_corpora.builders.release import pipeline
 from clinical_corpora.builders.release.folder import STAGING_TAG
 from clinical_corpora.builders.release.pipeline import run
 from clinical_corpora.builders.release.request import ReleaseRequest
@@ -24,6 +24,7 @@ from clinical_corpora.builders.sources.brat.standoff import parse_brat
 from clinical_corpora.core.errors import GateError, ReleaseError, SourceError, excerpt
 from clinical_corpora.core.manifest import load_manifest
 from clinical_corpora.schemas.spans import span_mismatch
+from tests import forked
 
 REPO = Path(__file__).resolve().parent.parent
 VERSION = "tiny-1.0.0+sample"
@@ -92,44 +93,33 @@ def test_out_under_a_file_is_a_clear_error(
 
 # ---- a killed run ----------------------------------------------------------------------------------
 
-# Runs a release whose gates and files are written in staging, then waits there to be killed.
-STALLED_RELEASE = """
-import sys, time
-from pathlib import Path
-from clinical_corpora.builders.release import pipeline
-from clinical_corpora.builders.release.request import ReleaseRequest
-from clinical_corpora.core.manifest import load_manifest
 
-written = pipeline.write_release_files
+def stalled_release(corpus: Path, out: Path) -> int:
+    """A release whose gates and files are written in staging, which then waits there to be killed (run in a
+    forked child only: it replaces the pipeline's step in that process)."""
+    written = pipeline.write_release_files
 
-def stall(*args, **kwargs):
-    gates = written(*args, **kwargs)
-    print("staged", flush=True)
-    time.sleep(600)
-    return gates
+    def stall(*args: Any, **kwargs: Any) -> Any:
+        gates = written(*args, **kwargs)
+        print("staged", flush=True)
+        time.sleep(600)
+        return gates
 
-pipeline.write_release_files = stall
-pipeline.run(ReleaseRequest(load_manifest(Path(sys.argv[1])), Path(sys.argv[2])))
-"""
+    pipeline.write_release_files = stall  # type: ignore[assignment]
+    pipeline.run(ReleaseRequest(load_manifest(corpus), out))
+    return 0
 
 
 def test_the_staging_folder_of_a_killed_run_is_removed_by_the_next(tiny_corpus: Path, tmp_path: Path) -> None:
     out = tmp_path / "out"
-    process = subprocess.Popen(
-        [sys.executable, "-c", STALLED_RELEASE, str(tiny_corpus), str(out)],
-        cwd=REPO,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-    )
+    child = forked.start(lambda: stalled_release(tiny_corpus, out))
     try:
-        assert process.stdout is not None and process.stdout.readline().strip() == "staged"
+        child.wait_for("staged")
         (stale,) = staging_folders(out / "tiny")
-        assert stale.name.startswith(f".{VERSION}{STAGING_TAG}{process.pid}@")
+        assert stale.name.startswith(f".{VERSION}{STAGING_TAG}{child.pid}@")
         assert any(stale.glob("data/notes/*.parquet")) and (stale / "manifest.json").is_file()
     finally:
-        process.send_signal(signal.SIGKILL)
-        process.wait()
+        child.kill()
     assert stale.is_dir()  # SIGKILL runs no cleanup
     outcome = run(ReleaseRequest(load_manifest(tiny_corpus), out))
     assert outcome.status == "released"
@@ -151,51 +141,37 @@ def test_the_staging_folder_of_a_running_release_is_left_alone(tiny_corpus: Path
 
 # ---- two releases at once --------------------------------------------------------------------------
 
-# Releases through the CLI, but publishes only once both runs have staged their release (one may have
-# published it already), so the second always finds the version folder taken (or gives up after 120 s).
-RACING_RELEASE = """
-import sys, time
-from pathlib import Path
-from clinical_corpora.builders.commands import main as cli
-from clinical_corpora.builders.release import folder, pipeline
 
-publish = pipeline._publish
+def racing_release(corpus: Path, out: Path) -> int:
+    """``clincorp release`` that publishes only once both racing runs have staged their release (one may have
+    published it already), so the second always finds the version folder taken (or gives up after 120 s); run
+    in a forked child only: it replaces the pipeline's step in that process."""
+    publish = pipeline._publish
 
-def publish_together(staging, target, gates, corpus_dir):
-    deadline = time.monotonic() + 120
-    def staged():
-        return len([p for p in corpus_dir.iterdir() if folder.STAGING_TAG in p.name]) + target.exists()
-    while staged() < 2 and time.monotonic() < deadline:
-        time.sleep(0.05)
-    return publish(staging, target, gates, corpus_dir)
+    def publish_together(staging: Path, target: Path, gates: Any, corpus_dir: Path) -> Any:
+        deadline = time.monotonic() + 120
 
-pipeline._publish = publish_together
-sys.exit(cli.main(["release", sys.argv[1], "--out", sys.argv[2]]))
-"""
+        def staged() -> int:
+            return len([p for p in corpus_dir.iterdir() if STAGING_TAG in p.name]) + target.exists()
+
+        while staged() < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        return publish(staging, target, gates, corpus_dir)
+
+    pipeline._publish = publish_together  # type: ignore[assignment]
+    return main(["release", str(corpus), "--out", str(out)])
 
 
-def race(corpora: tuple[Path, Path], out: Path) -> list[subprocess.CompletedProcess[str]]:
-    processes = [
-        subprocess.Popen(
-            [sys.executable, "-c", RACING_RELEASE, str(corpus), str(out)],
-            cwd=REPO,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        for corpus in corpora
-    ]
-    done = []
-    for process in processes:
-        stdout, stderr = process.communicate(timeout=300)
-        done.append(subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr))
-    return done
+def race(corpora: tuple[Path, Path], out: Path) -> list[tuple[int, str, str]]:
+    """Each run's exit status, stdout and stderr."""
+    children = [forked.start(lambda corpus=corpus: racing_release(corpus, out)) for corpus in corpora]
+    return [child.wait() for child in children]
 
 
 def test_two_identical_releases_at_once_both_succeed_with_one_folder(tiny_corpus: Path, tmp_path: Path) -> None:
     first, second = race((tiny_corpus, tiny_corpus), tmp_path / "out")
-    assert (first.returncode, second.returncode) == (0, 0), first.stderr + second.stderr
-    verdicts = sorted(line.split(": ")[1].split(" at ")[0] for line in (first.stdout + second.stdout).splitlines())
+    assert (first[0], second[0]) == (0, 0), first[2] + second[2]
+    verdicts = sorted(line.split(": ")[1].split(" at ")[0] for line in (first[1] + second[1]).splitlines())
     assert verdicts == ["released", "unchanged (identical bytes)"]
     assert sorted(os.listdir(tmp_path / "out" / "tiny")) == [VERSION]
 
@@ -205,9 +181,9 @@ def test_the_loser_of_two_different_releases_gets_one_clear_line(tiny_corpus: Pa
     notes = other / "sample" / "notes.tsv"
     notes.write_text(notes.read_text().replace("No complaints.", "No complaints today."))
     results = race((tiny_corpus, other), tmp_path / "out")
-    assert sorted(result.returncode for result in results) == [0, 1]
-    (loser,) = [result for result in results if result.returncode == 1]
-    errors = [line for line in loser.stderr.splitlines() if not line.startswith("tiny: ")]
+    assert sorted(status for status, _, _ in results) == [0, 1]
+    ((_, _, loser),) = [result for result in results if result[0] == 1]
+    errors = [line for line in loser.splitlines() if not line.startswith("tiny: ")]
     assert errors == [
         f"error: {tmp_path / 'out' / 'tiny' / VERSION} already exists with different bytes: it is a "
         "sample release of invented data, so remove it (or release into another --out) to rebuild it"

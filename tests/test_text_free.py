@@ -25,7 +25,6 @@ from clinical_corpora.builders.rehydrate.request import RehydrateRequest
 from clinical_corpora.builders.rehydrate.run import REJECTS_FILE, RehydrateError, rehydrate
 from clinical_corpora.builders.release.card.figures import png_bytes
 from clinical_corpora.builders.release.card.markdown import FIGURES_FOLDER
-from clinical_corpora.builders.release.folder import release_digest
 from clinical_corpora.builders.release.inputs import resolve_sources
 from clinical_corpora.builders.release.pipeline import run
 from clinical_corpora.builders.release.request import ReleaseRequest
@@ -37,9 +36,10 @@ from clinical_corpora.builders.validate.run import check_release
 from clinical_corpora.core.card import BarChart
 from clinical_corpora.core.errors import GateError
 from clinical_corpora.core.manifest import CorpusManifest
+from clinical_corpora.core.release_manifest import release_digest
 from clinical_corpora.schemas.features import features_for
 from clinical_corpora.schemas.licensed import SOURCE_DOCUMENTS, licensed_paths, licensed_tree, text_free_features
-from tests.conftest import SampleRelease
+from tests.conftest import SampleRelease, SampleVariant
 
 CORPORA = [manifest.name for manifest in all_corpora()]
 
@@ -61,10 +61,11 @@ def full(corpus: CorpusManifest, sample_release: SampleRelease, tmp_path: Path) 
 
 
 @pytest.fixture
-def text_free(corpus: CorpusManifest, full: Path) -> Path:
-    outcome = release_text_free(corpus, full, resolve_sources(corpus, {}))
-    assert outcome.status == "released" and outcome.folder == full.parent / f"{full.name}{TEXT_FREE_SUFFIX}"
-    return outcome.folder
+def text_free(corpus: CorpusManifest, full: Path, sample_variant: SampleVariant) -> Path:
+    """A copy of the sample's text-free variant, beside ``full`` as ``release --text-free`` writes it."""
+    made = sample_variant(corpus.name, "text-free")
+    assert made.name == f"{full.name}{TEXT_FREE_SUFFIX}"
+    return Path(shutil.copytree(made, full.parent / made.name))
 
 
 def documents(corpus: CorpusManifest, text_free: Path) -> dict[str, str]:
