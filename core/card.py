@@ -10,7 +10,7 @@ A chart holds no record text, by construction of what the corpora put in it: cat
 label names of closed sets (event types, hierarchies, relation types, modalities), split, source and
 annotator names, numbers and bins of numbers, and fixed wording; never a mention, an answer, a term or any
 other string read from a record or a source. :meth:`BarChart.strings` lists every string drawn, which the
-drawn file records as its description and the leak gate reads.
+drawn file records as its description.
 """
 
 from __future__ import annotations

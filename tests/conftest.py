@@ -3,12 +3,16 @@ released once per session."""
 
 from __future__ import annotations
 
+import os
+import pickle
 import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TypeVar
 
 import datasets
 import pytest
+from filelock import FileLock
 from hypothesis import settings
 
 from clinical_corpora.builders.plugins import all_corpora, find_corpus
@@ -36,6 +40,7 @@ def tiny_corpus(tmp_path: Path) -> Path:
 
 
 SampleRelease = Callable[[str], Outcome]
+T = TypeVar("T")
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -58,14 +63,36 @@ def datasets_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest
 
 
 @pytest.fixture(scope="session")
-def sample_release(tmp_path_factory: pytest.TempPathFactory) -> SampleRelease:
-    """``sample_release(name)``: the release of a registered corpus's embedded sample, made once per
-    session and shared by every test; read it, or copy it before changing anything."""
+def shared_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A folder every worker of this test run shares (pytest-xdist's workers have a base folder each, in one
+    parent): what one worker makes there once, under :func:`made_once`, the others read."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+
+
+def made_once(shared: Path, name: str, make: Callable[[Path], T]) -> T:
+    """``make(folder)`` run by the first worker to ask for ``name``, its value pickled in ``shared``; any other
+    worker waits for it and reads the pickle (the folders it names are shared too)."""
+    folder = shared / name
+    with FileLock(shared / f"{name}.lock"):
+        made = folder / "made.pickle"
+        if not made.is_file():
+            folder.mkdir(parents=True, exist_ok=True)
+            made.write_bytes(pickle.dumps(make(folder)))
+        value: T = pickle.loads(made.read_bytes())
+    return value
+
+
+@pytest.fixture(scope="session")
+def sample_release(shared_folder: Path) -> SampleRelease:
+    """``sample_release(name)``: the release of a registered corpus's embedded sample, made once per test run
+    and shared by every test and worker; read it, or copy it before changing anything."""
     outcomes: dict[str, Outcome] = {}
 
     def release(name: str) -> Outcome:
         if name not in outcomes:
-            outcomes[name] = run(ReleaseRequest(find_corpus(name), tmp_path_factory.mktemp(f"release-{name}")))
+            make = lambda folder: run(ReleaseRequest(find_corpus(name), folder))  # noqa: E731
+            outcomes[name] = made_once(shared_folder, f"release-{name}", make)
         return outcomes[name]
 
     return release
@@ -75,23 +102,25 @@ SampleVariant = Callable[[str, str], Path]
 
 
 @pytest.fixture(scope="session")
-def sample_variant(sample_release: SampleRelease, tmp_path_factory: pytest.TempPathFactory) -> SampleVariant:
+def sample_variant(sample_release: SampleRelease, shared_folder: Path) -> SampleVariant:
     """``sample_variant(corpus, variant)``: a registered corpus's sample release (``"full"``, a copy in a folder
     of its own), its text-free variant beside it (``"text-free"``) or the release rehydrated from that
-    (``"rehydrated"``), each made once per session and shared: read them, or copy them before changing anything."""
+    (``"rehydrated"``), each made once per test run and shared: read them, or copy them before changing
+    anything."""
     made: dict[tuple[str, str], Path] = {}
+
+    def make(name: str, kind: str, folder: Path) -> Path:
+        corpus = find_corpus(name)
+        if kind == "full":
+            full = sample_release(name).folder
+            return Path(shutil.copytree(full, folder / name / full.name))
+        if kind == "text-free":
+            return release_text_free(corpus, variant(name, "full"), resolve_sources(corpus, {})).folder
+        return rehydrate(RehydrateRequest(variant(name, "text-free"), folder)).folder
 
     def variant(name: str, kind: str) -> Path:
         if (name, kind) not in made:
-            corpus = find_corpus(name)
-            if kind == "full":
-                folder = sample_release(name).folder
-                made[name, kind] = Path(shutil.copytree(folder, tmp_path_factory.mktemp(name) / name / folder.name))
-            elif kind == "text-free":
-                made[name, kind] = release_text_free(corpus, variant(name, "full"), resolve_sources(corpus, {})).folder
-            else:
-                out = tmp_path_factory.mktemp(f"rehydrated-{name}")
-                made[name, kind] = rehydrate(RehydrateRequest(variant(name, "text-free"), out)).folder
+            made[name, kind] = made_once(shared_folder, f"{kind}-{name}", lambda folder: make(name, kind, folder))
         return made[name, kind]
 
     return variant

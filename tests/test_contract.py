@@ -288,6 +288,7 @@ def forged(corpus: CorpusManifest, release: Path, tmp_path: Path) -> Path:
     return Path(shutil.copytree(release, tmp_path / corpus.name / release.name))
 
 
+@pytest.mark.parametrize("corpus", [find_corpus("sdoh")], ids=["sdoh"])  # the door is the same for every corpus
 def test_validate_rejects_a_split_deleted_with_its_manifest_entry(corpus: CorpusManifest, forged: Path) -> None:
     """The forger removes a split's shards, their outputs entries and their rows from counts.written (other
     gates may fail too: a corpus's expectations may need the split, a config its only split)."""
@@ -310,6 +311,7 @@ def test_validate_rejects_a_split_deleted_with_its_manifest_entry(corpus: Corpus
     assert all(problem.startswith("manifest.json counts.read is ") for problem in others)  # its records are gone
 
 
+@pytest.mark.parametrize("corpus", [find_corpus("sdoh")], ids=["sdoh"])  # the door is the same for every corpus
 def test_validate_rejects_edited_rows_at_the_door_and_an_emptied_suite(corpus: CorpusManifest, forged: Path) -> None:
     manifest_path = forged / "manifest.json"
     original = manifest_path.read_text(encoding="utf-8")

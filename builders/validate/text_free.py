@@ -2,8 +2,8 @@
 record, inputs and rejects, typed and consistent with the text-free release and the installed corpus), the leak
 gate it passed when it was written, and its anchors (one per source document its rows name, each checked).
 
-The leak gate itself needs the source documents, which a modeller may not hold; ``clincorp rehydrate`` and
-``clincorp release --text-free`` from the same sources run it again. Without them, every byte of the release is
+The leak gate itself needs the source documents, which a modeller may not hold; ``clincorp release --text-free``
+from the same sources runs it again. Without them, every byte of the release is
 either checked here, drawn again (its card, croissant.json) or bounded by its record models (its rows)."""
 
 from __future__ import annotations
