@@ -133,11 +133,6 @@ def test_every_config_loads_with_its_splits_and_row_counts(
         assert {split: rows.num_rows for split, rows in loaded.items()} == expected, config
 
 
-def test_validate_accepts_the_release(release: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["validate", str(release)]) == 0
-    assert "FAILED" not in capsys.readouterr().out
-
-
 def failing_gates(release: Path) -> dict[str, list[str]]:
     """The gates ``check_release`` fails, with their problems; ``clincorp validate`` must exit 1."""
     assert main(["validate", str(release)]) == 1

@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import pickle
 import re
 import shutil
 import struct
@@ -105,19 +106,17 @@ def test_a_figure_is_the_same_bytes_in_another_process_whatever_the_users_settin
         "font.family: serif\nfont.size: 20\naxes.facecolor: red\nfigure.dpi: 40\nsavefig.dpi: 40\n", encoding="utf-8"
     )
     script = (
-        "import hashlib, sys\n"
+        "import hashlib, pickle, sys\n"
         "from clinical_corpora.builders.release.card.figures import png_bytes\n"
-        "from tests.test_figures import CHART\n"
-        "sys.stdout.write(hashlib.sha256(png_bytes(CHART)).hexdigest())\n"
+        "sys.stdout.write(hashlib.sha256(png_bytes(pickle.loads(sys.stdin.buffer.read()))).hexdigest())\n"
     )
-    root = Path(__file__).resolve().parents[1]
     digests = []
     for seed, extra in (("1", {}), ("2", {"MPLCONFIGDIR": str(config)})):
         environment = {**os.environ, "PYTHONHASHSEED": seed, **extra}
         done = subprocess.run(
-            [sys.executable, "-c", script], cwd=root, env=environment, capture_output=True, text=True, check=True
+            [sys.executable, "-c", script], input=pickle.dumps(CHART), env=environment, capture_output=True, check=True
         )
-        digests.append(done.stdout)
+        digests.append(done.stdout.decode())
     assert digests[0] == digests[1] == hashlib.sha256(png_bytes(CHART)).hexdigest()
 
 

@@ -93,8 +93,9 @@ def _assert_round_trip(format_name: str, corpus: str, release: Path, tmp: Path) 
     again = _release_again(exporter, corpus, exported, tmp / "again")
     assert _kept_rows(exporter, again) == _kept_rows(exporter, release)
     configs = ReleaseView(release).configs()
-    if exporter.exact:
+    if exporter.exact:  # the same bytes again, so exporting them again gives the same files
         assert _data_bytes(again, configs) == _data_bytes(release, configs)
+        return
     third = _release_again(exporter, corpus, _export(format_name, again, tmp / "export-again"), tmp / "third")
     assert _data_bytes(third, configs) == _data_bytes(again, configs)
 
