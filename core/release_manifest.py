@@ -17,7 +17,7 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path, PurePosixPath
-from typing import Annotated, Any, Literal, Self
+from typing import Annotated, Any, Literal, Self, TypeVar
 
 from pydantic import (
     BaseModel,
@@ -34,6 +34,7 @@ from clinical_corpora.core.changes import ReleaseChanges
 from clinical_corpora.core.errors import ClincorpError
 from clinical_corpora.core.manifest import CORPUS_NAME, RELEASE_VERSION, SAMPLE_TAG, SEMVER, GateOverlay
 
+Model = TypeVar("Model", bound=BaseModel)
 MANIFEST_FILE = "manifest.json"
 SHA256 = r"^[0-9a-f]{64}$"
 NAME = r"^[a-z][a-z0-9_]*$"
@@ -259,14 +260,27 @@ def read_manifest(folder: Path, label: str | None = None) -> ReleaseManifest:
     if path.is_symlink() or not path.is_file():
         what = "a symbolic link" if path.is_symlink() else "missing or not a regular file"
         raise ClincorpError(f"{folder} is not a release: its {MANIFEST_FILE} is {what}")
+    return read_typed_file(path, ReleaseManifest, where, "a release manifest")
+
+
+def read_typed_file(path: Path, model: type[Model], where: str, what: str) -> Model:
+    """A JSON file as ``model``; a ClincorpError naming ``where`` when it cannot be read or is not ``what``."""
     try:
-        return ReleaseManifest.model_validate_json(path.read_bytes())
+        data = path.read_bytes()
     except OSError as error:
         raise ClincorpError(f"{where}: cannot be read ({error.strerror or error})") from None
+    return read_typed(data, model, where, what)
+
+
+def read_typed(data: bytes | str, model: type[Model], where: str, what: str) -> Model:
+    """JSON ``data`` as ``model``; a ClincorpError naming ``where``, ``what`` it should be and the first problem
+    otherwise (nested too deeply included)."""
+    try:
+        return model.model_validate_json(data)
     except ValidationError as error:
-        raise ClincorpError(f"{where}: not a release manifest: {first_problem(error)}") from None
+        raise ClincorpError(f"{where}: not {what}: {first_problem(error)}") from None
     except RecursionError:
-        raise ClincorpError(f"{where}: not a release manifest (nested too deeply)") from None
+        raise ClincorpError(f"{where}: not {what} (nested too deeply)") from None
 
 
 def release_digest(folder: Path) -> str:

@@ -13,12 +13,20 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, Any, Literal, Self, TypeVar
 
-from pydantic import AfterValidator, BaseModel, Field, JsonValue, ValidationError, model_validator
+from pydantic import AfterValidator, BaseModel, Field, JsonValue, model_validator
 
 from clinical_corpora.core.card import BarChart, CardSection
 from clinical_corpora.core.errors import ClincorpError
 from clinical_corpora.core.manifest import CORPUS_NAME, RELEASE_VERSION, Expectation
-from clinical_corpora.core.release_manifest import MAX_TEXT, GateName, Observed, Status, Strict, first_problem
+from clinical_corpora.core.release_manifest import (
+    MAX_TEXT,
+    GateName,
+    Observed,
+    Status,
+    Strict,
+    read_typed,
+    read_typed_file,
+)
 
 VALIDATION_FILE = "validation.json"
 REJECTS_FILE = "rejects.jsonl"
@@ -195,19 +203,10 @@ def read_json_lines(path: Path, entry: type[Entry], label: str) -> list[Entry]:
         with path.open(encoding="utf-8") as lines:
             for number, line in enumerate(lines, start=1):
                 if line.strip():
-                    entries.append(_line(entry, line, f"{label} line {number}"))
+                    entries.append(read_typed(line, entry, f"{label} line {number}", f"a {entry.__name__}"))
     except (OSError, UnicodeDecodeError) as error:
         raise ClincorpError(f"{label}: cannot be read ({error})") from None
     return entries
-
-
-def _line(entry: type[Entry], line: str, where: str) -> Entry:
-    try:
-        return entry.model_validate_json(line)
-    except ValidationError as error:
-        raise ClincorpError(f"{where}: not a {entry.__name__} ({first_problem(error)})") from None
-    except RecursionError:
-        raise ClincorpError(f"{where}: nested too deeply") from None
 
 
 def write_json_lines(path: Path, entries: list[Any]) -> None:
@@ -218,15 +217,7 @@ def write_json_lines(path: Path, entries: list[Any]) -> None:
 
 def read_validation(folder: Path, label: str) -> ValidationRecord:
     """``folder/validation.json`` read and checked; a ClincorpError naming ``label`` otherwise."""
-    path = folder / VALIDATION_FILE
-    try:
-        return ValidationRecord.model_validate_json(path.read_bytes())
-    except OSError as error:
-        raise ClincorpError(f"{label}: cannot be read ({error.strerror or error})") from None
-    except ValidationError as error:
-        raise ClincorpError(f"{label}: not a release's validation record: {first_problem(error)}") from None
-    except RecursionError:
-        raise ClincorpError(f"{label}: nested too deeply") from None
+    return read_typed_file(folder / VALIDATION_FILE, ValidationRecord, label, "a release's validation record")
 
 
 def write_validation(folder: Path, record: ValidationRecord) -> None:

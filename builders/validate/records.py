@@ -28,6 +28,7 @@ from clinical_corpora.schemas.licensed import (
     LITERAL,
     MAX_LITERAL,
     SOURCE_DOCUMENTS,
+    LicensedTree,
     holds_lost,
     licensed_tree,
     text_free_features,
@@ -146,10 +147,10 @@ def _text_free_problem(check: RowCheck, row: dict[str, Any]) -> str | None:
     for number, document in enumerate(documents):
         if not (LOCATOR.fullmatch(document["locator"] or "") and SHA256.fullmatch(document["sha256"] or "")):
             return f"field {SOURCE_DOCUMENTS}[{number}]: not a locator <source>:<key> with a sha256"
-    for path, value, bound in _bounded_values(decoded, _bounds(check.model), ""):
+    for path, value, bound in _leaves(decoded, _trees(check.model)[0], "", _is_bound):
         if value is not None and (len(value) > bound.max_length or not re.fullmatch(bound.pattern, value)):
             return f"field {path}: {len(value)} characters that are not {bound.what}"
-    for path, recipe in _recipes(decoded, licensed_tree(check.model), ""):
+    for path, recipe, _ in _leaves(decoded, _trees(check.model)[1], "", _is_licensed):
         problem = recipe_problem(recipe, len(documents))
         if problem is not None:
             return f"field {path}: {problem}"
@@ -157,34 +158,32 @@ def _text_free_problem(check: RowCheck, row: dict[str, Any]) -> str | None:
 
 
 @cache
-def _bounds(model: type[BaseModel]) -> dict[str, Any]:
-    return bounded_tree(model)
+def _trees(model: type[BaseModel]) -> tuple[dict[str, Any], LicensedTree]:
+    """Where a model bounds its strings, and where it holds licensed text (each walked once per model)."""
+    return bounded_tree(model), licensed_tree(model)
 
 
-def _bounded_values(value: Any, node: Any, path: str) -> Iterator[tuple[str, str | None, Bound]]:
+def _is_bound(node: Any) -> bool:
+    return isinstance(node, Bound)
+
+
+def _is_licensed(node: Any) -> bool:
+    return node == LEAF
+
+
+def _leaves(value: Any, node: Any, path: str, is_leaf: Callable[[Any], bool]) -> Iterator[tuple[str, Any, Any]]:
+    """(path, value, node) of every value of a decoded row at a leaf of a field tree (``is_leaf`` says which
+    nodes are leaves; lists and structs are followed, a null stops the walk)."""
     if value is None:
         return
-    if isinstance(node, Bound):
+    if is_leaf(node):
         yield path, value, node
     elif isinstance(node, list):
         for index, item in enumerate(value):
-            yield from _bounded_values(item, node[0], f"{path}[{index}]")
+            yield from _leaves(item, node[0], f"{path}[{index}]", is_leaf)
     else:
         for name, child in node.items():
-            yield from _bounded_values(value.get(name), child, f"{path}.{name}" if path else name)
-
-
-def _recipes(value: Any, node: Any, path: str) -> Iterator[tuple[str, list[dict[str, Any]]]]:
-    if value is None:
-        return
-    if node == LEAF:
-        yield path, value
-    elif isinstance(node, list):
-        for index, item in enumerate(value):
-            yield from _recipes(item, node[0], f"{path}[{index}]")
-    else:
-        for name, child in node.items():
-            yield from _recipes(value.get(name), child, f"{path}.{name}" if path else name)
+            yield from _leaves(value.get(name), child, f"{path}.{name}" if path else name, is_leaf)
 
 
 def recipe_problem(recipe: list[dict[str, Any]], documents: int) -> str | None:
