@@ -78,7 +78,7 @@ COLLECTOR_THRESHOLDS = (100_000, 50, 100)
 collection per 100,000 allocations rather than Python's 700, a middle one per 50 young, a full one per 100
 middle. A release allocates millions of objects that stay alive (the libraries it imports, a batch of encoded
 rows per split) and makes next to no cycles. Releasing 20,000 synthetic SDOH notes in one process took 21.5
-CPU-seconds with Python's thresholds (8,092 collections, 8.7 s of them) and 14.6 with these (51, 1.3 s)."""
+CPU-seconds with Python's thresholds (8,092 collections, 8.7 s of them) and 13.3–14.6 with these (51, 1.3 s)."""
 
 
 def tune_collector() -> None:

@@ -6,16 +6,20 @@ and the length its values follow: :data:`Identifier` (an id or label with no whi
 fixed form (a UMLS CUI), or a source's :data:`SourceVocabulary` (a short name of one line). pydantic enforces
 the bound on every record a build writes and ``clincorp validate`` checks every row of a full release; a
 text-free release is checked column by column against the same bounds (:func:`bounded_tree`), so a note's
-text cannot ride in an id. A string field with no bound is refused by the contract test.
+text cannot ride in an id. A string field that is neither licensed nor bounded (:func:`unbounded_strings`) is
+refused when a text-free release is written.
 """
 
 from __future__ import annotations
 
+import enum
 import types
 from dataclasses import dataclass
-from typing import Annotated, Any, Union, get_args, get_origin
+from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 from pydantic import BaseModel, StringConstraints
+
+from clinical_corpora.schemas.licensed import Licensed
 
 
 @dataclass(frozen=True)
@@ -90,3 +94,44 @@ def bound_paths(tree: BoundTree, prefix: str = "") -> list[tuple[str, Bound]]:
             node, path = node[0], f"{path}[]"
         found += bound_paths(node, path) if isinstance(node, dict) else [(path, node)]
     return found
+
+
+def unbounded_strings(model: type[BaseModel]) -> list[str]:
+    """The string fields of ``model`` (at any depth: ``events[].id``) that are neither licensed text nor bounded,
+    and the fields of a type a release cannot hold as a column of its own: what a text-free release would keep
+    unchecked. Closed label sets (Literal, Enum), numbers and booleans are bounded by their type."""
+    return [problem for name, field in model.model_fields.items() for problem in _unbounded(field, name)]
+
+
+def _unbounded(field: Any, path: str) -> list[str]:
+    annotation, metadata = field.annotation, list(field.metadata)
+    while get_origin(annotation) is Annotated:
+        annotation, *extra = get_args(annotation)
+        metadata += extra
+    return _unbounded_type(annotation, metadata, path)
+
+
+def _unbounded_type(annotation: Any, metadata: list[Any], path: str) -> list[str]:
+    origin = get_origin(annotation)
+    if origin is Annotated:
+        inner, *extra = get_args(annotation)
+        return _unbounded_type(inner, [*metadata, *extra], path)
+    if origin in (Union, types.UnionType):
+        members = [arg for arg in get_args(annotation) if arg is not type(None)]
+        return [problem for member in members for problem in _unbounded_type(member, metadata, path)]
+    if origin is list:
+        return _unbounded_type(get_args(annotation)[0], [], f"{path}[]")
+    if origin is Literal or annotation in (int, float, bool):
+        return []
+    if isinstance(annotation, type) and issubclass(annotation, enum.Enum):
+        return []
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return [
+            problem
+            for name, field in annotation.model_fields.items()
+            for problem in _unbounded(field, f"{path}.{name}")
+        ]
+    if annotation is str:
+        marked = any(isinstance(found, Bound | Licensed) for found in metadata)
+        return [] if marked else [f"{path}: a string with no bound"]
+    return [f"{path}: a field of type {annotation!r}"]

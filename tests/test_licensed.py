@@ -3,7 +3,7 @@ versions."""
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Literal
 from unittest.mock import patch
 
 import numpy as np
@@ -18,6 +18,7 @@ from clinical_corpora.builders.plugins import all_corpora
 from clinical_corpora.builders.text_free.recipes import MIN_SLICE, recipe, restore
 from clinical_corpora.corpora.rad_coref.records import MentionPair, Patient
 from clinical_corpora.schemas.bigbio import KbDocument, OffsetPair
+from clinical_corpora.schemas.bounded import Identifier, unbounded_strings
 from clinical_corpora.schemas.features import features_for
 from clinical_corpora.schemas.licensed import (
     LITERAL,
@@ -226,3 +227,28 @@ def test_release_windows_hashed_piece_by_piece_are_those_hashed_at_once(strings:
     with patch.object(leak, "_RELEASE_WINDOWS", windows):
         pieces = leak._distinct_window_hashes(text, "\x00")
     assert pieces.tolist() == np.unique(leak._window_hashes(text, "\x00")).tolist()
+
+
+class _Loose(BaseModel):
+    id: Identifier
+    note: str
+    spans: list[Span]
+    tags: list[str]
+    kind: Literal["a", "b"]
+    extra: dict[str, int]
+
+
+def test_a_string_neither_licensed_nor_bounded_is_named_at_its_depth() -> None:
+    assert unbounded_strings(_Loose) == [
+        "note: a string with no bound",
+        "tags[]: a string with no bound",
+        "extra: a field of type dict[str, int]",
+    ]
+
+
+def test_every_installed_record_model_bounds_every_string_it_keeps() -> None:
+    for corpus in all_corpora():
+        builder = make_builder(corpus.builder)
+        assert {config: unbounded_strings(model) for config, model in builder.CONFIGS.items()} == {
+            config: [] for config in builder.CONFIGS
+        }, corpus.name

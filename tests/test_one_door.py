@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
 import struct
+import sys
 import zlib
 from collections.abc import Callable
 from pathlib import Path
@@ -25,6 +27,7 @@ from clinical_corpora.builders.commands.main import main
 from clinical_corpora.builders.plugins import find_corpus
 from clinical_corpora.builders.release.opened import open_release
 from clinical_corpora.builders.text_free.card import describe_text_free
+from tests import forked
 from tests.conftest import SampleVariant
 
 CORPUS = "sdoh"
@@ -267,3 +270,17 @@ def test_a_rehydration_leaving_records_out_validates_as_what_it_is(
     assert main(["validate", str(restored), "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["verdict"] == "valid" and {gate["status"] for gate in report["gates"]} <= {"pass", "skipped"}
+
+
+def _into_closed_pipe(argv: list[str]) -> int:
+    """``clincorp ARGV`` with stdout a pipe nobody reads (``clincorp validate … | head`` once head is done)."""
+    read, write = os.pipe()
+    os.close(read)
+    os.dup2(write, 1)
+    sys.stdout = open(1, "w", encoding="utf-8", closefd=False)  # noqa: SIM115
+    return main(argv)
+
+
+def test_validate_into_a_closed_pipe_ends_quietly(built: tuple[Path, Path]) -> None:
+    status, _, err = forked.start(lambda: _into_closed_pipe(["validate", str(built[0])])).wait()
+    assert (status, err) == (1, "")

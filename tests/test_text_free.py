@@ -34,8 +34,8 @@ from clinical_corpora.builders.text_free.leak_gate import leak_gate
 from clinical_corpora.builders.text_free.release import release_text_free
 from clinical_corpora.builders.validate.run import check_release
 from clinical_corpora.core.card import BarChart
-from clinical_corpora.core.errors import GateError
-from clinical_corpora.core.manifest import CorpusManifest
+from clinical_corpora.core.errors import ClincorpError, GateError
+from clinical_corpora.core.manifest import CorpusManifest, load_manifest
 from clinical_corpora.core.release_manifest import release_digest
 from clinical_corpora.schemas.features import features_for
 from clinical_corpora.schemas.licensed import SOURCE_DOCUMENTS, licensed_paths, licensed_tree, text_free_features
@@ -312,3 +312,16 @@ def test_validate_rejects_a_damaged_text_free_release_and_a_failed_leak_gate(tex
     failed = {gate.gate: gate.details for gate in check_release(text_free) if not gate.success}
     assert list(failed) == ["manifest"]
     assert failed["manifest"][0]["problem"].startswith("the leak gate did not pass")
+
+
+def test_a_model_keeping_an_unbounded_string_gets_no_text_free_release(tiny_corpus: Path, tmp_path: Path) -> None:
+    """The tiny test corpus keeps its note ids and text as plain strings: a text-free release would carry them."""
+    corpus = load_manifest(tiny_corpus)
+    full = run(ReleaseRequest(corpus, tmp_path / "releases")).folder
+    with pytest.raises(ClincorpError) as refused:
+        release_text_free(corpus, full, resolve_sources(corpus, {}))
+    assert "tiny: no text-free release: its record models keep strings nothing bounds (notes.id: a string" in str(
+        refused.value
+    )
+    assert "notes.text: a string with no bound" in str(refused.value)
+    assert sorted(path.name for path in full.parent.iterdir()) == [full.name]

@@ -63,6 +63,8 @@ def run(args: argparse.Namespace) -> int:
             gates.append(result)
             if not asked.json:
                 _print_gate(result)
+    except BrokenPipeError:  # the reader of our output went away: clincorp's entry ends quietly
+        raise
     except Exception as error:  # noqa: BLE001 - whatever a release holds, validate gives a verdict
         message = str(error) if isinstance(error, ClincorpError) else f"{type(error).__name__}: {error}"
         if asked.json:

@@ -64,6 +64,7 @@ from clinical_corpora.core.release_manifest import (
     write_manifest,
 )
 from clinical_corpora.core.release_records import ValidationRecord, write_validation
+from clinical_corpora.schemas.bounded import unbounded_strings
 from clinical_corpora.schemas.features import features_for, schema_fingerprint
 from clinical_corpora.schemas.licensed import licensed_paths, licensed_tree, offset_fields, text_free_features
 from clinical_corpora.validation.gates import GateResult
@@ -88,6 +89,7 @@ def release_text_free(
     builder = make_builder(manifest.builder, full_manifest.options)
     view = ReleaseView(full)
     models = {config: builder.CONFIGS[config] for config in manifest.configs if config in view.configs()}
+    _refuse_unbounded(manifest, models)
     stage("collecting the source documents the release's text comes from")
     groups = DocumentGroups()
     ctx = BuildContext(manifest, sources)
@@ -118,6 +120,18 @@ def release_text_free(
         return TextFreeOutcome(target, publish(staging, target), gate)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+
+
+def _refuse_unbounded(manifest: CorpusManifest, models: dict[str, type[BaseModel]]) -> None:
+    """A text-free release keeps every field that is not licensed text as it is: refuse a record model with a
+    string field that is neither licensed nor bounded (``schemas/bounded.py``), naming the fields."""
+    found = [f"{config}.{problem}" for config, model in models.items() for problem in unbounded_strings(model)]
+    if found:
+        shown = "; ".join(found[:5]) + (f" and {len(found) - 5} more" if len(found) > 5 else "")
+        raise ClincorpError(
+            f"{manifest.name}: no text-free release: its record models keep strings nothing bounds ({shown}); "
+            "mark each as licensed text (LicensedText) or give it a bound (schemas/bounded.py)"
+        )
 
 
 @dataclass(frozen=True)
