@@ -13,13 +13,12 @@ refused when a text-free release is written.
 from __future__ import annotations
 
 import enum
-import types
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal, Union, get_args, get_origin
+from typing import Annotated, Any, Literal, get_args, get_origin
 
 from pydantic import BaseModel, StringConstraints
 
-from clinical_corpora.schemas.licensed import Licensed
+from clinical_corpora.schemas.licensed import Licensed, unwrapped
 
 
 @dataclass(frozen=True)
@@ -70,14 +69,8 @@ def bounded_tree(model: type[BaseModel]) -> BoundTree:
 
 
 def _node(annotation: Any, metadata: list[Any]) -> Any:
-    origin = get_origin(annotation)
-    if origin is Annotated:
-        inner, *extra = get_args(annotation)
-        return _node(inner, [*metadata, *extra])
-    if origin in (Union, types.UnionType):
-        members = [arg for arg in get_args(annotation) if arg is not type(None)]
-        return _node(members[0], metadata) if len(members) == 1 else None
-    if origin is list:
+    annotation, metadata = unwrapped(annotation, metadata)
+    if get_origin(annotation) is list:
         inner = _node(get_args(annotation)[0], [])
         return None if inner is None else [inner]
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
@@ -104,21 +97,12 @@ def unbounded_strings(model: type[BaseModel]) -> list[str]:
 
 
 def _unbounded(field: Any, path: str) -> list[str]:
-    annotation, metadata = field.annotation, list(field.metadata)
-    while get_origin(annotation) is Annotated:
-        annotation, *extra = get_args(annotation)
-        metadata += extra
-    return _unbounded_type(annotation, metadata, path)
+    return _unbounded_type(field.annotation, list(field.metadata), path)
 
 
 def _unbounded_type(annotation: Any, metadata: list[Any], path: str) -> list[str]:
+    annotation, metadata = unwrapped(annotation, metadata)
     origin = get_origin(annotation)
-    if origin is Annotated:
-        inner, *extra = get_args(annotation)
-        return _unbounded_type(inner, [*metadata, *extra], path)
-    if origin in (Union, types.UnionType):
-        members = [arg for arg in get_args(annotation) if arg is not type(None)]
-        return [problem for member in members for problem in _unbounded_type(member, metadata, path)]
     if origin is list:
         return _unbounded_type(get_args(annotation)[0], [], f"{path}[]")
     if origin is Literal or annotation in (int, float, bool):
@@ -126,11 +110,8 @@ def _unbounded_type(annotation: Any, metadata: list[Any], path: str) -> list[str
     if isinstance(annotation, type) and issubclass(annotation, enum.Enum):
         return []
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        return [
-            problem
-            for name, field in annotation.model_fields.items()
-            for problem in _unbounded(field, f"{path}.{name}")
-        ]
+        fields = annotation.model_fields.items()
+        return [problem for name, field in fields for problem in _unbounded(field, f"{path}.{name}")]
     if annotation is str:
         marked = any(isinstance(found, Bound | Licensed) for found in metadata)
         return [] if marked else [f"{path}: a string with no bound"]

@@ -173,7 +173,7 @@ def _collect_offsets(model: type[BaseModel], path: str, found: dict[str, StructO
     roles: dict[str, dict[str, str]] = {}
     tree = licensed_tree(model)
     for name, field in model.model_fields.items():
-        annotation, metadata = _unwrapped(field.annotation, field.metadata)
+        annotation, metadata = unwrapped(field.annotation, field.metadata)
         for mark in (found_mark for found_mark in metadata if isinstance(found_mark, OffsetOf)):
             _check_offset(model, name, annotation, mark, tree.get(mark.licensed))
             held = roles.setdefault(mark.licensed, {})
@@ -195,22 +195,22 @@ def _collect_offsets(model: type[BaseModel], path: str, found: dict[str, StructO
         )
 
 
-def _unwrapped(annotation: Any, metadata: list[Any]) -> tuple[Any, list[Any]]:
+def unwrapped(annotation: Any, metadata: list[Any]) -> tuple[Any, list[Any]]:
     """``annotation`` without its Annotated and Optional layers, and every metadata item of those layers."""
     origin = get_origin(annotation)
     if origin is Annotated:
         inner, *extra = get_args(annotation)
-        return _unwrapped(inner, [*metadata, *extra])
+        return unwrapped(inner, [*metadata, *extra])
     if origin in (Union, types.UnionType):
         members = [arg for arg in get_args(annotation) if arg is not type(None)]
         if len(members) == 1:
-            return _unwrapped(members[0], metadata)
+            return unwrapped(members[0], metadata)
     return annotation, metadata
 
 
 def _nested_model(annotation: Any) -> tuple[type[BaseModel] | None, str]:
     """The model a field holds (through lists, Annotated and Optional) and the ``[]`` of each list around it."""
-    annotation, _ = _unwrapped(annotation, [])
+    annotation, _ = unwrapped(annotation, [])
     if get_origin(annotation) is list:
         nested, suffix = _nested_model(get_args(annotation)[0])
         return nested, item_path(suffix)
@@ -235,10 +235,10 @@ def _is_int_pairs(annotation: Any) -> bool:
     """Whether ``annotation`` is ``list[list[int]]`` (through Annotated layers)."""
     if get_origin(annotation) is not list:
         return False
-    pair, _ = _unwrapped(get_args(annotation)[0], [])
+    pair, _ = unwrapped(get_args(annotation)[0], [])
     if get_origin(pair) is not list:
         return False
-    value, _ = _unwrapped(get_args(pair)[0], [])
+    value, _ = unwrapped(get_args(pair)[0], [])
     return value is int
 
 
