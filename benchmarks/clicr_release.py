@@ -112,12 +112,12 @@ def _rss_mb() -> tuple[float, float]:
 
 def release(pages: str, meta: str, gold: str, out: str) -> dict[str, Any]:
     from clinical_corpora.builders.plugins import find_corpus
-    from clinical_corpora.builders.release import pipeline
+    from clinical_corpora.builders.release import build, pipeline
     from clinical_corpora.builders.release.request import ReleaseRequest
 
     stages: list[dict[str, Any]] = []
     started = time.perf_counter()
-    stage_line = pipeline._stage_line
+    stage_line = build.stage_line
 
     def record_stage(corpus: str, what: str) -> None:  # each stage line: when, and the memory so far
         rss, peak = _rss_mb()
@@ -126,7 +126,7 @@ def release(pages: str, meta: str, gold: str, out: str) -> dict[str, Any]:
             stages[-2]["peak_rss_mb_by_end"] = round(peak)
         stage_line(corpus, what)
 
-    pipeline._stage_line = record_stage  # type: ignore[assignment]
+    build.stage_line = pipeline.stage_line = record_stage  # type: ignore[assignment]  # Build.stage and the pipeline
     sources = {"bmj_html": Path(pages), "umls": Path(meta), "entity_gold": Path(gold)}  # empty gold: not run
     outcome = pipeline.run(ReleaseRequest(find_corpus("clicr"), Path(out), sources=sources))
     stages[-1]["peak_rss_mb_by_end"] = round(_rss_mb()[1])

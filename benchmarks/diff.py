@@ -57,7 +57,7 @@ def edited_copy(old: Path, new: Path) -> dict[str, int]:
     import pyarrow.parquet as pq
     from datasets import Features
 
-    from clinical_corpora.builders.release.folder import sha256_file
+    from clinical_corpora.core.hashing import sha256_file
 
     shutil.copytree(old, new)
     manifest = json.loads((new / "manifest.json").read_text(encoding="utf-8"))

@@ -97,8 +97,8 @@ def score(gold: str, predicted: str, workers: int) -> dict[str, float]:
 def hash_inputs(shac: str, out: str, naive: bool) -> dict[str, float]:
     """inputs.jsonl lines of the gold folder, written to ``out`` (to compare the two ways)."""
     started = cpu_seconds()
-    from clinical_corpora.builders.release.folder import sha256_file
     from clinical_corpora.builders.release.inputs import fingerprint_inputs, resolve_sources
+    from clinical_corpora.core.hashing import sha256_file
     from clinical_corpora.core.manifest import load_manifest
 
     manifest = load_manifest(CORPUS)

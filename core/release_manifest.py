@@ -14,7 +14,6 @@ version is a release version; a count is not negative) before anything else look
 
 from __future__ import annotations
 
-import hashlib
 import json
 from pathlib import Path, PurePosixPath
 from typing import Annotated, Any, Literal, Self, TypeVar
@@ -32,6 +31,7 @@ from pydantic import (
 
 from clinical_corpora.core.changes import ReleaseChanges
 from clinical_corpora.core.errors import ClincorpError
+from clinical_corpora.core.hashing import sha256_file
 from clinical_corpora.core.manifest import CORPUS_NAME, RELEASE_VERSION, SAMPLE_TAG, SEMVER, GateOverlay
 
 Model = TypeVar("Model", bound=BaseModel)
@@ -286,7 +286,7 @@ def read_typed(data: bytes | str, model: type[Model], where: str, what: str) -> 
 def release_digest(folder: Path) -> str:
     """A release's digest: the sha256 of its manifest.json, which holds the sha256 of every other file
     (``clincorp release`` prints it; ``clincorp validate --expect-digest`` pins a release by it)."""
-    return hashlib.sha256((folder / MANIFEST_FILE).read_bytes()).hexdigest()
+    return sha256_file(folder / MANIFEST_FILE, regular_only=True)
 
 
 def first_problem(error: ValidationError) -> str:

@@ -13,8 +13,8 @@ import pytest
 
 from clinical_corpora.builders.commands.main import main
 from clinical_corpora.builders.diff.report import as_json, diff_releases, open_release
-from clinical_corpora.builders.release.folder import sha256_file
 from clinical_corpora.core.errors import ClincorpError
+from clinical_corpora.core.hashing import sha256_file
 from tests.conftest import SampleRelease
 from tests.test_diff_mutations import Copy
 

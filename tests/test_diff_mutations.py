@@ -19,7 +19,7 @@ from datasets import Features
 
 from clinical_corpora.builders.diff.engine import RECORD, Change, compare
 from clinical_corpora.builders.diff.report import open_release
-from clinical_corpora.builders.release.folder import sha256_file
+from clinical_corpora.core.hashing import sha256_file
 from tests.conftest import SampleRelease
 
 Applied = tuple[str, str, str]

@@ -223,6 +223,18 @@ def test_validate_refuses_a_pipe_in_a_release_without_opening_it(
     assert f"{name}: not a regular file (a pipe, socket or device)" in out + err
 
 
+def test_a_pinned_digest_never_reads_a_manifest_that_is_a_pipe(sample_release: SampleRelease, tmp_path: Path) -> None:
+    """Was: ``validate --expect-digest`` hashed manifest.json before the door looked at it, and waited forever."""
+    release = Path(
+        shutil.copytree(sample_release("sdoh").folder, tmp_path / "sdoh" / sample_release("sdoh").folder.name)
+    )
+    (release / "manifest.json").unlink()
+    os.mkfifo(release / "manifest.json")
+    status, out, err = forked.clincorp("validate", str(release), "--expect-digest", "sha256:00", timeout=120)
+    assert status != 0 and "Traceback" not in err
+    assert "manifest.json cannot be read" in out + err
+
+
 def test_rehydrate_refuses_a_pipe_in_a_text_free_release(text_free: Path, tmp_path: Path) -> None:  # noqa: F811
     config = next((text_free / "data").iterdir())
     os.mkfifo(config / "train-00009-of-00009.parquet")

@@ -19,10 +19,10 @@ from clinical_corpora.builders.rehydrate.restoring import RehydrateError, Restor
 from clinical_corpora.builders.rehydrate.rows import RestoredRows
 from clinical_corpora.builders.release.card.describe import FullRelease, describe_full
 from clinical_corpora.builders.release.card.rehydrated import describe_rehydrated
-from clinical_corpora.builders.release.folder import sha256_file
 from clinical_corpora.builders.release.opened import FULL_FOLDER, OpenedRelease, overlaid
 from clinical_corpora.builders.release.writer import SplitWriter, rows_per_row_group
 from clinical_corpora.core.errors import record_name
+from clinical_corpora.core.hashing import sha256_file
 from clinical_corpora.core.release_manifest import Counts, OutputFile, Rehydration, ReleaseManifest, write_manifest
 from clinical_corpora.core.release_records import RehydrateReject
 from clinical_corpora.schemas.licensed import SOURCE_DOCUMENTS, licensed_tree

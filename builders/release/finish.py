@@ -13,10 +13,10 @@ from clinical_corpora.builders.contract.release_view import ReleaseView
 from clinical_corpora.builders.release.build import Build, write_rejects
 from clinical_corpora.builders.release.card.describe import FullRelease, describe_full, published
 from clinical_corpora.builders.release.checks import check_suite
-from clinical_corpora.builders.release.folder import sha256_file
 from clinical_corpora.builders.release.inputs_file import INPUTS_FILE
 from clinical_corpora.core.card import CardSection, plain_sections
 from clinical_corpora.core.changes import ReleaseChanges
+from clinical_corpora.core.hashing import sha256_file
 from clinical_corpora.core.release_manifest import (
     Counts,
     GateOverlayRecord,

@@ -6,14 +6,14 @@ manifest.json is read and written by ``core/release_manifest.py`` alone. A run's
 after its process and host so that a later run removes the staging folders of killed runs
 (:func:`remove_stale_staging`).
 
-A release that left the machine that built it is untrusted input: a version it names becomes a folder name
-only through :func:`checked_version`, and a file it lists is opened only through :func:`listed_file`.
+A release that left the machine that built it is untrusted input: it is opened only through
+``builders/release/opened.py`` (the door), whose typed manifest allows only release versions and relative POSIX
+paths inside the folder.
 """
 
 from __future__ import annotations
 
 import errno
-import hashlib
 import os
 import re
 import shutil
@@ -22,31 +22,19 @@ import sys
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Literal
 
 from clinical_corpora.core.errors import ClincorpError, ReleaseError
-from clinical_corpora.core.manifest import RELEASE_VERSION, SAMPLE_TAG
+from clinical_corpora.core.hashing import sha256_file
+from clinical_corpora.core.manifest import SAMPLE_TAG
 from clinical_corpora.core.release_manifest import MANIFEST_FILE, read_manifest
-
-CHUNK = 1 << 20
-
-"""manifest.json's flag: ``true`` in a release, ``false`` in a ``clincorp build`` folder (the only kind of
-folder ``build`` replaces)."""
 
 STAGING_TAG = ".staging-"
 """A run stages its release in ``<out>/<corpus>/.<corpus>-<version>.staging-<pid>@<host>.<random>``: the pid tells a
 later run on the same host whether the folder's owner still runs (a shared --out may serve several hosts)."""
 
 _STAGING_NAME = re.compile(r"\..+" + re.escape(STAGING_TAG) + r"(\d+)@([A-Za-z0-9-]*)\.[^.]+")
-
-
-def sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        while chunk := handle.read(CHUNK):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def tree_digest(folder: Path) -> dict[str, str]:
@@ -56,51 +44,11 @@ def tree_digest(folder: Path) -> dict[str, str]:
     }
 
 
-def checked_version(version: object, where: Path) -> str:
-    """``version`` as read from ``where`` when it is a release version (``1.2.0``, ``1.2.0+sample``): the
-    only form in which a release's version names a folder."""
-    if not isinstance(version, str) or not re.fullmatch(RELEASE_VERSION, version):
-        raise ClincorpError(f"{where}: version {version!r} is not a release version (such as 1.2.0 or 1.2.0+sample)")
-    return version
-
-
-def outside_reason(folder: Path, name: str) -> str | None:
-    """Why a file name a release lists may leave its folder (absolute, ``..``, a link out), or None."""
-    posix = PurePosixPath(name)
-    if not name or posix.is_absolute() or Path(name).is_absolute() or "\\" in name:
-        return "an absolute or non-POSIX path"
-    if ".." in posix.parts:
-        return "a path through '..'"
-    if not (folder / name).resolve().is_relative_to(folder.resolve()):
-        return "a symbolic link leaving the release folder"
-    return None
-
-
-def listed_file(folder: Path, name: object, listed_in: Path) -> Path:
-    """The regular file ``folder/name`` that the manifest ``listed_in`` names: a relative POSIX path inside the
-    folder, not a link; a ClincorpError naming the manifest otherwise."""
-    if not isinstance(name, str):
-        raise ClincorpError(f"{listed_in}: a listed file name is {name!r}, not text")
-    why = outside_reason(folder, name)
-    path = folder / name
-    if why is None and (path.is_symlink() or not path.is_file()):
-        why = "a link" if path.is_symlink() else "missing or not a regular file"
-    if why is not None:
-        raise ClincorpError(f"{listed_in}: the listed file {name!r} is {why}: the release is damaged or forged")
-    return path
-
-
 def release_folder(corpus: str, version: str) -> str:
     """The name of a release's folder in ``<out>/<corpus>/``: ``<corpus>-<version>``. ``datasets`` names a
     dataset loaded from a folder after the folder (``load_dataset`` of a local path), so the name says the
     corpus, not the version alone."""
     return f"{corpus}-{version}"
-
-
-def copy_into(staging: Path, name: str, source: Path) -> None:
-    """Copy ``source`` to ``staging/name`` (a checked name of a listed file), making its folder (``figures/``)."""
-    (staging / name).parent.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(source, staging / name)
 
 
 def make_folder(folder: Path) -> None:

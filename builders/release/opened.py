@@ -21,7 +21,6 @@ A release is untrusted input once it left the machine that built it. Before a co
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 import stat
@@ -41,6 +40,7 @@ from clinical_corpora.builders.contract.release_view import SHARD_PATTERN, Relea
 from clinical_corpora.builders.plugins import find_corpus, installed_corpus
 from clinical_corpora.builders.release.inputs_file import read_inputs_file
 from clinical_corpora.core.errors import ClincorpError, SourceError, error_line
+from clinical_corpora.core.hashing import regular_file_sha256
 from clinical_corpora.core.manifest import CorpusManifest, apply_gate_overlay
 from clinical_corpora.core.release_manifest import (
     MANIFEST_FILE,
@@ -58,7 +58,6 @@ from clinical_corpora.core.release_records import (
     read_validation,
 )
 
-CHUNK = 1 << 20
 SHOWN = 3
 """Problems an error names before pointing to ``clincorp validate``."""
 FULL_FOLDER = "full"
@@ -186,32 +185,12 @@ def hash_problems(folder: Path, manifest: ReleaseManifest, present: set[str] | N
     Python's lock while it works)."""
     entries = [entry for entry in manifest.outputs if present is None or entry.file in present]
     with ThreadPoolExecutor(max_workers=2) as pool:
-        digests = list(pool.map(lambda entry: file_sha256(folder / entry.file), entries))
+        digests = list(pool.map(lambda entry: regular_file_sha256(folder / entry.file), entries))
     return [
         f"{entry.file}: sha256 differs from manifest.json"
         for entry, digest in zip(entries, digests, strict=True)
         if digest != entry.sha256
     ]
-
-
-def file_sha256(path: Path) -> str | None:
-    """The sha256 of a regular file's bytes (None when it cannot be read: never a pipe, never a link)."""
-    digest = hashlib.sha256()
-    try:
-        with open(path, "rb", opener=_no_follow) as handle:
-            while chunk := handle.read(CHUNK):
-                digest.update(chunk)
-    except OSError:
-        return None
-    return digest.hexdigest()
-
-
-def _no_follow(path: str, flags: int) -> int:
-    descriptor = os.open(path, flags | os.O_NOFOLLOW | os.O_NONBLOCK)
-    if not stat.S_ISREG(os.fstat(descriptor).st_mode):
-        os.close(descriptor)
-        raise OSError(f"{path}: not a regular file")
-    return descriptor
 
 
 def _parquet_problems(folder: Path, manifest: ReleaseManifest, present: set[str]) -> list[str]:

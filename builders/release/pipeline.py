@@ -22,7 +22,6 @@ from clinical_corpora.builders.release.folder import (
     release_folder,
     remove_stale_staging,
     replace_build,
-    sha256_file,
 )
 from clinical_corpora.builders.release.inputs import (
     InputHashing,
@@ -37,6 +36,7 @@ from clinical_corpora.builders.release.rows import no_documents, refuse_when_all
 from clinical_corpora.builders.sources.discovery import walks_given
 from clinical_corpora.core.changes import ReleaseChanges
 from clinical_corpora.core.errors import ClincorpError, GateError
+from clinical_corpora.core.hashing import sha256_file
 from clinical_corpora.core.manifest import CorpusManifest, apply_gate_overlay, load_gate_overlay
 from clinical_corpora.core.release_manifest import GateOverlayRecord, ReleaseManifest, read_manifest
 from clinical_corpora.schemas.features import features_for

@@ -39,7 +39,7 @@ from pydantic import BaseModel
 
 from clinical_corpora.builders.contract.base import BuildContext, Builder, make_builder
 from clinical_corpora.builders.contract.release_view import ReleaseView
-from clinical_corpora.builders.release.folder import make_staging, publish, release_folder, sha256_file
+from clinical_corpora.builders.release.folder import make_staging, publish, release_folder
 from clinical_corpora.builders.release.writer import SplitWriter
 from clinical_corpora.builders.text_free.anchors import ANCHORS_FILE, write_anchors
 from clinical_corpora.builders.text_free.card import describe_text_free
@@ -54,6 +54,7 @@ from clinical_corpora.builders.text_free.lazy_rows import lazy_rows
 from clinical_corpora.builders.text_free.leak_gate import leak_gate
 from clinical_corpora.builders.text_free.recipes import DocumentGroups, Recipes
 from clinical_corpora.core.errors import ClincorpError, GateError
+from clinical_corpora.core.hashing import sha256_file
 from clinical_corpora.core.locators import split_locator
 from clinical_corpora.core.manifest import CorpusManifest
 from clinical_corpora.core.release_manifest import (
