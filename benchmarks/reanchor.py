@@ -48,9 +48,9 @@ from clinical_corpora.builders.rehydrate.run import rehydrate, source_texts  # n
 from clinical_corpora.builders.release.inputs import resolve_sources  # noqa: E402
 from clinical_corpora.builders.release.pipeline import run  # noqa: E402
 from clinical_corpora.builders.release.request import ReleaseRequest  # noqa: E402
-from clinical_corpora.builders.text_free.anchors import ANCHORS_FILE  # noqa: E402
 from clinical_corpora.builders.text_free.release import release_text_free  # noqa: E402
 from clinical_corpora.core.locators import split_locator  # noqa: E402
+from clinical_corpora.core.release_records import ANCHORS_FILE
 
 CONTEXT_SENTENCES = [
     "Patient admitted with chest pain, troponin negative x2.",

@@ -35,8 +35,8 @@ from clinical_corpora.builders.release.inputs import resolve_sources
 from clinical_corpora.builders.release.pipeline import run
 from clinical_corpora.builders.release.request import ReleaseRequest
 from clinical_corpora.builders.sources.mimic.notes import iter_noteevents
-from clinical_corpora.builders.text_free.layout import FULL_FOLDER
 from clinical_corpora.builders.text_free.release import release_text_free
+from clinical_corpora.core.release_records import FULL_FOLDER
 
 FLAT_RSS_TOLERANCE_MB = 50.0
 

@@ -13,6 +13,9 @@ from collections.abc import Collection
 
 from clinical_corpora.core.errors import ClincorpError
 
+LOCATOR = r"[a-z][a-z0-9_]*:\S{1,200}"
+"""A locator as a release records it: ``<source>:<key>``, the key at most 200 characters without white space."""
+
 
 def locator(source: str, key: str) -> str:
     return f"{source}:{key}"

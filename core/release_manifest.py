@@ -32,6 +32,7 @@ from pydantic import (
 from clinical_corpora.core.changes import ReleaseChanges
 from clinical_corpora.core.errors import ClincorpError
 from clinical_corpora.core.hashing import sha256_file
+from clinical_corpora.core.locators import LOCATOR
 from clinical_corpora.core.manifest import CORPUS_NAME, RELEASE_VERSION, SAMPLE_TAG, SEMVER, GateOverlay
 
 Model = TypeVar("Model", bound=BaseModel)
@@ -138,7 +139,7 @@ class LeakObserved(Strict):
     longest_shared_run: Count
     measured_from: Count
     limit: Count
-    document: str | None = Field(default=None, pattern=r"^[a-z][a-z0-9_]*:[^\s]{1,200}$")
+    document: str | None = Field(default=None, pattern=f"^{LOCATOR}$")
     offset: Count | None = None
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Annotated, Any, Literal, Self, TypeVar
+from typing import Annotated, Any, Final, Literal, Self, TypeVar
 
 from pydantic import AfterValidator, BaseModel, Field, JsonValue, model_validator
 
@@ -30,6 +30,17 @@ from clinical_corpora.core.release_manifest import (
 
 VALIDATION_FILE = "validation.json"
 REJECTS_FILE = "rejects.jsonl"
+INPUTS_FILE = "inputs.jsonl"
+ANCHORS_FILE = "anchors.parquet"
+"""A text-free release's evidence for re-anchoring spans in copies of its sources that differ."""
+FULL_FOLDER = "full"
+"""A text-free release's copy of the full release's manifest.json and :data:`FULL_JSON_FILES`."""
+FULL_JSON_FILES = (VALIDATION_FILE, INPUTS_FILE, REJECTS_FILE)
+"""The full release's JSON files beside its manifest.json, which a text-free release keeps in ``full/``."""
+REANCHORED_FILE: Final = "re-anchored.jsonl"
+"""What a re-anchored rehydration lost or left out, one line each."""
+REHYDRATE_REJECTS_FILE: Final = "rehydrate-rejects.jsonl"
+"""The records a partial rehydration left out, one line each."""
 MAX_LISTED = 20
 """Problems, violations and offending values a gate lists at most."""
 MAX_LINE = 2_000

@@ -21,10 +21,10 @@ import pytest
 
 from clinical_corpora.builders.commands.main import main
 from clinical_corpora.builders.plugins import find_corpus
-from clinical_corpora.builders.rehydrate.run import REJECTS_FILE
 from clinical_corpora.builders.release.opened import open_release
 from clinical_corpora.builders.text_free.card import describe_text_free
-from clinical_corpora.builders.text_free.layout import FULL_FOLDER
+from clinical_corpora.core.release_records import FULL_FOLDER
+from clinical_corpora.core.release_records import REHYDRATE_REJECTS_FILE as REJECTS_FILE
 from tests.conftest import SampleRelease, SampleVariant
 
 CORPUS = "sdoh"

@@ -31,14 +31,15 @@ from clinical_corpora.builders.plugins import all_corpora, find_corpus
 from clinical_corpora.builders.rehydrate.documents import RehydrateError
 from clinical_corpora.builders.rehydrate.reanchor.relocate import document_map
 from clinical_corpora.builders.rehydrate.reanchor.rows import Layout, RowAnchoring
-from clinical_corpora.builders.rehydrate.reanchor.run import REPORT_FILE
 from clinical_corpora.builders.rehydrate.request import RehydrateRequest
 from clinical_corpora.builders.rehydrate.run import rehydrate, source_texts
-from clinical_corpora.builders.text_free.anchors import ANCHORS_FILE, AnchorError, make_anchor, read_anchors
+from clinical_corpora.builders.text_free.anchors import AnchorError, make_anchor, read_anchors
 from clinical_corpora.builders.text_free.normalise import normalise, original_to_normalised
 from clinical_corpora.builders.text_free.recipes import DocumentGroups, Recipes, restore
 from clinical_corpora.core.errors import ClincorpError
 from clinical_corpora.core.manifest import CorpusManifest
+from clinical_corpora.core.release_records import ANCHORS_FILE
+from clinical_corpora.core.release_records import REANCHORED_FILE as REPORT_FILE
 from clinical_corpora.schemas.bigbio import OffsetPair
 from clinical_corpora.schemas.features import features_for
 from clinical_corpora.schemas.licensed import LicensedText, OffsetOf, licensed_tree, offset_fields, text_free_features

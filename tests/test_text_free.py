@@ -22,14 +22,13 @@ from clinical_corpora.builders.contract.base import BuildContext, load_builder_c
 from clinical_corpora.builders.contract.release_view import ReleaseView
 from clinical_corpora.builders.plugins import all_corpora, find_corpus
 from clinical_corpora.builders.rehydrate.request import RehydrateRequest
-from clinical_corpora.builders.rehydrate.run import REJECTS_FILE, RehydrateError, rehydrate
+from clinical_corpora.builders.rehydrate.run import RehydrateError, rehydrate
 from clinical_corpora.builders.release.card.figures import png_bytes
 from clinical_corpora.builders.release.card.markdown import FIGURES_FOLDER
 from clinical_corpora.builders.release.inputs import resolve_sources
 from clinical_corpora.builders.release.pipeline import run
 from clinical_corpora.builders.release.request import ReleaseRequest
-from clinical_corpora.builders.text_free.anchors import ANCHORS_FILE
-from clinical_corpora.builders.text_free.layout import FULL_FOLDER, LEAK_LIMIT, TEXT_FREE_SUFFIX
+from clinical_corpora.builders.text_free.layout import LEAK_LIMIT, TEXT_FREE_SUFFIX
 from clinical_corpora.builders.text_free.leak_gate import leak_gate
 from clinical_corpora.builders.text_free.release import release_text_free
 from clinical_corpora.builders.validate.run import check_release
@@ -37,6 +36,8 @@ from clinical_corpora.core.card import BarChart
 from clinical_corpora.core.errors import ClincorpError, GateError
 from clinical_corpora.core.manifest import CorpusManifest, load_manifest
 from clinical_corpora.core.release_manifest import release_digest
+from clinical_corpora.core.release_records import ANCHORS_FILE, FULL_FOLDER
+from clinical_corpora.core.release_records import REHYDRATE_REJECTS_FILE as REJECTS_FILE
 from clinical_corpora.schemas.features import features_for
 from clinical_corpora.schemas.licensed import SOURCE_DOCUMENTS, licensed_paths, licensed_tree, text_free_features
 from tests.conftest import SampleRelease, SampleVariant

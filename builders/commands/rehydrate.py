@@ -68,7 +68,8 @@ def run(args: argparse.Namespace) -> int:
         return _check(request(args), args.json)
     if args.json:
         raise ClincorpError("--json goes with --check (rehydrate prints its summary as lines)")
-    from clinical_corpora.builders.rehydrate.run import REJECTS_FILE, rehydrate
+    from clinical_corpora.builders.rehydrate.run import rehydrate
+    from clinical_corpora.core.release_records import REHYDRATE_REJECTS_FILE
 
     outcome = rehydrate(request(args))
     if outcome.status == "re-anchored":
@@ -85,8 +86,9 @@ def run(args: argparse.Namespace) -> int:
         )
     elif outcome.status == "partial":
         invalid = sum(1 for reject in outcome.quarantined if not reject.documents)
+        listed = REHYDRATE_REJECTS_FILE
         print(
-            f"{outcome.folder}: PARTIAL, {len(outcome.quarantined)} record(s) left out (listed in {REJECTS_FILE}): "
+            f"{outcome.folder}: PARTIAL, {len(outcome.quarantined)} record(s) left out (listed in {listed}): "
             f"{len(outcome.quarantined) - invalid} because their documents differ, {invalid} because they restore "
             "as no valid record (the text-free release is damaged or forged); it is not the maintainer's release, "
             "and says so"

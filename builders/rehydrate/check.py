@@ -17,9 +17,10 @@ from typing import Any
 from clinical_corpora.builders.rehydrate.documents import opened_text_free, read_documents
 from clinical_corpora.builders.rehydrate.reanchor.relocate import document_map
 from clinical_corpora.builders.rehydrate.request import RehydrateRequest
-from clinical_corpora.builders.text_free.anchors import ANCHORS_FILE, Anchor, read_anchors
+from clinical_corpora.builders.text_free.anchors import Anchor, read_anchors
 from clinical_corpora.builders.text_free.normalise import EditCounts, normalise
 from clinical_corpora.core.locators import split_locator, text_sha256
+from clinical_corpora.core.release_records import ANCHORS_FILE
 
 
 @dataclass

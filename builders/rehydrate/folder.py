@@ -19,16 +19,15 @@ from clinical_corpora.builders.rehydrate.restoring import RehydrateError, Restor
 from clinical_corpora.builders.rehydrate.rows import RestoredRows
 from clinical_corpora.builders.release.card.describe import FullRelease, describe_full
 from clinical_corpora.builders.release.card.rehydrated import describe_rehydrated
-from clinical_corpora.builders.release.opened import FULL_FOLDER, OpenedRelease, overlaid
+from clinical_corpora.builders.release.opened import OpenedRelease, overlaid
 from clinical_corpora.builders.release.writer import SplitWriter, rows_per_row_group
 from clinical_corpora.core.errors import record_name
 from clinical_corpora.core.hashing import sha256_file
 from clinical_corpora.core.release_manifest import Counts, OutputFile, Rehydration, ReleaseManifest, write_manifest
-from clinical_corpora.core.release_records import RehydrateReject
+from clinical_corpora.core.release_records import FULL_FOLDER, FULL_JSON_FILES, RehydrateReject
 from clinical_corpora.schemas.licensed import SOURCE_DOCUMENTS, licensed_tree
 
 BATCH_ROWS = 10_000
-FULL_JSON = ("validation.json", "inputs.jsonl", "rejects.jsonl")
 
 
 def write_rows(restoring: Restoring, staging: Path, leave_out: bool) -> list[RehydrateReject]:
@@ -104,7 +103,7 @@ def _without_bad_rows(
 
 def copy_full_json(opened: OpenedRelease, staging: Path) -> None:
     """The full release's validation.json, inputs.jsonl and rejects.jsonl, as ``full/`` holds them."""
-    for name in FULL_JSON:
+    for name in FULL_JSON_FILES:
         listed = opened.listed(f"{FULL_FOLDER}/{name}")
         if listed is not None:
             shutil.copyfile(listed, staging / name)

@@ -16,20 +16,25 @@ import shutil
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Final, Literal
+from typing import Literal
 
 from clinical_corpora.builders.contract.base import make_builder
 from clinical_corpora.builders.rehydrate.documents import bad_report, opened_text_free, read_documents
 from clinical_corpora.builders.rehydrate.folder import finish_rehydrated, finish_strict, write_rows
-from clinical_corpora.builders.rehydrate.reanchor.run import REPORT_FILE, Reanchored, reanchor
+from clinical_corpora.builders.rehydrate.reanchor.run import Reanchored, reanchor
 from clinical_corpora.builders.rehydrate.request import RehydrateRequest
 from clinical_corpora.builders.rehydrate.restoring import RehydrateError, Restoring
 from clinical_corpora.builders.release.folder import publish, release_folder, remove_stale_staging, staged
-from clinical_corpora.builders.release.opened import ANCHORS_FILE, FULL_FOLDER, OpenedRelease
+from clinical_corpora.builders.release.opened import OpenedRelease
 from clinical_corpora.core.release_manifest import Rehydration, release_digest
-from clinical_corpora.core.release_records import RehydrateReject, write_json_lines
-
-REJECTS_FILE: Final = "rehydrate-rejects.jsonl"
+from clinical_corpora.core.release_records import (
+    ANCHORS_FILE,
+    FULL_FOLDER,
+    REANCHORED_FILE,
+    REHYDRATE_REJECTS_FILE,
+    RehydrateReject,
+    write_json_lines,
+)
 
 Status = Literal["released", "unchanged", "partial", "re-anchored"]
 
@@ -101,7 +106,7 @@ def _restored(
 
 
 def _write_rejects(folder: Path, left: list[RehydrateReject]) -> None:
-    write_json_lines(folder / REJECTS_FILE, left)
+    write_json_lines(folder / REHYDRATE_REJECTS_FILE, left)
 
 
 def _rehydration(opened: OpenedRelease, report: Reanchored) -> Rehydration:
@@ -115,7 +120,7 @@ def _rehydration(opened: OpenedRelease, report: Reanchored) -> Rehydration:
         documents_unusable=summary["documents_unusable"],
         maintainer_manifest_sha256=release_digest(opened.folder / FULL_FOLDER),
         text_free_package_version=opened.manifest.package_version,
-        report=REPORT_FILE,
+        report=REANCHORED_FILE,
     )
 
 
@@ -127,7 +132,7 @@ def _partial(opened: OpenedRelease, left: list[RehydrateReject]) -> Rehydration:
         left_out=dict(sorted(per_config.items())),
         maintainer_manifest_sha256=release_digest(opened.folder / FULL_FOLDER),
         text_free_package_version=opened.manifest.package_version,
-        report=REJECTS_FILE,
+        report=REHYDRATE_REJECTS_FILE,
     )
 
 
@@ -144,4 +149,4 @@ def _replace(staging: Path, target: Path, kind: str) -> None:
 
 
 def _is_rehydration(folder: Path) -> bool:
-    return (folder / REJECTS_FILE).is_file() or (folder / REPORT_FILE).is_file()
+    return (folder / REHYDRATE_REJECTS_FILE).is_file() or (folder / REANCHORED_FILE).is_file()

@@ -14,8 +14,8 @@ import pyarrow.compute as pc
 import pyarrow.json as pa_json
 
 from clinical_corpora.core.release_manifest import InputSummary
+from clinical_corpora.core.release_records import INPUTS_FILE
 
-INPUTS_FILE = "inputs.jsonl"
 INPUT_FIELDS = pa.schema(
     [("source", pa.string()), ("file", pa.string()), ("sha256", pa.string()), ("bytes", pa.int64())]
 )

@@ -50,6 +50,14 @@ from clinical_corpora.core.release_manifest import (
     release_digest,
 )
 from clinical_corpora.core.release_records import (
+    ANCHORS_FILE,
+    FULL_FOLDER,
+    FULL_JSON_FILES,
+    INPUTS_FILE,
+    REANCHORED_FILE,
+    REHYDRATE_REJECTS_FILE,
+    REJECTS_FILE,
+    VALIDATION_FILE,
     ReanchoredLine,
     RehydrateReject,
     RejectLine,
@@ -60,23 +68,20 @@ from clinical_corpora.core.release_records import (
 
 SHOWN = 3
 """Problems an error names before pointing to ``clincorp validate``."""
-FULL_FOLDER = "full"
-"""A text-free release's copy of the full release's own JSON files."""
-ANCHORS_FILE = "anchors.parquet"
-CONFIG = re.compile(r"[a-z][a-z0-9_]*")
 FIGURE = re.compile(r"figures/[a-z0-9]+(?:-[a-z0-9]+)*\.png")
-FULL_FILES = ("README.md", "croissant.json", "validation.json", "inputs.jsonl", "rejects.jsonl")
+DESCRIBED = ("README.md", "croissant.json")
+"""The card and croissant.json: what every release describes itself with (a full one with figures too)."""
+RELEASE_FILES = (*DESCRIBED, *FULL_JSON_FILES)
 LAYOUT: dict[Variant, tuple[str, ...]] = {
-    "full": FULL_FILES,
+    "full": RELEASE_FILES,
     "text-free": (
-        "README.md",
-        "croissant.json",
-        "validation.json",
+        *DESCRIBED,
+        VALIDATION_FILE,
         ANCHORS_FILE,
-        *(f"{FULL_FOLDER}/{name}" for name in ("manifest.json", "validation.json", "inputs.jsonl", "rejects.jsonl")),
+        *(f"{FULL_FOLDER}/{name}" for name in (MANIFEST_FILE, *FULL_JSON_FILES)),
     ),
-    "re-anchored": (*FULL_FILES, "re-anchored.jsonl"),
-    "partial": (*FULL_FILES, "rehydrate-rejects.jsonl"),
+    "re-anchored": (*RELEASE_FILES, REANCHORED_FILE),
+    "partial": (*RELEASE_FILES, REHYDRATE_REJECTS_FILE),
 }
 """The files other than data shards a release of each variant may hold (and a full release its figures)."""
 
@@ -210,10 +215,10 @@ def _parquet_problems(folder: Path, manifest: ReleaseManifest, present: set[str]
 
 
 TYPED_LINES: dict[str, type[BaseModel]] = {
-    "rejects.jsonl": RejectLine,
-    f"{FULL_FOLDER}/rejects.jsonl": RejectLine,
-    "rehydrate-rejects.jsonl": RehydrateReject,
-    "re-anchored.jsonl": ReanchoredLine,
+    REJECTS_FILE: RejectLine,
+    f"{FULL_FOLDER}/{REJECTS_FILE}": RejectLine,
+    REHYDRATE_REJECTS_FILE: RehydrateReject,
+    REANCHORED_FILE: ReanchoredLine,
 }
 """The JSON Lines files a release may hold, and what each line is."""
 
@@ -232,10 +237,10 @@ def typed_problems(folder: Path, manifest: ReleaseManifest) -> list[str]:
 
 
 def _typed_files(manifest: ReleaseManifest) -> list[str]:
-    names = ["validation.json"]
+    names = [VALIDATION_FILE]
     if manifest.text_free:
-        names += [f"{FULL_FOLDER}/manifest.json", f"{FULL_FOLDER}/validation.json"]
-    listed = [*TYPED_LINES, "inputs.jsonl", f"{FULL_FOLDER}/inputs.jsonl"]
+        names += [f"{FULL_FOLDER}/{MANIFEST_FILE}", f"{FULL_FOLDER}/{VALIDATION_FILE}"]
+    listed = [*TYPED_LINES, INPUTS_FILE, f"{FULL_FOLDER}/{INPUTS_FILE}"]
     return names + [name for name in listed if manifest.output(name) is not None]
 
 
@@ -319,7 +324,7 @@ class OpenedRelease:
 
     @cached_property
     def full_validation(self) -> ValidationRecord:
-        return read_validation(self.folder / FULL_FOLDER, f"{self.folder.name}/{FULL_FOLDER}/validation.json")
+        return read_validation(self.folder / FULL_FOLDER, f"{self.folder.name}/{FULL_FOLDER}/{VALIDATION_FILE}")
 
     def listed(self, name: str) -> Path | None:
         """``folder/name`` when the manifest lists it (an unlisted file is never read)."""

@@ -50,7 +50,6 @@ from clinical_corpora.builders.text_free.normalise import Edit, EditCounts, norm
 from clinical_corpora.core.errors import ClincorpError
 from clinical_corpora.core.locators import text_sha256
 
-ANCHORS_FILE = "anchors.parquet"
 BLOCK = 32
 HASH_BYTES = 6
 MAX_BLOCK = 1 << 16

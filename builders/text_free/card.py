@@ -17,12 +17,13 @@ from clinical_corpora.builders.release.card.croissant import CROISSANT_FILE, Cro
 from clinical_corpora.builders.release.card.hub_metadata import hub_metadata
 from clinical_corpora.builders.release.card.markdown import CARD_FILE, plain, section_markdown
 from clinical_corpora.builders.release.folder import release_folder
-from clinical_corpora.builders.text_free.layout import FULL_FOLDER, TEXT_FREE_SUFFIX
+from clinical_corpora.builders.text_free.layout import TEXT_FREE_SUFFIX
 from clinical_corpora.core.card import Table
 from clinical_corpora.core.changes import ReleaseChanges
 from clinical_corpora.core.errors import ClincorpError
 from clinical_corpora.core.manifest import CorpusManifest
 from clinical_corpora.core.release_manifest import LeakObserved, ReleaseManifest
+from clinical_corpora.core.release_records import FULL_FOLDER
 from clinical_corpora.schemas.features import features_for
 from clinical_corpora.schemas.licensed import SOURCE_DOCUMENTS, licensed_tree, text_free_features
 

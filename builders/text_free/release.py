@@ -41,11 +41,10 @@ from clinical_corpora.builders.contract.base import BuildContext, Builder, make_
 from clinical_corpora.builders.contract.release_view import ReleaseView
 from clinical_corpora.builders.release.folder import make_staging, publish, release_folder
 from clinical_corpora.builders.release.writer import SplitWriter
-from clinical_corpora.builders.text_free.anchors import ANCHORS_FILE, write_anchors
+from clinical_corpora.builders.text_free.anchors import write_anchors
 from clinical_corpora.builders.text_free.card import describe_text_free
 from clinical_corpora.builders.text_free.layout import (
     BATCH_ROWS,
-    FULL_FOLDER,
     TEXT_FREE_SUFFIX,
     VARIANT,
     is_full_file,
@@ -64,7 +63,7 @@ from clinical_corpora.core.release_manifest import (
     read_manifest,
     write_manifest,
 )
-from clinical_corpora.core.release_records import ValidationRecord, write_validation
+from clinical_corpora.core.release_records import ANCHORS_FILE, FULL_FOLDER, ValidationRecord, write_validation
 from clinical_corpora.schemas.bounded import unbounded_strings
 from clinical_corpora.schemas.features import features_for, schema_fingerprint
 from clinical_corpora.schemas.licensed import licensed_paths, licensed_tree, offset_fields, text_free_features

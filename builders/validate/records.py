@@ -20,7 +20,8 @@ from clinical_corpora.builders.contract.release_view import ReleaseView
 from clinical_corpora.builders.release.opened import OpenedRelease
 from clinical_corpora.builders.validate.gate import problems_gate
 from clinical_corpora.core.errors import record_name
-from clinical_corpora.core.release_manifest import first_problem
+from clinical_corpora.core.locators import LOCATOR
+from clinical_corpora.core.release_manifest import SHA256, first_problem
 from clinical_corpora.schemas.bounded import Bound, bounded_tree
 from clinical_corpora.schemas.features import LabelIdError, features_for, row_decoder, schema_fingerprint
 from clinical_corpora.schemas.licensed import (
@@ -35,8 +36,6 @@ from clinical_corpora.schemas.licensed import (
 )
 from clinical_corpora.validation.gates import GateResult
 
-LOCATOR = re.compile(r"[a-z][a-z0-9_]*:\S{1,200}")
-SHA256 = re.compile(r"[0-9a-f]{64}")
 BATCH_ROWS = 1024
 
 
@@ -145,7 +144,7 @@ def _text_free_problem(check: RowCheck, row: dict[str, Any]) -> str | None:
         return f"field {error.field}: {error.problem}"
     documents = decoded.get(SOURCE_DOCUMENTS) or []
     for number, document in enumerate(documents):
-        if not (LOCATOR.fullmatch(document["locator"] or "") and SHA256.fullmatch(document["sha256"] or "")):
+        if not (re.fullmatch(LOCATOR, document["locator"] or "") and re.fullmatch(SHA256, document["sha256"] or "")):
             return f"field {SOURCE_DOCUMENTS}[{number}]: not a locator <source>:<key> with a sha256"
     for path, value, bound in _leaves(decoded, _trees(check.model)[0], "", _is_bound):
         if value is not None and (len(value) > bound.max_length or not re.fullmatch(bound.pattern, value)):

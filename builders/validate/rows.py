@@ -12,9 +12,13 @@ from clinical_corpora.builders.release.opened import OpenedRelease
 from clinical_corpora.core.errors import ClincorpError
 from clinical_corpora.core.manifest import CorpusManifest
 from clinical_corpora.core.release_manifest import Counts, ReleaseManifest
-from clinical_corpora.core.release_records import REJECTS_FILE, RehydrateReject, RejectLine, read_json_lines
-
-PARTIAL_REJECTS = "rehydrate-rejects.jsonl"
+from clinical_corpora.core.release_records import (
+    REHYDRATE_REJECTS_FILE,
+    REJECTS_FILE,
+    RehydrateReject,
+    RejectLine,
+    read_json_lines,
+)
 
 
 def shard_problems(manifest: ReleaseManifest, corpus: CorpusManifest) -> list[str]:
@@ -81,8 +85,8 @@ def rejects_problems(opened: OpenedRelease, counts: Counts) -> list[str]:
     try:
         for line in read_json_lines(path, RejectLine, REJECTS_FILE) if path is not None else []:
             found[line.kind] += 1
-        partial = opened.listed(PARTIAL_REJECTS)
-        left = len(read_json_lines(partial, RehydrateReject, PARTIAL_REJECTS)) if partial is not None else None
+        partial = opened.listed(REHYDRATE_REJECTS_FILE)
+        left = len(read_json_lines(partial, RehydrateReject, REHYDRATE_REJECTS_FILE)) if partial is not None else None
     except ClincorpError as error:
         return [str(error)]
     problems = [
@@ -93,6 +97,6 @@ def rejects_problems(opened: OpenedRelease, counts: Counts) -> list[str]:
     rehydration = opened.manifest.rehydration
     if left is not None and rehydration is not None and left != rehydration.records_left_out:
         problems.append(
-            f"manifest.json records_left_out is {rehydration.records_left_out}, {PARTIAL_REJECTS} lists {left}"
+            f"manifest.json records_left_out is {rehydration.records_left_out}, {REHYDRATE_REJECTS_FILE} lists {left}"
         )
     return problems

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+from clinical_corpora.builders.release.card.changes import changes_problems
 from clinical_corpora.builders.release.card.rehydrated import describe_rehydrated
 from clinical_corpora.builders.release.opened import OpenedRelease, inspect_release, overlaid, passed
 from clinical_corpora.builders.validate import described, identity, records, rows, suite, text_free
@@ -97,19 +98,9 @@ def _manifest_gate(opened: OpenedRelease, corpus: CorpusManifest, problems: list
         *rows.shard_problems(manifest, corpus),
         *rows.count_problems(opened, corpus),
         *identity.recorded_gate_problems(manifest, opened.validation, corpus),
-        *_changes_problems(opened),
+        *changes_problems(opened.manifest.changes, opened.view.configs()),
     ]
     return problems_gate("manifest", problems, MANIFEST_EXPECTED)
-
-
-def _changes_problems(opened: OpenedRelease) -> list[str]:
-    changes = opened.manifest.changes
-    configs = opened.view.configs()
-    return [
-        f"manifest.json changes name config {name!r}, which the release does not hold"
-        for name, entry in (changes.configs.items() if changes is not None else ())
-        if entry.status != "removed" and name not in configs
-    ]
 
 
 def _text_free_checks(opened: OpenedRelease, announce: Step) -> Iterator[GateResult]:
@@ -137,7 +128,7 @@ def _text_free_manifest_gate(opened: OpenedRelease, corpus: CorpusManifest) -> G
         *text_free.leak_problems(opened),
         *identity.full_identity_problems(opened, corpus),
         *text_free.full_problems(opened),
-        *_changes_problems(opened),
+        *changes_problems(opened.manifest.changes, opened.view.configs()),
     ]
     return problems_gate("manifest", problems, MANIFEST_EXPECTED)
 

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from clinical_corpora.builders.contract.release_view import ReleaseView
 from clinical_corpora.builders.release.inputs_file import inputs_problems
-from clinical_corpora.builders.release.opened import ANCHORS_FILE, FULL_FOLDER, OpenedRelease
+from clinical_corpora.builders.release.opened import OpenedRelease
 from clinical_corpora.builders.text_free.anchors import read_anchors
 from clinical_corpora.core.errors import ClincorpError
 from clinical_corpora.core.release_manifest import LeakObserved
-from clinical_corpora.core.release_records import REJECTS_FILE, RejectLine, read_json_lines
+from clinical_corpora.core.release_records import ANCHORS_FILE, FULL_FOLDER, REJECTS_FILE, RejectLine, read_json_lines
 
 
 def leak_problems(opened: OpenedRelease) -> list[str]:

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -33,13 +33,12 @@ from clinical_corpora.builders.rehydrate.restore import restore_batch
 from clinical_corpora.builders.rehydrate.restoring import Restoring
 from clinical_corpora.builders.rehydrate.rows import RestoredRows
 from clinical_corpora.builders.release.writer import SplitWriter, rows_per_row_group
-from clinical_corpora.builders.text_free.anchors import ANCHORS_FILE, read_anchors
+from clinical_corpora.builders.text_free.anchors import read_anchors
 from clinical_corpora.core.errors import record_name
-from clinical_corpora.core.release_records import write_json_lines
+from clinical_corpora.core.release_records import ANCHORS_FILE, REANCHORED_FILE, write_json_lines
 from clinical_corpora.schemas.features import LabelIdError, row_decoder
 from clinical_corpora.schemas.licensed import SOURCE_DOCUMENTS, licensed_tree, offset_fields
 
-REPORT_FILE: Final = "re-anchored.jsonl"
 BATCH_ROWS = 2_000
 
 
@@ -55,7 +54,7 @@ class Reanchored:
     def write(self, folder: Path) -> None:
         """re-anchored.jsonl: each document's map, each string lost, each record left out."""
         lines = [{"document": d} for d in self.documents] + [{"lost": x} for x in self.lost]
-        write_json_lines(folder / REPORT_FILE, [*lines, *({"left_out": x} for x in self.left_out)])
+        write_json_lines(folder / REANCHORED_FILE, [*lines, *({"left_out": x} for x in self.left_out)])
 
     def summary(self) -> dict[str, Any]:
         return {
