@@ -20,10 +20,11 @@ from clinical_corpora.builders.rehydrate.rows import RestoredRows
 from clinical_corpora.builders.release.card.describe import FullRelease, describe_full
 from clinical_corpora.builders.release.card.rehydrated import describe_rehydrated
 from clinical_corpora.builders.release.opened import OpenedRelease, overlaid
+from clinical_corpora.builders.release.outputs import folder_files, folder_outputs
 from clinical_corpora.builders.release.writer import SplitWriter, rows_per_row_group
 from clinical_corpora.core.errors import record_name
 from clinical_corpora.core.hashing import sha256_file
-from clinical_corpora.core.release_manifest import Counts, OutputFile, Rehydration, ReleaseManifest, write_manifest
+from clinical_corpora.core.release_manifest import MANIFEST_FILE, Counts, Rehydration, ReleaseManifest, write_manifest
 from clinical_corpora.core.release_records import FULL_FOLDER, FULL_JSON_FILES, RehydrateReject
 from clinical_corpora.schemas.licensed import SOURCE_DOCUMENTS, licensed_tree
 
@@ -127,7 +128,7 @@ def finish_strict(opened: OpenedRelease, restoring: Restoring, staging: Path) ->
         for entry in full.outputs
         if not (staging / entry.file).is_file() or sha256_file(staging / entry.file) != entry.sha256
     ]
-    extra = sorted(set(_files(staging)) - {entry.file for entry in full.outputs} - {"manifest.json"})
+    extra = sorted(set(folder_files(staging)) - {entry.file for entry in full.outputs} - {MANIFEST_FILE})
     if differing or extra:
         raise RehydrateError(
             f"the rehydrated {', '.join([*differing, *extra])} differ from the maintainer's full release (sha256 "
@@ -145,7 +146,7 @@ def finish_rehydrated(
     copy_full_json(opened, staging)
     report(staging)
     view = ReleaseView(staging)
-    shards = _outputs(staging, [name for name in _files(staging) if name.startswith("data/")])
+    shards = folder_outputs(staging, within="data/")
     full = restoring.full
     counts = full.counts or Counts(read=0, written=0, rejected=0, rejected_annotations=0)
     draft = full.model_copy(
@@ -159,20 +160,4 @@ def finish_rehydrated(
     draft = ReleaseManifest.model_validate(draft.model_dump())  # checked as what is written is read back
     for name, data in describe_rehydrated(restoring.corpus, restoring.builder, draft, view).items():
         (staging / name).write_bytes(data)
-    outputs = _outputs(staging, [name for name in _files(staging) if name != "manifest.json"])
-    write_manifest(staging, draft.model_copy(update={"outputs": outputs}))
-
-
-def _files(folder: Path) -> list[str]:
-    return sorted(path.relative_to(folder).as_posix() for path in folder.rglob("*") if path.is_file())
-
-
-def _outputs(folder: Path, names: list[str]) -> list[OutputFile]:
-    return [
-        OutputFile(
-            file=name,
-            sha256=sha256_file(folder / name),
-            rows=ReleaseView.rows_in(folder / name) if name.endswith(".parquet") else None,
-        )
-        for name in names
-    ]
+    write_manifest(staging, draft.model_copy(update={"outputs": folder_outputs(staging, known=shards)}))

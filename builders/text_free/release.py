@@ -40,6 +40,7 @@ from pydantic import BaseModel
 from clinical_corpora.builders.contract.base import BuildContext, Builder, make_builder
 from clinical_corpora.builders.contract.release_view import ReleaseView
 from clinical_corpora.builders.release.folder import make_staging, publish, release_folder
+from clinical_corpora.builders.release.outputs import folder_outputs
 from clinical_corpora.builders.release.writer import SplitWriter
 from clinical_corpora.builders.text_free.anchors import write_anchors
 from clinical_corpora.builders.text_free.card import describe_text_free
@@ -53,12 +54,10 @@ from clinical_corpora.builders.text_free.lazy_rows import lazy_rows
 from clinical_corpora.builders.text_free.leak_gate import leak_gate
 from clinical_corpora.builders.text_free.recipes import DocumentGroups, Recipes
 from clinical_corpora.core.errors import ClincorpError, GateError
-from clinical_corpora.core.hashing import sha256_file
 from clinical_corpora.core.locators import split_locator
 from clinical_corpora.core.manifest import CorpusManifest
 from clinical_corpora.core.release_manifest import (
     GateVerdict,
-    OutputFile,
     ReleaseManifest,
     read_manifest,
     write_manifest,
@@ -182,12 +181,13 @@ def _write_release_files(staging: Path, corpus: CorpusManifest, builder: Builder
         full_schema_fingerprint=full.schema_fingerprint,
         licensed_fields=release.licensed,
         documents=release.documents,
-        outputs=release_outputs(staging),
+        outputs=folder_outputs(staging),
         gates=[GateVerdict(gate=record.gate, status=record.status, observed=record.observed)],
     )
     for name, data in describe_text_free(corpus, builder, draft, full, ReleaseView(staging)).items():
         (staging / name).write_bytes(data)
-    write_manifest(staging, draft.model_copy(update={"outputs": release_outputs(staging)}))
+    written = folder_outputs(staging, known=draft.outputs)  # the card and croissant.json are new
+    write_manifest(staging, draft.model_copy(update={"outputs": written}))
 
 
 def document_groups(
@@ -247,16 +247,3 @@ def _label_names(feature: Any) -> Iterator[str]:
     if isinstance(feature, dict):
         for child in feature.values():
             yield from _label_names(child)
-
-
-def release_outputs(folder: Path) -> list[OutputFile]:
-    """Every file of a release folder but its manifest, with sha256 (parquet files with their rows)."""
-    return [
-        OutputFile(
-            file=path.relative_to(folder).as_posix(),
-            sha256=sha256_file(path),
-            rows=ReleaseView.rows_in(path) if path.suffix == ".parquet" else None,
-        )
-        for path in sorted(folder.rglob("*"))
-        if path.is_file() and path.relative_to(folder).as_posix() != "manifest.json"
-    ]
