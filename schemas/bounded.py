@@ -78,17 +78,6 @@ def _node(annotation: Any, metadata: list[Any]) -> Any:
     return next((found for found in metadata if isinstance(found, Bound)), None)
 
 
-def bound_paths(tree: BoundTree, prefix: str = "") -> list[tuple[str, Bound]]:
-    """The bounded fields of a tree as (path, bound): ``events[].id``."""
-    found: list[tuple[str, Bound]] = []
-    for name, node in tree.items():
-        path = f"{prefix}.{name}" if prefix else name
-        while isinstance(node, list):
-            node, path = node[0], f"{path}[]"
-        found += bound_paths(node, path) if isinstance(node, dict) else [(path, node)]
-    return found
-
-
 def unbounded_strings(model: type[BaseModel]) -> list[str]:
     """The string fields of ``model`` (at any depth: ``events[].id``) that are neither licensed text nor bounded,
     and the fields of a type a release cannot hold as a column of its own: what a text-free release would keep

@@ -100,36 +100,27 @@ DOCUMENT = {"locator": Value("string"), "sha256": Value("string")}
 
 def licensed_tree(model: type[BaseModel]) -> LicensedTree:
     """Where ``model`` holds licensed text, as a tree of its field names (empty when nowhere)."""
-    return marked_tree(model, Licensed)
-
-
-def marked_tree(model: type[BaseModel], marker: type) -> LicensedTree:
-    """Where ``model`` holds string fields marked with ``marker``, as a tree of its field names."""
     tree = {}
     for name, field in model.model_fields.items():
-        node = _node(field.annotation, field.metadata, marker)
+        node = _node(field.annotation, field.metadata)
         if node is not None:
             tree[name] = node
     return tree
 
 
-def _node(annotation: Any, metadata: list[Any], marker: type) -> Any:
-    origin = get_origin(annotation)
-    if origin is Annotated:
-        inner, *extra = get_args(annotation)
-        return _node(inner, [*metadata, *extra], marker)
-    if origin in (Union, types.UnionType):
-        members = [arg for arg in get_args(annotation) if arg is not type(None)]
-        return _node(members[0], metadata, marker) if len(members) == 1 else None
-    if origin is list:
+def _node(annotation: Any, metadata: list[Any]) -> Any:
+    annotation, metadata = unwrapped(annotation, metadata)
+    if get_origin(annotation) in (Union, types.UnionType):
+        return None
+    if get_origin(annotation) is list:
         (item,) = get_args(annotation)
-        inner = _node(item, [], marker)
+        inner = _node(item, [])
         return None if inner is None else [inner]
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        return marked_tree(annotation, marker) or None
-    if any(isinstance(found, marker) for found in metadata):
+        return licensed_tree(annotation) or None
+    if any(isinstance(found, Licensed) for found in metadata):
         if annotation is not str:
-            raise TypeError(f"only str fields can be marked {marker.__name__}, not {annotation!r}")
+            raise TypeError(f"only str fields can be marked Licensed, not {annotation!r}")
         return LEAF
     return None
 

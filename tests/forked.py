@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import IO
 
 from clinical_corpora.builders.commands.main import main
+from clinical_corpora.core.processes import end_with_parent
 
 
 @dataclass
@@ -59,11 +60,13 @@ def start(function: Callable[[], int]) -> Child:
     stdout, stderr = tempfile.TemporaryFile(), tempfile.TemporaryFile()
     sys.stdout.flush()
     sys.stderr.flush()
+    parent = os.getpid()
     pid = os.fork()
     if pid:
         return Child(pid, stdout, stderr)
     status = 70
     try:
+        end_with_parent(parent)  # a child left running (a stalled release) ends with the test process
         sys.stdout = open(stdout.fileno(), "w", encoding="utf-8", closefd=False)  # noqa: SIM115
         sys.stderr = open(stderr.fileno(), "w", encoding="utf-8", closefd=False)  # noqa: SIM115
         os.dup2(stdout.fileno(), 1)

@@ -7,7 +7,7 @@ import argparse
 from pathlib import Path
 
 from clinical_corpora.builders.commands import arguments
-from clinical_corpora.builders.commands.arguments import folder, plain_text
+from clinical_corpora.builders.commands.arguments import folder
 from clinical_corpora.builders.plugins import load_plugins
 from clinical_corpora.core.errors import ClincorpError
 from clinical_corpora.core.registry import exporters
@@ -20,7 +20,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from clinical_corpora.builders.commands.corpus_commands import given
+    from clinical_corpora.builders.commands.corpus_commands import given, run_command
 
     load_plugins()
     release = given(args.release)
@@ -30,15 +30,10 @@ def run(args: argparse.Namespace) -> int:
             f"no export format {args.format!r} for the {release.corpus} corpus: its formats are "
             f"{', '.join(formats) or 'none'}"
         )
-    command = exporters.get((args.format, release.corpus))
-    implementation = command.load()
     parser = argparse.ArgumentParser(prog=f"clincorp export {args.format} {args.release}")
-    parser.description = plain_text(implementation.__doc__ or command.help)
     parser.add_argument("--out", type=folder, required=True, help="the folder to write into")
-    implementation.configure(parser)
-    parsed = parser.parse_args(args.arguments)
-    parsed.release = release
-    return int(implementation.run(parsed))
+    parser.set_defaults(release=release)
+    return run_command(exporters.get((args.format, release.corpus)), parser, args.arguments)
 
 
 COMMANDS = (

@@ -16,9 +16,7 @@ from clinical_corpora.core.errors import ClincorpError
 from clinical_corpora.core.manifest import CorpusManifest
 
 if TYPE_CHECKING:
-    from clinical_corpora.builders.release.request import ChangesSince, ReleaseRequest
-
-Mode = Literal["release", "build"]
+    from clinical_corpora.builders.release.request import ChangesSince, Mode, ReleaseRequest
 
 
 @dataclass(frozen=True)
@@ -147,10 +145,10 @@ def _released(
 ) -> list[list[str]]:
     """A corpus released, and its text-free variant written when asked: their summary rows (FAILED with the
     first line of the error, unless it is the one corpus asked for: then the error itself)."""
-    rows = []
+    rows: list[list[str]] = []
     steps = [(corpus.version, lambda: _release(corpus, asked, mode, changes))]
     if asked.text_free:
-        steps.append((f"{corpus.name} text-free", lambda: _text_free(corpus, asked)))
+        steps.append((f"{corpus.name} text-free", lambda: _text_free(corpus, asked, Path(rows[-1][3]))))
     for what, step in steps:
         try:
             rows.append(step())
@@ -223,16 +221,13 @@ def _changes_since(previous: Path, corpus: str) -> ChangesSince:
     return changes_since(previous, corpus)
 
 
-def _text_free(corpus: CorpusManifest, asked: ReleaseArgs) -> list[str]:
-    """Write the text-free variant of the release just made; its summary row."""
-    from clinical_corpora.builders.release.folder import release_folder
-    from clinical_corpora.builders.release.inputs import invented_sources, release_version, resolve_sources
+def _text_free(corpus: CorpusManifest, asked: ReleaseArgs, folder: Path) -> list[str]:
+    """Write the text-free variant of the release just made in ``folder``; its summary row."""
+    from clinical_corpora.builders.release.inputs import resolve_sources
     from clinical_corpora.builders.text_free.release import release_text_free
     from clinical_corpora.core.release_manifest import release_digest
 
     sources = resolve_sources(corpus, asked.sources, asked.samples)
-    version = release_version(corpus, invented_sources(corpus, sources, asked.sources))
-    folder = asked.out / corpus.name / release_folder(corpus.name, version)
     outcome = release_text_free(
         corpus, folder, sources, lambda line: print(f"{corpus.name}: {line}", file=sys.stderr, flush=True)
     )

@@ -19,7 +19,7 @@ from clinical_corpora.builders.rehydrate.reanchor.relocate import document_map
 from clinical_corpora.builders.rehydrate.request import RehydrateRequest
 from clinical_corpora.builders.text_free.anchors import Anchor, read_anchors
 from clinical_corpora.builders.text_free.normalise import EditCounts, normalise
-from clinical_corpora.core.locators import split_locator, text_sha256
+from clinical_corpora.core.locators import split_locator
 from clinical_corpora.core.release_records import ANCHORS_FILE
 
 
@@ -54,11 +54,7 @@ def check_sources(request: RehydrateRequest) -> SourceCheck:
     """Compare every document the release names with the sources' copy."""
     opened = opened_text_free(request.text_free)
     found = read_documents(opened, request)
-    differing = [
-        locator
-        for locator, sha256 in found.wanted.items()
-        if locator in found.documents and text_sha256(found.documents[locator]) != sha256
-    ]
+    differing = [locator for locator in found.bad if locator in found.documents]  # held, with another text
     listed = opened.listed(ANCHORS_FILE)
     anchors = read_anchors(listed, differing) if listed is not None else {}
     report = SourceCheck(
@@ -70,7 +66,7 @@ def check_sources(request: RehydrateRequest) -> SourceCheck:
         if locator not in found.documents:
             counts["missing"] += 1
             report.missing.append({"document": locator, "source": source})
-        elif locator in differing:
+        elif locator in found.bad:
             counts["differ"] += 1
             text = found.documents[locator]
             report.differing.append(_difference(locator, text, found.wanted[locator], anchors.get(locator)))

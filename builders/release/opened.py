@@ -100,8 +100,6 @@ class Inspection:
     folder: Path
     manifest: ReleaseManifest | None
     problems: list[str] = field(default_factory=list)
-    files: list[str] = field(default_factory=list)
-    """The regular files of the folder (relative POSIX names), when the manifest was read."""
 
 
 def inspect_release(folder: Path, contents: bool = True) -> Inspection:
@@ -119,23 +117,23 @@ def inspect_release(folder: Path, contents: bool = True) -> Inspection:
         manifest = read_manifest(folder, MANIFEST_FILE)
     except ClincorpError as error:
         return Inspection(folder, None, [*problems, str(error)])
-    inspection = Inspection(folder, manifest, problems, sorted(files))
+    inspection = Inspection(folder, manifest, problems)
     inspection.problems += _listing_problems(manifest, files)
     if not contents:  # nothing but manifest.json is read before its files' sha256 are confirmed
         return inspection
-    differing = hash_problems(folder, manifest, set(files))
+    differing = hash_problems(folder, manifest, files)
     inspection.problems += differing
-    readable = set(files) - {problem.split(": ")[0] for problem in differing}  # a file that differs is not read
+    readable = files - {problem.split(": ")[0] for problem in differing}  # a file that differs is not read
     inspection.problems += _parquet_problems(folder, manifest, readable)
     if not inspection.problems:
         inspection.problems += typed_problems(folder, manifest)
     return inspection
 
 
-def _walk(folder: Path) -> tuple[dict[str, int], list[str]]:
-    """The regular files under ``folder`` (relative name → size) and what else is there (links, pipes...),
-    never following a link nor opening anything."""
-    files: dict[str, int] = {}
+def _walk(folder: Path) -> tuple[set[str], list[str]]:
+    """The regular files under ``folder`` (relative names) and what else is there (links, pipes...), never
+    following a link nor opening anything."""
+    files: set[str] = set()
     problems: list[str] = []
     pending = [(folder, "")]
     while pending:
@@ -153,15 +151,15 @@ def _walk(folder: Path) -> tuple[dict[str, int], list[str]]:
             elif stat.S_ISDIR(mode):
                 pending.append((Path(entry.path), f"{name}/"))
             elif stat.S_ISREG(mode):
-                files[name] = entry.stat(follow_symlinks=False).st_size
+                files.add(name)
             else:
                 problems.append(f"{name}: not a regular file (a pipe, socket or device)")
     return files, problems
 
 
-def _listing_problems(manifest: ReleaseManifest, files: dict[str, int]) -> list[str]:
+def _listing_problems(manifest: ReleaseManifest, files: set[str]) -> list[str]:
     listed = {entry.file for entry in manifest.outputs}
-    present = set(files) - {MANIFEST_FILE}
+    present = files - {MANIFEST_FILE}
     problems = [f"{name}: listed in manifest.json but missing" for name in sorted(listed - present)]
     problems += [f"{name}: not listed in manifest.json" for name in sorted(present - listed)]
     problems += [

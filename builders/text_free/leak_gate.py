@@ -20,7 +20,6 @@ import pyarrow.parquet as pq
 
 from clinical_corpora.builders.text_free.layout import LEAK_LIMIT
 from clinical_corpora.core.errors import ClincorpError
-from clinical_corpora.schemas.licensed import LEAF, LicensedTree
 from clinical_corpora.validation.gates import GateResult
 from clinical_corpora.validation.leak import SEED, ReleaseText, longest_shared_run
 
@@ -72,7 +71,7 @@ def file_strings(path: Path) -> Iterator[str]:
     """What a reader of the file sees: a parquet file's string values (each batch's distinct ones) and
     metadata, else its text."""
     if path.suffix == ".parquet":
-        yield from (value for _, value in parquet_strings(path))
+        yield from parquet_strings(path)
         return
     try:
         yield path.read_bytes().decode("utf-8", "replace")
@@ -80,28 +79,23 @@ def file_strings(path: Path) -> Iterator[str]:
         raise ClincorpError(f"cannot read {path}: {error.strerror or error}") from None
 
 
-def parquet_strings(path: Path, skipped: LicensedTree | None = None) -> Iterator[tuple[str, str]]:
+def parquet_strings(path: Path) -> Iterator[str]:
     """A parquet file's schema metadata values and the distinct string values of each batch's fields (those
-    under null values too), each with where it is (`` metadata KEY``, `` field a.b[]``); fields ``skipped``
-    names (a tree of field names, as :func:`schemas.licensed.marked_tree` gives) are left out."""
+    under null values too)."""
     parquet = pq.ParquetFile(path)
-    for key, value in (parquet.schema_arrow.metadata or {}).items():
-        yield f" metadata {key.decode('utf-8', 'replace')}", value.decode("utf-8", "replace")
+    for value in (parquet.schema_arrow.metadata or {}).values():
+        yield value.decode("utf-8", "replace")
     for batch in parquet.iter_batches(batch_size=4096):
-        for name, column in zip(batch.schema.names, batch.columns, strict=True):
-            yield from _strings(column, (skipped or {}).get(name), f" field {name}")
+        for column in batch.columns:
+            yield from _strings(column)
 
 
-def _strings(array: pa.Array, skipped: Any, where: str) -> Iterator[tuple[str, str]]:
+def _strings(array: pa.Array) -> Iterator[str]:
     kind = array.type
-    if skipped == LEAF:
-        return
     if pa.types.is_string(kind) or pa.types.is_large_string(kind):
-        yield from ((where, value) for value in pc.unique(array).to_pylist() if value is not None)
+        yield from (value for value in pc.unique(array).to_pylist() if value is not None)
     elif pa.types.is_list(kind) or pa.types.is_large_list(kind):
-        yield from _strings(array.flatten(), skipped[0] if isinstance(skipped, list) else None, f"{where}[]")
+        yield from _strings(array.flatten())
     elif pa.types.is_struct(kind):
         for index in range(kind.num_fields):
-            name = kind.field(index).name
-            inner = skipped.get(name) if isinstance(skipped, dict) else None
-            yield from _strings(array.field(index), inner, f"{where}.{name}")
+            yield from _strings(array.field(index))

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator
-from functools import cache
 from typing import Any
 
 from datasets import Features
@@ -22,7 +21,7 @@ from clinical_corpora.builders.validate.gate import problems_gate
 from clinical_corpora.core.errors import record_name
 from clinical_corpora.core.locators import LOCATOR
 from clinical_corpora.core.release_manifest import SHA256, first_problem
-from clinical_corpora.schemas.bounded import Bound, bounded_tree
+from clinical_corpora.schemas.bounded import Bound, BoundTree, bounded_tree
 from clinical_corpora.schemas.features import LabelIdError, features_for, row_decoder, schema_fingerprint
 from clinical_corpora.schemas.licensed import (
     LEAF,
@@ -111,6 +110,8 @@ class RowCheck:
     def __init__(self, model: type[BaseModel], features: Features, lost_allowed: bool) -> None:
         self.model, self.lost_allowed = model, lost_allowed
         self.decode: Callable[[Any], Any] = row_decoder(features)
+        self.licensed: LicensedTree = licensed_tree(model)
+        self.bounded: BoundTree = bounded_tree(model)
 
 
 def _stored_rows(view: ReleaseView, config: str) -> Iterator[tuple[str, str, int, dict[str, Any]]]:
@@ -126,7 +127,7 @@ def _stored_rows(view: ReleaseView, config: str) -> Iterator[tuple[str, str, int
 def _record_problem(check: RowCheck, row: dict[str, Any]) -> str | None:
     """Why a stored row is not a valid record (``field spans[2].label: ...``), or None."""
     try:
-        if check.lost_allowed and holds_lost(row, licensed_tree(check.model)):
+        if check.lost_allowed and holds_lost(row, check.licensed):
             return LOST
         check.model.model_validate(check.decode(row))
     except LabelIdError as error:
@@ -146,20 +147,14 @@ def _text_free_problem(check: RowCheck, row: dict[str, Any]) -> str | None:
     for number, document in enumerate(documents):
         if not (re.fullmatch(LOCATOR, document["locator"] or "") and re.fullmatch(SHA256, document["sha256"] or "")):
             return f"field {SOURCE_DOCUMENTS}[{number}]: not a locator <source>:<key> with a sha256"
-    for path, value, bound in _leaves(decoded, _trees(check.model)[0], "", _is_bound):
+    for path, value, bound in _leaves(decoded, check.bounded, "", _is_bound):
         if value is not None and (len(value) > bound.max_length or not re.fullmatch(bound.pattern, value)):
             return f"field {path}: {len(value)} characters that are not {bound.what}"
-    for path, recipe, _ in _leaves(decoded, _trees(check.model)[1], "", _is_licensed):
+    for path, recipe, _ in _leaves(decoded, check.licensed, "", _is_licensed):
         problem = recipe_problem(recipe, len(documents))
         if problem is not None:
             return f"field {path}: {problem}"
     return None
-
-
-@cache
-def _trees(model: type[BaseModel]) -> tuple[dict[str, Any], LicensedTree]:
-    """Where a model bounds its strings, and where it holds licensed text (each walked once per model)."""
-    return bounded_tree(model), licensed_tree(model)
 
 
 def _is_bound(node: Any) -> bool:

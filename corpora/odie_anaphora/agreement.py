@@ -180,9 +180,10 @@ def _measure_chart(name: str, title: str, columns: dict[str, AgreementTable], ax
     )
 
 
-def _charted(title: str, text: str, measures: dict[str, AgreementTable], chart: tuple[str, str, str]) -> CardSection:
-    """A section of agreement per group: its table, and a chart of it (``chart``: figure name, title, axis)."""
-    name, chart_title, axis = chart
+def _charted(
+    title: str, text: str, measures: dict[str, AgreementTable], name: str, chart_title: str, axis: str
+) -> CardSection:
+    """A section of agreement per group: its table, and a chart of it (figure ``name``, ``chart_title``, ``axis``)."""
     figure = _measure_chart(name, chart_title, measures, axis)
     return CardSection(title, text, _measure_table(measures), figures=[figure])
 
@@ -199,19 +200,25 @@ def _agreement_sections(comparisons: list[_Comparison], left_out: list[str]) -> 
             "other ordered markable pair with each of the four relation types (Savova et al. 2011, "
             "eqns 1-8).",
             {"all": between.overall, **note_types},
-            ("agreement-per-note-type", "Pair-wise agreement between the annotators, per note type", "note type"),
+            "agreement-per-note-type",
+            "Pair-wise agreement between the annotators, per note type",
+            "note type",
         ),
         _charted(
             "Pair-wise agreement per relation type",
             "",
             dict(totals.by_relation),
-            ("agreement-per-relation-type", "Pair-wise agreement per relation type", "relation type"),
+            "agreement-per-relation-type",
+            "Pair-wise agreement per relation type",
+            "relation type",
         ),
         _charted(
             "Pair-wise agreement per markable type",
             "Pairs grouped by the semantic class of their anaphor.",
             dict(sorted(totals.by_markable_type.items())),
-            ("agreement-per-markable-type", "Pair-wise agreement per semantic class of the anaphor", "semantic class"),
+            "agreement-per-markable-type",
+            "Pair-wise agreement per semantic class of the anaphor",
+            "semantic class",
         ),
         CardSection(
             "Pair-wise agreement of each annotator with the gold standard",
