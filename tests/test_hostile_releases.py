@@ -193,8 +193,9 @@ def test_a_stale_staging_folder_of_a_killed_rehydration_is_removed(text_free: Pa
         ({"start": 50, "end": 40}, "names offsets [50, 40) outside its document of 188 characters"),
     ],
 )
+@pytest.mark.parametrize("re_anchor", [False, True], ids=["strict", "re-anchor"])
 def test_a_recipe_out_of_range_is_an_error_naming_its_record_and_field(
-    text_free: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], segment: dict, problem: str
+    text_free: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], segment: dict, problem: str, re_anchor: bool
 ) -> None:
     shard = "data/sdoh/train-00000-of-00001.parquet"
     table = pq.read_table(text_free / shard)
@@ -207,8 +208,17 @@ def test_a_recipe_out_of_range_is_an_error_naming_its_record_and_field(
     pq.write_table(table, text_free / shard)
     rehash(text_free, shard)
     redraw_croissant(text_free)  # a thorough forger: the release passes the door and its descriptions agree
-    err = run_refused(["rehydrate", str(text_free), "--out", str(tmp_path / "out")], capsys)
+    mode = ["--re-anchor", "--source", f"shac={_another_note_changed(tmp_path)}"] if re_anchor else []
+    err = run_refused(["rehydrate", str(text_free), "--out", str(tmp_path / "out"), *mode], capsys)
     assert f"sdoh/train record 'train/mimic/0101': the recipe of text {problem}" in err
+
+
+def _another_note_changed(tmp_path: Path) -> Path:
+    """A copy of the SHAC sample in which a note other than the forged record's differs, so re-anchoring runs."""
+    shac = Path(shutil.copytree(find_corpus(CORPUS).folder / "sample" / "shac", tmp_path / "shac"))
+    note = shac / "train" / "mimic" / "0102.txt"
+    note.write_bytes(note.read_bytes().replace(b"\n", b"\r\n"))
+    return shac
 
 
 def test_exporting_a_text_free_release_says_to_rehydrate_it_first(

@@ -8,13 +8,10 @@ from __future__ import annotations
 import shutil
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pyarrow as pa
-from datasets import Features
 
 from clinical_corpora.builders.contract.release_view import ReleaseView
-from clinical_corpora.builders.rehydrate.restore import RecipeError, restore_batch
 from clinical_corpora.builders.rehydrate.restoring import RehydrateError, Restoring
 from clinical_corpora.builders.rehydrate.rows import RestoredRows
 from clinical_corpora.builders.release.card.describe import FullRelease, describe_full
@@ -46,23 +43,10 @@ def write_rows(restoring: Restoring, staging: Path, leave_out: bool) -> list[Reh
                 for batch in view.shard_batches(shard, BATCH_ROWS):
                     where = f"{config}/{split}"
                     batch = _without_bad_rows(batch, restoring.bad, where, rows.id_field, left)
-                    restored = _restored(batch, tree, features, restoring, where, rows.id_field)
+                    restored = restoring.restore(batch, tree, features.arrow_schema, where, rows.id_field)
                     writer.write(_checked(restored, rows, where, left if leave_out else None))
             writer.close()
     return left
-
-
-def _restored(
-    batch: pa.RecordBatch, tree: Any, features: Features, restoring: Restoring, where: str, id_field: str
-) -> pa.RecordBatch:
-    try:
-        return restore_batch(batch, tree, features.arrow_schema, restoring.texts, restoring.index)
-    except RecipeError as error:
-        record = batch.column(id_field)[error.row].as_py()
-        raise RehydrateError(
-            f"{where} record {record!r}: the recipe of {error.field} names {error.problem}: "
-            "the release is damaged or forged"
-        ) from None
 
 
 def _checked(

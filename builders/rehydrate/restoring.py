@@ -5,14 +5,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+import pyarrow as pa
 from datasets import Features
 
 from clinical_corpora.builders.contract.base import Builder
 from clinical_corpora.builders.contract.release_view import ReleaseView
+from clinical_corpora.builders.rehydrate.restore import RecipeError, restore_batch
 from clinical_corpora.core.errors import ClincorpError
 from clinical_corpora.core.manifest import CorpusManifest
 from clinical_corpora.core.release_manifest import ReleaseManifest
 from clinical_corpora.schemas.features import features_for
+from clinical_corpora.schemas.licensed import LicensedTree
 
 
 class RehydrateError(ClincorpError):
@@ -41,6 +44,20 @@ class Restoring:
         """A document's text as the sources hold it (None: they lack it)."""
         number = self.index.get(locator)
         return None if number is None else self.texts[number]
+
+    def restore(
+        self, batch: pa.RecordBatch, tree: LicensedTree, schema: pa.Schema, where: str, id_field: str
+    ) -> pa.RecordBatch:
+        """``batch`` with its recipes restored from the sources' texts; a recipe naming what no document holds is
+        a RehydrateError naming its record (the release is damaged or forged)."""
+        try:
+            return restore_batch(batch, tree, schema, self.texts, self.index)
+        except RecipeError as error:
+            record = batch.column(id_field)[error.row].as_py()
+            raise RehydrateError(
+                f"{where} record {record!r}: the recipe of {error.field} names {error.problem}: "
+                "the release is damaged or forged"
+            ) from None
 
     def features(self) -> dict[str, Features]:
         return {config: features_for(self.builder.CONFIGS[config]) for config in self.configs}

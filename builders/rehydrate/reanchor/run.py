@@ -29,7 +29,6 @@ from pydantic import BaseModel, ValidationError
 from clinical_corpora.builders.rehydrate.reanchor.maps import DocumentMap
 from clinical_corpora.builders.rehydrate.reanchor.relocate import document_map
 from clinical_corpora.builders.rehydrate.reanchor.rows import CLASSES, Layout, RowAnchoring
-from clinical_corpora.builders.rehydrate.restore import restore_batch
 from clinical_corpora.builders.rehydrate.restoring import Restoring
 from clinical_corpora.builders.rehydrate.rows import RestoredRows
 from clinical_corpora.builders.release.writer import SplitWriter, rows_per_row_group
@@ -101,14 +100,16 @@ def reanchor(restoring: Restoring, staging: Path) -> Reanchored:
     view = restoring.view
     for config, features in restoring.features().items():
         model = restoring.builder.CONFIGS[config]
-        rows = _ConfigRows(model, features, anchoring, maps.unusable, report)
+        rows = _ConfigRows(model, features, anchoring, maps.unusable, report, restoring)
         for split in view.splits(config):
             writer = SplitWriter(staging / "data" / config, split, features, rows_per_group=rows_per_row_group(model))
             for shard in view.shards(config, split):
                 for batch in view.shard_batches(shard, BATCH_ROWS):
-                    kept = rows.batch(batch, f"{config}/{split}", restoring.texts, restoring.index)
-                    restored = restore_batch(kept, rows.tree, rows.schema, restoring.texts, restoring.index)
-                    writer.write(rows.valid(restored, f"{config}/{split}"))
+                    where = f"{config}/{split}"
+                    kept = rows.batch(batch, where)
+                    writer.write(
+                        rows.valid(restoring.restore(kept, rows.tree, rows.schema, where, rows.id_field), where)
+                    )
             writer.close()
     return report
 
@@ -123,8 +124,10 @@ class _ConfigRows:
         anchoring: RowAnchoring,
         unusable: dict[str, str],
         report: Reanchored,
+        restoring: Restoring,
     ) -> None:
         self.model, self.anchoring, self.unusable, self.report = model, anchoring, unusable, report
+        self.restoring = restoring
         self.tree, self.schema = licensed_tree(model), features.arrow_schema
         self.layout = Layout(self.tree, offset_fields(model))
         self.id_field = getattr(model, "id_field", "id")
@@ -140,7 +143,7 @@ class _ConfigRows:
             self.report.left_out.append({"record": record, "reason": f"restores as no valid record: {problem}"})
         return self.restored.without(batch, [position for position, _ in problems]) if problems else batch
 
-    def batch(self, batch: pa.RecordBatch, where: str, texts: list[str], index: dict[str, int]) -> pa.RecordBatch:
+    def batch(self, batch: pa.RecordBatch, where: str) -> pa.RecordBatch:
         """The batch with re-anchored rows moved and the rows that cannot be left out, in order."""
         listed = batch.column(SOURCE_DOCUMENTS).to_pylist()
         touched = [self.anchoring.touches(row) or self._unusable(row) is not None for row in listed]
@@ -152,7 +155,7 @@ class _ConfigRows:
         positions, rows = [], []
         touched_rows = batch.filter(pa.array(touched)).to_pylist()
         for position, row in zip(np.flatnonzero(touched).tolist(), touched_rows, strict=True):
-            kept = self._row(row, f"{where} [{record_name(row.get(self.id_field))}]", batch.schema, texts, index)
+            kept = self._row(row, where, batch.schema)
             if kept is not None:
                 positions.append(position)
                 rows.append(kept)
@@ -171,18 +174,17 @@ class _ConfigRows:
         ]
         return "; ".join(reasons) if reasons else None
 
-    def _row(
-        self, row: dict[str, Any], where: str, schema: pa.Schema, texts: list[str], index: dict[str, int]
-    ) -> dict[str, Any] | None:
-        """The row re-anchored, or None (left out and named) when it cannot be."""
+    def _row(self, row: dict[str, Any], where: str, schema: pa.Schema) -> dict[str, Any] | None:
+        """The row (of config and split ``where``) re-anchored, or None (left out and named) when it cannot be."""
+        record = f"{where} [{record_name(row.get(self.id_field))}]"
         unusable = self._unusable(row[SOURCE_DOCUMENTS])
         if unusable is not None:
-            self._leave_out(row, where, unusable)
+            self._leave_out(row, record, unusable)
             return None
-        outcome = self.anchoring.row(row, self.layout, where)
-        problem = self._probe_problem(outcome.probe, schema, texts, index)
+        outcome = self.anchoring.row(row, self.layout, record)
+        problem = self._probe_problem(outcome.probe, schema, where)
         if problem is not None:
-            self._leave_out(row, where, f"its re-anchored offsets do not hold under its record model: {problem}")
+            self._leave_out(row, record, f"its re-anchored offsets do not hold under its record model: {problem}")
             return None
         self.report.counts.update(outcome.counts)
         self.report.lost += outcome.lost
@@ -193,11 +195,9 @@ class _ConfigRows:
         self.report.left_out.append({"record": where, "reason": reason})
         self.report.counts["left_out"] += _row_strings(row, self.tree)
 
-    def _probe_problem(
-        self, probe: dict[str, Any], schema: pa.Schema, texts: list[str], index: dict[str, int]
-    ) -> str | None:
+    def _probe_problem(self, probe: dict[str, Any], schema: pa.Schema, where: str) -> str | None:
         probe_batch = pa.RecordBatch.from_pylist([probe], schema=schema)
-        restored = restore_batch(probe_batch, self.tree, self.schema, texts, index)
+        restored = self.restoring.restore(probe_batch, self.tree, self.schema, where, self.id_field)
         try:
             self.model.model_validate(self.decode(restored.to_pylist()[0]))
         except (ValidationError, LabelIdError) as error:
