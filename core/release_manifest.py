@@ -55,6 +55,10 @@ class Strict(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True, ser_json_inf_nan="constants")
 
+    def json_text(self) -> str:
+        """The record as its file holds it: indented JSON, fields in declaration order, None values left out."""
+        return json.dumps(self.model_dump(mode="json"), indent=2, ensure_ascii=False) + "\n"
+
     @model_serializer(mode="wrap")
     def _without_unset_options(self, handler: SerializerFunctionWrapHandler) -> Any:
         data = handler(self)
@@ -237,10 +241,6 @@ class ReleaseManifest(Strict):
         if rehydrated != (mode is not None) or (rehydrated and mode != self.variant):
             raise ValueError("a re-anchored or partial rehydration (and only one) has a rehydration of its kind")
         return self
-
-    def json_text(self) -> str:
-        """The manifest as written: indented JSON, fields in declaration order, None values left out."""
-        return json.dumps(self.model_dump(mode="json"), indent=2, ensure_ascii=False) + "\n"
 
 
 def option_text(value: object) -> str:

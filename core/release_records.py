@@ -148,9 +148,6 @@ class ValidationRecord(Strict):
                 raise ValueError(f"measured_sections: section {section.title[:60]!r}: {problem}")
         return self
 
-    def json_text(self) -> str:
-        return json.dumps(self.model_dump(mode="json"), indent=2, ensure_ascii=False) + "\n"
-
 
 SECTION_LIMITS = {"title": 200, "text": 4_000, "cell": MAX_TEXT, "rows": 1_000, "charts": 8}
 

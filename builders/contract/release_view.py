@@ -197,6 +197,10 @@ class ReleaseView:
                     named.update(zip(locators.to_pylist(), hashes.to_pylist(), strict=True))
         return named
 
+    def split_rows(self, config: str, split: str) -> int:
+        """The rows of a split, as its shards' footers count them (0 for a split without shards)."""
+        return sum(self.rows_in(shard) for shard in self.shards(config, split))
+
     def splits(self, config: str) -> list[str]:
         return sorted({self.split_of(path) for path in self.shards(config)})
 

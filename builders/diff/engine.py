@@ -77,7 +77,7 @@ def _rows(release: OpenedRelease, config: str) -> dict[str, int]:
     view = release.view
     if config not in view.configs():
         return {}
-    return {split: sum(view.rows_in(shard) for shard in view.shards(config, split)) for split in view.splits(config)}
+    return {split: view.split_rows(config, split) for split in view.splits(config)}
 
 
 def _whole_config(old: OpenedRelease, new: OpenedRelease, config: str) -> Iterator[Change]:

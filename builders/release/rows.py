@@ -51,7 +51,7 @@ def write_rows(build: Build, total: int | None, workers: int) -> dict[str, dict[
     view = ReleaseView(build.staging)
     counts: dict[str, dict[str, int]] = {config: {} for config in manifest.configs}
     for config, split in writers:
-        counts[config][split] = sum(view.rows_in(path) for path in view.shards(config, split))
+        counts[config][split] = view.split_rows(config, split)
     return counts
 
 

@@ -55,10 +55,7 @@ def describe_text_free(
     features = {
         config: text_free_features(features_for(model), licensed_tree(model)) for config, model in models.items()
     }
-    rows = {
-        config: {split: sum(map(view.rows_in, view.shards(config, split))) for split in view.splits(config)}
-        for config in models
-    }
+    rows = {config: {split: view.split_rows(config, split) for split in view.splits(config)} for config in models}
     leak = next((gate.observed for gate in manifest.gates if gate.gate == "leak"), None)
     if not isinstance(leak, LeakObserved):
         raise ClincorpError("manifest.json records no leak gate: not a text-free release this package wrote")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -11,6 +11,7 @@ from datasets.info import DatasetInfo, DatasetInfosDict
 from datasets.splits import SplitDict, SplitInfo
 from datasets.utils.metadata import MetadataConfigs
 from huggingface_hub import DatasetCardData
+from pydantic import BaseModel
 
 from clinical_corpora.builders.contract.release_view import ReleaseView
 from clinical_corpora.builders.release.card.changes import changes_sections
@@ -21,7 +22,7 @@ from clinical_corpora.core.card import CardSection, Cell, Table
 from clinical_corpora.core.manifest import CorpusManifest
 from clinical_corpora.core.release_manifest import LeakObserved, ReleaseManifest, option_text
 from clinical_corpora.core.release_records import ExpectationDetail, GateRecord
-from clinical_corpora.schemas.features import LABEL_NAME_SUFFIX
+from clinical_corpora.schemas.features import LABEL_NAME_SUFFIX, features_for
 from clinical_corpora.validation.gates import violation_text
 
 
@@ -31,6 +32,19 @@ class SplitSize:
 
     num_bytes: int
     parquet_bytes: int
+
+
+def corpus_features(corpus: CorpusManifest, models: Mapping[str, type[BaseModel]]) -> dict[str, Features]:
+    """The Features of each config the corpus declares, from its builder's record models."""
+    return {name: features_for(models[name]) for name in corpus.configs}
+
+
+def declared_rows(corpus: CorpusManifest, view: ReleaseView) -> dict[str, dict[str, int]]:
+    """Rows of each declared config and split (0 for a split without rows)."""
+    return {
+        config: {split: view.split_rows(config, split) for split in spec.splits}
+        for config, spec in corpus.configs.items()
+    }
 
 
 def split_sizes(view: ReleaseView, configs: Iterable[str]) -> dict[str, dict[str, SplitSize]]:

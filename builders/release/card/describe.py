@@ -18,7 +18,13 @@ from datasets import Features
 
 from clinical_corpora.builders.contract.base import Builder
 from clinical_corpora.builders.contract.release_view import ReleaseView
-from clinical_corpora.builders.release.card.card import CardFacts, render_card, split_sizes
+from clinical_corpora.builders.release.card.card import (
+    CardFacts,
+    corpus_features,
+    declared_rows,
+    render_card,
+    split_sizes,
+)
 from clinical_corpora.builders.release.card.croissant import CROISSANT_FILE, CroissantRelease, croissant_bytes
 from clinical_corpora.builders.release.card.figures import figure_files
 from clinical_corpora.builders.release.card.markdown import CARD_FILE
@@ -27,7 +33,6 @@ from clinical_corpora.core.card import CardSection
 from clinical_corpora.core.manifest import CorpusManifest
 from clinical_corpora.core.release_manifest import ReleaseManifest
 from clinical_corpora.core.release_records import ValidationRecord
-from clinical_corpora.schemas.features import features_for
 from clinical_corpora.validation.gates import GateResult
 
 
@@ -50,14 +55,10 @@ class FullRelease:
 
     @property
     def features(self) -> dict[str, Features]:
-        return {name: features_for(self.builder.CONFIGS[name]) for name in self.corpus.configs}
+        return corpus_features(self.corpus, self.builder.CONFIGS)
 
     def row_counts(self) -> dict[str, dict[str, int]]:
-        """Rows of each declared config and split (0 for a split without rows)."""
-        return {
-            config: {split: sum(map(self.view.rows_in, self.view.shards(config, split))) for split in spec.splits}
-            for config, spec in self.corpus.configs.items()
-        }
+        return declared_rows(self.corpus, self.view)
 
 
 def published(release: FullRelease) -> tuple[CardSection, GateResult]:

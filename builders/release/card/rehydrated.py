@@ -8,6 +8,8 @@ from clinical_corpora.builders.contract.base import Builder
 from clinical_corpora.builders.contract.release_view import ReleaseView
 from clinical_corpora.builders.release.card.card import (
     citation_section,
+    corpus_features,
+    declared_rows,
     front_matter,
     intro_sections,
     licence_sections,
@@ -19,18 +21,13 @@ from clinical_corpora.builders.release.card.markdown import CARD_FILE, section_m
 from clinical_corpora.core.card import CardSection, Cell, Table
 from clinical_corpora.core.manifest import CorpusManifest
 from clinical_corpora.core.release_manifest import ReleaseManifest
-from clinical_corpora.schemas.features import features_for
 
 
 def describe_rehydrated(
     corpus: CorpusManifest, builder: Builder, manifest: ReleaseManifest, view: ReleaseView
 ) -> dict[str, bytes]:
     """README.md and croissant.json of a re-anchored or partial rehydration in ``view``."""
-    features = {name: features_for(builder.CONFIGS[name]) for name in corpus.configs}
-    rows = {
-        config: {split: sum(map(view.rows_in, view.shards(config, split))) for split in spec.splits}
-        for config, spec in corpus.configs.items()
-    }
+    features, rows = corpus_features(corpus, builder.CONFIGS), declared_rows(corpus, view)
     sections = [
         *intro_sections(corpus, rows, manifest.version),
         rehydrated_section(manifest),
