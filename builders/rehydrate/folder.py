@@ -16,11 +16,10 @@ from clinical_corpora.builders.rehydrate.restoring import RehydrateError, Restor
 from clinical_corpora.builders.rehydrate.rows import RestoredRows
 from clinical_corpora.builders.release.card.describe import FullRelease, describe_full
 from clinical_corpora.builders.release.card.rehydrated import describe_rehydrated
-from clinical_corpora.builders.release.opened import OpenedRelease, overlaid
+from clinical_corpora.builders.release.opened import OpenedRelease, differing_files, overlaid
 from clinical_corpora.builders.release.outputs import folder_files, folder_outputs
 from clinical_corpora.builders.release.writer import SplitWriter, rows_per_row_group
 from clinical_corpora.core.errors import record_name
-from clinical_corpora.core.hashing import sha256_file
 from clinical_corpora.core.release_manifest import MANIFEST_FILE, Counts, Rehydration, ReleaseManifest, write_manifest
 from clinical_corpora.core.release_records import FULL_FOLDER, FULL_JSON_FILES, RehydrateReject
 from clinical_corpora.schemas.licensed import SOURCE_DOCUMENTS, licensed_tree
@@ -107,11 +106,7 @@ def finish_strict(opened: OpenedRelease, restoring: Restoring, staging: Path) ->
     for name, data in drawn.items():
         (staging / name).parent.mkdir(exist_ok=True)
         (staging / name).write_bytes(data)
-    differing = [
-        entry.file
-        for entry in full.outputs
-        if not (staging / entry.file).is_file() or sha256_file(staging / entry.file) != entry.sha256
-    ]
+    differing = differing_files(staging, full)
     extra = sorted(set(folder_files(staging)) - {entry.file for entry in full.outputs} - {MANIFEST_FILE})
     if differing or extra:
         raise RehydrateError(

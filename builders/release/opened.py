@@ -121,9 +121,9 @@ def inspect_release(folder: Path, contents: bool = True) -> Inspection:
     inspection.problems += _listing_problems(manifest, files)
     if not contents:  # nothing but manifest.json is read before its files' sha256 are confirmed
         return inspection
-    differing = hash_problems(folder, manifest, files)
-    inspection.problems += differing
-    readable = files - {problem.split(": ")[0] for problem in differing}  # a file that differs is not read
+    differing = differing_files(folder, manifest, files)
+    inspection.problems += [_differs(name) for name in differing]
+    readable = files - set(differing)  # a file that differs is not read
     inspection.problems += _parquet_problems(folder, manifest, readable)
     if not inspection.problems:
         inspection.problems += typed_problems(folder, manifest)
@@ -183,17 +183,17 @@ def _belongs(name: str, variant: Variant) -> bool:
     return name in LAYOUT[variant] or (variant != "text-free" and FIGURE.fullmatch(name) is not None)
 
 
-def hash_problems(folder: Path, manifest: ReleaseManifest, present: set[str] | None = None) -> list[str]:
-    """Each listed file present whose bytes differ from its sha256 (hashed on two threads: hashlib leaves
-    Python's lock while it works)."""
+def differing_files(folder: Path, manifest: ReleaseManifest, present: set[str] | None = None) -> list[str]:
+    """Each file ``manifest`` lists (of those ``present``) that is not a regular file with its sha256 (hashed on
+    two threads: hashlib leaves Python's lock while it works)."""
     entries = [entry for entry in manifest.outputs if present is None or entry.file in present]
     with ThreadPoolExecutor(max_workers=2) as pool:
         digests = list(pool.map(lambda entry: regular_file_sha256(folder / entry.file), entries))
-    return [
-        f"{entry.file}: sha256 differs from manifest.json"
-        for entry, digest in zip(entries, digests, strict=True)
-        if digest != entry.sha256
-    ]
+    return [entry.file for entry, digest in zip(entries, digests, strict=True) if digest != entry.sha256]
+
+
+def _differs(name: str) -> str:
+    return f"{name}: sha256 differs from manifest.json"
 
 
 def _parquet_problems(folder: Path, manifest: ReleaseManifest, present: set[str]) -> list[str]:
@@ -272,7 +272,7 @@ class HashCheck:
         self._thread.start()
 
     def _run(self, folder: Path, manifest: ReleaseManifest) -> None:
-        self._problems += hash_problems(folder, manifest)
+        self._problems += [_differs(name) for name in differing_files(folder, manifest)]
 
     def problems(self) -> list[str]:
         self._thread.join()
