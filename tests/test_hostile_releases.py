@@ -42,13 +42,16 @@ def text_free(sample_variant: SampleVariant, tmp_path: Path) -> Path:
 
 
 def rehash(release: Path, name: str) -> None:
-    """Record the current sha256 of ``release/name`` in the release's manifest (and, for a file of full/, in
-    full/manifest.json's own entry in the text-free manifest): what a forger does after an edit."""
+    """Record the current sha256 of ``release/name`` in the release's manifest, listing the file when it was not
+    (for a file of full/, its entry in the text-free manifest): what a forger does after an edit."""
     manifest_path = release / "manifest.json"
     manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
-    for entry in manifest["outputs"]:
-        if entry["file"] == name:
-            entry["sha256"] = hashlib.sha256((release / name).read_bytes()).hexdigest()
+    digest = hashlib.sha256((release / name).read_bytes()).hexdigest()
+    listed = [entry for entry in manifest["outputs"] if entry["file"] == name]
+    for entry in listed:
+        entry["sha256"] = digest
+    if not listed:
+        manifest["outputs"].append({"file": name, "sha256": digest})
     manifest_path.write_text(json.dumps(manifest, indent=2), encoding="utf-8")
 
 

@@ -29,6 +29,7 @@ from clinical_corpora.builders.release.opened import open_release
 from clinical_corpora.builders.text_free.card import describe_text_free
 from tests import forked
 from tests.conftest import SampleVariant
+from tests.test_hostile_releases import rehash
 
 CORPUS = "sdoh"
 SHARD = "data/sdoh/train-00000-of-00001.parquet"
@@ -49,19 +50,6 @@ def full(built: tuple[Path, Path], tmp_path: Path) -> Path:
 @pytest.fixture
 def text_free(built: tuple[Path, Path], tmp_path: Path) -> Path:
     return Path(shutil.copytree(built[1], tmp_path / "download" / CORPUS / built[1].name))
-
-
-def rehash(release: Path, name: str) -> None:
-    """What a forger does after an edit: the file's sha256 recorded in manifest.json (listed when it was not)."""
-    path = release / "manifest.json"
-    manifest = json.loads(path.read_text(encoding="utf-8"))
-    digest = hashlib.sha256((release / name).read_bytes()).hexdigest()
-    listed = [entry for entry in manifest["outputs"] if entry["file"] == name]
-    for entry in listed:
-        entry["sha256"] = digest
-    if not listed:
-        manifest["outputs"].append({"file": name, "sha256": digest})
-    path.write_text(json.dumps(manifest, indent=2), encoding="utf-8")
 
 
 def refused(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
