@@ -17,9 +17,10 @@ from __future__ import annotations
 
 import json
 import random
+import re
 import unicodedata
 from collections import Counter, defaultdict
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -129,6 +130,58 @@ def _joined(
     return Perturbed("".join(parts), moved, *changes, edits)
 
 
+SENTENCE = "Seen with family today; questions answered and plan reviewed with nursing staff."
+"""The sentence a drifted copy gains (80 characters)."""
+
+DRIFT_RATES = (0.10, 0.02, 0.01)
+"""How often a drifted document gains :data:`SENTENCE` outside every span, has one word inside a span
+changed, and is truncated to half its length."""
+
+
+def drift(
+    text: str, spans: Sequence[tuple[int, int]], rng: random.Random, rates: Sequence[float] = DRIFT_RATES
+) -> Perturbed:
+    """``text`` as a copy that drifted from the maintainer's: every line end CRLF, and, each with its
+    probability in ``rates``, a sentence inserted where no span is cut, one word inside a span replaced by
+    another, and the second half cut off. Each change is placed at original positions and they are applied
+    from the end of the text, so a piece's position still names its original character."""
+    pieces: list[Piece] = [(character, index) for index, character in enumerate(text)]
+    changed: set[int] = set()
+    end = len(text) // 2 if rng.random() < rates[2] else len(text)
+    changes: list[tuple[int, int, str]] = [(end, len(text), "")]  # (start, end, replacement)
+    word = _word_in_a_span(text, [(start, stop) for start, stop in spans if stop <= end], rng)
+    if word is not None and rng.random() < rates[1]:
+        changes.append((*word, "former" if text[word[0] : word[1]] != "former" else "latter"))
+    if rng.random() < rates[0]:
+        at = _outside_spans([*spans, *(change[:2] for change in changes[1:])], end, rng)
+        changes.append((at, at, SENTENCE))
+    edits = []
+    for start, stop, replacement in sorted(changes, reverse=True):
+        pieces[start:stop] = [(replacement, -1)] if replacement else []
+        changed.update(range(start, stop))
+        edits.append(f"{start}-{stop} replaced by {len(replacement)} characters")
+    pieces = [("\r\n", index) if character == "\n" else (character, index) for character, index in pieces]
+    return _joined(pieces, len(text), (frozenset(changed), frozenset()), [*edits, "CRLF line ends"])
+
+
+def _word_in_a_span(text: str, spans: Sequence[tuple[int, int]], rng: random.Random) -> tuple[int, int] | None:
+    """A word (a run of letters) lying whole inside one of ``spans``, or None."""
+    words = [
+        (start + match.start(), start + match.end())
+        for start, stop in spans
+        for match in re.finditer(r"[^\W\d_]+", text[start:stop])
+    ]
+    return rng.choice(words) if words else None
+
+
+def _outside_spans(spans: Sequence[tuple[int, int]], end: int, rng: random.Random) -> int:
+    """An original position up to ``end`` where inserting cuts none of ``spans``."""
+    cut = np.zeros(end + 1, dtype=bool)
+    for start, stop in spans:
+        cut[start + 1 : min(stop, end + 1)] = True
+    return int(rng.choice(np.flatnonzero(~cut)))
+
+
 # Scoring a re-anchored rehydration against the maintainer's full release.
 
 SpanKey = tuple[str, str]
@@ -188,14 +241,18 @@ def _recipes(row: dict[str, Any]) -> Iterator[tuple[dict[str, Any], list[dict[st
 
 
 def perturb_documents(
-    documents: dict[str, str], ranges: dict[str, list[tuple[int, int]]], fraction: float, seed: int
+    documents: dict[str, str],
+    ranges: dict[str, list[tuple[int, int]]],
+    fraction: float,
+    seed: int,
+    how: Callable[[str, Sequence[tuple[int, int]], random.Random], Perturbed] = perturb,
 ) -> dict[str, Perturbed]:
-    """``fraction`` of the documents spans are cut from (at least one) perturbed, chosen with ``seed``
-    (the others: a CHARTTIME or DESCRIPTION cell, a terminology entry, are left as they are)."""
+    """``fraction`` of the documents spans are cut from (at least one) perturbed by ``how``, chosen with
+    ``seed`` (the others: a CHARTTIME or DESCRIPTION cell, a terminology entry, are left as they are)."""
     rng = random.Random(seed)
     annotated = sorted(locator for locator in documents if ranges.get(locator))
     chosen = rng.sample(annotated, max(1, round(len(annotated) * fraction)))
-    return {locator: perturb(documents[locator], ranges.get(locator, []), rng) for locator in chosen}
+    return {locator: how(documents[locator], ranges.get(locator, []), rng) for locator in chosen}
 
 
 def score(

@@ -7,10 +7,11 @@ from them with its text-free variant (anchors included), then:
 - ``strict``: ``rehydrate`` from the unchanged notes (byte-identical, checked by the command);
 - ``re_anchor``: ``rehydrate --re-anchor`` from a copy of the notes in which ``--fraction`` of them were
   perturbed on disk (``benchmarks/perturb.py``: a character re-encoded inside a span, characters inserted or
-  deleted outside spans, trailing spaces, CRLF line ends, a BOM), scored against the full release: every
-  licensed string other than whole notes recovered (the same text), lost and named, in a record left out and
-  named, wrong, or missing unnamed; ``positions``: relocated spans of the main config at the place the
-  perturbation moved them to (``misplaced`` must be 0).
+  deleted outside spans, trailing spaces, CRLF line ends, a BOM; with ``--drift``, a drifted copy instead:
+  CRLF line ends, an 80-character sentence inserted, a word of a span changed, the note truncated), scored
+  against the full release: every licensed string other than whole notes recovered (the same text), lost and
+  named, in a record left out and named, wrong, or missing unnamed; ``positions``: relocated spans of the
+  main config at the place the perturbation moved them to (``misplaced`` must be 0).
 
 ``reanchor_cost_per_document_ms`` is the extra time of the re-anchored run per perturbed note; the anchors'
 bytes per document and their share of the text-free release are what the evidence costs to ship.
@@ -18,7 +19,7 @@ bytes per document and their share of the text-free release are what the evidenc
 ``--context N`` puts N characters of unannotated clinical text before each note (the rest of a discharge
 note around its annotated social history), so changes fall where no span is as often as in a real note.
 
-    python benchmarks/reanchor.py [--notes 2000] [--fraction 0.1] [--seed 7] [--context 0]
+    python benchmarks/reanchor.py [--notes 2000] [--fraction 0.1] [--seed 7] [--context 0] [--drift]
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ os.environ.setdefault("ARROW_DEFAULT_MEMORY_POOL", "system")
 
 import pyarrow.parquet as pq  # noqa: E402
 
-from benchmarks.perturb import perturb_documents, score, span_ranges  # noqa: E402
+from benchmarks.perturb import drift, perturb, perturb_documents, score, span_ranges  # noqa: E402
 from benchmarks.sdoh_scorer import generate  # noqa: E402
 from clinical_corpora.builders.contract.base import make_builder  # noqa: E402
 from clinical_corpora.builders.plugins import find_corpus, load_plugins  # noqa: E402
@@ -112,6 +113,12 @@ def main() -> None:
     parser.add_argument("--fraction", type=float, default=0.1)
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument(
+        "--drift",
+        action="store_true",
+        help="perturb as a drifted copy instead (benchmarks/perturb.py drift: CRLF everywhere, a sentence inserted "
+        "in 10%%, a word of a span changed in 2%%, truncated in 1%%); use with --fraction 1",
+    )
+    parser.add_argument(
         "--context",
         type=int,
         default=0,
@@ -129,7 +136,8 @@ def main() -> None:
         full = run(ReleaseRequest(corpus=corpus, out=work / "releases", sources={"shac": shac})).folder
         text_free = release_text_free(corpus, full, resolve_sources(corpus, {"shac": shac})).folder
         documents = source_texts(text_free, {"shac": shac})
-        perturbed = perturb_documents(documents, span_ranges(text_free, documents), args.fraction, args.seed)
+        ranges = span_ranges(text_free, documents)
+        perturbed = perturb_documents(documents, ranges, args.fraction, args.seed, drift if args.drift else perturb)
         copy = Path(shutil.copytree(shac, work / "perturbed"))
         for locator, change in perturbed.items():
             (copy / split_locator(locator)[1]).write_bytes(change.text.encode("utf-8"))

@@ -24,7 +24,7 @@ import pyarrow.parquet as pq
 import pytest
 from pydantic import BaseModel
 
-from benchmarks.perturb import perturb, perturb_documents, score, span_ranges
+from benchmarks.perturb import drift, perturb, perturb_documents, score, span_ranges
 from clinical_corpora.builders.commands.main import main
 from clinical_corpora.builders.contract.base import make_builder
 from clinical_corpora.builders.plugins import all_corpora, find_corpus
@@ -119,6 +119,24 @@ def test_relocated_segments_are_the_original_text_where_the_perturbation_moved_i
     assert relocated > 0
 
 
+@pytest.mark.parametrize("seed", range(20))
+def test_a_sentence_inserted_inside_a_block_leaves_every_character_around_it_confirmed(seed: int) -> None:
+    """A copy that gained an 80-character sentence between two characters of one block (and CRLF line ends)
+    confirms every one of the block's characters at its place: the run is left out and the hash matches."""
+    rng = random.Random(seed)
+    words = ["effusion", "Lives", "alone", "tobacco", "café", "no", "acute", "process", "left", "pleural"]
+    text = "\n".join(" ".join(rng.choice(words) for _ in range(rng.randint(1, 12))) for _ in range(20))
+    copy = drift(text, [], rng, rates=(1.0, 0.0, 0.0))
+    assert len(copy.text) == len(text) + text.count("\n") + 80
+    mapped = document_map(make_anchor("x:1", text, sha256(text)), sha256(text), copy.text)
+    letters = [at for at, character in enumerate(text) if character != "\n"]  # a line end: its CRLF
+    assert np.array_equal(mapped.to_user[letters], copy.moved[letters])
+    for start in range(len(text) - 12):
+        where = (int(copy.moved[start]), int(copy.moved[start + 11]) + 1)
+        whole = copy.text[slice(*where)].replace("\r\n", "\n") == text[start : start + 12]
+        assert mapped.segment(start, start + 12) == (where if whole else None)  # None: the sentence inside
+
+
 def test_a_copy_differing_only_by_normalisation_maps_every_character_outside_its_edits() -> None:
     copy = "\ufeff" + NOTE.replace("\n", "\r\n")
     mapped = document_map(make_anchor("x:1", NOTE, sha256(NOTE)), sha256(NOTE), copy)
@@ -185,14 +203,16 @@ def test_forged_anchors_are_errors_naming_the_file_and_document(
 def test_perturbed_documents_re_anchor_with_no_wrong_span_and_every_loss_named(
     corpus: CorpusManifest, released: tuple[Path, Path], tmp_path: Path
 ) -> None:
-    """10% of the documents spans are cut from (at least one) perturbed, three draws per corpus; strings whose
-    text the copy no longer holds (a letter changed inside them) can only be lost."""
+    """10% of the documents spans are cut from (at least one) perturbed, another 10% drifted (CRLF, a sentence
+    inserted, a word of a span changed, truncated), three draws per corpus; strings whose text the copy no
+    longer holds (a letter changed inside them) can only be lost."""
     full, text_free = released
     texts = source_texts(text_free)
     ranges = span_ranges(text_free, texts)
     totals: Counter[str] = Counter()
     for seed in range(3):
         perturbed = perturb_documents(texts, ranges, 0.1, seed)
+        perturbed |= perturb_documents(texts, ranges, 0.1, seed + 10, how=drift)
         copies = {**texts, **{locator: change.text for locator, change in perturbed.items()}}
         outcome = rehydrate(RehydrateRequest(text_free, tmp_path / f"out{seed}", re_anchor=True, documents=copies))
         assert outcome.status == "re-anchored" and outcome.reanchored is not None
@@ -222,7 +242,8 @@ def sdoh_copy(sample_variant: SampleVariant, tmp_path: Path) -> tuple[Path, Path
     crlf.write_bytes(crlf.read_bytes().replace(b"\n", b"\r\n"))
     inserted = shac / "dev" / "uw" / "0402.txt"
     text = inserted.read_text(encoding="utf-8")
-    inserted.write_text(text[:5] + "ZZZ" + text[5:], encoding="utf-8")  # inside the first block, before a span
+    inserted.write_text(text[:5] + "ZZZZ" + text[8:], encoding="utf-8")  # 3 characters replaced by 4 in the
+    # first block, before a span: no hash confirms that block any more
     (shac / "dev" / "mimic" / "0301.txt").unlink()
     (shac / "dev" / "mimic" / "0301.ann").unlink()
     return full, text_free, shac

@@ -6,9 +6,9 @@ copy: first where the previous block's displacement puts it, then (once per docu
 every window of the copy, where only one window has its hash (a block of a line repeated many times is
 not placed at a repetition chosen by distance: that put it at the wrong one). The blocks found in the
 maintainer's order confirm their characters where they were found. A block between two of them that one
-small edit (a character or two inserted, one deleted or replaced) keeps from matching is repaired
-(``repair.py``): its piece of the copy, between its neighbours, edited back until the block's hash
-matches, confirms every character it shares with the block. A maintainer's character then maps to the
+edit (a character or two inserted, one deleted or replaced, or a run of any length inserted) keeps from
+matching is repaired (``repair.py``): its piece of the copy, between its neighbours, edited back until the
+block's hash matches, confirms every character it shares with the block. A maintainer's character then maps to the
 user's character that the normalisation of both sides and a confirmed block say is the same character; any
 other maps nowhere.
 

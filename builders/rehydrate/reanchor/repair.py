@@ -1,9 +1,11 @@
-"""Confirming a block that one small edit keeps from matching: the user's copy has one or two characters
-inserted in it, one deleted, or one replaced (a typo fixed, a character re-encoded into another).
+"""Confirming a block that one edit keeps from matching: the user's copy has one or two characters inserted
+in it, one deleted, or one replaced (a typo fixed, a character re-encoded into another), or a run of any
+length inserted at one place (a sentence added between two of the block's characters).
 
 The copy's piece where the block must be (between its confirmed neighbours) is edited back, every way one
-such edit can be undone, and each candidate hashed; a candidate with the block's hash confirms every
-character the piece and the block share, at its place in the copy. A deleted or replaced character is put
+such edit can be undone (an inserted run: left out at each of the block's positions), and each candidate
+hashed; a candidate with the block's hash confirms every character the piece and the block share, at its
+place in the copy. Leaving a run out puts back nothing the copy does not hold. A deleted or replaced character is put
 back from the copy's own alphabet, so a confirmed repair tells the holder of the copy at most that one
 character, beside the block's other characters which the copy holds in place: nothing a guesser holding the
 copy could not confirm with the same hash (see ``anchors.py``).
@@ -17,7 +19,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 import numpy as np
 
@@ -25,7 +27,7 @@ MAX_ALPHABET = 256
 """The most frequent characters of the copy tried for a deleted or replaced one (a larger alphabet, as in a
 text of many scripts, only makes a repair likelier to fail, never wrong)."""
 
-Candidate = tuple[str, tuple[int, ...], int | None]
+Candidate = tuple[str, Sequence[int], int | None]
 """A candidate block, the positions of the piece it leaves out and where in it a character was put back."""
 
 
@@ -54,9 +56,12 @@ def repair(piece: str, length: int, wanted: bytes, key: bytes, characters: str) 
 
 def _candidates(piece: str, length: int, characters: str) -> Iterator[Candidate]:
     """``piece`` itself when it is as long as the block, and every block of ``length`` characters one edit of
-    ``piece`` gives (two insertions count as one)."""
+    ``piece`` gives (two insertions count as one; a longer piece: one run left out)."""
     extra = len(piece) - length
-    if extra == 1:
+    if extra > 2:
+        for at in range(length + 1):
+            yield piece[:at] + piece[at + extra :], range(at, at + extra), None
+    elif extra == 1:
         for at in range(len(piece)):
             yield piece[:at] + piece[at + 1 :], (at,), None
     elif extra == 2:
