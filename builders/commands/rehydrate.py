@@ -15,6 +15,7 @@ from clinical_corpora.core.errors import ClincorpError
 
 if TYPE_CHECKING:
     from clinical_corpora.builders.rehydrate.request import RehydrateRequest
+    from clinical_corpora.builders.rehydrate.run import RehydrateOutcome
 
 SHOWN = 10
 
@@ -46,6 +47,17 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "how (length, line ends, byte-order mark, whitespace, Unicode form, text) and which are missing; "
         "exit status 0 when every document matches, 1 otherwise; writes nothing",
     )
+    parser.add_argument(
+        "--re-key",
+        type=Path,
+        metavar="TABLE",
+        help="your notes are a table whose ids are not the release's (a CSV, plain or gzip, or parquet: MIMIC-III "
+        "NOTEEVENTS, MIMIC-IV note, OMOP NOTE, or any with --id-column and --text-column): find each document by "
+        "its content (its sha256, its normalised sha256, its block hashes), then restore and re-anchor; "
+        "<folder>.rekey.csv beside the restored folder names each document's note and the evidence, or why none",
+    )
+    parser.add_argument("--id-column", help="with --re-key: the table's id column")
+    parser.add_argument("--text-column", help="with --re-key: the table's text column")
     parser.add_argument("--json", action="store_true", help="with --check: print one JSON object")
 
 
@@ -71,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
     from clinical_corpora.builders.rehydrate.run import rehydrate
     from clinical_corpora.core.release_records import REHYDRATE_REJECTS_FILE
 
-    outcome = rehydrate(request(args))
+    outcome = _re_keyed(args) if args.re_key is not None else rehydrate(request(args))
     if outcome.status == "re-anchored":
         assert outcome.reanchored is not None
         strings = outcome.reanchored.summary()["strings"]
@@ -97,6 +109,19 @@ def run(args: argparse.Namespace) -> int:
         verb = "restored" if outcome.status == "released" else "unchanged (identical bytes)"
         print(f"{outcome.folder}: {verb} from {outcome.documents} documents, byte-identical to the full release")
     return 0
+
+
+def _re_keyed(args: argparse.Namespace) -> RehydrateOutcome:
+    """The release restored from a notes table re-keyed by content; says how many documents were found."""
+    from clinical_corpora.builders.rehydrate.rekey import read_notes_table
+    from clinical_corpora.builders.rehydrate.run import rehydrate_rekeyed
+
+    if args.source or args.check:
+        raise ClincorpError("--re-key takes the notes table in place of --source, and does not go with --check")
+    done = rehydrate_rekeyed(request(args), read_notes_table(args.re_key, args.id_column, args.text_column))
+    mapped, unmapped = len(done.rekeyed.mapped), len(done.rekeyed.unmapped)
+    print(f"{done.csv}: {mapped} document(s) found in {args.re_key} by content, {unmapped} not found (named there)")
+    return done.outcome
 
 
 def _check(asked: RehydrateRequest, as_json: bool) -> int:

@@ -7,11 +7,14 @@ written through the pipeline's writer (``folder.py``). A strict rehydration then
 figures and croissant.json again from the restored rows and checks every file against the sha256 the
 maintainer's manifest recorded. With ``on_error`` quarantine the records whose documents differ are left out (a
 partial rehydration); with ``re_anchor`` their spans are relocated in the user's copy (``reanchor/``). Either is
-marked as what it is, with its own counts, card and manifest.
+marked as what it is, with its own counts, card and manifest. ``--re-key`` first finds each document by its
+content in a notes table of other ids (``rekey.py``), then re-anchors, and writes ``<folder>.rekey.csv`` beside
+the restored folder.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 from collections import Counter
 from dataclasses import dataclass, field
@@ -22,10 +25,12 @@ from clinical_corpora.builders.contract.base import make_builder
 from clinical_corpora.builders.rehydrate.documents import bad_report, opened_text_free, read_documents
 from clinical_corpora.builders.rehydrate.folder import finish_rehydrated, finish_strict, write_rows
 from clinical_corpora.builders.rehydrate.reanchor.run import Reanchored, reanchor
+from clinical_corpora.builders.rehydrate.rekey import NotesTable, Rekeyed, rekey, unmapped_error
 from clinical_corpora.builders.rehydrate.request import RehydrateRequest
 from clinical_corpora.builders.rehydrate.restoring import RehydrateError, Restoring
 from clinical_corpora.builders.release.folder import publish, release_folder, remove_stale_staging, staged
 from clinical_corpora.builders.release.opened import OpenedRelease
+from clinical_corpora.builders.text_free.anchors import read_anchors
 from clinical_corpora.core.release_manifest import Rehydration, release_digest
 from clinical_corpora.core.release_records import (
     ANCHORS_FILE,
@@ -37,6 +42,7 @@ from clinical_corpora.core.release_records import (
 )
 
 Status = Literal["released", "unchanged", "partial", "re-anchored"]
+REKEY_SUFFIX = ".rekey.csv"
 
 
 @dataclass
@@ -80,6 +86,30 @@ def rehydrate(request: RehydrateRequest) -> RehydrateOutcome:
     remove_stale_staging(target.parent)
     with staged(target.parent, target.name) as staging:
         return _restored(request, opened, restoring, staging, target)
+
+
+@dataclass(frozen=True)
+class RekeyedOutcome:
+    outcome: RehydrateOutcome
+    rekeyed: Rekeyed
+    csv: Path
+
+
+def rehydrate_rekeyed(request: RehydrateRequest, table: NotesTable) -> RekeyedOutcome:
+    """The release restored from ``table``'s notes, each document found by its content, then re-anchored where
+    its text differs; ``<folder>.rekey.csv`` written beside it."""
+    opened = opened_text_free(request.text_free)
+    wanted = opened.view.source_documents(opened.configs())
+    listed = opened.listed(ANCHORS_FILE)
+    anchors = read_anchors(listed, wanted) if listed is not None else {}
+    request.stage(f"looking for {len(wanted)} documents among the {len(table.notes)} notes of {table.path}")
+    rekeyed = rekey(wanted, anchors, table)
+    if not rekeyed.mapped:
+        raise unmapped_error(rekeyed)
+    outcome = rehydrate(dataclasses.replace(request, re_anchor=True, documents=rekeyed.texts(table)))
+    written = outcome.folder.with_name(outcome.folder.name + REKEY_SUFFIX)
+    rekeyed.write_csv(written)
+    return RekeyedOutcome(outcome, rekeyed, written)
 
 
 def _restored(
