@@ -14,13 +14,16 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from clinical_corpora.builders.rehydrate.documents import opened_text_free, read_documents
+from clinical_corpora.builders.rehydrate.detect import encoding_problem
+from clinical_corpora.builders.rehydrate.documents import given_sources, opened_text_free, read_documents
 from clinical_corpora.builders.rehydrate.reanchor.relocate import document_map
 from clinical_corpora.builders.rehydrate.request import RehydrateRequest
 from clinical_corpora.builders.text_free.anchors import Anchor, read_anchors
 from clinical_corpora.builders.text_free.normalise import EditCounts, normalise
+from clinical_corpora.core.errors import EncodingError
 from clinical_corpora.core.locators import split_locator
 from clinical_corpora.core.release_records import ANCHORS_FILE
+from clinical_corpora.core.text_encoding import UTF8
 
 
 @dataclass
@@ -32,10 +35,15 @@ class SourceCheck:
     counts: dict[str, Counter[str]] = field(default_factory=dict)
     differing: list[dict[str, Any]] = field(default_factory=list)
     missing: list[dict[str, str]] = field(default_factory=list)
+    unreadable: dict[str, Any] | None = None
+    """A copy that is not text in the encoding it was read in (:func:`detect.encoding_problem`): nothing else
+    was compared."""
+    encodings: dict[str, str] = field(default_factory=dict)
+    """The sources read in an encoding other than UTF-8 (``--source-encoding``)."""
 
     @property
     def ok(self) -> bool:
-        return not self.differing and not self.missing
+        return not self.differing and not self.missing and self.unreadable is None
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -47,18 +55,28 @@ class SourceCheck:
             },
             "differing": self.differing,
             "missing": self.missing,
+            "unreadable": self.unreadable,
+            "encodings": self.encodings,
         }
 
 
 def check_sources(request: RehydrateRequest) -> SourceCheck:
     """Compare every document the release names with the sources' copy."""
     opened = opened_text_free(request.text_free)
-    found = read_documents(opened, request)
+    try:
+        found = read_documents(opened, request)
+    except EncodingError as error:
+        sources = given_sources(opened.corpus, request.sources)
+        report = SourceCheck(opened.corpus.name, {name: str(path) if path else None for name, path in sources.items()})
+        report.unreadable = encoding_problem(error, sources)
+        return report
     differing = [locator for locator in found.bad if locator in found.documents]  # held, with another text
     listed = opened.listed(ANCHORS_FILE)
     anchors = read_anchors(listed, differing) if listed is not None else {}
     report = SourceCheck(
-        opened.corpus.name, {name: str(path) if path else None for name, path in found.sources.items()}
+        opened.corpus.name,
+        {name: str(path) if path else None for name, path in found.sources.items()},
+        encodings={name: encoding for name, encoding in found.encodings.items() if encoding != UTF8},
     )
     for locator in sorted(found.wanted):
         source = split_locator(locator)[0]
