@@ -4,8 +4,9 @@ and how, and which are missing.
 A document matches when its text has the sha256 the release recorded. One that differs is described with
 what the release's anchors (``anchors.py``) say of the maintainer's text, never with its text: the lengths,
 line ends, byte-order mark, trailing whitespace and Unicode form of both, whether the two normalised texts
-are the same (then ``--re-anchor`` maps every character exactly), and otherwise how many of the maintainer's
-blocks were found in the copy (the share of its text ``--re-anchor`` can confirm).
+are the same, and what ``--re-anchor`` will do with it: how many of the maintainer's characters the anchors confirm
+in the copy (``DocumentMap``, the very map re-anchoring uses), and which runs they do not (a span touching one is
+lost; any other is relocated, cut from the copy as it is).
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
+
+import numpy as np
 
 from clinical_corpora.builders.rehydrate.detect import encoding_problem
 from clinical_corpora.builders.rehydrate.documents import given_sources, opened_text_free, read_documents
@@ -24,6 +27,9 @@ from clinical_corpora.core.errors import EncodingError
 from clinical_corpora.core.locators import split_locator
 from clinical_corpora.core.release_records import ANCHORS_FILE
 from clinical_corpora.core.text_encoding import UTF8
+
+SHOWN_RANGES = 1000
+"""The runs of the release's text not confirmed in a copy that ``--check --json`` lists, at most."""
 
 
 @dataclass
@@ -113,16 +119,34 @@ def _difference(locator: str, text: str, sha256: str, anchor: Anchor | None) -> 
         )
         if getattr(anchor.counts, kind) != getattr(yours, kind)
     ]
-    if mapped.how == "normalised":
-        how.append("the same text once normalised: --re-anchor maps every character exactly")
+    usable = (mapped.to_user >= 0) | mapped.dropped
+    entry["re_anchor"] = {
+        "characters_confirmed": int(usable.sum()),
+        "characters": anchor.characters,
+        "unconfirmed": _ranges(~usable)[:SHOWN_RANGES],
+    }
+    if usable.all():
+        how.append(
+            f"{'the same text once normalised' if mapped.how == 'normalised' else 'every block found'}: all "
+            f"{anchor.characters} characters of the release's text are confirmed in yours, so --re-anchor takes "
+            "your copy's text and relocates every span into it, each cut from your copy as it is (a span crossing "
+            "a line end that differs keeps your copy's)"
+        )
     else:
         how.append(
             f"the text itself differs: {mapped.confirmed_blocks} of {mapped.blocks} blocks of the release's "
-            f"text found in yours and {mapped.repaired_blocks} more found with one small edit "
-            "(--re-anchor relocates the spans inside them)"
+            f"text found in yours and {mapped.repaired_blocks} more found with one small edit, confirming "
+            f"{int(usable.sum())} of its {anchor.characters} characters: --re-anchor relocates every span all of "
+            "whose characters are confirmed and writes the others as null (lost, named in re-anchored.jsonl)"
         )
     entry["how"] = how
     return entry
+
+
+def _ranges(mask: np.ndarray) -> list[list[int]]:
+    """The ``[start, end)`` runs where ``mask`` holds."""
+    edges = np.flatnonzero(np.diff(np.concatenate([[0], mask.astype(np.int8), [0]])))
+    return [[int(start), int(end)] for start, end in zip(edges[::2], edges[1::2], strict=True)]
 
 
 def _kinds(counts: EditCounts) -> dict[str, Any]:
