@@ -51,6 +51,17 @@ class SourceError(ClincorpError):
         return f"{self.location}: {self.message}"
 
 
+class EncodingError(SourceError):
+    """A raw input's bytes are not text in the encoding it is read in (UTF-8 unless the user names another)."""
+
+    def __reduce__(self) -> tuple:
+        return (_rebuild_encoding_error, (self.path, self.message, self.line, self.record))
+
+
+def _rebuild_encoding_error(path: str, message: str, line: int | None, record: str | None) -> EncodingError:
+    return EncodingError(path, message, line=line, record=record)
+
+
 def _rebuild_source_error(path: str, message: str, line: int | None, record: str | None) -> SourceError:
     return SourceError(path, message, line=line, record=record)
 

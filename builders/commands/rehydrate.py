@@ -8,7 +8,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from clinical_corpora.builders.commands import arguments
 from clinical_corpora.core.errors import ClincorpError
@@ -58,7 +58,18 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--id-column", help="with --re-key: the table's id column")
     parser.add_argument("--text-column", help="with --re-key: the table's text column")
-    parser.add_argument("--json", action="store_true", help="with --check: print one JSON object")
+    parser.add_argument(
+        "--source-encoding",
+        action="append",
+        default=[],
+        metavar="[NAME=]ENCODING",
+        help="read your copy of source NAME (without NAME: of every source whose documents are text files or "
+        "CSV, or HTML pages, whatever they declare) as text in ENCODING (latin-1, cp1252, utf-16, …) instead of "
+        "UTF-8; --check names the encoding of a copy that is not UTF-8",
+    )
+    parser.add_argument(
+        "--json", action="store_true", help="with --check: print one JSON object, an error included (then 'error')"
+    )
 
 
 def request(args: argparse.Namespace) -> RehydrateRequest:
@@ -72,18 +83,41 @@ def request(args: argparse.Namespace) -> RehydrateRequest:
         args.on_error,
         args.re_anchor,
         on_stage=lambda line: print(f"rehydrate: {line}", file=sys.stderr, flush=True),
+        encodings=encodings(args.source_encoding),
     )
 
 
+def encodings(given: list[str]) -> dict[str, str]:
+    """``--source-encoding [NAME=]ENCODING`` arguments: source → encoding (``*``: every source)."""
+    from clinical_corpora.core.text_encoding import EVERY_SOURCE, known_encoding
+
+    named: dict[str, str] = {}
+    for value in given:
+        name, _, encoding = value.rpartition("=")
+        source = name or EVERY_SOURCE
+        if source in named:
+            raise ClincorpError(f"--source-encoding {value}: an encoding for {name or 'every source'} was given twice")
+        named[source] = known_encoding(encoding)
+    return named
+
+
 def run(args: argparse.Namespace) -> int:
-    if args.check:
-        return _check(request(args), args.json)
     if args.json:
-        raise ClincorpError("--json goes with --check (rehydrate prints its summary as lines)")
+        return _as_json(args)
+    if args.check and args.re_key is not None:
+        raise ClincorpError("--re-key does not go with --check: it finds the documents, then restores")
+    if args.check:
+        return _check(request(args))
     from clinical_corpora.builders.rehydrate.run import rehydrate
+    from clinical_corpora.core.errors import EncodingError
     from clinical_corpora.core.release_records import REHYDRATE_REJECTS_FILE
 
-    outcome = _re_keyed(args) if args.re_key is not None else rehydrate(request(args))
+    try:
+        outcome = _re_keyed(args) if args.re_key is not None else rehydrate(request(args))
+    except EncodingError as error:
+        raise ClincorpError(
+            f"{error}\n(--check names the encoding of your copy; --source-encoding NAME=ENCODING reads it)"
+        ) from None
     if outcome.status == "re-anchored":
         assert outcome.reanchored is not None
         strings = outcome.reanchored.summary()["strings"]
@@ -116,22 +150,38 @@ def _re_keyed(args: argparse.Namespace) -> RehydrateOutcome:
     from clinical_corpora.builders.rehydrate.rekey import read_notes_table
     from clinical_corpora.builders.rehydrate.run import rehydrate_rekeyed
 
-    if args.source or args.check:
-        raise ClincorpError("--re-key takes the notes table in place of --source, and does not go with --check")
+    if args.source:
+        raise ClincorpError("--re-key takes the notes table in place of --source")
     done = rehydrate_rekeyed(request(args), read_notes_table(args.re_key, args.id_column, args.text_column))
     mapped, unmapped = len(done.rekeyed.mapped), len(done.rekeyed.unmapped)
     print(f"{done.csv}: {mapped} document(s) found in {args.re_key} by content, {unmapped} not found (named there)")
     return done.outcome
 
 
-def _check(asked: RehydrateRequest, as_json: bool) -> int:
+def _as_json(args: argparse.Namespace) -> int:
+    """``--check --json``: one JSON object on every path, an error (``{"ok": false, "error": ...}``) included."""
+    from clinical_corpora.builders.rehydrate.check import check_sources
+
+    try:
+        if not args.check:
+            raise ClincorpError("--json goes with --check (rehydrate prints its summary as lines)")
+        report = check_sources(request(args)).as_dict()
+    except ClincorpError as error:
+        report = {"ok": False, "error": str(error)}
+    print(json.dumps(report, indent=2, ensure_ascii=False))
+    return 0 if report["ok"] else 1
+
+
+def _check(asked: RehydrateRequest) -> int:
     """Print the check of the sources; 0 when every document matches, 1 otherwise."""
     from clinical_corpora.builders.rehydrate.check import check_sources
 
     report = check_sources(asked)
-    if as_json:
-        print(json.dumps(report.as_dict(), indent=2, ensure_ascii=False))
-        return 0 if report.ok else 1
+    if report.unreadable is not None:
+        _print_unreadable(report.unreadable)
+        return 1
+    for name, encoding in report.encodings.items():
+        print(f"{name}: read as {encoding} (--source-encoding)")
     for name, counts in report.counts.items():
         print(
             f"{name} ({report.sources.get(name) or 'not given'}): {counts['match']} match, "
@@ -149,6 +199,22 @@ def _check(asked: RehydrateRequest, as_json: bool) -> int:
     elif not report.missing:
         print("rehydrate fails on the documents that differ; --re-anchor relocates their spans")
     return 0 if report.ok else 1
+
+
+def _print_unreadable(problem: dict[str, Any]) -> None:
+    """What --check says of a copy that is not text in the encoding it was read in."""
+    print(
+        f"{problem['source'] or 'a source'}: {problem['file']} is not text in the encoding it was read in: "
+        f"{problem['problem']}"
+    )
+    if problem["encoding"] is None:
+        print("  charset-normalizer finds no encoding it is in: is it a text file at all?")
+        return
+    also = f" (or {', '.join(problem['could_be'])})" if problem["could_be"] else ""
+    print(
+        f"  it seems to be {problem['encoding']}{also}, as charset-normalizer guesses: check again with "
+        f"{problem.get('option', '--source-encoding')}; every document then matching confirms the guess"
+    )
 
 
 COMMANDS = (

@@ -43,6 +43,7 @@ from clinical_corpora.core.card import CardSection
 from clinical_corpora.core.errors import ClincorpError, SourceError
 from clinical_corpora.core.file_limits import ARROW_STRING_BYTES, MAX_FILE_BYTES
 from clinical_corpora.core.manifest import CorpusManifest
+from clinical_corpora.core.text_encoding import source_encoding
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -168,14 +169,29 @@ class AgreementReport:
 
 
 class BuildContext:
-    """The sources a build reads, and the bookkeeping of read and rejected records."""
+    """The sources a build reads, the encodings the user named for their copies (source → encoding,
+    ``core.text_encoding.EVERY_SOURCE`` for all; UTF-8 otherwise), and the bookkeeping of read and rejected records."""
 
-    def __init__(self, manifest: CorpusManifest, sources: dict[str, Path | None], on_error: OnError = "fail") -> None:
+    def __init__(
+        self,
+        manifest: CorpusManifest,
+        sources: dict[str, Path | None],
+        on_error: OnError = "fail",
+        encodings: Mapping[str, str] | None = None,
+    ) -> None:
         self.manifest = manifest
         self.sources = sources
         self.on_error: OnError = on_error
+        self.encodings: Mapping[str, str] = encodings or {}
+        self.decoded: dict[str, str] = {}
+        """Source → the encoding its reader asked for (:meth:`encoding`): the sources read as text it decodes."""
         self.read = 0
         self.rejects: list[Reject] = []
+
+    def encoding(self, name: str) -> str:
+        """The encoding a reader decodes source ``name`` in (recorded in :attr:`decoded`)."""
+        self.decoded[name] = source_encoding(self.encodings, name)
+        return self.decoded[name]
 
     def source(self, name: str) -> Path:
         """The path of a source; an error if it was not given."""

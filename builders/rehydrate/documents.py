@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Collection, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from clinical_corpora.builders.contract.base import BuildContext, Builder, make_builder
@@ -17,6 +17,7 @@ from clinical_corpora.builders.release.opened import OpenedRelease, open_release
 from clinical_corpora.builders.text_free.card import describe_text_free
 from clinical_corpora.core.locators import split_locator, text_sha256
 from clinical_corpora.core.manifest import CorpusManifest
+from clinical_corpora.core.text_encoding import EVERY_SOURCE, UTF8
 from clinical_corpora.schemas.features import features_for, schema_fingerprint
 from clinical_corpora.schemas.licensed import SOURCE_DOCUMENTS
 
@@ -32,6 +33,8 @@ class SourceDocuments:
     wanted: dict[str, str]
     documents: dict[str, str]
     bad: dict[str, str]
+    encodings: dict[str, str] = field(default_factory=dict)
+    """The sources read as text, each with the encoding it was read in."""
 
 
 def source_documents(
@@ -43,7 +46,7 @@ def source_documents(
         documents = builder.read_wanted(ctx, wanted)
     else:
         documents = {locator: given[locator] for locator in wanted if locator in given}
-    return SourceDocuments(ctx.sources, wanted, documents, bad_documents(wanted, documents, ctx))
+    return SourceDocuments(ctx.sources, wanted, documents, bad_documents(wanted, documents, ctx), dict(ctx.decoded))
 
 
 def given_sources(corpus: CorpusManifest, overrides: Mapping[str, Path]) -> dict[str, Path | None]:
@@ -144,8 +147,28 @@ def opened_text_free(folder: Path) -> OpenedRelease:
 
 
 def read_documents(opened: OpenedRelease, request: RehydrateRequest) -> SourceDocuments:
-    """The documents the release names, from the request's sources (or its given texts)."""
+    """The documents the release names, from the request's sources (or its given texts), in the encodings the
+    request names; one named for a source whose reader decodes no text in it (RF2 and UMLS files are UTF-8 by
+    their formats) is an error, never ignored."""
     builder = make_builder(opened.corpus.builder, opened.full_manifest.options)
-    ctx = BuildContext(opened.corpus, given_sources(opened.corpus, request.sources), request.on_error)
+    sources = given_sources(opened.corpus, request.sources)
+    unknown = sorted(set(request.encodings) - set(opened.corpus.sources) - {EVERY_SOURCE})
+    if unknown:
+        raise RehydrateError(
+            f"--source-encoding names {', '.join(unknown)}: {opened.corpus.name} has no such source; its sources "
+            f"are {', '.join(opened.corpus.sources)}"
+        )
+    ctx = BuildContext(opened.corpus, sources, request.on_error, request.encodings)
     request.stage("reading the documents the release names from the sources")
-    return source_documents(builder, ctx, opened.view, request.documents)
+    found = source_documents(builder, ctx, opened.view, request.documents)
+    for name, encoding in found.encodings.items():
+        if encoding != UTF8:
+            request.stage(f"read source {name} as {encoding}")
+    read = {split_locator(locator)[0] for locator in found.wanted}
+    ignored = sorted(name for name in set(request.encodings) & read if name not in found.encodings)
+    if ignored and request.documents is None:
+        raise RehydrateError(
+            f"--source-encoding {ignored[0]}={request.encodings[ignored[0]]}: the reader of source {ignored[0]} reads "
+            "it in the encoding its format fixes (UTF-8), not in one you name"
+        )
+    return found

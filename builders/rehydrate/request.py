@@ -14,7 +14,8 @@ from clinical_corpora.builders.contract.base import OnError
 class RehydrateRequest:
     """Restore the text-free release ``text_free`` into ``<out>/<corpus>/<corpus>-<version>``.
 
-    ``sources`` are the user's copies (``--source NAME=PATH``; none: the embedded samples). ``on_error``
+    ``sources`` are the user's copies (``--source NAME=PATH``; none: the embedded samples), read as UTF-8 unless
+    ``encodings`` names their encoding (source → encoding, ``"*"``: every source; ``--source-encoding``). ``on_error``
     quarantine leaves out the records whose documents differ (a partial rehydration); ``re_anchor`` relocates
     their spans instead. ``documents`` (locator → text), when given, stand for the documents the sources hold
     (texts held elsewhere: a test's perturbed copies). ``on_stage`` hears one line per stage.
@@ -26,6 +27,7 @@ class RehydrateRequest:
     on_error: OnError = "fail"
     re_anchor: bool = False
     documents: Mapping[str, str] | None = None
+    encodings: Mapping[str, str] = field(default_factory=dict)
     on_stage: Callable[[str], None] | None = None
 
     def stage(self, line: str) -> None:

@@ -22,6 +22,7 @@ attributes are jusText's own.
 
 from __future__ import annotations
 
+import codecs
 import re
 from dataclasses import dataclass
 from functools import cached_property
@@ -36,7 +37,7 @@ from lxml import etree
 
 from clinical_corpora.builders.sources.boilerplate import revise_paragraph_classification
 from clinical_corpora.builders.sources.discovery import is_hidden, walk_files, warn_left_out
-from clinical_corpora.core.errors import SourceError
+from clinical_corpora.core.errors import EncodingError, SourceError
 from clinical_corpora.core.file_limits import read_bounded
 
 CASE_REPORT_HEADINGS = frozenset(
@@ -126,12 +127,13 @@ class CaseReport:
         return PASSAGE_SEPARATOR.join(blocks)
 
 
-def read_case_report(path: str | Path, *, max_bytes: int = MAX_PAGE_BYTES) -> CaseReport:
+def read_case_report(path: str | Path, *, max_bytes: int = MAX_PAGE_BYTES, encoding: str | None = None) -> CaseReport:
     """Parse one BMJ Case Reports page; the file stem is the case id. A page over ``max_bytes`` is a
     SourceError naming it, its size and the limit (:mod:`core.file_limits`; a real page is well
-    under 1 MB)."""
+    under 1 MB). ``encoding`` (the user's copy's, ``--source-encoding``) overrides the charset the page declares."""
     path = Path(path)
-    root = _parse_page(path, read_bounded(path, max_bytes))
+    raw = read_bounded(path, max_bytes)
+    root = _parse_page(path, raw if encoding is None else _recoded(path, raw, encoding), recoded=encoding is not None)
     metadata = _metadata(root)
     for element in root.xpath(_REMOVED_XPATH) + [el for tag in _REMOVED_TAGS for el in root.iter(tag)]:
         if element.getparent() is not None:  # not already dropped (matched twice)
@@ -153,15 +155,32 @@ def case_pages(folder: Path, *, quiet: bool = False) -> list[Path]:
     return pages
 
 
-def _parse_page(path: Path, raw: bytes) -> etree._Element:
+def _recoded(path: Path, raw: bytes, encoding: str) -> bytes:
+    """A page in ``encoding`` as UTF-8 bytes."""
+    try:
+        return raw.decode(encoding).encode("utf-8")
+    except UnicodeDecodeError as error:
+        raise EncodingError(
+            path,
+            f"expected {encoding} text (as --source-encoding says), found byte 0x{raw[error.start]:02x} at byte "
+            f"offset {error.start}",
+        ) from None
+
+
+def _parse_page(path: Path, raw: bytes, recoded: bool = False) -> etree._Element:
     if not raw.strip():
         raise SourceError(path, "file is empty, expected a BMJ Case Reports HTML page")
+    if raw.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        raise EncodingError(path, "expected UTF-8 text, found a UTF-16 byte-order mark at byte offset 0")
     if b"\x00" in raw or not _HTML_ELEMENT.search(raw):
         raise SourceError(path, "not an HTML page: expected an <html> or <body> element")
     if _ENTITY_DECLARATION.search(raw):
         raise SourceError(path, "the DOCTYPE declares entities, which are refused (expected plain HTML)")
     parser = lxml.html.HTMLParser(
-        encoding=_utf8_unless_declared(path, raw), no_network=True, remove_comments=True, remove_pis=True
+        encoding="utf-8" if recoded else _utf8_unless_declared(path, raw),
+        no_network=True,
+        remove_comments=True,
+        remove_pis=True,
     )
     root = lxml.html.document_fromstring(raw, parser=parser)
     for error in parser.error_log:
@@ -188,7 +207,7 @@ def _utf8_unless_declared(path: Path, raw: bytes) -> str | None:
     try:
         raw.decode("utf-8")
     except UnicodeDecodeError as error:
-        raise SourceError(
+        raise EncodingError(
             path,
             f"expected UTF-8 text{' (as the page declares)' if declared else ''}, found byte "
             f"0x{raw[error.start]:02x} at byte offset {error.start}; a page in another encoding must declare "

@@ -11,8 +11,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-from clinical_corpora.core.errors import SourceError
+from clinical_corpora.core.errors import EncodingError
 from clinical_corpora.core.file_limits import MAX_FILE_BYTES, read_bounded
+from clinical_corpora.core.text_encoding import UTF8
 
 GZIP_MAGIC = b"\x1f\x8b"
 
@@ -30,7 +31,7 @@ def utf8_lines(path: str | Path) -> Iterator[tuple[int, str]]:
                     if offset == 0 and raw.startswith(GZIP_MAGIC)
                     else ""
                 )
-                raise SourceError(
+                raise EncodingError(
                     path,
                     f"expected UTF-8 text, found byte 0x{raw[error.start]:02x} at byte offset {offset + error.start}"
                     f"{gzipped}; characters are never replaced",
@@ -39,10 +40,14 @@ def utf8_lines(path: str | Path) -> Iterator[tuple[int, str]]:
             offset += len(raw)
 
 
-def read_utf8(path: str | Path, max_bytes: int = MAX_FILE_BYTES) -> str:
-    """File content as UTF-8, line endings untouched (BRAT offsets count every character); a file over
-    ``max_bytes`` is a SourceError naming it, its size and the limit (:mod:`core.file_limits`)."""
+def read_utf8(path: str | Path, max_bytes: int = MAX_FILE_BYTES, encoding: str = UTF8) -> str:
+    """File content as UTF-8 (or the ``encoding`` the user named for their copy), line endings untouched (BRAT
+    offsets count every character); a file over ``max_bytes`` is a SourceError naming it, its size and the limit
+    (:mod:`core.file_limits`)."""
     try:
-        return read_bounded(path, max_bytes).decode("utf-8")
+        return read_bounded(path, max_bytes).decode(encoding)
     except UnicodeDecodeError as error:
-        raise SourceError(path, f"expected UTF-8 text: {error}") from error
+        named = "UTF-8" if encoding == UTF8 else f"{encoding} (as --source-encoding says)"
+        raise EncodingError(
+            path, f"expected {named} text, found byte 0x{error.object[error.start]:02x} at byte offset {error.start}"
+        ) from None

@@ -42,6 +42,7 @@ from clinical_corpora.builders.sources.umls import locate_rrf_files
 from clinical_corpora.core.card import CardSection
 from clinical_corpora.core.errors import ClincorpError, SourceError
 from clinical_corpora.core.locators import keys_of, locator
+from clinical_corpora.core.text_encoding import UTF8
 from clinical_corpora.corpora.clicr import bigbio
 from clinical_corpora.corpora.clicr.agreement import recogniser_agreement
 from clinical_corpora.corpora.clicr.display import annotator_displays, clicr_displays
@@ -180,13 +181,17 @@ class ClicrBuilder(Builder):
         return [locator("bmj_html", row["document_id"]), *(locator("umls", cui) for cui in cuis)]
 
     def read_documents(self, ctx: BuildContext, locators: Collection[str]) -> Iterator[tuple[str, str]]:
-        """Each wanted page read as a build reads it; a concept's document is its English non-suppressed
-        MRCONSO names, one a line, in file order (what answer expansion draws from)."""
+        """Each wanted page read as a build reads it (in the encoding the user names, if any); a concept's
+        document is its English non-suppressed MRCONSO names, one a line, in file order (what answer expansion
+        draws from)."""
         cases = set(keys_of("bmj_html", locators))
         if cases:
+            named = ctx.encoding("bmj_html")  # UTF-8 unless the user names their copy's: then the page's is ignored
             for page in case_pages(ctx.source("bmj_html"), quiet=True):
                 if page.stem in cases:
-                    case = read_case_report(page, max_bytes=self.options.max_file_bytes)
+                    case = read_case_report(
+                        page, max_bytes=self.options.max_file_bytes, encoding=None if named == UTF8 else named
+                    )
                     yield locator("bmj_html", page.stem), case_document(case)
         cuis = keys_of("umls", locators)
         if cuis:

@@ -89,13 +89,14 @@ class OdieAnaphoraBuilder(Builder):
         """The wanted note texts, found as a build finds them (suffixes in any case)."""
         if keys_of("text", locators):
             texts = find_documents(ctx.source("text"), [TEXT_SUFFIX], what="note texts <doc>.txt", quiet=True)
-            yield from read_document_files("text", texts, locators, self.options.max_file_bytes)
+            yield from read_document_files("text", texts, locators, self.options.max_file_bytes, ctx.encoding("text"))
         wanted = set(keys_of("i2b2", locators))
         if wanted:
             for files in i2b2_documents(ctx.source("i2b2"), quiet=True):
                 key = f"{DOCS_DIR}/{files.doc_id}{TEXT_SUFFIX}"
                 if key in wanted and files.has(DOCS_DIR):
-                    yield locator("i2b2", key), read_utf8(files.path(DOCS_DIR), self.options.max_file_bytes)
+                    text = read_utf8(files.path(DOCS_DIR), self.options.max_file_bytes, ctx.encoding("i2b2"))
+                    yield locator("i2b2", key), text
 
     def shards(self, ctx: BuildContext) -> dict[str, list[Any]]:
         """The i2b2 documents, or the gold notes (doc id, Knowtator file, text file): each note builds alone."""

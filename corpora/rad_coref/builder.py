@@ -236,7 +236,7 @@ class RadCorefBuilder(Builder):
         }
         if not row_ids:
             return
-        for note in iter_noteevents(ctx.source(NOTEEVENTS), row_ids):
+        for note in iter_noteevents(ctx.source(NOTEEVENTS), row_ids, encoding=ctx.encoding(NOTEEVENTS)):
             yield locator(NOTEEVENTS, str(note.row_id)), note.text
             yield locator(NOTEEVENTS, f"{note.row_id}/DESCRIPTION"), note.description
             if note.charttime is not None:

@@ -92,9 +92,8 @@ class SdohBuilder(Builder):
         return documents
 
     def read_documents(self, ctx: BuildContext, locators: Collection[str]) -> Iterator[tuple[str, str]]:
-        return read_document_files(
-            "shac", brat_documents(ctx.source("shac"), quiet=True), locators, self.options.max_file_bytes
-        )
+        documents = brat_documents(ctx.source("shac"), quiet=True)
+        return read_document_files("shac", documents, locators, self.options.max_file_bytes, ctx.encoding("shac"))
 
     def shards(self, ctx: BuildContext) -> dict[str, list[Document]]:
         return {"documents": self._documents(ctx)}

@@ -254,7 +254,7 @@ class SnomedElBuilder(Builder):
         synonyms, one a line, as the RF2 snapshot gives them."""
         note_ids = keys_of("notes", locators)
         if note_ids:
-            for note in iter_notes(ctx.source("notes"), note_ids):
+            for note in iter_notes(ctx.source("notes"), note_ids, encoding=ctx.encoding("notes")):
                 yield locator("notes", note.note_id), note.text
         concept_ids = [int(key) for key in keys_of("terminology", locators) if key.isdigit()]
         if concept_ids:

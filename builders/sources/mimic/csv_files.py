@@ -17,7 +17,9 @@ from typing import IO, BinaryIO, TypeVar
 
 from isal import igzip
 
-from clinical_corpora.core.errors import SourceError, excerpt
+from clinical_corpora.builders.sources.recoded import utf8_stream
+from clinical_corpora.core.errors import EncodingError, SourceError, excerpt
+from clinical_corpora.core.text_encoding import UTF8
 
 _GZIP_MAGIC = b"\x1f\x8b"
 
@@ -85,24 +87,26 @@ def is_gzip(path: Path) -> bool:
     return gzipped
 
 
-def open_text(path: Path) -> IO[str]:
+def open_text(path: Path, encoding: str = UTF8) -> IO[str]:
     if is_gzip(path):
-        return igzip.open(path, "rt", encoding="utf-8", newline="")
-    return path.open(encoding="utf-8", newline="")
+        return igzip.open(path, "rt", encoding=encoding, newline="")
+    return path.open(encoding=encoding, newline="")
 
 
-def open_binary(path: Path) -> BinaryIO:
-    """The file's bytes, gunzipped by ISA-L (which releases the GIL) when it is gzip."""
-    if is_gzip(path):
-        return igzip.open(path, "rb")
-    return path.open("rb")
+def open_binary(path: Path, encoding: str = UTF8) -> BinaryIO:
+    """The file's bytes, gunzipped by ISA-L (which releases the GIL) when it is gzip; a file in another
+    ``encoding`` (the user's copy, ``--source-encoding``) as UTF-8 bytes."""
+    stream = igzip.open(path, "rb") if is_gzip(path) else path.open("rb")
+    return stream if encoding == UTF8 else utf8_stream(stream, encoding, str(path))
 
 
-def read_header(path: Path) -> list[str]:
+def read_header(path: Path, encoding: str = UTF8) -> list[str]:
     try:
-        with open_text(path) as stream:
+        with open_text(path, encoding) as stream:
             header = next(csv.reader(stream), None)
-    except UnicodeDecodeError:
+    except UnicodeDecodeError as error:
+        if encoding != UTF8:
+            raise EncodingError(path, f"expected {encoding} text (as --source-encoding says): {error.reason}") from None
         raise encoding_error(path) from None
     except (OSError, EOFError):
         raise truncation_error(path) from None
@@ -128,7 +132,7 @@ def encoding_error(path: Path) -> SourceError:
         line, offset, byte = _first_invalid_utf8(path)
     except (OSError, EOFError):
         return truncation_error(path)
-    return SourceError(
+    return EncodingError(
         path,
         f"expected UTF-8 text, found byte 0x{byte:02x} at byte offset {offset} "
         "(MIMIC files are UTF-8: re-download or convert the file, characters are never replaced)",

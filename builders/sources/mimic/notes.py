@@ -34,6 +34,7 @@ from clinical_corpora.builders.sources.mimic.csv_files import (
 from clinical_corpora.builders.sources.mimic.table_scan import DEFAULT_BLOCK_SIZE, TableLayout, scan_table
 from clinical_corpora.core.annotations import SpanAnnotation
 from clinical_corpora.core.errors import SourceError
+from clinical_corpora.core.text_encoding import UTF8
 
 MIMIC_IV_NOTE_COLUMNS = (
     "note_id",
@@ -149,13 +150,14 @@ def iter_mimic_iv_notes(
     note_ids: Collection[str] | None = None,
     *,
     block_size: int = DEFAULT_BLOCK_SIZE,
+    encoding: str = UTF8,
 ) -> Iterator[MimicIvNote]:
     """Stream a MIMIC-IV-Note table (``discharge.csv.gz``, ``radiology.csv.gz``).
 
     With ``note_ids``, only those notes are yielded (in file order) and reading stops once all
     were seen; the caller compares what it got with what it asked for.
     """
-    return scan_table(Path(path), _MIMIC_IV_NOTES, note_ids, {}, block_size)
+    return scan_table(Path(path), _MIMIC_IV_NOTES, note_ids, {}, block_size, encoding)
 
 
 def iter_challenge_notes(
@@ -163,9 +165,10 @@ def iter_challenge_notes(
     note_ids: Collection[str] | None = None,
     *,
     block_size: int = DEFAULT_BLOCK_SIZE,
+    encoding: str = UTF8,
 ) -> Iterator[ChallengeNote]:
     """Stream the challenge's ``note_id,text`` CSV (``mimic-iv_notes_training_set.csv``)."""
-    return scan_table(Path(path), _CHALLENGE_NOTES, note_ids, {}, block_size)
+    return scan_table(Path(path), _CHALLENGE_NOTES, note_ids, {}, block_size, encoding)
 
 
 def iter_notes(
@@ -173,14 +176,16 @@ def iter_notes(
     note_ids: Collection[str] | None = None,
     *,
     block_size: int = DEFAULT_BLOCK_SIZE,
+    encoding: str = UTF8,
 ) -> Iterator[MimicIvNote | ChallengeNote]:
-    """Stream either notes layout the challenge accepts, chosen by the file's header."""
+    """Stream either notes layout the challenge accepts, chosen by the file's header (``encoding``: the user's
+    copy's, when not UTF-8)."""
     path = Path(path)
-    header = read_header(path)
+    header = read_header(path, encoding)
     if same_columns(header, CHALLENGE_NOTE_COLUMNS):
-        return iter_challenge_notes(path, note_ids, block_size=block_size)
+        return iter_challenge_notes(path, note_ids, block_size=block_size, encoding=encoding)
     if same_columns(header, MIMIC_IV_NOTE_COLUMNS):
-        return iter_mimic_iv_notes(path, note_ids, block_size=block_size)
+        return iter_mimic_iv_notes(path, note_ids, block_size=block_size, encoding=encoding)
     raise SourceError(
         path,
         f"expected the columns {','.join(MIMIC_IV_NOTE_COLUMNS)} (MIMIC-IV-Note) or "
@@ -195,14 +200,16 @@ def iter_noteevents(
     categories: Collection[str] | None = None,
     *,
     block_size: int = DEFAULT_BLOCK_SIZE,
+    encoding: str = UTF8,
 ) -> Iterator[NoteEvent]:
     """Stream MIMIC-III ``NOTEEVENTS.csv(.gz)``, optionally only some ROW_IDs and/or CATEGORYs.
 
-    Reading stops once every wanted ROW_ID was seen (whatever its category).
+    Reading stops once every wanted ROW_ID was seen (whatever its category). ``encoding``: the user's copy's,
+    when not UTF-8.
     """
     wanted = None if row_ids is None else [str(row_id) for row_id in row_ids]
     filters = {} if categories is None else {"CATEGORY": categories}
-    return scan_table(Path(path), _NOTEEVENTS, wanted, filters, block_size)
+    return scan_table(Path(path), _NOTEEVENTS, wanted, filters, block_size, encoding)
 
 
 def read_span_annotations(path: str | Path) -> list[SpanAnnotation]:

@@ -32,6 +32,7 @@ from clinical_corpora.builders.sources.mimic.csv_files import (
     truncation_error,
 )
 from clinical_corpora.core.errors import SourceError, excerpt
+from clinical_corpora.core.text_encoding import UTF8
 
 DEFAULT_BLOCK_SIZE = 4 << 20
 """Bytes of uncompressed CSV parsed per block (memory is a small multiple of it; pyarrow reads a few
@@ -60,11 +61,13 @@ def scan_table(
     wanted_ids: Collection[str] | None,
     value_filters: dict[str, Collection[str]],
     block_size: int,
+    encoding: str = UTF8,
 ) -> Iterator[Record]:
     """The records of the rows of ``path`` whose id is in ``wanted_ids`` (every row without them) and whose
-    columns hold one of the ``value_filters`` values, in file order; reading stops once every wanted id was seen."""
+    columns hold one of the ``value_filters`` values, in file order; reading stops once every wanted id was seen.
+    A file in another ``encoding`` (the user's copy) is read as UTF-8 as it streams."""
     columns = layout.columns
-    header = read_header(path)
+    header = read_header(path, encoding)
     if not same_columns(header, columns):
         raise SourceError(
             path,
@@ -75,7 +78,7 @@ def scan_table(
     if selection.complete:
         return
     line = 2
-    for batch in _row_batches(path, columns, block_size):
+    for batch in _row_batches(path, columns, block_size, encoding):
         selected, line = selection.rows(batch, line)
         for start_line, values in selected:
             yield layout.make_record(CsvRow(path, start_line, values))
@@ -162,6 +165,9 @@ class _CountingStream:
         except (OSError, EOFError):
             self.error = truncation_error(self.path)
             return b""
+        except SourceError as error:  # a byte that is not text in the encoding the user named
+            self.error = error
+            return b""
         self.quotes += chunk.count(b'"')
         self.ended = self.ended or (not chunk and size != 0)
         return chunk
@@ -187,7 +193,7 @@ def _finish_unfinished() -> None:
         rows.finish()
 
 
-def _row_batches(path: Path, columns: tuple[str, ...], block_size: int) -> Iterator[pa.RecordBatch]:
+def _row_batches(path: Path, columns: tuple[str, ...], block_size: int, encoding: str) -> Iterator[pa.RecordBatch]:
     """The rows after the header as record batches of strings.
 
     pyarrow's streaming CSV reader parses blocks (with its threads) while its I/O thread inflates
@@ -195,7 +201,7 @@ def _row_batches(path: Path, columns: tuple[str, ...], block_size: int) -> Itera
     only comes once the whole file was read: the quote count is then complete and checked first.
     A header with no row after it (MIMIC-III demo's empty ``NOTEEVENTS.csv``) is an empty table: no batch.
     """
-    with open_binary(path) as raw:
+    with open_binary(path, encoding) as raw:
         try:
             raw.readline()  # the header, checked by the caller
             first = raw.read(1)
