@@ -16,7 +16,7 @@ import shutil
 import tempfile
 import textwrap
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -130,6 +130,25 @@ def lost_text(lost: tuple[str, ...]) -> str:
         return "Nothing released is lost: releasing the exported files again gives byte-identical data."
     items = (textwrap.fill(item, width=100, initial_indent="  - ", subsequent_indent="    ") for item in lost)
     return "What this format cannot hold (lost in the export):\n" + "\n".join(items)
+
+
+DROPPED_FILE = "dropped.tsv"
+"""Written in an export folder when something released is not exported as such: one item a line, with why."""
+DROPPED_COLUMNS = ("split", "record", "chain", "item", "start", "end", "reason")
+"""Its columns: the record, the chain (of a mention, if any), the mention or field, its character offsets."""
+
+
+def write_dropped(out: Path, lines: Iterable[tuple[str, ...]]) -> int:
+    """Add ``lines`` (:data:`DROPPED_COLUMNS`) to ``out/dropped.tsv``, its header first when it is new."""
+    path = out / DROPPED_FILE
+    rows = [line for line in lines]
+    new = not path.exists()
+    with open(path, "a", encoding="utf-8", newline="") as handle:
+        if new:
+            handle.write("\t".join(DROPPED_COLUMNS) + "\n")
+        for line in rows:
+            handle.write("\t".join(field.replace("\t", " ").replace("\n", " ") for field in line) + "\n")
+    return len(rows)
 
 
 def write_text(path: Path, text: str) -> None:
