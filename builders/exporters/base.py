@@ -21,7 +21,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from clinical_corpora.builders.contract.lost_spans import KeptView
 from clinical_corpora.builders.contract.release_view import GivenRelease, ReleaseView
+from clinical_corpora.builders.sources.discovery import EXPORT_LISTING
 from clinical_corpora.core.errors import ClincorpError
 
 Record = Mapping[str, Any]
@@ -73,12 +75,21 @@ class Exporter(ABC):
         missing = [config for config in self.configs if config not in view.configs()]
         if missing:
             raise ClincorpError(f"{view.folder} has no data/{missing[0]}: expected a release with {self.configs}")
-        for line in staged_write(args.out, lambda staging: self.write(view, staging, args)):
+        for line in staged_write(args.out, lambda staging: self._written(view, staging, args)):
             print(line)
         inputs = self.reread(args.out)
         if inputs is not None:
             print(f"to release these files again: {inputs.command(release.corpus)}")
         return 0
+
+    def _written(self, view: ReleaseView, out: Path, options: argparse.Namespace) -> Iterator[str]:
+        """:meth:`write`, then what it left out of a re-anchored release listed in ``dropped.tsv``."""
+        yield from self.write(view, out, options)
+        lost = view.lost if isinstance(view, KeptView) else []
+        if lost:
+            write_dropped(out, [span.tsv_fields() for span in lost])
+            listed = out / DROPPED_FILE
+            yield f"left out {len(lost)} annotation(s) holding a span lost when re-anchoring, listed in {listed}"
 
     @abstractmethod
     def write(self, view: ReleaseView, out: Path, options: argparse.Namespace | None = None) -> Iterator[str]:
@@ -132,7 +143,7 @@ def lost_text(lost: tuple[str, ...]) -> str:
     return "What this format cannot hold (lost in the export):\n" + "\n".join(items)
 
 
-DROPPED_FILE = "dropped.tsv"
+DROPPED_FILE = EXPORT_LISTING
 """Written in an export folder when something released is not exported as such: one item a line, with why."""
 DROPPED_COLUMNS = ("split", "record", "chain", "item", "start", "end", "reason")
 """Its columns: the record, the chain (of a mention, if any), the mention or field, its character offsets."""
