@@ -26,12 +26,17 @@ MARKABLES = [
 PAIRS = [("P1", "M5", "M1"), ("P2", "M4", "M2")]  # (id, anaphor, antecedent)
 
 
-def knowtator_xml(doc: str) -> str:
+Markable = tuple[str, list[tuple[int, int]], str]
+
+
+def knowtator_xml(
+    doc: str, markables: list[Markable] = MARKABLES, pairs: list[tuple[str, str, str]] = PAIRS, text: str = TEXT
+) -> str:
     """The note's annotations in Knowtator XML, as the ODIE annotators' files hold them."""
     annotations, mentions, slots = [], [], []
-    for mention, fragments, semantic_class in MARKABLES:
+    for mention, fragments, semantic_class in markables:
         spans = "".join(f'<span start="{start}" end="{end}"/>' for start, end in fragments)
-        spanned = " ... ".join(TEXT[start:end] for start, end in fragments)
+        spanned = " ... ".join(text[start:end] for start, end in fragments)
         annotations.append(
             f'<annotation><mention id="{mention}"/><annotator id="A0">adjudicator</annotator>{spans}'
             f"<spannedText>{spanned}</spannedText></annotation>"
@@ -44,12 +49,12 @@ def knowtator_xml(doc: str) -> str:
             f'<stringSlotMention id="{mention}_class"><mentionSlot id="semantic_class"/>'
             f'<stringSlotMentionValue value="{semantic_class}"/></stringSlotMention>'
         )
-    for pair, anaphor, antecedent in PAIRS:
-        fragments = next(fragments for mention, fragments, _ in MARKABLES if mention == anaphor)
+    for pair, anaphor, antecedent in pairs:
+        fragments = next(fragments for mention, fragments, _ in markables if mention == anaphor)
         start, end = fragments[0][0], fragments[-1][1]
         annotations.append(  # a pair carries its anaphor's span, as the ODIE files do
             f'<annotation><mention id="{pair}"/><annotator id="A0">adjudicator</annotator>'
-            f'<span start="{start}" end="{end}"/><spannedText>{TEXT[start:end]}</spannedText></annotation>'
+            f'<span start="{start}" end="{end}"/><spannedText>{text[start:end]}</spannedText></annotation>'
         )
         mentions.append(
             f'<classMention id="{pair}"><mentionClass id="Pair">Pair</mentionClass>'
@@ -103,10 +108,11 @@ def test_export_drops_each_mention_with_a_count_and_a_list(
     assert main(["export", "conll2012", str(release), "--out", str(out), "--on-error", "drop"]) == 0
     assert "left out 2 mention(s) the format cannot hold" in capsys.readouterr().out
     assert sorted(path.name for path in out.iterdir()) == ["dropped.tsv", "train.conll"]
-    assert [line.split("\t")[:3] for line in (out / "dropped.tsv").read_text().splitlines()] == [
-        ["train", "upmc_rad_91", "M3"],
-        ["train", "upmc_rad_91", "M2"],
+    assert [line.split("\t") for line in (out / "dropped.tsv").read_text().splitlines()][:2] == [
+        ["split", "record", "chain", "item", "start", "end", "reason"],
+        ["train", "upmc_rad_91", "singleton M3", "M3", "27", "28", "(' ') covers no token"],
     ]
+    assert (out / "dropped.tsv").read_text().splitlines()[2].startswith("train\tupmc_rad_91\tchain_2\tM2\t0\t16\t")
     (document,) = iter_conll2012(out / "train.conll")
     words = [word for sentence in document.sentences for word in sentence]
     chains = sorted(sorted(" ".join(words[s.start : s.end]) for s in chain) for chain in document.chains)
@@ -124,3 +130,33 @@ def test_release_scores_as_a_key_without_the_mentions_the_format_cannot_hold(
     captured = capsys.readouterr()
     assert "2 mention(s) CoNLL-2012 cannot hold are left out" in captured.err
     assert captured.out.count("100.00") == 4
+
+
+def test_duplicate_mentions_of_one_chain_are_merged_and_each_listed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """CRAFT's pattern: a discontinuous markable ("CT ... pelvis") and a contiguous one ("CT of the pelvis")
+    linked in one chain, on the same tokens. CoNLL-2012 holds them as one mention: the export merges them,
+    and says so, mention by mention, in dropped.tsv."""
+    markables = [*MARKABLES[:2], ("M4", [(29, 31)], "procedure"), ("M6", [(3, 16)], "procedure")]
+    pairs = [("P1", "M2", "M1"), ("P2", "M4", "M2"), ("P3", "M6", "M2")]  # M6 "of the pelvis": tokens 1-4
+    markables.append(("M7", [(10, 16)], "procedure"))  # "pelvis" alone: its own tokens, a singleton
+    root = tmp_path / "craft_like"
+    (root / "gold").mkdir(parents=True)
+    (root / "text").mkdir()
+    (root / "text" / "upmc_rad_92.txt").write_text(TEXT, encoding="utf-8")
+    xml = knowtator_xml("upmc_rad_92", markables, pairs)
+    (root / "gold" / "upmc_rad_92.txt.knowtator.xml").write_text(xml, encoding="utf-8")
+    sources = {"knowtator": root / "gold", "text": root / "text"}
+    release = run(ReleaseRequest(find_corpus("odie_anaphora"), root / "out", sources=sources)).folder
+    out = tmp_path / "conll"
+    assert main(["export", "conll2012", str(release), "--out", str(out)]) == 0
+    assert "left out 0 mention(s) the format cannot hold and merged 1 duplicate mention(s)" in capsys.readouterr().out
+    lines = [line.split("\t") for line in (out / "dropped.tsv").read_text(encoding="utf-8").splitlines()]
+    assert lines[1][:6] == ["train", "upmc_rad_92", "chain_1", "M2", "0", "16"]
+    assert "as mention M1 of the same chain; merged into one CoNLL-2012 mention" in lines[1][6]
+    assert len(lines) == 2
+    (document,) = iter_conll2012(out / "train.conll")
+    words = [word for sentence in document.sentences for word in sentence]
+    chains = sorted(sorted(" ".join(words[s.start : s.end]) for s in chain) for chain in document.chains)
+    assert chains == [["CT of the pelvis", "It", "of the pelvis"], ["pelvis"]]

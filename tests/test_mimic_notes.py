@@ -16,6 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from clinical_corpora.builders.commands.main import main
 from clinical_corpora.builders.sources.mimic.notes import (
     MIMIC_IV_NOTE_COLUMNS,
     NOTEEVENTS_COLUMNS,
@@ -545,7 +546,37 @@ def test_a_table_left_half_read_lets_the_interpreter_exit(tmp_path: Path) -> Non
 @pytest.mark.parametrize("compress", [False, True], ids=["csv", "gz"])
 def test_header_only_noteevents_is_an_empty_table(tmp_path: Path, header: str, compress: bool) -> None:
     """The MIMIC-III demo's two header-only ``NOTEEVENTS.csv`` (one with a lower-case quoted header) hold no
-    rows: read as an empty table, not "a row is longer than the block"."""
+    rows: read as an empty table, not "a row is longer than the block"; asked for ROW_IDs, it says it has no
+    rows instead of naming a ROW_ID as missing."""
     path = _write(tmp_path / "NOTEEVENTS.csv", [header], compress=compress)
     assert list(iter_noteevents(path)) == []
-    assert list(iter_noteevents(path, row_ids=[174])) == []
+    with pytest.raises(SourceError, match=r"the table has no rows .*expected the rows of 2 ROW_ID\(s\) \(174, 175\)"):
+        list(iter_noteevents(path, row_ids=[175, 174]))
+
+
+@pytest.mark.parametrize(
+    ("corpus", "source", "name", "columns", "samples"),
+    [
+        ("rad_coref", "noteevents", "NOTEEVENTS.csv.gz", NOTEEVENTS_COLUMNS, ["annotations"]),
+        ("snomed_el", "notes", "discharge.csv.gz", MIMIC_IV_NOTE_COLUMNS, ["annotations", "terminology"]),
+    ],
+)
+def test_a_build_on_a_header_only_note_table_says_the_table_has_no_rows(
+    corpus: str,
+    source: str,
+    name: str,
+    columns: tuple[str, ...],
+    samples: list[str],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Every builder reading a MIMIC note table, given one with a header and no rows (a download cut after its
+    first line, the MIMIC-III demo's NOTEEVENTS.csv), names the file and says it has no rows, rather than
+    naming the first annotated ROW_ID as missing."""
+    table = _write(tmp_path / name, [",".join(f'"{column}"' for column in columns) + "\n"], compress=True)
+    argv = ["release", corpus, "--source", f"{source}={table}", "--out", str(tmp_path / "out")]
+    assert main([*argv, *(option for sample in samples for option in ("--sample", sample))]) == 1
+    error = capsys.readouterr().err
+    assert f"error: {table}:2: the table has no rows (a header and nothing after it): expected the rows of" in error
+    assert "is not in NOTEEVENTS" not in error and "Traceback" not in error
+    assert not (tmp_path / "out" / corpus).exists()

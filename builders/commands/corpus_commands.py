@@ -4,9 +4,11 @@ declares may name a release opened through the door (``release/opened.py``) befo
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from clinical_corpora.builders.commands.arguments import plain_text
+from clinical_corpora.builders.contract.lost_spans import KeptView
 from clinical_corpora.builders.contract.release_view import GivenRelease
 from clinical_corpora.builders.release import opened as door
 from clinical_corpora.core.errors import ClincorpError
@@ -15,7 +17,7 @@ from clinical_corpora.core.registry import Command
 
 def run_command(command: Command, parser: argparse.ArgumentParser, argv: list[str]) -> int:
     """Import a registered command only when it is used, parse its own arguments, open the releases they name,
-    run it."""
+    run it, and say on stderr what it left out of each release (spans a re-anchoring lost)."""
     implementation = command.load()
     parser.description = plain_text(implementation.__doc__ or command.help)
     implementation.configure(parser)
@@ -24,7 +26,12 @@ def run_command(command: Command, parser: argparse.ArgumentParser, argv: list[st
         value = getattr(args, name, None)
         if isinstance(value, Path) and door.release_location(value) is not None:
             setattr(args, name, given(value))
-    return int(implementation.run(args))
+    status = int(implementation.run(args))
+    for release in (value for value in vars(args).values() if isinstance(value, GivenRelease)):
+        summary = release.view.lost_summary() if isinstance(release.view, KeptView) else None
+        if summary is not None:
+            print(summary, file=sys.stderr)
+    return status
 
 
 def given(path: Path) -> GivenRelease:
@@ -42,4 +49,5 @@ def given(path: Path) -> GivenRelease:
         )
     if config is not None and config not in opened.configs():
         raise ClincorpError(f"{path}: config {config} is not one the installed {opened.corpus.name} declares")
-    return GivenRelease(opened.view, opened.corpus.name, opened.variant, config)
+    models = {name: opened.builder.CONFIGS[name] for name in opened.configs()}
+    return GivenRelease(KeptView(folder, models), opened.corpus.name, opened.variant, config)

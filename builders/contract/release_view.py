@@ -280,6 +280,11 @@ class ReleaseView:
         tables = [read_table(path, columns) for path in self.shards(config, split)]
         return pa.concat_tables(tables) if tables else self.features(config).arrow_schema.empty_table()
 
+    def kept(self, config: str, split: str, row: dict[str, Any]) -> dict[str, Any] | None:
+        """A row read some other way than :meth:`rows` as :meth:`rows` gives it (as it is, here; without its lost
+        spans, or None, in a :class:`~clinical_corpora.builders.contract.lost_spans.KeptView`)."""
+        return row
+
     def rows(self, config: str, split: str | None = None) -> Iterator[tuple[str, dict[str, Any]]]:
         """(split, row) pairs with ClassLabel ids turned back into names."""
         decode = row_decoder(self.features(config))

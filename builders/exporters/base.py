@@ -16,12 +16,14 @@ import shutil
 import tempfile
 import textwrap
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from clinical_corpora.builders.contract.lost_spans import KeptView
 from clinical_corpora.builders.contract.release_view import GivenRelease, ReleaseView
+from clinical_corpora.builders.sources.discovery import EXPORT_LISTING
 from clinical_corpora.core.errors import ClincorpError
 
 Record = Mapping[str, Any]
@@ -73,12 +75,21 @@ class Exporter(ABC):
         missing = [config for config in self.configs if config not in view.configs()]
         if missing:
             raise ClincorpError(f"{view.folder} has no data/{missing[0]}: expected a release with {self.configs}")
-        for line in staged_write(args.out, lambda staging: self.write(view, staging, args)):
+        for line in staged_write(args.out, lambda staging: self._written(view, staging, args)):
             print(line)
         inputs = self.reread(args.out)
         if inputs is not None:
             print(f"to release these files again: {inputs.command(release.corpus)}")
         return 0
+
+    def _written(self, view: ReleaseView, out: Path, options: argparse.Namespace) -> Iterator[str]:
+        """:meth:`write`, then what it left out of a re-anchored release listed in ``dropped.tsv``."""
+        yield from self.write(view, out, options)
+        lost = view.lost if isinstance(view, KeptView) else []
+        if lost:
+            write_dropped(out, [span.tsv_fields() for span in lost])
+            listed = out / DROPPED_FILE
+            yield f"left out {len(lost)} annotation(s) holding a span lost when re-anchoring, listed in {listed}"
 
     @abstractmethod
     def write(self, view: ReleaseView, out: Path, options: argparse.Namespace | None = None) -> Iterator[str]:
@@ -130,6 +141,25 @@ def lost_text(lost: tuple[str, ...]) -> str:
         return "Nothing released is lost: releasing the exported files again gives byte-identical data."
     items = (textwrap.fill(item, width=100, initial_indent="  - ", subsequent_indent="    ") for item in lost)
     return "What this format cannot hold (lost in the export):\n" + "\n".join(items)
+
+
+DROPPED_FILE = EXPORT_LISTING
+"""Written in an export folder when something released is not exported as such: one item a line, with why."""
+DROPPED_COLUMNS = ("split", "record", "chain", "item", "start", "end", "reason")
+"""Its columns: the record, the chain (of a mention, if any), the mention or field, its character offsets."""
+
+
+def write_dropped(out: Path, lines: Iterable[tuple[str, ...]]) -> int:
+    """Add ``lines`` (:data:`DROPPED_COLUMNS`) to ``out/dropped.tsv``, its header first when it is new."""
+    path = out / DROPPED_FILE
+    rows = [line for line in lines]
+    new = not path.exists()
+    with open(path, "a", encoding="utf-8", newline="") as handle:
+        if new:
+            handle.write("\t".join(DROPPED_COLUMNS) + "\n")
+        for line in rows:
+            handle.write("\t".join(field.replace("\t", " ").replace("\n", " ") for field in line) + "\n")
+    return len(rows)
 
 
 def write_text(path: Path, text: str) -> None:

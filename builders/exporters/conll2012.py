@@ -11,7 +11,9 @@ becomes the tokens its characters overlap. Mentions in no chain are written as s
 (``--no-singletons`` leaves them out). A mention the format cannot hold (on whitespace, covering no token;
 on tokens that carry a mention of another chain, as a discontinuous mention's covering span often does)
 fails the export naming every such mention, or with ``--on-error drop`` is left out, counted and listed in
-``dropped.tsv``; nothing is written on failure (the export is staged, see :mod:`.base`).
+``dropped.tsv``; nothing is written on failure (the export is staged, see :mod:`.base`). A mention on the same
+tokens as another mention of its own chain becomes one CoNLL-2012 mention with it: merged, counted and listed
+in ``dropped.tsv`` too.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from typing import Any
 
 from clinical_corpora.builders.contract.release_view import ReleaseView
 from clinical_corpora.builders.contract.text_units import split_sentences
-from clinical_corpora.builders.exporters.base import Exporter, Record, write_text
+from clinical_corpora.builders.exporters.base import DROPPED_FILE, Exporter, Record, write_dropped
 from clinical_corpora.builders.sources.conll2012 import (
     ConllDocument,
     TokenSpan,
@@ -74,15 +76,54 @@ def _tokens(texts: list[str]) -> tuple[list[tuple[str, ...]], list[list[tuple[in
 
 @dataclass(frozen=True)
 class DroppedMention:
-    """A mention CoNLL-2012 cannot hold: it covers no token, or its tokens carry a mention of another chain."""
+    """A mention CoNLL-2012 does not hold as such: it covers no token or its tokens carry a mention of another
+    chain (left out), or its tokens are those of another mention of its own chain (``merged`` into that one)."""
 
     split: str
     document: str
     mention: str
+    chain: str
+    start: int | None
+    end: int | None
     reason: str
+    merged: bool = False
 
     def __str__(self) -> str:
         return f"{self.split}/{self.document}: mention {self.mention} {self.reason}"
+
+    def tsv_fields(self) -> tuple[str, ...]:
+        """Its line of ``dropped.tsv`` (:data:`DROPPED_COLUMNS`)."""
+        offsets = ("" if self.start is None else str(self.start), "" if self.end is None else str(self.end))
+        return (self.split, self.document, self.chain, self.mention, *offsets, self.reason)
+
+
+@dataclass
+class _Placing:
+    """Placing one record's mentions on its tokens: which chain holds each token span, and what was not placed."""
+
+    split: str
+    document: str
+    chain_of: dict[str, str]
+    dropped: list[DroppedMention] | None
+    mentions: dict[str, Record]
+
+    def drop(self, mention: str, reason: str, *, merged: bool = False) -> None:
+        """List a mention the format does not hold; without a list, a merge is silent and a loss an error."""
+        found = self.mentions.get(mention, {})
+        problem = DroppedMention(
+            self.split,
+            self.document,
+            mention,
+            self.chain_of.get(mention, ""),
+            found.get("start"),
+            found.get("end"),
+            reason,
+            merged,
+        )
+        if self.dropped is not None:
+            self.dropped.append(problem)
+        elif not merged:
+            raise ClincorpError(f"{self.document}: mention {mention} {reason}")
 
 
 def record_document(
@@ -92,37 +133,19 @@ def record_document(
 
     A mention the format cannot hold (on whitespace, covering no token; on the tokens of a mention of another
     chain, as a discontinuous mention's covering span often is) raises ClincorpError naming it, or, given a
-    ``dropped`` list, is left out and listed there (the first chain to reach a token span keeps it)."""
+    ``dropped`` list, is left out and listed there (the first chain to reach a token span keeps it). A mention
+    on the tokens of another mention of its own chain is one CoNLL-2012 mention with it: listed as merged."""
     name = str(record[layout.id_field])
-
-    def drop(mention: str, reason: str) -> None:
-        problem = DroppedMention(split, name, mention, reason)
-        if dropped is None:
-            raise ClincorpError(f"{name}: mention {mention} {reason}")
-        dropped.append(problem)
-
     sentences, token_spans = _tokens(layout.texts(record))
-    offsets = [0]
-    for spans in token_spans:
-        offsets.append(offsets[-1] + len(spans))
-    starts = [[start for start, _ in spans] for spans in token_spans]
-    ends = [[end for _, end in spans] for spans in token_spans]
-    span_of: dict[str, TokenSpan] = {}
-    for mention in record[layout.mentions_field]:
-        index = layout.text_index(mention)
-        first = bisect_right(ends[index], mention["start"])
-        last = bisect_left(starts[index], mention["end"])
-        if first >= last:
-            drop(mention["id"], f"({excerpt(mention['text'])}) covers no token")
-            continue
-        span_of[mention["id"]] = TokenSpan(offsets[index] + first, offsets[index] + last)
-    chain_ids = [chain.get("id", str(number)) for number, chain in enumerate(record[layout.chains_field])]
-    members = [list(chain[layout.members_field]) for chain in record[layout.chains_field]]
-    if singletons:
-        chained = {member for chain in members for member in chain}
-        singles = [m["id"] for m in record[layout.mentions_field] if m["id"] not in chained]
-        members += [[mention] for mention in singles]
-        chain_ids += [f"singleton {mention}" for mention in singles]
+    chain_ids, members = _chains(record, layout, singletons)
+    placing = _Placing(
+        split,
+        name,
+        {mention: chain_ids[number] for number, chain in enumerate(members) for mention in chain},
+        dropped,
+        {mention["id"]: mention for mention in record[layout.mentions_field]},
+    )
+    span_of = _token_spans(record[layout.mentions_field], layout, token_spans, placing)
     owner: dict[TokenSpan, tuple[int, str]] = {}
     chains: list[set[TokenSpan]] = [set() for _ in members]
     for number, chain in enumerate(members):
@@ -132,15 +155,55 @@ def record_document(
                 continue
             holder, holder_mention = owner.setdefault(span, (number, mention))
             if holder != number:
-                drop(
+                placing.drop(
                     mention,
                     f"of chain {chain_ids[number]}: two chains have a mention on tokens {span.start}-{span.end} "
                     f"(mention {holder_mention} of chain {chain_ids[holder]}); CoNLL-2012 cannot tell them apart",
                 )
-                continue
-            chains[number].add(span)
+            elif holder_mention != mention:
+                placing.drop(
+                    mention,
+                    f"of chain {chain_ids[number]}: on tokens {span.start}-{span.end}, as mention {holder_mention} of "
+                    "the same chain; merged into one CoNLL-2012 mention",
+                    merged=True,
+                )
+            else:
+                chains[number].add(span)
     kept = tuple(frozenset(chain) for chain in chains if chain)
     return ConllDocument(name, 0, tuple(sentences), kept)
+
+
+def _chains(record: Record, layout: ChainLayout, singletons: bool) -> tuple[list[str], list[list[str]]]:
+    """The record's chain ids and members, with a chain per unchained mention when ``singletons``."""
+    chain_ids = [chain.get("id", str(number)) for number, chain in enumerate(record[layout.chains_field])]
+    members = [list(chain[layout.members_field]) for chain in record[layout.chains_field]]
+    if singletons:
+        chained = {member for chain in members for member in chain}
+        singles = [m["id"] for m in record[layout.mentions_field] if m["id"] not in chained]
+        members += [[mention] for mention in singles]
+        chain_ids += [f"singleton {mention}" for mention in singles]
+    return chain_ids, members
+
+
+def _token_spans(
+    mentions: list[Record], layout: ChainLayout, token_spans: list[list[tuple[int, int]]], placing: _Placing
+) -> dict[str, TokenSpan]:
+    """Mention id → the document's tokens its characters overlap; a mention covering no token is dropped."""
+    offsets = [0]
+    for spans in token_spans:
+        offsets.append(offsets[-1] + len(spans))
+    starts = [[start for start, _ in spans] for spans in token_spans]
+    ends = [[end for _, end in spans] for spans in token_spans]
+    span_of: dict[str, TokenSpan] = {}
+    for mention in mentions:
+        index = layout.text_index(mention)
+        first = bisect_right(ends[index], mention["start"])
+        last = bisect_left(starts[index], mention["end"])
+        if first >= last:
+            placing.drop(mention["id"], f"({excerpt(mention['text'])}) covers no token")
+            continue
+        span_of[mention["id"]] = TokenSpan(offsets[index] + first, offsets[index] + last)
+    return span_of
 
 
 def iter_documents(
@@ -151,9 +214,16 @@ def iter_documents(
         yield record_document(record, layout, singletons, dropped, split)
 
 
-DROPPED_FILE = "dropped.tsv"
-"""Written beside the ``.conll`` files under ``--on-error drop``: one mention left out a line."""
 LISTED = 10
+
+
+def dropped_summary(dropped: list[DroppedMention]) -> str:
+    """How many mentions were left out and how many merged into another of their chain."""
+    merged = sum(problem.merged for problem in dropped)
+    return (
+        f"left out {len(dropped) - merged} mention(s) the format cannot hold and merged {merged} duplicate "
+        "mention(s) into another of their chain on the same tokens"
+    )
 
 
 class Conll2012Export(Exporter):
@@ -202,18 +272,17 @@ class Conll2012Export(Exporter):
             except ValueError as error:
                 raise ClincorpError(f"cannot write {target.name}: {error}") from error
             yield f"{config}/{split}: wrote {target}"
-        if dropped and (options is None or options.on_error == "fail"):
-            listed = "\n  ".join(map(str, dropped[:LISTED]))
-            more = f"\n  and {len(dropped) - LISTED} more" if len(dropped) > LISTED else ""
+        lost = [problem for problem in dropped if not problem.merged]
+        if lost and (options is None or options.on_error == "fail"):
+            listed = "\n  ".join(map(str, lost[:LISTED]))
+            more = f"\n  and {len(lost) - LISTED} more" if len(lost) > LISTED else ""
             raise ClincorpError(
-                f"{len(dropped)} mention(s) cannot be written in CoNLL-2012; nothing was exported:\n  {listed}{more}\n"
+                f"{len(lost)} mention(s) cannot be written in CoNLL-2012; nothing was exported:\n  {listed}{more}\n"
                 f"(--on-error drop leaves them out and lists them in {DROPPED_FILE})"
             )
         if dropped:
-            write_text(
-                out / DROPPED_FILE, "".join(f"{d.split}\t{d.document}\t{d.mention}\t{d.reason}\n" for d in dropped)
-            )
-            yield f"{config}: left out {len(dropped)} mention(s) the format cannot hold, listed in {out / DROPPED_FILE}"
+            write_dropped(out, [problem.tsv_fields() for problem in dropped])
+            yield f"{config}: {dropped_summary(dropped)}, listed in {out / DROPPED_FILE}"
 
     def read_back(self, out: Path) -> dict[str, Any]:
         """``<split>/<document id>`` → (sentences, chains as sets of token spans), as the reader reads them."""

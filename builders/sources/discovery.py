@@ -33,6 +33,8 @@ LISTED = 10
 
 BRAT_CONFIGURATION = frozenset({"annotation.conf", "visual.conf", "tools.conf", "kb_shortcuts.conf"})
 """Files of a brat collection that configure the tool and hold no document (``.stats_cache`` is hidden)."""
+EXPORT_LISTING = "dropped.tsv"
+"""What ``clincorp export`` lists beside the files it writes (what it did not export as such): no document."""
 
 logger = logging.getLogger(__name__)
 

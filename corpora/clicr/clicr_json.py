@@ -30,6 +30,14 @@ ENTITY_OPEN, ENTITY_CLOSE = "BEG__", "__END"
 BLOCK_SEPARATOR = "\n\n"
 
 
+def _left_out(without: dict[str, int]) -> str:
+    """What a split's file leaves out: the queries of cases whose passage a re-anchoring lost (none: nothing)."""
+    if not without:
+        return ""
+    cases = ", ".join(without)
+    return f" (left out {sum(without.values())} queries of {len(without)} case(s) whose passage was lost: {cases})"
+
+
 class ClicrJson(Exporter):
     """Write a clicr release as the original CliCR JSON, one ``<split>1.0.json`` per split (CliCR's readers and
     ``evaluate.py`` read it; so does ``clincorp score clicr``)."""
@@ -52,12 +60,15 @@ class ClicrJson(Exporter):
             queries_by_case: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
             for _, query in query_rows(view, ["id", "document_id", "query", "answers"], split):
                 queries_by_case[query["document_id"]].append(query)
-            data = [_datum(documents[case_id], queries) for case_id, queries in queries_by_case.items()]
+            without = {case: len(queries) for case, queries in queries_by_case.items() if case not in documents}
+            data = [
+                _datum(documents[case], queries) for case, queries in queries_by_case.items() if case not in without
+            ]
             path = out / f"{split}{CLICR_VERSION}.json"
             path.write_text(
                 json.dumps({"version": CLICR_VERSION, "data": data}, ensure_ascii=False, indent=1), encoding="utf-8"
             )
-            yield str(path)
+            yield str(path) + _left_out(without)
 
     def read_back(self, out: Path) -> dict[str, Any]:
         """``<split>/<query id>`` → (case id, title, query, answers, the context's words without entity marks)."""

@@ -32,7 +32,9 @@ def iter_query_rows(
         shard_split = release.split_of(shard)
         for batch in pq.ParquetFile(shard).iter_batches(batch_size=QUERY_BATCH, columns=list(columns)):
             for row in batch.to_pylist():
-                yield shard_split, decode(row)
+                kept = release.kept("clicr", shard_split, decode(row))
+                if kept is not None:
+                    yield shard_split, kept
 
 
 def read_columns(release: ReleaseView, config: str, columns: Sequence[str]) -> pd.DataFrame:

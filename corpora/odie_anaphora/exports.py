@@ -84,6 +84,24 @@ def note_document(note: Record) -> I2b2CorefDocument:
     return I2b2CorefDocument(note["id"], text, tuple(unique.values()), tuple(chains), pairs)
 
 
+def linked(note: Record) -> tuple[Record, int]:
+    """The note with the pairs and chain links naming a markable it no longer holds (left out: a span lost when
+    re-anchoring) gone with it, and how many pairs went; a chain left with one markable is none."""
+    present = {markable["id"] for markable in note["markables"]}
+    pairs = [pair for pair in note["pairs"] if {pair["anaphor_id"], pair["antecedent_id"]} <= present]
+    chains = []
+    for chain in note["chains"]:
+        members = [markable_id for markable_id in chain["markable_ids"] if markable_id in present]
+        if len(members) > 1:
+            chains.append({**chain, "markable_ids": members})
+    return {**note, "pairs": pairs, "chains": chains}, len(note["pairs"]) - len(pairs)
+
+
+def with_lost_pairs(line: str, pairs: int) -> str:
+    """A summary line, saying how many pairs went with the markables left out (if any)."""
+    return line + (f" ({pairs} pair(s) left out with the markables they link)" if pairs else "")
+
+
 class I2b2Export(Exporter):
     """Write an odie_anaphora release in the i2b2/VA 2011 coreference layout: ``docs/<note>.txt``,
     ``concepts/<note>.txt.con``, ``chains/<note>.txt.chains`` and ``pairs/<note>.txt.pairs`` (the identity pairs);
@@ -101,11 +119,12 @@ class I2b2Export(Exporter):
     exact = False
 
     def write(self, view: ReleaseView, out: Path, options: argparse.Namespace | None = None) -> Iterator[str]:
-        count = 0
-        for _, note in view.rows(CONFIG):
+        count = pairs = 0
+        for _, released in view.rows(CONFIG):
+            note, gone = linked(released)
             write_i2b2_document(out, note_document(note))
-            count += 1
-        yield f"{CONFIG}: {count} notes written under {out}"
+            count, pairs = count + 1, pairs + gone
+        yield with_lost_pairs(f"{CONFIG}: {count} notes written under {out}", pairs)
 
     def reread(self, out: Path) -> ReleaseInputs:
         return ReleaseInputs({"i2b2": out})
@@ -170,12 +189,15 @@ class KnowtatorExport(Exporter):
     )
 
     def write(self, view: ReleaseView, out: Path, options: argparse.Namespace | None = None) -> Iterator[str]:
-        count = 0
-        for _, note in view.rows(CONFIG):
+        count = pairs = 0
+        for _, released in view.rows(CONFIG):
+            note, gone = linked(released)
             write_knowtator_file(out / GOLD_FOLDER, note_knowtator(note), ANNOTATOR)
             write_text(out / TEXT_FOLDER / f"{note['id']}.txt", note["text"])
-            count += 1
-        yield f"{CONFIG}: {count} notes written under {out / GOLD_FOLDER} and {out / TEXT_FOLDER}"
+            count, pairs = count + 1, pairs + gone
+        yield with_lost_pairs(
+            f"{CONFIG}: {count} notes written under {out / GOLD_FOLDER} and {out / TEXT_FOLDER}", pairs
+        )
 
     def reread(self, out: Path) -> ReleaseInputs:
         return ReleaseInputs({"knowtator": out / GOLD_FOLDER, "text": out / TEXT_FOLDER})

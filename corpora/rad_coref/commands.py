@@ -102,7 +102,12 @@ def release_chains(path: Path | GivenRelease, split: str | None, *, normalise_na
         chains = read_chains(key, normalise_names=normalise_names)
     if dropped:
         listed = "; ".join(map(str, dropped[:3])) + (f"; and {len(dropped) - 3} more" if len(dropped) > 3 else "")
-        print(f"KEY {path}: {len(dropped)} mention(s) CoNLL-2012 cannot hold are left out: {listed}", file=sys.stderr)
+        lost = sum(not problem.merged for problem in dropped)
+        print(
+            f"KEY {path}: {lost} mention(s) CoNLL-2012 cannot hold are left out and {len(dropped) - lost} duplicate "
+            f"mention(s) merged into another of their chain on the same tokens: {listed}",
+            file=sys.stderr,
+        )
     return chains
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from clinical_corpora.builders.sources.discovery import BRAT_CONFIGURATION, Document, find_documents
+from clinical_corpora.builders.sources.discovery import BRAT_CONFIGURATION, EXPORT_LISTING, Document, find_documents
 from clinical_corpora.core.errors import SourceError
 
 ANN_SUFFIX = ".ann"
@@ -19,10 +19,15 @@ BRAT_FILES = "BRAT .txt/.ann files"
 
 def brat_documents(root: str | Path, *, quiet: bool = False) -> list[Document]:
     """The documents under ``root`` (:mod:`builders.sources.discovery`: suffixes in any case, linked folders
-    followed, brat's configuration files and hidden files counted in a warning), sorted by id; each
-    may lack its ``.txt`` or ``.ann`` (see :func:`brat_document_ids` for a listing that refuses that)."""
+    followed, brat's configuration files, an export's ``dropped.tsv`` and hidden files counted in a warning),
+    sorted by id; each may lack its ``.txt`` or ``.ann`` (see :func:`brat_document_ids` for a listing that
+    refuses that)."""
     return find_documents(
-        Path(root), (ANN_SUFFIX, TEXT_SUFFIX), what=BRAT_FILES, ignored=BRAT_CONFIGURATION, quiet=quiet
+        Path(root),
+        (ANN_SUFFIX, TEXT_SUFFIX),
+        what=BRAT_FILES,
+        ignored=BRAT_CONFIGURATION | {EXPORT_LISTING},
+        quiet=quiet,
     )
 
 

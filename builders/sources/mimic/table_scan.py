@@ -65,7 +65,8 @@ def scan_table(
 ) -> Iterator[Record]:
     """The records of the rows of ``path`` whose id is in ``wanted_ids`` (every row without them) and whose
     columns hold one of the ``value_filters`` values, in file order; reading stops once every wanted id was seen.
-    A file in another ``encoding`` (the user's copy) is read as UTF-8 as it streams."""
+    A file in another ``encoding`` (the user's copy) is read as UTF-8 as it streams. Wanted ids from a table
+    with no rows (a header alone) are a SourceError saying so."""
     columns = layout.columns
     header = read_header(path, encoding)
     if not same_columns(header, columns):
@@ -77,13 +78,27 @@ def scan_table(
     selection = _Selection(path, layout.id_column, wanted_ids, value_filters)
     if selection.complete:
         return
-    line = 2
+    line, empty = 2, True
     for batch in _row_batches(path, columns, block_size, encoding):
+        empty = False
         selected, line = selection.rows(batch, line)
         for start_line, values in selected:
             yield layout.make_record(CsvRow(path, start_line, values))
         if selection.complete:
             return
+    if empty and selection.wanted is not None:
+        raise _no_rows_error(path, layout.id_column, selection.wanted.to_pylist())
+
+
+def _no_rows_error(path: Path, id_column: str, wanted: list[str]) -> SourceError:
+    """A header-only table asked for rows: say so, rather than name the first wanted id as missing."""
+    shown = ", ".join(wanted[:3]) + (f" and {len(wanted) - 3} more" if len(wanted) > 3 else "")
+    return SourceError(
+        path,
+        f"the table has no rows (a header and nothing after it): expected the rows of {len(wanted)} "
+        f"{id_column}(s) ({shown}); is this the complete file?",
+        line=2,
+    )
 
 
 class _Selection:
