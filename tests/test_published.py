@@ -22,7 +22,8 @@ from clinical_corpora.builders.release.pipeline import run
 from clinical_corpora.builders.release.request import ReleaseRequest
 from clinical_corpora.core.errors import SourceError
 from clinical_corpora.core.manifest import CorpusManifest, load_manifest
-from clinical_corpora.validation.published import Recomputed, compare_published, published_gate
+from clinical_corpora.core.manifest import PublishedNumber
+from clinical_corpora.validation.published import Recomputed, ReleaseScope, compare_published, published_gate
 from tests.conftest import SampleRelease
 
 CORPORA = [manifest.name for manifest in all_corpora()]
@@ -42,8 +43,21 @@ def add_published(corpus_folder: Path, entries: list[dict[str, object]]) -> Path
     return path
 
 
-NUMBER = {"key": "spans", "value": 6, "source": "Tiny 2026, Table 1", "applies_to": "the tiny corpus"}
+TINY = {"release": "the tiny corpus", "splits": ["train", "test"]}
+NUMBER = {"key": "spans", "value": 6, "source": "Tiny 2026, Table 1", "applies_to": TINY}
 IN_ENTRY = "published number 'spans' (entry 1)"
+
+
+def described_scope(numbers: list[PublishedNumber], rows: int = 1000) -> ReleaseScope:
+    """The release a corpus's numbers describe (each number of a corpus describes one, or any splits)."""
+    scopes = {
+        (tuple(n.applies_to.splits), tuple(n.applies_to.note_sources or ()))
+        for n in numbers
+        if n.applies_to.splits != "any"
+    }
+    assert len(scopes) == 1, scopes
+    splits, sources = scopes.pop()
+    return ReleaseScope("rows", rows, splits, sources or None)
 
 
 @pytest.mark.parametrize(
@@ -55,6 +69,13 @@ IN_ENTRY = "published number 'spans' (entry 1)"
         ({**NUMBER, "deviation": {"kind": "typo", "reason": "x"}}, f"{IN_ENTRY}: deviation.kind"),
         ({**NUMBER, "requires_sources": ["test_annotations"]}, "published number 'spans' names unknown sources"),
         ({**NUMBER, "key": ""}, "published number '' (entry 1): key"),
+        ({**NUMBER, "applies_to": "the tiny corpus"}, f"{IN_ENTRY}: applies_to"),
+        ({**NUMBER, "applies_to": {"release": "the tiny corpus"}}, f"{IN_ENTRY}: applies_to.splits"),
+        (
+            {**NUMBER, "applies_to": {**TINY, "splits": ["train", "dev"]}},
+            "published number 'spans': applies_to.splits ['train', 'dev'] names splits the default config 'notes' "
+            "does not declare (it declares ['train', 'test'])",
+        ),
     ],
 )
 def test_a_malformed_published_entry_is_an_error_naming_the_file_and_key(
@@ -86,11 +107,12 @@ def test_each_published_number_matches_within_tolerance_and_deviates_with_or_wit
     explained deviation where corpus.yaml declares a reason, else an unexplained one and the gate warns."""
     numbers = find_corpus(name).published
     given = {source for number in numbers for source in number.requires_sources}  # the release they describe
+    scope = described_scope(numbers)
     at_edge = {number.key: number.value + number.tolerance for number in numbers}
-    assert {c.verdict for c in compare_published(numbers, Recomputed(at_edge), given)} == {"match"}
-    assert published_gate(compare_published(numbers, Recomputed(at_edge), given)).status == "pass"
+    assert {c.verdict for c in compare_published(numbers, Recomputed(at_edge), given, scope)} == {"match"}
+    assert published_gate(compare_published(numbers, Recomputed(at_edge), given, scope)).status == "pass"
     off = {number.key: number.value + 2 * number.tolerance + 1 for number in numbers}
-    comparisons = compare_published(numbers, Recomputed(off), given)
+    comparisons = compare_published(numbers, Recomputed(off), given, scope)
     assert [c.verdict for c in comparisons] == [
         "explained" if number.deviation is not None else "unexplained" for number in numbers
     ]
@@ -106,9 +128,10 @@ def test_each_published_number_matches_within_tolerance_and_deviates_with_or_wit
 def test_a_number_of_another_release_is_not_compared() -> None:
     numbers = find_corpus("snomed_el").published + find_corpus("odie_anaphora").published
     everything = Recomputed({number.key: number.value for number in numbers})
-    whole = [c for c in compare_published(numbers, everything, {"annotators"}) if c.number.key == "notes"]
+    scope = ReleaseScope("snomed_el", 272, ("train", "test"))
+    whole = [c for c in compare_published(numbers, everything, {"annotators"}, scope) if c.number.key == "notes"]
     assert whole[0].verdict == "not compared" and "built without test_annotations" in whole[0].note
-    odie = compare_published(find_corpus("odie_anaphora").published, everything, {"i2b2", "text"})
+    odie = compare_published(find_corpus("odie_anaphora").published, everything, {"i2b2", "text"}, scope)
     assert {c.verdict for c in odie} == {"not compared"}
     assert "another release: built from i2b2; the number is of the ODIE gold standard" in odie[0].note
 
@@ -116,7 +139,8 @@ def test_a_number_of_another_release_is_not_compared() -> None:
 def test_an_absent_count_is_zero_and_an_absent_measure_is_not_computed() -> None:
     numbers = [number for number in find_corpus("rad_coref").published if number.key.startswith(("mention", "agree"))]
     recomputed = Recomputed({"mentions": 5872.0}, counted=("mention_string.",))
-    verdicts = {c.number.key: (c.verdict, c.recomputed) for c in compare_published(numbers, recomputed, ())}
+    scope = ReleaseScope("rad_coref", 60, ("train",))
+    verdicts = {c.number.key: (c.verdict, c.recomputed) for c in compare_published(numbers, recomputed, (), scope)}
     assert verdicts["mention_string.Finding.effusion"] == ("unexplained", 0.0)
     assert verdicts["agreement.span_f1"] == ("not compared", None)
     assert verdicts["mentions"] == ("match", 5872.0)
@@ -173,7 +197,10 @@ def test_a_real_release_card_compares_each_number_with_its_verdict_and_reason(
         "(erratum of 2027) | Tiny 2026, Table 1 |",
         "| spans.drug | 2 | 0 | 0 | DEVIATION (no declared reason) |  | Tiny 2026, §4 |",
     ]
-    assert "1 deviate without one (a warning of the `published` gate). The numbers describe the tiny corpus." in section
+    assert (
+        "1 deviate without one (a warning of the `published` gate). This release holds 3 rows of its notes config, "
+        "in the train and test splits; the numbers describe the tiny corpus (the train and test splits)." in section
+    )
     assert "| published | WARNING | 1 match, 1 explained, 1 unexplained |" in card
     assert "Passed with a WARNING (not a failure): published (1 published number(s) deviate" in card
 

@@ -28,7 +28,12 @@ from clinical_corpora.builders.release.card.card import (
 from clinical_corpora.builders.release.card.croissant import CROISSANT_FILE, CroissantRelease, croissant_bytes
 from clinical_corpora.builders.release.card.figures import figure_files
 from clinical_corpora.builders.release.card.markdown import CARD_FILE
-from clinical_corpora.builders.release.card.published import published_section, recomputed_values, release_comparison
+from clinical_corpora.builders.release.card.published import (
+    published_section,
+    recomputed_values,
+    release_comparison,
+    release_scope,
+)
 from clinical_corpora.core.card import CardSection
 from clinical_corpora.core.manifest import CorpusManifest
 from clinical_corpora.core.release_manifest import ReleaseManifest
@@ -66,8 +71,11 @@ def published(release: FullRelease) -> tuple[CardSection, GateResult]:
     recorded agreement measures."""
     manifest = release.manifest
     recomputed = recomputed_values(release.sections, release.validation.agreement)
-    comparisons, gate = release_comparison(release.corpus, recomputed, list(manifest.inputs or {}), manifest.sample)
-    return published_section(release.corpus, comparisons, manifest.sample), gate
+    scope = release_scope(release.corpus, release.builder, release.view)
+    comparisons, gate = release_comparison(
+        release.corpus, recomputed, list(manifest.inputs or {}), scope, manifest.sample
+    )
+    return published_section(release.corpus, comparisons, scope, manifest.sample), gate
 
 
 def describe_full(release: FullRelease) -> dict[str, bytes]:
