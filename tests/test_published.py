@@ -146,6 +146,53 @@ def test_an_absent_count_is_zero_and_an_absent_measure_is_not_computed() -> None
     assert verdicts["mentions"] == ("match", 5872.0)
 
 
+SHAC_2022 = (
+    "SHAC as annotated for the n2c2 2022 Track 2 challenge (the train, dev and test splits, of mimic and uw notes)"
+)
+
+
+def test_shac_numbers_are_compared_only_with_a_release_of_all_splits_of_mimic_and_uw_notes() -> None:
+    """The same recomputed values: a release of SHAC's splits and sources matches; one of the train split, or of
+    MIMIC notes alone, is another release, said with what it holds and what the number describes."""
+    numbers = find_corpus("sdoh").published
+    assert {"notes": 4480, "events": 18000} == {n.key: n.value for n in numbers if n.key in ("notes", "events")}
+    paper = Recomputed({number.key: number.value for number in numbers})
+    whole = ReleaseScope("sdoh", 4480, ("train", "dev", "test"), ("mimic", "uw"))
+    assert {c.verdict for c in compare_published(numbers, paper, {"shac"}, whole)} == {"match"}
+    train = compare_published(numbers, paper, {"shac"}, ReleaseScope("sdoh", 3000, ("train",), ("mimic", "uw")))
+    assert {c.verdict for c in train} == {"not compared"}
+    assert train[0].note == (
+        "another release: this release holds 3000 rows of its sdoh config, in the train split, of mimic and uw "
+        f"notes; the number is of {SHAC_2022}"
+    )
+    mimic = compare_published(
+        numbers, paper, {"shac"}, ReleaseScope("sdoh", 2000, ("train", "dev", "test"), ("mimic",))
+    )
+    assert {c.verdict for c in mimic} == {"not compared"}
+    assert "in the train, dev and test splits, of mimic notes; the number is of SHAC" in mimic[0].note
+    assert published_gate(train).skipped == "no published number describes this release"
+
+
+def test_a_real_release_of_shacs_train_split_is_not_compared(tmp_path: Path) -> None:
+    """A release from real inputs (a copy of the sample's train split, not the sample) holds another release than
+    the papers describe: its card says so per number, and ``clincorp validate`` draws the same card."""
+    shac = tmp_path / "shac"
+    shutil.copytree(find_corpus("sdoh").folder / "sample" / "shac" / "train", shac / "train")
+    outcome = run(ReleaseRequest(find_corpus("sdoh"), tmp_path / "out", sources={"shac": shac}))
+    assert not outcome.manifest.sample
+    card = (outcome.folder / "README.md").read_text(encoding="utf-8")
+    section = card.split("## Against the published corpus\n", 1)[1].split("\n## ", 1)[0]
+    rows = [line for line in section.splitlines() if line.startswith(("| subtypes", "| notes", "| events"))]
+    assert len(rows) == 5 and all("| not compared | another release: this release holds 4 rows" in r for r in rows)
+    assert "| match |" not in section
+    assert (
+        "This release holds 4 rows of its sdoh config, in the train split, of mimic and uw notes; the numbers "
+        f"describe {SHAC_2022}; SHAC as Lybarger et al. 2021 describe it" in section
+    )
+    assert "| published | SKIPPED | not compared: no published number describes this release |" in card
+    assert validate(outcome.folder)[0] == 0
+
+
 @pytest.mark.parametrize("name", CORPORA)
 def test_a_sample_release_says_it_cannot_be_compared(name: str, sample_release: SampleRelease) -> None:
     folder = sample_release(name).folder
@@ -153,6 +200,11 @@ def test_a_sample_release_says_it_cannot_be_compared(name: str, sample_release: 
     section = card.split("## Against the published corpus\n", 1)[1].split("\n## ", 1)[0]
     assert section.strip().startswith("Not compared: a sample release holds invented data")
     assert f"compares {len(find_corpus(name).published)} numbers published by" in section
+    corpus = find_corpus(name)
+    rows = sum(ReleaseView(folder).split_rows(corpus.default_config, split) for split in ("train", "dev", "test"))
+    assert f"This release holds {rows} rows of its {corpus.default_config} config, in the " in section
+    for unread in corpus.published_not_read:
+        assert f"{unread.what} ({unread.source}): " in section
     assert "| statistic |" not in section  # no misleading comparison
     gates = {gate["gate"]: gate for gate in json.loads((folder / "validation.json").read_text())["gates"]}
     assert gates["published"]["status"] == "skipped"
@@ -227,6 +279,26 @@ def test_validate_reports_an_unexplained_deviation_as_a_warning_and_stays_valid(
     published = next(gate for gate in report["gates"] if gate["name"] == "published")
     assert (status, report["verdict"], published["status"]) == (0, "valid", "warning")
     assert [row["verdict"] for row in published["where"]] == ["match", "explained", "unexplained"]
+
+
+def test_the_sample_sdoh_card_says_what_it_holds_what_the_numbers_describe_and_what_was_not_read(
+    sample_release: SampleRelease,
+) -> None:
+    card = (sample_release("sdoh").folder / "README.md").read_text(encoding="utf-8")
+    section = card.split("## Against the published corpus\n", 1)[1].split("\n## ", 1)[0]
+    assert (
+        "This release holds 12 rows of its sdoh config, in the train, dev and test splits, of mimic and uw notes; "
+        f"the numbers describe {SHAC_2022}; " in section
+    )
+    assert (
+        "Not compared, as corpus.yaml does not hold them: notes and events per note source (MIMIC-III, UW) and per "
+        "split (Lybarger et al. 2021, J Biomed Inform 113:103631, its tables of the corpus): its tables were not "
+        "available to us" in section
+    )
+    assert (
+        "notes and events per note source and per split of the challenge's subtasks A, B and C (Lybarger et al. "
+        "2023, JAMIA 30(8), the n2c2/UW 2022 SDOH overview, its data tables): its tables were not available" in section
+    )
 
 
 def test_validate_does_not_compare_a_sample_release(sample_release: SampleRelease) -> None:
