@@ -21,8 +21,7 @@ from clinical_corpora.builders.release.card.published import recomputed_values
 from clinical_corpora.builders.release.pipeline import run
 from clinical_corpora.builders.release.request import ReleaseRequest
 from clinical_corpora.core.errors import SourceError
-from clinical_corpora.core.manifest import CorpusManifest, load_manifest
-from clinical_corpora.core.manifest import PublishedNumber
+from clinical_corpora.core.manifest import CorpusManifest, PublishedNumber, load_manifest
 from clinical_corpora.validation.published import Recomputed, ReleaseScope, compare_published, published_gate
 from tests.conftest import SampleRelease
 

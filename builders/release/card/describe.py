@@ -32,13 +32,13 @@ from clinical_corpora.builders.release.card.published import (
     published_section,
     recomputed_values,
     release_comparison,
-    release_scope,
 )
 from clinical_corpora.core.card import CardSection
 from clinical_corpora.core.manifest import CorpusManifest
 from clinical_corpora.core.release_manifest import ReleaseManifest
 from clinical_corpora.core.release_records import ValidationRecord
 from clinical_corpora.validation.gates import GateResult
+from clinical_corpora.validation.published import ReleaseScope
 
 
 @dataclass(frozen=True)
@@ -66,12 +66,21 @@ class FullRelease:
         return declared_rows(self.corpus, self.view)
 
 
+def release_scope(release: FullRelease) -> ReleaseScope:
+    """What the release holds, from its data: rows of the default config, the splits holding them, the notes'
+    sources (when the corpus records them)."""
+    config = release.corpus.default_config
+    rows = {split: release.view.split_rows(config, split) for split in release.corpus.configs[config].splits}
+    held = tuple(split for split, count in rows.items() if count)
+    return ReleaseScope(config, sum(rows.values()), held, release.builder.note_sources(release.view))
+
+
 def published(release: FullRelease) -> tuple[CardSection, GateResult]:
     """The card's "Against the published corpus" and the ``published`` gate, from the statistics and the
     recorded agreement measures."""
     manifest = release.manifest
     recomputed = recomputed_values(release.sections, release.validation.agreement)
-    scope = release_scope(release.corpus, release.builder, release.view)
+    scope = release_scope(release)
     comparisons, gate = release_comparison(
         release.corpus, recomputed, list(manifest.inputs or {}), scope, manifest.sample
     )

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping, Sequence
 
-from clinical_corpora.builders.contract.base import Builder
-from clinical_corpora.builders.contract.release_view import ReleaseView
 from clinical_corpora.core.card import CardSection, Cell, Table
 from clinical_corpora.core.manifest import CorpusManifest, PublishedNumber
 from clinical_corpora.validation.gates import GateResult
@@ -40,15 +38,6 @@ def recomputed_values(sections: Iterable[CardSection], agreement: Mapping[str, f
     values = {key: float(value) for section in sections for key, value in section.values.items()}
     values.update({f"agreement.{name}": float(value) for name, value in (agreement or {}).items()})
     return Recomputed(values, tuple(prefix for section in sections for prefix in section.counted))
-
-
-def release_scope(corpus: CorpusManifest, builder: Builder, view: ReleaseView) -> ReleaseScope:
-    """What the release holds, from its data: rows of the default config, the splits holding them, the notes'
-    sources (when the corpus records them)."""
-    config = corpus.default_config
-    rows = {split: view.split_rows(config, split) for split in corpus.configs[config].splits}
-    held = tuple(split for split, count in rows.items() if count)
-    return ReleaseScope(config, sum(rows.values()), held, builder.note_sources(view))
 
 
 def release_comparison(
