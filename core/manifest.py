@@ -159,6 +159,28 @@ class KnownDeviation(Strict):
     reason: str = Field(min_length=1, description="what differs and why, for the card and clincorp validate")
 
 
+class PublishedScope(Strict):
+    """Which release of the data a published number describes: in words, and the splits and note sources a
+    release must hold (no more, no fewer) for the number to be compared with it."""
+
+    release: str = Field(min_length=1, description="the release in words, as the card prints it")
+    splits: list[str] | Literal["any"] = Field(
+        description="the splits of the default config the release holds rows in; `any` for a number not of a "
+        "split layout (annotator agreement measured on whatever the annotator data holds)"
+    )
+    note_sources: list[str] | None = Field(
+        default=None, description="where its notes come from (SHAC's mimic and uw), for a corpus whose rows say"
+    )
+
+
+class PublishedNotRead(Strict):
+    """Numbers a paper publishes about the data that corpus.yaml does not hold, because we could not read them."""
+
+    what: str = Field(min_length=1, description="which numbers (e.g. notes and events per source and split)")
+    source: str = Field(min_length=1, description="where they are published: authors, year, journal, table")
+    why: str = Field(min_length=1, description="why they are not in corpus.yaml")
+
+
 class PublishedNumber(Strict):
     """A number the corpus's paper publishes about its data, compared with what a real release recomputes."""
 
@@ -168,7 +190,7 @@ class PublishedNumber(Strict):
     )
     value: float
     source: str = Field(min_length=1, description="where it is published: authors, year, table or section")
-    applies_to: str = Field(min_length=1, description="which release of the data the number describes")
+    applies_to: PublishedScope = Field(description="which release of the data the number describes")
     tolerance: float = Field(default=0.0, ge=0, description="largest absolute difference that still matches")
     requires_sources: list[str] = Field(
         default_factory=list, description="compared only when these sources were given (e.g. the test annotations)"
@@ -229,6 +251,9 @@ class CorpusManifest(Strict):
     published: list[PublishedNumber] = Field(
         default_factory=list, description="the papers' own numbers about the data, compared in every real release"
     )
+    published_not_read: list[PublishedNotRead] = Field(
+        default_factory=list, description="the papers' numbers about the data we could not read, said on the card"
+    )
     folder: Path = Field(default=Path("."), exclude=True)
 
     @property
@@ -272,10 +297,17 @@ class CorpusManifest(Strict):
         repeated = sorted({key for key in keys if keys.count(key) > 1})
         if repeated:
             raise ValueError(f"published: keys given twice: {repeated}")
+        splits = self.configs[self.default_config].splits
         for number in self.published:
             unknown = set(number.requires_sources + number.excludes_sources) - set(self.sources)
             if unknown:
                 raise ValueError(f"published number {number.key!r} names unknown sources {sorted(unknown)}")
+            scope = number.applies_to.splits
+            if scope != "any" and not set(scope) <= set(splits):
+                raise ValueError(
+                    f"published number {number.key!r}: applies_to.splits {scope} names splits the default config "
+                    f"{self.default_config!r} does not declare (it declares {splits})"
+                )
         return self
 
     @model_validator(mode="after")

@@ -3,7 +3,8 @@
 A number matches when the recomputed value is within its tolerance; otherwise it deviates, explained when
 corpus.yaml declares why (a reading choice, an erratum, another release of the source) and unexplained
 otherwise. A number is not compared when the release is not the one it describes (a source it needs was not
-given, or one it excludes was) or when the release does not compute it (agreement without annotator data).
+given, or one it excludes was; the release holds other splits or notes of other sources than its
+``applies_to`` names) or when the release does not compute it (agreement without annotator data).
 The gate passes, or passes with a warning when a deviation is unexplained: papers have errata, so a deviation
 never fails a release.
 """
@@ -14,7 +15,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from clinical_corpora.core.manifest import PublishedNumber
+from clinical_corpora.core.manifest import PublishedNumber, PublishedScope
 from clinical_corpora.validation.gates import GateResult
 
 GATE = "published"
@@ -63,20 +64,53 @@ class Recomputed:
         return 0.0 if key.startswith(self.counted) else None
 
 
+@dataclass(frozen=True)
+class ReleaseScope:
+    """What a release holds, as its data says: rows of its default config, the splits holding them, and the
+    sources of its notes (None when its rows do not say)."""
+
+    config: str
+    rows: int
+    splits: tuple[str, ...]
+    note_sources: tuple[str, ...] | None = None
+
+    def describe(self) -> str:
+        """``12 rows of its sdoh config, in the train, dev and test splits, of mimic and uw notes``."""
+        where = f", in {splits_text(self.splits)}" if self.splits else ", in no split"
+        return f"{self.rows} rows of its {self.config} config{where}{_sources_text(self.note_sources)}"
+
+
+def scope_text(scope: PublishedScope) -> str:
+    """A number's ``applies_to`` in words: the release, then its splits and note sources."""
+    splits = "any splits" if scope.splits == "any" else splits_text(scope.splits)
+    return f"{' '.join(scope.release.split())} ({splits}{_sources_text(scope.note_sources)})"
+
+
+def splits_text(splits: Sequence[str]) -> str:
+    """``the train split``, ``the train and test splits``, ``the train, dev and test splits``."""
+    names = list(splits)
+    listed = names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+    return f"the {listed} split{'s' if len(names) > 1 else ''}"
+
+
+def _sources_text(sources: Sequence[str] | None) -> str:
+    if not sources:
+        return ""
+    names = sorted(sources)
+    return f", of {names[0] if len(names) == 1 else ', '.join(names[:-1]) + ' and ' + names[-1]} notes"
+
+
 def compare_published(
-    numbers: Sequence[PublishedNumber], recomputed: Recomputed, given_sources: Collection[str]
+    numbers: Sequence[PublishedNumber], recomputed: Recomputed, given_sources: Collection[str], scope: ReleaseScope
 ) -> list[Comparison]:
-    """Each number against what a release built from ``given_sources`` recomputes."""
-    return [_compare(number, recomputed, set(given_sources)) for number in numbers]
+    """Each number against what a release built from ``given_sources``, holding ``scope``, recomputes."""
+    return [_compare(number, recomputed, set(given_sources), scope) for number in numbers]
 
 
-def _compare(number: PublishedNumber, recomputed: Recomputed, given: set[str]) -> Comparison:
-    missing = [name for name in number.requires_sources if name not in given]
-    excluded = [name for name in number.excludes_sources if name in given]
-    if missing or excluded:
-        why = (
-            f"built without {', '.join(missing)}" if missing else f"built from {', '.join(excluded)}"
-        ) + f"; the number is of {number.applies_to.strip()}"
+def _compare(number: PublishedNumber, recomputed: Recomputed, given: set[str], scope: ReleaseScope) -> Comparison:
+    other = _other_release(number, given, scope)
+    if other:
+        why = f"{other}; the number is of {scope_text(number.applies_to)}"
         return Comparison(number, recomputed.get(number.key), "not compared", f"another release: {why}")
     value = recomputed.get(number.key)
     if value is None:
@@ -87,6 +121,18 @@ def _compare(number: PublishedNumber, recomputed: Recomputed, given: set[str]) -
         kind = DEVIATION_KINDS[number.deviation.kind]
         return Comparison(number, value, "explained", f"{kind}: {number.deviation.reason.strip()}")
     return Comparison(number, value, "unexplained")
+
+
+def _other_release(number: PublishedNumber, given: set[str], scope: ReleaseScope) -> str:
+    """How the release differs from the one ``number`` describes; empty when it is that release."""
+    missing = [name for name in number.requires_sources if name not in given]
+    excluded = [name for name in number.excludes_sources if name in given]
+    if missing or excluded:
+        return f"built without {', '.join(missing)}" if missing else f"built from {', '.join(excluded)}"
+    described = number.applies_to
+    splits_differ = described.splits != "any" and set(described.splits) != set(scope.splits)
+    sources_differ = described.note_sources is not None and set(described.note_sources) != set(scope.note_sources or ())
+    return f"this release holds {scope.describe()}" if splits_differ or sources_differ else ""
 
 
 def published_gate(comparisons: Sequence[Comparison], not_comparable: str | None = None) -> GateResult:

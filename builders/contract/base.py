@@ -322,6 +322,11 @@ class Builder:
         validate`` computes them again and draws the card again)."""
         return []
 
+    def note_sources(self, release: ReleaseView) -> tuple[str, ...] | None:
+        """The sources the release's notes come from (SHAC's mimic and uw), sorted, when its rows say; None
+        when the corpus does not record them. A published number's ``applies_to`` is checked against them."""
+        return None
+
     def measured(self) -> list[CardSection]:
         """Card sections of what only the build could see (what the readers met, such as spans read with
         whitespace at their ends), once every record is written: the release records them in validation.json,

@@ -146,6 +146,11 @@ class SdohBuilder(Builder):
             [CardSection("Inter-annotator agreement", text, table, figures=[agreement_chart(rows)])],
         )
 
+    def note_sources(self, release: ReleaseView) -> tuple[str, ...]:
+        """The note sources (mimic, uw) of the rows of the ``sdoh`` config."""
+        names = release.features(CONFIG)["source"].names
+        return tuple(sorted(names[code] for code in pc.unique(release.column(CONFIG, "source")).to_pylist()))
+
     def statistics(self, release: ReleaseView) -> list[CardSection]:
         """Counts per split and source, summed over batches of notes (memory flat in the corpus size)."""
         counted: dict[str, pd.Series] = {}

@@ -28,12 +28,17 @@ from clinical_corpora.builders.release.card.card import (
 from clinical_corpora.builders.release.card.croissant import CROISSANT_FILE, CroissantRelease, croissant_bytes
 from clinical_corpora.builders.release.card.figures import figure_files
 from clinical_corpora.builders.release.card.markdown import CARD_FILE
-from clinical_corpora.builders.release.card.published import published_section, recomputed_values, release_comparison
+from clinical_corpora.builders.release.card.published import (
+    published_section,
+    recomputed_values,
+    release_comparison,
+)
 from clinical_corpora.core.card import CardSection
 from clinical_corpora.core.manifest import CorpusManifest
 from clinical_corpora.core.release_manifest import ReleaseManifest
 from clinical_corpora.core.release_records import ValidationRecord
 from clinical_corpora.validation.gates import GateResult
+from clinical_corpora.validation.published import ReleaseScope
 
 
 @dataclass(frozen=True)
@@ -61,13 +66,25 @@ class FullRelease:
         return declared_rows(self.corpus, self.view)
 
 
+def release_scope(release: FullRelease) -> ReleaseScope:
+    """What the release holds, from its data: rows of the default config, the splits holding them, the notes'
+    sources (when the corpus records them)."""
+    config = release.corpus.default_config
+    rows = {split: release.view.split_rows(config, split) for split in release.corpus.configs[config].splits}
+    held = tuple(split for split, count in rows.items() if count)
+    return ReleaseScope(config, sum(rows.values()), held, release.builder.note_sources(release.view))
+
+
 def published(release: FullRelease) -> tuple[CardSection, GateResult]:
     """The card's "Against the published corpus" and the ``published`` gate, from the statistics and the
     recorded agreement measures."""
     manifest = release.manifest
     recomputed = recomputed_values(release.sections, release.validation.agreement)
-    comparisons, gate = release_comparison(release.corpus, recomputed, list(manifest.inputs or {}), manifest.sample)
-    return published_section(release.corpus, comparisons, manifest.sample), gate
+    scope = release_scope(release)
+    comparisons, gate = release_comparison(
+        release.corpus, recomputed, list(manifest.inputs or {}), scope, manifest.sample
+    )
+    return published_section(release.corpus, comparisons, scope, manifest.sample), gate
 
 
 def describe_full(release: FullRelease) -> dict[str, bytes]:

@@ -10,14 +10,16 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Mapping, Sequence
 
 from clinical_corpora.core.card import CardSection, Cell, Table
-from clinical_corpora.core.manifest import CorpusManifest
+from clinical_corpora.core.manifest import CorpusManifest, PublishedNumber
 from clinical_corpora.validation.gates import GateResult
 from clinical_corpora.validation.published import (
     Comparison,
     Recomputed,
+    ReleaseScope,
     compare_published,
     number_text,
     published_gate,
+    scope_text,
 )
 
 TITLE = "Against the published corpus"
@@ -39,26 +41,31 @@ def recomputed_values(sections: Iterable[CardSection], agreement: Mapping[str, f
 
 
 def release_comparison(
-    manifest: CorpusManifest, recomputed: Recomputed, given_sources: Collection[str], sample: bool
+    manifest: CorpusManifest, recomputed: Recomputed, given_sources: Collection[str], scope: ReleaseScope, sample: bool
 ) -> tuple[list[Comparison], GateResult]:
     """The comparisons of a release (none for a sample release) and its ``published`` gate."""
     if sample:
         return [], published_gate([], SAMPLE_REASON)
-    comparisons = compare_published(manifest.published, recomputed, given_sources)
+    comparisons = compare_published(manifest.published, recomputed, given_sources, scope)
     return comparisons, published_gate(comparisons)
 
 
-def published_section(manifest: CorpusManifest, comparisons: Sequence[Comparison], sample: bool) -> CardSection:
-    """The card's "Against the published corpus": for a sample release one line saying it cannot be compared;
-    otherwise each number, published against recomputed, with its verdict and reason."""
+def published_section(
+    manifest: CorpusManifest, comparisons: Sequence[Comparison], scope: ReleaseScope, sample: bool
+) -> CardSection:
+    """The card's "Against the published corpus": for a sample release what it holds against what the numbers
+    describe, and that it is not compared; otherwise each number, published against recomputed, with its
+    verdict and reason. Either way, the papers' numbers corpus.yaml could not hold."""
     if not manifest.published:
-        return CardSection(TITLE, "corpus.yaml declares no published numbers for this corpus.")
+        return CardSection(TITLE, "corpus.yaml declares no published numbers for this corpus." + _not_read(manifest))
     sources = sorted({number.source.split(",")[0] for number in manifest.published})
     if sample:
         return CardSection(
             TITLE,
-            f"Not compared: {SAMPLE_REASON}. A real release compares {len(manifest.published)} numbers published "
-            f"by {'; '.join(sources)} with the values it recomputes (corpus.yaml, `published:`).",
+            f"Not compared: {SAMPLE_REASON}. This release holds {scope.describe()}; the numbers describe "
+            f"{_described(manifest.published)}. A real release compares {len(manifest.published)} numbers "
+            f"published by {'; '.join(sources)} with the values it recomputes (corpus.yaml, `published:`), each "
+            "only when it holds the splits and notes the number describes." + _not_read(manifest),
         )
     rows: list[list[Cell]] = [
         [
@@ -79,7 +86,17 @@ def published_section(manifest: CorpusManifest, comparisons: Sequence[Comparison
         "corpus.yaml declares next to the number (a reading choice, an erratum, another release of the source)"
         + (f"; {unexplained} deviate without one (a warning of the `published` gate)." if unexplained else ".")
     )
-    releases = list(dict.fromkeys(" ".join(c.number.applies_to.split()) for c in comparisons))
-    text += f" The numbers describe {'; '.join(releases)}." if releases else ""
+    text += f" This release holds {scope.describe()}; the numbers describe {_described(manifest.published)}."
     columns = ["statistic", "published", "recomputed", "tolerance", "result", "reason", "source"]
-    return CardSection(TITLE, text, Table(columns, rows))
+    return CardSection(TITLE, text + _not_read(manifest), Table(columns, rows))
+
+
+def _described(numbers: Iterable[PublishedNumber]) -> str:
+    """Each release the numbers describe, once, in words with its splits and note sources."""
+    return "; ".join(dict.fromkeys(scope_text(number.applies_to) for number in numbers))
+
+
+def _not_read(manifest: CorpusManifest) -> str:
+    """The papers' numbers corpus.yaml does not hold because we could not read them (``published_not_read``)."""
+    unread = [f"{item.what} ({item.source}): {' '.join(item.why.split())}" for item in manifest.published_not_read]
+    return f" Not compared, as corpus.yaml does not hold them: {'; '.join(unread)}." if unread else ""
