@@ -43,6 +43,7 @@ from clinical_corpora.core.card import CardSection
 from clinical_corpora.core.errors import ClincorpError, SourceError
 from clinical_corpora.core.file_limits import ARROW_STRING_BYTES, MAX_FILE_BYTES
 from clinical_corpora.core.manifest import CorpusManifest
+from clinical_corpora.core.reader_changes import ReaderChange
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -168,7 +169,8 @@ class AgreementReport:
 
 
 class BuildContext:
-    """The sources a build reads, and the bookkeeping of read and rejected records."""
+    """The sources a build reads, and the bookkeeping of read and rejected records and of what the readers
+    changed (lines read otherwise than written, listed in the release)."""
 
     def __init__(self, manifest: CorpusManifest, sources: dict[str, Path | None], on_error: OnError = "fail") -> None:
         self.manifest = manifest
@@ -176,6 +178,7 @@ class BuildContext:
         self.on_error: OnError = on_error
         self.read = 0
         self.rejects: list[Reject] = []
+        self.reader_changes: list[ReaderChange] = []
 
     def source(self, name: str) -> Path:
         """The path of a source; an error if it was not given."""
@@ -219,6 +222,10 @@ class BuildContext:
             raise error
         where = SourceError(self.relative(error.path), error.message, line=error.line, record=error.record)
         self.rejects.append(Reject(where=where.location, reason=error.message, kind=kind))
+
+    def record_changes(self, changes: Iterable[ReaderChange]) -> None:
+        """Keep what a reader changed for the release (each file named source-relative)."""
+        self.reader_changes += [dataclasses.replace(change, path=self.relative(change.path)) for change in changes]
 
     def rejected(self, kind: Literal["record", "annotation"]) -> int:
         return sum(reject.kind == kind for reject in self.rejects)

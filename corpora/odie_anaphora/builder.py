@@ -49,7 +49,7 @@ from clinical_corpora.corpora.odie_anaphora.notes import (
     i2b2_record,
     knowtator_record,
     quarantine,
-    warn_readings,
+    record_changes,
 )
 from clinical_corpora.corpora.odie_anaphora.records import OdieDocument
 from clinical_corpora.corpora.odie_anaphora.statistics import statistics_sections
@@ -111,7 +111,7 @@ class OdieAnaphoraBuilder(Builder):
                 text_path = files.path(DOCS_DIR)
                 with ctx.record(f"{text_path} [{files.doc_id}]"):
                     i2b2_document = read_i2b2_files(files, I2B2_CONCEPT_TYPES, max_bytes=self.options.max_file_bytes)
-                    warn_readings(files.doc_id, i2b2_document.warnings)
+                    record_changes(ctx, files.doc_id, i2b2_document.changes)
                     quarantine(ctx, i2b2_document.problems)
                     record = i2b2_record(i2b2_document, text_path)
                     yield Row(CONFIG, SPLIT, record)
