@@ -1,6 +1,6 @@
 """The JSON files a release holds beside its manifest, typed: ``validation.json`` (its gates, the expectation
 suite it was checked with, its agreement measures and the card sections only its build could measure) and the
-JSON Lines files (``rejects.jsonl``, ``rehydrate-rejects.jsonl``, ``re-anchored.jsonl``).
+JSON Lines files (``rejects.jsonl``, ``reader-changes.jsonl``, ``rehydrate-rejects.jsonl``, ``re-anchored.jsonl``).
 
 Like the manifest (``core/release_manifest.py``) each is untrusted once the release travels: every key is
 declared, and every free string is bounded, so no file can carry more than what it declares.
@@ -21,6 +21,7 @@ from clinical_corpora.core.manifest import CORPUS_NAME, RELEASE_VERSION, Expecta
 from clinical_corpora.core.release_manifest import (
     MAX_TEXT,
     GateName,
+    Name,
     Observed,
     Status,
     Strict,
@@ -30,12 +31,14 @@ from clinical_corpora.core.release_manifest import (
 
 VALIDATION_FILE = "validation.json"
 REJECTS_FILE = "rejects.jsonl"
+READER_CHANGES_FILE = "reader-changes.jsonl"
+"""Every line a reader read otherwise than written (``core/reader_changes.py``), one line each."""
 INPUTS_FILE = "inputs.jsonl"
 ANCHORS_FILE = "anchors.parquet"
 """A text-free release's evidence for re-anchoring spans in copies of its sources that differ."""
 FULL_FOLDER = "full"
 """A text-free release's copy of the full release's manifest.json and :data:`FULL_JSON_FILES`."""
-FULL_JSON_FILES = (VALIDATION_FILE, INPUTS_FILE, REJECTS_FILE)
+FULL_JSON_FILES = (VALIDATION_FILE, INPUTS_FILE, REJECTS_FILE, READER_CHANGES_FILE)
 """The full release's JSON files beside its manifest.json, which a text-free release keeps in ``full/``."""
 REANCHORED_FILE: Final = "re-anchored.jsonl"
 """What a re-anchored rehydration lost or left out, one line each."""
@@ -177,6 +180,15 @@ class RejectLine(Strict):
     where: Line
     kind: Literal["record", "annotation"] = "record"
     reason: Line
+
+
+class ReaderChangeLine(Strict):
+    """A line of reader-changes.jsonl: one line of the input read otherwise than written, its kind and what the
+    reader did."""
+
+    kind: Name
+    where: Line
+    what: Line
 
 
 class RehydrateReject(Strict):
