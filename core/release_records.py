@@ -18,15 +18,18 @@ from pydantic import AfterValidator, BaseModel, Field, JsonValue, model_validato
 from clinical_corpora.core.card import BarChart, CardSection
 from clinical_corpora.core.errors import ClincorpError
 from clinical_corpora.core.manifest import CORPUS_NAME, RELEASE_VERSION, Expectation
+from clinical_corpora.core.reader_changes import ReaderChange
 from clinical_corpora.core.release_manifest import (
     MAX_TEXT,
     GateName,
     Name,
     Observed,
+    ReleaseManifest,
     Status,
     Strict,
     read_typed,
     read_typed_file,
+    reader_changes_summary,
 )
 
 VALIDATION_FILE = "validation.json"
@@ -242,3 +245,19 @@ def read_validation(folder: Path, label: str) -> ValidationRecord:
 
 def write_validation(folder: Path, record: ValidationRecord) -> None:
     (folder / VALIDATION_FILE).write_text(record.json_text(), encoding="utf-8")
+
+
+def reader_changes_problems(manifest: ReleaseManifest, listed: Path | None, label: str) -> list[str]:
+    """The readers' changes ``manifest`` counts by kind (with the first of each) against the lines of its
+    reader-changes.jsonl (``listed``, None when the release lists none)."""
+    try:
+        lines = read_json_lines(listed, ReaderChangeLine, label) if listed is not None else []
+    except ClincorpError as error:
+        return [str(error)]
+    found = reader_changes_summary([ReaderChange(line.kind, line.where, line.what) for line in lines])
+    if found == manifest.reader_changes:
+        return []
+    counted = {kind: entry.count for kind, entry in (manifest.reader_changes or {}).items()}
+    held = {kind: entry.count for kind, entry in (found or {}).items()}
+    what = f"holds {held}" if held != counted else "lists other first changes"
+    return [f"manifest.json reader_changes counts {counted}, {label} {what}"]

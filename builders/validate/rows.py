@@ -3,7 +3,7 @@ its manifest records (rows written, records read and rejected) are those its fil
 
 from __future__ import annotations
 
-from pathlib import Path, PurePosixPath
+from pathlib import PurePosixPath
 
 from clinical_corpora.builders.contract.base import load_builder_class
 from clinical_corpora.builders.contract.release_view import SHARD_PATTERN
@@ -11,16 +11,15 @@ from clinical_corpora.builders.release.inputs_file import inputs_problems
 from clinical_corpora.builders.release.opened import OpenedRelease
 from clinical_corpora.core.errors import ClincorpError
 from clinical_corpora.core.manifest import CorpusManifest
-from clinical_corpora.core.reader_changes import ReaderChange
-from clinical_corpora.core.release_manifest import Counts, ReleaseManifest, reader_changes_summary
+from clinical_corpora.core.release_manifest import Counts, ReleaseManifest
 from clinical_corpora.core.release_records import (
     READER_CHANGES_FILE,
     REHYDRATE_REJECTS_FILE,
     REJECTS_FILE,
-    ReaderChangeLine,
     RehydrateReject,
     RejectLine,
     read_json_lines,
+    reader_changes_problems,
 )
 
 
@@ -105,19 +104,3 @@ def rejects_problems(opened: OpenedRelease, counts: Counts) -> list[str]:
             f"manifest.json records_left_out is {rehydration.records_left_out}, {REHYDRATE_REJECTS_FILE} lists {left}"
         )
     return problems
-
-
-def reader_changes_problems(manifest: ReleaseManifest, listed: Path | None, label: str) -> list[str]:
-    """The readers' changes ``manifest`` counts by kind (with the first of each) against the lines of its
-    reader-changes.jsonl (``listed``, None when the release lists none)."""
-    try:
-        lines = read_json_lines(listed, ReaderChangeLine, label) if listed is not None else []
-    except ClincorpError as error:
-        return [str(error)]
-    found = reader_changes_summary([ReaderChange(line.kind, line.where, line.what) for line in lines])
-    if found == manifest.reader_changes:
-        return []
-    counted = {kind: entry.count for kind, entry in (manifest.reader_changes or {}).items()}
-    held = {kind: entry.count for kind, entry in (found or {}).items()}
-    what = f"holds {held}" if held != counted else "lists other first changes"
-    return [f"manifest.json reader_changes counts {counted}, {label} {what}"]

@@ -12,7 +12,6 @@ from clinical_corpora.builders.contract.release_view import ReleaseView
 from clinical_corpora.builders.release.inputs_file import inputs_problems
 from clinical_corpora.builders.release.opened import OpenedRelease
 from clinical_corpora.builders.text_free.anchors import read_anchors
-from clinical_corpora.builders.validate.rows import reader_changes_problems
 from clinical_corpora.core.errors import ClincorpError
 from clinical_corpora.core.release_manifest import LeakObserved
 from clinical_corpora.core.release_records import (
@@ -22,6 +21,7 @@ from clinical_corpora.core.release_records import (
     REJECTS_FILE,
     RejectLine,
     read_json_lines,
+    reader_changes_problems,
 )
 
 
