@@ -1,7 +1,8 @@
 """A release's ``manifest.json``, typed: what a release folder holds and says of itself, written and read here
 only (as Hugging Face's ``DatasetInfo`` and TFDS's ``DatasetInfo`` are, each in one place).
 
-A full release's manifest names its corpus, version, builder and inputs, counts its records and lists every
+A full release's manifest names its corpus, version, builder and inputs, counts its records (and, by kind, the
+lines its readers read otherwise than written, :class:`ReaderChanges`) and lists every
 other file of the folder with its sha256 (:class:`OutputFile`); its digest (the sha256 of the manifest's own
 bytes, :func:`release_digest`) therefore pins every byte of the release. A text-free release adds its
 licensed fields and source documents; a rehydration that is not byte for byte the maintainer's release
@@ -34,6 +35,7 @@ from clinical_corpora.core.errors import ClincorpError
 from clinical_corpora.core.hashing import sha256_file
 from clinical_corpora.core.locators import LOCATOR
 from clinical_corpora.core.manifest import CORPUS_NAME, RELEASE_VERSION, SAMPLE_TAG, SEMVER, GateOverlay
+from clinical_corpora.core.reader_changes import FIRST_EXAMPLES, ReaderChange, changes_by_kind
 
 Model = TypeVar("Model", bound=BaseModel)
 MANIFEST_FILE = "manifest.json"
@@ -123,6 +125,27 @@ class Counts(Strict):
     rejected_annotations: Count
 
 
+class ReaderChanges(Strict):
+    """The lines of one kind the readers read otherwise than written: how many, and the first few
+    (``reader-changes.jsonl`` lists each)."""
+
+    count: Count
+    first: list[Annotated[str, Field(max_length=MAX_TEXT)]] = Field(max_length=FIRST_EXAMPLES)
+
+
+def reader_changes_summary(changes: list[ReaderChange]) -> dict[str, ReaderChanges] | None:
+    """The readers' changes counted by kind, with the first few of each (None when there is none)."""
+    return {
+        kind: ReaderChanges(count=len(made), first=[cut_text(str(change)) for change in made[:FIRST_EXAMPLES]])
+        for kind, made in changes_by_kind(changes).items()
+    } or None
+
+
+def cut_text(text: str, limit: int = MAX_TEXT) -> str:
+    """``text`` cut to ``limit`` characters, the cut marked with an ellipsis."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 class Overrides(Strict):
     max_rejects: Count
 
@@ -197,6 +220,7 @@ class ReleaseManifest(Strict):
     options: dict[Name, OptionValue] | None = None
     changes: ReleaseChanges | None = None
     counts: Counts | None = None
+    reader_changes: dict[Name, ReaderChanges] | None = None
     schema_fingerprint: Sha256
     full_schema_fingerprint: Sha256 | None = None
     licensed_fields: dict[Name, list[Annotated[str, Field(max_length=MAX_PATH)]]] | None = None

@@ -1,6 +1,6 @@
 """The JSON files a release holds beside its manifest, typed: ``validation.json`` (its gates, the expectation
 suite it was checked with, its agreement measures and the card sections only its build could measure) and the
-JSON Lines files (``rejects.jsonl``, ``rehydrate-rejects.jsonl``, ``re-anchored.jsonl``).
+JSON Lines files (``rejects.jsonl``, ``reader-changes.jsonl``, ``rehydrate-rejects.jsonl``, ``re-anchored.jsonl``).
 
 Like the manifest (``core/release_manifest.py``) each is untrusted once the release travels: every key is
 declared, and every free string is bounded, so no file can carry more than what it declares.
@@ -18,24 +18,30 @@ from pydantic import AfterValidator, BaseModel, Field, JsonValue, model_validato
 from clinical_corpora.core.card import BarChart, CardSection
 from clinical_corpora.core.errors import ClincorpError
 from clinical_corpora.core.manifest import CORPUS_NAME, RELEASE_VERSION, Expectation
+from clinical_corpora.core.reader_changes import ReaderChange
 from clinical_corpora.core.release_manifest import (
     MAX_TEXT,
     GateName,
+    Name,
     Observed,
+    ReleaseManifest,
     Status,
     Strict,
     read_typed,
     read_typed_file,
+    reader_changes_summary,
 )
 
 VALIDATION_FILE = "validation.json"
 REJECTS_FILE = "rejects.jsonl"
+READER_CHANGES_FILE = "reader-changes.jsonl"
+"""Every line a reader read otherwise than written (``core/reader_changes.py``), one line each."""
 INPUTS_FILE = "inputs.jsonl"
 ANCHORS_FILE = "anchors.parquet"
 """A text-free release's evidence for re-anchoring spans in copies of its sources that differ."""
 FULL_FOLDER = "full"
 """A text-free release's copy of the full release's manifest.json and :data:`FULL_JSON_FILES`."""
-FULL_JSON_FILES = (VALIDATION_FILE, INPUTS_FILE, REJECTS_FILE)
+FULL_JSON_FILES = (VALIDATION_FILE, INPUTS_FILE, REJECTS_FILE, READER_CHANGES_FILE)
 """The full release's JSON files beside its manifest.json, which a text-free release keeps in ``full/``."""
 REANCHORED_FILE: Final = "re-anchored.jsonl"
 """What a re-anchored rehydration lost or left out, one line each."""
@@ -179,6 +185,15 @@ class RejectLine(Strict):
     reason: Line
 
 
+class ReaderChangeLine(Strict):
+    """A line of reader-changes.jsonl: one line of the input read otherwise than written, its kind and what the
+    reader did."""
+
+    kind: Name
+    where: Line
+    what: Line
+
+
 class RehydrateReject(Strict):
     """A line of rehydrate-rejects.jsonl: a record a partial rehydration left out, and its documents."""
 
@@ -230,3 +245,19 @@ def read_validation(folder: Path, label: str) -> ValidationRecord:
 
 def write_validation(folder: Path, record: ValidationRecord) -> None:
     (folder / VALIDATION_FILE).write_text(record.json_text(), encoding="utf-8")
+
+
+def reader_changes_problems(manifest: ReleaseManifest, listed: Path | None, label: str) -> list[str]:
+    """The readers' changes ``manifest`` counts by kind (with the first of each) against the lines of its
+    reader-changes.jsonl (``listed``, None when the release lists none)."""
+    try:
+        lines = read_json_lines(listed, ReaderChangeLine, label) if listed is not None else []
+    except ClincorpError as error:
+        return [str(error)]
+    found = reader_changes_summary([ReaderChange(line.kind, line.where, line.what) for line in lines])
+    if found == manifest.reader_changes:
+        return []
+    counted = {kind: entry.count for kind, entry in (manifest.reader_changes or {}).items()}
+    held = {kind: entry.count for kind, entry in (found or {}).items()}
+    what = f"holds {held}" if held != counted else "lists other first changes"
+    return [f"manifest.json reader_changes counts {counted}, {label} {what}"]

@@ -112,9 +112,13 @@ def loaded(sample_release: SampleRelease, tmp_path_factory: pytest.TempPathFacto
 
 
 @pytest.mark.parametrize(("corpus", "config"), BIGBIO_CONFIGS)
-def test_bigbio_config_loads_with_bigbio_features(corpus: str, config: str, loaded: Any) -> None:
+def test_bigbio_config_loads_with_bigbio_features(
+    corpus: str, config: str, loaded: Any, sample_release: SampleRelease
+) -> None:
     dataset = loaded(corpus, config)
-    assert sorted(dataset) == sorted(find_corpus(corpus).configs[config].splits)
+    view = ReleaseView(sample_release(corpus).folder)
+    held = [split for split in find_corpus(corpus).configs[config].splits if view.split_rows(config, split)]
+    assert sorted(dataset) == sorted(held)  # a declared split without rows (odie_anaphora's test) does not load
     for split in dataset.values():
         assert split.info.features == SCHEMAS[config.rsplit("_", 1)[-1]]
     assert sum(split.num_rows for split in dataset.values()) > 0

@@ -130,7 +130,10 @@ def test_every_config_loads_with_its_splits_and_row_counts(
         expected = declared_rows(release, config)
         assert sorted(expected) == sorted(spec.splits), config
         loaded = datasets.load_dataset(str(release), config, cache_dir=str(tmp_path / "hf"))
-        assert {split: rows.num_rows for split, rows in loaded.items()} == expected, config
+        # A declared split without rows (odie_anaphora's test split of a Knowtator input) is not in the card's
+        # front matter, since datasets refuses to load an empty split; every other split loads.
+        held = {split: rows for split, rows in expected.items() if rows}
+        assert {split: rows.num_rows for split, rows in loaded.items()} == held, config
 
 
 def failing_gates(release: Path) -> dict[str, list[str]]:

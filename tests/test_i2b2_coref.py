@@ -15,8 +15,10 @@ from clinical_corpora.builders.sources.i2b2.coref import (
     CorefPair,
     I2b2CorefDocument,
     from_knowtator,
+    i2b2_files,
     iter_i2b2_documents,
     read_i2b2_document,
+    read_i2b2_files,
     write_i2b2_document,
 )
 from clinical_corpora.builders.sources.knowtator.xml import iter_knowtator_dir, read_knowtator_file
@@ -196,9 +198,10 @@ def test_concept_listed_twice_with_the_same_type_is_read_once(tmp_path: Path) ->
     assert [c.text for c in document.concepts] == ["chest\npain", "The pain"]
 
 
-def test_concept_off_its_text_is_left_out_of_its_chain_and_pairs(tmp_path: Path) -> None:
-    """A concept whose position does not line up with its quoted text is a problem with file and
-    line; its chain keeps the other members and its pairs are left out, naming their lines."""
+def test_quarantined_concept_leaves_its_chain_whole_minus_that_member(tmp_path: Path) -> None:
+    """A concept whose position does not exist is a problem with file and line, and so are its chain membership
+    and its pairs; its chain keeps the other members, joined across the gap (as Uzuner et al. 2012's patient
+    chains of 42, 59 and 79 members must stay one entity each for MUC and B³)."""
     text = TEXT + "It is mild .\n"
     concepts = CONCEPTS + 'c="it" 4:0 4:0||t="sign or symptom"\n'
     chain = 'c="chest pain" 1:2 2:0||c="the pain" 3:0 3:1||c="it" 4:0 4:0||t="coref sign or symptom"\n'
@@ -206,7 +209,7 @@ def test_concept_off_its_text_is_left_out_of_its_chain_and_pairs(tmp_path: Path)
         'c="chest pain" 1:2 2:0||t="coref sign or symptom"||c="the pain" 3:0 3:1\n'
         'c="the pain" 3:0 3:1||t="coref sign or symptom"||c="it" 4:0 4:0\n'
     )
-    small_document(tmp_path, text, concepts.replace('c="the pain" 3:0', 'c="the ache" 3:0'), chain, pairs)
+    small_document(tmp_path, text, concepts.replace('c="the pain" 3:0 3:1', 'c="the pain" 3:0 3:7'), chain, pairs)
     document = read_i2b2_document(tmp_path, "note")
     assert [(Path(p.path).parent.name, p.line) for p in document.problems] == [
         ("concepts", 2),
@@ -214,14 +217,34 @@ def test_concept_off_its_text_is_left_out_of_its_chain_and_pairs(tmp_path: Path)
         ("pairs", 1),
         ("pairs", 2),
     ]
-    assert "'the ache'" in document.problems[0].message and "'The pain'" in document.problems[0].message
+    assert "token 7 does not exist on line 3" in document.problems[0].message
     assert [c.text for c in document.concepts] == ["chest\npain", "It"]
-    # The pairs no longer join "chest pain" and "It": the chain is split and nothing is left of it.
-    assert document.chains == ()
-    assert document.pairs == ()
+    assert [[c.text for c in chain.concepts] for chain in document.chains] == [["chest\npain", "It"]]
+    assert [(p.antecedent.text, p.anaphor.text) for p in document.pairs] == [("chest\npain", "It")]
+    (kept,) = document.changes
+    assert (kept.kind, Path(kept.path).name, kept.line) == ("chain_kept_whole", "note.txt.chains", 1)
+    assert "'It'" in kept.message and "'chest\\npain'" in kept.message
     (tmp_path / "pairs" / "note.txt.pairs").unlink()
     without_pairs = read_i2b2_document(tmp_path, "note")
-    assert [[c.text for c in chain.concepts] for chain in without_pairs.chains] == [["chest\npain", "It"]]
+    assert without_pairs.chains == document.chains and without_pairs.changes == ()
+
+
+def test_a_long_chain_missing_a_middle_member_stays_one_chain(tmp_path: Path) -> None:
+    """Forty mentions of the patient, the twentieth with a type outside the corpus's: one chain of 39."""
+    lines = [f"Patient{n} was seen ." for n in range(40)]
+    types = ["weather" if n == 19 else "people" for n in range(40)]
+    concepts = "".join(f'c="patient{n}" {n + 1}:0 {n + 1}:0||t="{types[n]}"\n' for n in range(40))
+    fields = [f'c="patient{n}" {n + 1}:0 {n + 1}:0' for n in range(40)]
+    chains = "||".join(fields) + '||t="coref people"\n'
+    pairs = "".join(f'{fields[n]}||t="coref people"||{fields[n + 1]}\n' for n in range(39))
+    small_document(tmp_path, "\n".join(lines) + "\n", concepts, chains, pairs)
+    document = read_i2b2_files(i2b2_files(tmp_path, "note"), {"people"})
+    assert [(Path(p.path).suffix, p.line) for p in document.problems] == [(".con", 20), (".chains", 1)] + [
+        (".pairs", 19),
+        (".pairs", 20),
+    ]
+    assert len(document.chains) == 1
+    assert [c.text for c in document.chains[0].concepts] == [f"Patient{n}" for n in range(40) if n != 19]
 
 
 def test_missing_chains_file(tmp_path: Path) -> None:

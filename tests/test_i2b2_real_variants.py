@@ -104,7 +104,7 @@ def test_chain_lines_sharing_a_concept_are_one_chain_with_a_warning_naming_both(
         "His",
     ]
     assert len(document.chains) == 3
-    joined = [w for w in document.warnings if "read as one chain" in w.message]
+    joined = [w for w in document.changes if w.kind == "chain_lines_joined"]
     assert [(Path(w.path).name, w.line) for w in joined] == [("upmc_ds_91.txt.chains", 3)]
     assert "with the chain on line 1" in joined[0].message and "'himself;'" in joined[0].message
     # Without the pairs file the chains are read the same (each member paired with the one before it).
@@ -123,7 +123,7 @@ def test_quoted_text_inside_the_covered_tokens_is_read_at_its_position_with_a_co
         "By:Penny K. Mcbride , M.D.",
         "M.D.",
     ]
-    inside = [w for w in document.warnings if "lies inside the tokens" in w.message]
+    inside = [w for w in document.changes if w.kind == "quote_inside_tokens"]
     # Each written occurrence counts: 4 concepts lines, 4 chain members and 4 pair ends.
     assert len(inside) == 12
     assert [w.line for w in inside if w.path.endswith(".con")] == [6, 8, 9, 10]
@@ -155,23 +155,47 @@ def test_empty_chains_file_beside_pairs_gives_the_chains_of_the_identity_pairs(t
     assert document.problems == ()
     assert texts(document.chains) == [["a headache", "The headache"]]
     assert document.chains[0].type == "sign or symptom"
-    (warning,) = document.warnings
-    assert warning.path.endswith("upmc_er_91.txt.chains") and "chains file is empty" in warning.message
+    (change,) = document.changes
+    assert change.kind == "chains_from_pairs"
+    assert change.path.endswith("upmc_er_91.txt.chains") and "chains file is empty" in change.message
 
 
-def test_position_shifted_onto_a_number_is_the_only_line_left_out(tmp_path: Path) -> None:
-    """The quote is nowhere in the tokens (``his`` on ``2``): that concept, its chain membership and its
-    pairs are problems naming their lines; the rest of its chain stays."""
-    shifted = CONCEPTS.replace('c="his" 7:0 7:0', 'c="his" 7:5 7:5')
-    chains = CHAINS.replace('c="his" 7:0 7:0', 'c="his" 7:5 7:5')
-    pairs = PAIRS.replace('c="his" 7:0 7:0', 'c="his" 7:5 7:5')
-    write_note(tmp_path, "upmc_ds_91", DISCHARGE, shifted, chains, pairs)
+# The four concepts of the real release whose quoted text is not the tokens of their (valid) position.
+FEVER = "Heis a 45 year old man .\nH ewas admitted .\nThis is a patient with fever .\nHe remaineda febrile .\n"
+FEVER_CONCEPTS = (
+    'c="he" 1:0 1:0||t="people"\n'
+    'c="h e" 2:0 2:1||t="people"\n'
+    'c="s a patie" 3:2 3:3||t="people"\n'
+    'c="a febrile" 4:1 4:2||t="sign or symptom"\n'
+    'c="fever" 3:5 3:5||t="sign or symptom"\n'
+)
+FEVER_CHAINS = (
+    'c="he" 1:0 1:0||c="h e" 2:0 2:1||c="s a patie" 3:2 3:3||t="coref people"\n'
+    'c="fever" 3:5 3:5||c="a febrile" 4:1 4:2||t="coref sign or symptom"\n'
+)
+
+
+def test_a_concept_whose_position_exists_is_read_there_whatever_its_quote_says(tmp_path: Path) -> None:
+    """``he`` on ``Heis``, ``h e`` on ``H ewas``, ``s a patie`` on ``a patient``, ``a febrile`` on ``remaineda
+    febrile``, and a position shifted onto a number (``his`` on ``2``): each read at its position, a change."""
+    write_note(tmp_path, "upmc_er_92", FEVER, FEVER_CONCEPTS, FEVER_CHAINS, None)
+    document = read_i2b2_document(tmp_path, "upmc_er_92")
+    assert document.problems == ()
+    assert [c.text for c in document.concepts] == ["Heis", "H ewas", "a patient", "fever", "remaineda febrile"]
+    assert texts(document.chains) == [["Heis", "H ewas", "a patient"], ["fever", "remaineda febrile"]]
+    unlike = [c for c in document.changes if c.kind == "quote_unlike_tokens"]
+    assert [(Path(c.path).suffix, c.line) for c in unlike] == [(".con", n) for n in (1, 2, 3, 4)] + [
+        (".chains", 1),
+        (".chains", 1),
+        (".chains", 1),
+        (".chains", 2),
+    ]
+    assert "concept text 's a patie' is not the tokens at 3:2 3:3 ('a patient'): the position is read" in str(unlike[2])
+    shifted = [text.replace('c="his" 7:0 7:0', 'c="his" 7:5 7:5') for text in (CONCEPTS, CHAINS, PAIRS)]
+    write_note(tmp_path, "upmc_ds_91", DISCHARGE, *shifted)
     document = read_i2b2_document(tmp_path, "upmc_ds_91")
-    assert [(Path(p.path).suffix, p.line) for p in document.problems] == [(".con", 11), (".chains", 3), (".pairs", 6)]
-    assert "'his' does not match the tokens at 7:5 7:5: '2'" in document.problems[0].message
-    assert "His" not in texts(document.chains)[0]
-    assert texts(document.chains)[0][-1] == "his"
-    assert len(document.concepts) == 11
+    assert document.problems == ()
+    assert texts(document.chains)[0][-1] == "2"
 
 
 def test_pair_across_chains_the_chains_file_keeps_apart_is_left_out_alone(tmp_path: Path) -> None:
@@ -204,19 +228,14 @@ def test_chain_the_pairs_do_not_join_is_a_problem_of_its_own(tmp_path: Path) -> 
 
 
 def odie_corpus(tmp_path: Path) -> Path:
-    """The five patterns of the real release in one invented i2b2 folder (plus two clean notes)."""
+    """The patterns of the real release in one invented i2b2 folder: chain lines sharing a concept and quotes
+    inside their tokens (ds_91), an empty chains file (er_91), a concept left out mid-chain (ds_92), a concept
+    of another type (ds_93)."""
     root = tmp_path / "i2b2"
     write_note(root, "upmc_ds_91", DISCHARGE, CONCEPTS, CHAINS, PAIRS)  # shared concept, quotes inside tokens
     write_note(root, "upmc_er_91", ER_TEXT, ER_CONCEPTS, "", ER_PAIRS)  # empty chains file
-    shifted = DISCHARGE.replace("His pain", "Her pain")
-    write_note(
-        root,
-        "upmc_ds_92",
-        shifted,
-        CONCEPTS.replace('c="his" 7:0 7:0', 'c="his" 7:5 7:5').replace('"his pain"', '"her pain"'),
-        CHAINS.replace('c="his" 7:0 7:0', 'c="his" 7:5 7:5').replace('"his pain"', '"her pain"'),
-        PAIRS.replace('c="his" 7:0 7:0', 'c="his" 7:5 7:5').replace('"his pain"', '"her pain"'),
-    )
+    gone = [text.replace('c="he" 2:0 2:0', 'c="he" 2:9 2:9') for text in (CONCEPTS, CHAINS, PAIRS)]
+    write_note(root, "upmc_ds_92", DISCHARGE, *gone)  # a concept whose position does not exist, mid-chain
     write_note(root, "upmc_ds_93", DISCHARGE, CONCEPTS + 'c="son" 3:6 3:6||t="family member"\n', CHAINS, PAIRS)
     return root
 
@@ -231,26 +250,30 @@ def test_no_note_is_rejected_whole_under_quarantine(tmp_path: Path, caplog: pyte
     assert all(isinstance(record, OdieDocument) for record in built.values())
     assert ctx.rejected("record") == 0
     assert [(r.where.split("/")[-1]) for r in ctx.rejects] == [
-        "upmc_ds_92.txt.con:11",
-        "upmc_ds_92.txt.chains:3",
-        "upmc_ds_92.txt.pairs:6",
+        "upmc_ds_92.txt.con:3",
+        "upmc_ds_92.txt.chains:1",
+        "upmc_ds_92.txt.pairs:2",
+        "upmc_ds_92.txt.pairs:3",
         "upmc_ds_93.txt.con:13",
     ]
     assert "'family member'" in ctx.rejects[-1].reason
     assert (len(built["upmc_ds_91"].markables), len(built["upmc_ds_91"].chains)) == (12, 3)
+    patient = ["1:0-1:1", "1:3-1:7", "3:0-3:1", "3:4-3:4", "3:5-3:5", "7:0-7:0"]
+    assert [c.markable_ids for c in built["upmc_ds_92"].chains][0] == patient  # whole, minus "He"
+    assert "3:0-3:1>1:3-1:7" in [p.id for p in built["upmc_ds_92"].pairs]
     assert (len(built["upmc_ds_92"].markables), len(built["upmc_ds_92"].pairs)) == (11, 7)
     assert [c.markable_ids for c in built["upmc_er_91"].chains] == [["1:2-1:3", "2:0-2:1"]]
     assert "upmc_ds_91: 13 line(s) read otherwise than written" in caplog.text
 
 
-def test_default_fail_names_the_shifted_concept_and_what_quarantine_would_do(
+def test_default_fail_names_the_concept_left_out_and_what_quarantine_would_do(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     root = odie_corpus(tmp_path)
     out = tmp_path / "out"
     assert main(["release", "odie_anaphora", "--source", f"i2b2={root}", "--out", str(out)]) == 1
     error = capsys.readouterr().err
-    assert "upmc_ds_92.txt.con:11" in error and "'his' does not match the tokens at 7:5 7:5: '2'" in error
+    assert "upmc_ds_92.txt.con:3" in error and "'he': token 9 does not exist on line 2" in error
     assert "with --on-error quarantine this annotation alone is left out" in error
     assert "Traceback" not in error
 

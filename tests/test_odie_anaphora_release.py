@@ -345,11 +345,10 @@ def test_broken_annotation_of_an_annotator_fails_by_default_or_is_listed_in_the_
 
 
 def test_i2b2_concept_off_its_text_is_quarantined_and_the_note_released(tmp_path: Path) -> None:
-    """A concept whose position does not line up with its text (and a concept listed twice, read
-    once): the concept, its chain membership and its pairs are quarantined; the chain is split where
-    the remaining pairs no longer join it."""
+    """A concept whose position does not exist (and a concept listed twice, read once): the concept, its chain
+    membership and its pairs are quarantined; its chain stays whole minus that member."""
     corpus, path, line = broken_corpus(
-        tmp_path, "i2b2/concepts/upmc_rad_01.txt.con", 'c="cysts" 4:5 4:5', 'c="cyst" 4:5 4:5'
+        tmp_path, "i2b2/concepts/upmc_rad_01.txt.con", 'c="cysts" 4:5 4:5', 'c="cysts" 4:5 4:9'
     )
     with path.open("a", encoding="utf-8") as concepts:
         concepts.write('c="the kidneys" 6:0 6:1||t="anatomical site"\n')
@@ -368,7 +367,7 @@ def test_i2b2_concept_off_its_text_is_quarantined_and_the_note_released(tmp_path
     assert len(rad.markables) == 11
     text_of = {m.id: m.text for m in rad.markables}
     assert [[text_of[i] for i in c.markable_ids] for c in rad.chains] == [
-        ["three hypodense lesions", "These lesions"],
+        ["three hypodense lesions", "These lesions", "Hepatic cysts"],
         ["the right lobe", "The right lobe"],
     ]
-    assert len(rad.pairs) == 2
+    assert len(rad.pairs) == 3

@@ -43,6 +43,7 @@ from clinical_corpora.core.card import CardSection
 from clinical_corpora.core.errors import ClincorpError, SourceError
 from clinical_corpora.core.file_limits import ARROW_STRING_BYTES, MAX_FILE_BYTES
 from clinical_corpora.core.manifest import CorpusManifest
+from clinical_corpora.core.reader_changes import ReaderChange
 from clinical_corpora.core.text_encoding import source_encoding
 
 if TYPE_CHECKING:
@@ -170,7 +171,8 @@ class AgreementReport:
 
 class BuildContext:
     """The sources a build reads, the encodings the user named for their copies (source → encoding,
-    ``core.text_encoding.EVERY_SOURCE`` for all; UTF-8 otherwise), and the bookkeeping of read and rejected records."""
+    ``core.text_encoding.EVERY_SOURCE`` for all; UTF-8 otherwise), and the bookkeeping of read and rejected
+    records and of what the readers changed (lines read otherwise than written, listed in the release)."""
 
     def __init__(
         self,
@@ -187,6 +189,7 @@ class BuildContext:
         """Source → the encoding its reader asked for (:meth:`encoding`): the sources read as text it decodes."""
         self.read = 0
         self.rejects: list[Reject] = []
+        self.reader_changes: list[ReaderChange] = []
 
     def encoding(self, name: str) -> str:
         """The encoding a reader decodes source ``name`` in (recorded in :attr:`decoded`)."""
@@ -235,6 +238,10 @@ class BuildContext:
             raise error
         where = SourceError(self.relative(error.path), error.message, line=error.line, record=error.record)
         self.rejects.append(Reject(where=where.location, reason=error.message, kind=kind))
+
+    def record_changes(self, changes: Iterable[ReaderChange]) -> None:
+        """Keep what a reader changed for the release (each file named source-relative)."""
+        self.reader_changes += [dataclasses.replace(change, path=self.relative(change.path)) for change in changes]
 
     def rejected(self, kind: Literal["record", "annotation"]) -> int:
         return sum(reject.kind == kind for reject in self.rejects)

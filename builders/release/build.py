@@ -1,5 +1,5 @@
 """One run's build: its corpus, builder, record features, context and staging folder, the stage lines it prints,
-and the rejects it keeps (rejects.jsonl)."""
+the rejects it keeps (rejects.jsonl) and what its readers changed (reader-changes.jsonl)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ from datasets import Features
 
 from clinical_corpora.builders.contract.base import BuildContext, Builder, Reject
 from clinical_corpora.core.manifest import CorpusManifest
-from clinical_corpora.core.release_records import MAX_LINE, RejectLine, write_json_lines
+from clinical_corpora.core.reader_changes import ReaderChange
+from clinical_corpora.core.release_records import MAX_LINE, ReaderChangeLine, RejectLine, write_json_lines
 
 
 @dataclass
@@ -36,6 +37,12 @@ def stage_line(corpus: str, what: str) -> None:
 def write_rejects(path: Path, rejects: list[Reject]) -> None:
     """rejects.jsonl: one typed line per record or annotation kept out, with why."""
     lines = [RejectLine(where=_cut(r.where), kind=r.kind, reason=_cut(r.reason)) for r in rejects]
+    write_json_lines(path, lines)
+
+
+def write_reader_changes(path: Path, changes: list[ReaderChange]) -> None:
+    """reader-changes.jsonl: one typed line per line of the input read otherwise than written."""
+    lines = [ReaderChangeLine(kind=c.kind, where=_cut(c.location), what=_cut(c.message)) for c in changes]
     write_json_lines(path, lines)
 
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from clinical_corpora.builders.contract.base import AgreementReport
 from clinical_corpora.builders.contract.release_view import ReleaseView
-from clinical_corpora.builders.release.build import Build, write_rejects
+from clinical_corpora.builders.release.build import Build, write_reader_changes, write_rejects
 from clinical_corpora.builders.release.card.describe import FullRelease, describe_full, published
 from clinical_corpora.builders.release.checks import check_suite
 from clinical_corpora.builders.release.inputs_file import INPUTS_FILE
@@ -25,9 +25,10 @@ from clinical_corpora.core.release_manifest import (
     OutputFile,
     Overrides,
     ReleaseManifest,
+    reader_changes_summary,
     write_manifest,
 )
-from clinical_corpora.core.release_records import REJECTS_FILE, VALIDATION_FILE, ValidationRecord
+from clinical_corpora.core.release_records import READER_CHANGES_FILE, REJECTS_FILE, VALIDATION_FILE, ValidationRecord
 from clinical_corpora.core.release_records import write_validation as write_validation_file
 from clinical_corpora.schemas.features import schema_fingerprint
 from clinical_corpora.validation.expectations import ExpectationOutcome
@@ -70,6 +71,8 @@ def measure(build: Build) -> Measured:
     agreement = builder.agreement(ctx, view)
     if ctx.rejects:  # after agreement: an annotator's quarantined annotations are rejects too
         write_rejects(staging / REJECTS_FILE, ctx.rejects)
+    if ctx.reader_changes:
+        write_reader_changes(staging / READER_CHANGES_FILE, ctx.reader_changes)
     build.stage("writing the card")
     measured = plain_sections([*builder.measured(), *(agreement.sections if agreement else [])])
     return Measured(outcomes, agreement, builder.statistics(view), measured)
@@ -107,7 +110,7 @@ def write_release_files(build: Build, release: Provenance) -> list[GateResult]:
         (staging / name).parent.mkdir(exist_ok=True)
         (staging / name).write_bytes(data)
     build.stage("hashing the release files")
-    names = ["README.md", "croissant.json", VALIDATION_FILE, REJECTS_FILE, INPUTS_FILE]
+    names = ["README.md", "croissant.json", VALIDATION_FILE, REJECTS_FILE, READER_CHANGES_FILE, INPUTS_FILE]
     names += [name for name in files if name.startswith("figures/")]
     others = [OutputFile(file=name, sha256=sha256_file(staging / name)) for name in names if (staging / name).exists()]
     write_manifest(staging, draft.model_copy(update={"outputs": [*shards, *others]}))
@@ -136,6 +139,7 @@ def _manifest(build: Build, release: Provenance, shards: list[OutputFile], gates
             rejected=ctx.rejected("record"),
             rejected_annotations=ctx.rejected("annotation"),
         ),
+        reader_changes=reader_changes_summary(ctx.reader_changes),
         schema_fingerprint=schema_fingerprint(build.features),
         outputs=shards,
         gates=gates,

@@ -54,10 +54,12 @@ from clinical_corpora.core.release_records import (
     FULL_FOLDER,
     FULL_JSON_FILES,
     INPUTS_FILE,
+    READER_CHANGES_FILE,
     REANCHORED_FILE,
     REHYDRATE_REJECTS_FILE,
     REJECTS_FILE,
     VALIDATION_FILE,
+    ReaderChangeLine,
     ReanchoredLine,
     RehydrateReject,
     RejectLine,
@@ -215,6 +217,8 @@ def _parquet_problems(folder: Path, manifest: ReleaseManifest, present: set[str]
 TYPED_LINES: dict[str, type[BaseModel]] = {
     REJECTS_FILE: RejectLine,
     f"{FULL_FOLDER}/{REJECTS_FILE}": RejectLine,
+    READER_CHANGES_FILE: ReaderChangeLine,
+    f"{FULL_FOLDER}/{READER_CHANGES_FILE}": ReaderChangeLine,
     REHYDRATE_REJECTS_FILE: RehydrateReject,
     REANCHORED_FILE: ReanchoredLine,
 }

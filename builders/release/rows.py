@@ -78,6 +78,7 @@ def _build_into(
     for output in build_in_workers(builder, build.manifest, build.features, ctx, groups, workers):
         ctx.read += output.read
         ctx.rejects += output.rejects
+        ctx.reader_changes += output.reader_changes
         partials += output.partials
         for config, split, batch in output.batches:
             sink(config, split, batch)

@@ -27,6 +27,7 @@ from clinical_corpora.builders.contract.base import BuildContext, Builder, Rejec
 from clinical_corpora.core.errors import ClincorpError
 from clinical_corpora.core.manifest import CorpusManifest
 from clinical_corpora.core.processes import end_with_parent, fork_context
+from clinical_corpora.core.reader_changes import ReaderChange
 from clinical_corpora.schemas.features import Converter, row_encoder
 
 ROWS_PER_BATCH = 1_000
@@ -40,12 +41,13 @@ Sink = Callable[[str, str, pa.RecordBatch], None]
 
 @dataclass
 class GroupOutput:
-    """What one worker job built: record batches per (config, split) in order, read records, rejects and
-    the builder's partial values."""
+    """What one worker job built: record batches per (config, split) in order, read records, rejects, what the
+    readers changed and the builder's partial values."""
 
     batches: list[tuple[str, str, pa.RecordBatch]] = field(default_factory=list)
     read: int = 0
     rejects: list[Reject] = field(default_factory=list)
+    reader_changes: list[ReaderChange] = field(default_factory=list)
     partials: list[Any] = field(default_factory=list)
 
 
@@ -183,7 +185,7 @@ def _build_group(group: dict[str, Any]) -> _SentGroup:
     sink: Sink = lambda c, s, b: sent.messages.append((c, s, b.serialize()))  # noqa: E731
     for _ in build_in_process(state.builder, state.manifest, state.features, rows, sink, state.encoding):
         pass
-    sent.output.read, sent.output.rejects = ctx.read, ctx.rejects
+    sent.output.read, sent.output.rejects, sent.output.reader_changes = ctx.read, ctx.rejects, ctx.reader_changes
     return sent
 
 

@@ -13,11 +13,13 @@ from clinical_corpora.core.errors import ClincorpError
 from clinical_corpora.core.manifest import CorpusManifest
 from clinical_corpora.core.release_manifest import Counts, ReleaseManifest
 from clinical_corpora.core.release_records import (
+    READER_CHANGES_FILE,
     REHYDRATE_REJECTS_FILE,
     REJECTS_FILE,
     RehydrateReject,
     RejectLine,
     read_json_lines,
+    reader_changes_problems,
 )
 
 
@@ -46,7 +48,8 @@ def shard_problems(manifest: ReleaseManifest, corpus: CorpusManifest) -> list[st
 
 def count_problems(opened: OpenedRelease, corpus: CorpusManifest) -> list[str]:
     """counts.written against the rows of the shards, counts.read against the records read and rejected, the
-    rejects against rejects.jsonl, and the inputs summary against inputs.jsonl."""
+    rejects against rejects.jsonl, the readers' changes against reader-changes.jsonl, and the inputs summary
+    against inputs.jsonl."""
     manifest = opened.manifest
     counts = manifest.counts
     assert counts is not None, "a release that is not text-free counts its records"
@@ -56,6 +59,7 @@ def count_problems(opened: OpenedRelease, corpus: CorpusManifest) -> list[str]:
         problems.append(f"manifest.json counts.written is {counts.written}, the parquet files hold {written} rows")
     problems += _read_problems(manifest, counts, corpus)
     problems += rejects_problems(opened, counts)
+    problems += reader_changes_problems(manifest, opened.listed(READER_CHANGES_FILE), READER_CHANGES_FILE)
     problems += inputs_problems(opened.folder, manifest.inputs or {})
     return problems
 

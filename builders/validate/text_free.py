@@ -14,7 +14,15 @@ from clinical_corpora.builders.release.opened import OpenedRelease
 from clinical_corpora.builders.text_free.anchors import read_anchors
 from clinical_corpora.core.errors import ClincorpError
 from clinical_corpora.core.release_manifest import LeakObserved
-from clinical_corpora.core.release_records import ANCHORS_FILE, FULL_FOLDER, REJECTS_FILE, RejectLine, read_json_lines
+from clinical_corpora.core.release_records import (
+    ANCHORS_FILE,
+    FULL_FOLDER,
+    READER_CHANGES_FILE,
+    REJECTS_FILE,
+    RejectLine,
+    read_json_lines,
+    reader_changes_problems,
+)
 
 
 def leak_problems(opened: OpenedRelease) -> list[str]:
@@ -37,11 +45,14 @@ def leak_problems(opened: OpenedRelease) -> list[str]:
 
 
 def full_problems(opened: OpenedRelease) -> list[str]:
-    """``full/``: the full release's inputs.jsonl against its manifest's summary, its rejects.jsonl against its
-    counts (its manifest and validation record are checked by ``identity.full_identity_problems``)."""
+    """``full/``: the full release's inputs.jsonl against its manifest's summary, its rejects.jsonl and
+    reader-changes.jsonl against its counts (its manifest and validation record are checked by
+    ``identity.full_identity_problems``)."""
     problems: list[str] = []
     full, folder = opened.full_manifest, opened.folder / FULL_FOLDER
     problems += [f"{FULL_FOLDER}/{p}" for p in inputs_problems(folder, full.inputs or {})]
+    changes = f"{FULL_FOLDER}/{READER_CHANGES_FILE}"
+    problems += reader_changes_problems(full, opened.listed(changes), changes)
     listed = opened.listed(f"{FULL_FOLDER}/{REJECTS_FILE}")
     try:
         lines = read_json_lines(listed, RejectLine, f"{FULL_FOLDER}/{REJECTS_FILE}") if listed is not None else []

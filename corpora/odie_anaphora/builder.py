@@ -7,9 +7,11 @@ Input, either:
   folder per annotator) give Savova et al. 2011's pair-wise agreement and the chain scores
   (:mod:`clinical_corpora.corpora.odie_anaphora.agreement`);
 - the i2b2/VA 2011 coreference layout: source ``i2b2`` (``docs/``, ``concepts/``, ``chains/``,
-  optional ``pairs/``). When it is given it is used instead of the Knowtator gold. The format
-  has no markable attributes and no Bagga classes (released as null) and only identity
-  relations; without a pairs file each chain member is paired with the member before it.
+  optional ``pairs/``), released as split ``train``, and source ``i2b2_test`` (the test folder, same
+  layout), released as split ``test``. When either is given it is used instead of the Knowtator gold
+  (which releases split ``train``). The format has no markable attributes and no Bagga classes
+  (released as null) and only identity relations; without a pairs file each chain member is paired
+  with the member before it.
 
 Document names are ``<institution>_<note_type>_<nn>`` (``upmc_rad_01``); notes become rows in
 :mod:`clinical_corpora.corpora.odie_anaphora.notes`, card statistics come from
@@ -23,17 +25,18 @@ without it and without the pairs that need it; chains are rebuilt from the relea
 from __future__ import annotations
 
 from collections.abc import Collection, Iterator, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from clinical_corpora.builders.contract.base import AgreementReport, BuildContext, Builder, Row
+from clinical_corpora.builders.contract.base import AgreementReport, BuildContext, Builder, BuilderOptions, Row
 from clinical_corpora.builders.contract.display import DocumentDisplay, RowReader
 from clinical_corpora.builders.contract.release_view import ReleaseView
 from clinical_corpora.builders.sources.brat.folder import TEXT_SUFFIX
 from clinical_corpora.builders.sources.discovery import find_documents
 from clinical_corpora.builders.sources.documents import read_document_files
-from clinical_corpora.builders.sources.i2b2.coref import DOCS_DIR, i2b2_documents, read_i2b2_files
+from clinical_corpora.builders.sources.i2b2.coref import DOCS_DIR, I2b2Files, i2b2_documents, read_i2b2_files
 from clinical_corpora.builders.sources.knowtator.folder import KNOWTATOR_SUFFIX
 from clinical_corpora.builders.sources.knowtator.xml import read_knowtator_file
 from clinical_corpora.builders.sources.text_lines import read_utf8
@@ -49,13 +52,15 @@ from clinical_corpora.corpora.odie_anaphora.notes import (
     i2b2_record,
     knowtator_record,
     quarantine,
-    warn_readings,
+    record_changes,
 )
 from clinical_corpora.corpora.odie_anaphora.records import OdieDocument
 from clinical_corpora.corpora.odie_anaphora.statistics import statistics_sections
 
 CONFIG = "odie_anaphora"
 SPLIT = "train"
+I2B2_SPLITS = {"i2b2": "train", "i2b2_test": "test"}
+"""Each i2b2/VA source and the split its notes are released as (Uzuner et al. 2012's train and test folders)."""
 
 
 class OdieAnaphoraBuilder(Builder):
@@ -64,7 +69,13 @@ class OdieAnaphoraBuilder(Builder):
     DOCUMENTS = {
         "knowtator": f"one Knowtator file per note, <institution>_<note_type>_<nn>{KNOWTATOR_SUFFIX}",
         "i2b2": f"one text file per note, {DOCS_DIR}/<institution>_<note_type>_<nn>.txt",
+        "i2b2_test": f"one text file per note, {DOCS_DIR}/<institution>_<note_type>_<nn>.txt",
     }
+
+    def __init__(self, options: BuilderOptions | None = None) -> None:
+        super().__init__(options)
+        self._source_of_note: dict[tuple[Path | None, ...], dict[str, str]] = {}
+        """Per set of i2b2 folders given, each note's source (the text-free release's locators)."""
 
     def displays(self, rows: RowReader) -> Iterator[DocumentDisplay]:
         return odie_displays(rows)
@@ -73,50 +84,62 @@ class OdieAnaphoraBuilder(Builder):
         return annotator_displays(ctx)
 
     def count(self, ctx: BuildContext) -> int:
-        if ctx.has_source("i2b2"):
-            return len(i2b2_documents(ctx.source("i2b2"), quiet=True))
+        if i2b2_given(ctx):
+            return len(i2b2_notes(ctx, quiet=True))
         return len(gold_notes(ctx.source("knowtator"), ctx.source("text"), quiet=True))
 
     def source_documents(self, ctx: BuildContext, config: str, row: Mapping[str, Any]) -> list[str]:
-        """The note's text file: ``i2b2:docs/<id>.txt`` for the i2b2 input, else ``text:<id>.txt``."""
+        """The note's text file: ``i2b2:docs/<id>.txt`` (``i2b2_test:`` for a test note) for the i2b2 input, else
+        ``text:<id>.txt``."""
         if config not in (CONFIG, bigbio.CONFIG):
             return super().source_documents(ctx, config, row)
-        if ctx.has_source("i2b2"):
-            return [locator("i2b2", f"{DOCS_DIR}/{row['id']}{TEXT_SUFFIX}")]
-        return [locator("text", f"{row['id']}{TEXT_SUFFIX}")]
+        note_id = row["id"]
+        if i2b2_given(ctx):
+            return [locator(self._i2b2_source(ctx, note_id), f"{DOCS_DIR}/{note_id}{TEXT_SUFFIX}")]
+        return [locator("text", f"{note_id}{TEXT_SUFFIX}")]
+
+    def _i2b2_source(self, ctx: BuildContext, note_id: str) -> str:
+        """The i2b2 source holding a note (the train folder when both do: the test copy is a duplicate id)."""
+        given = tuple(ctx.sources.get(name) for name in I2B2_SPLITS)
+        if given not in self._source_of_note:
+            notes = reversed(i2b2_notes(ctx, quiet=True))
+            self._source_of_note[given] = {files.doc_id: name for name, _, files in notes}
+        return self._source_of_note[given].get(note_id, "i2b2")
 
     def read_documents(self, ctx: BuildContext, locators: Collection[str]) -> Iterator[tuple[str, str]]:
         """The wanted note texts, found as a build finds them (suffixes in any case)."""
         if keys_of("text", locators):
             texts = find_documents(ctx.source("text"), [TEXT_SUFFIX], what="note texts <doc>.txt", quiet=True)
             yield from read_document_files("text", texts, locators, self.options.max_file_bytes, ctx.encoding("text"))
-        wanted = set(keys_of("i2b2", locators))
-        if wanted:
-            for files in i2b2_documents(ctx.source("i2b2"), quiet=True):
-                key = f"{DOCS_DIR}/{files.doc_id}{TEXT_SUFFIX}"
-                if key in wanted and files.has(DOCS_DIR):
-                    text = read_utf8(files.path(DOCS_DIR), self.options.max_file_bytes, ctx.encoding("i2b2"))
-                    yield locator("i2b2", key), text
+        for name in I2B2_SPLITS:
+            wanted = set(keys_of(name, locators))
+            if wanted and ctx.has_source(name):
+                for files in i2b2_documents(ctx.source(name), quiet=True):
+                    key = f"{DOCS_DIR}/{files.doc_id}{TEXT_SUFFIX}"
+                    if key in wanted and files.has(DOCS_DIR):
+                        text = read_utf8(files.path(DOCS_DIR), self.options.max_file_bytes, ctx.encoding(name))
+                        yield locator(name, key), text
 
     def shards(self, ctx: BuildContext) -> dict[str, list[Any]]:
-        """The i2b2 documents, or the gold notes (doc id, Knowtator file, text file): each note builds alone."""
-        if ctx.has_source("i2b2"):
-            return {"notes": list(i2b2_documents(ctx.source("i2b2")))}
+        """The i2b2 documents (source, split, files), or the gold notes (doc id, Knowtator file, text file): each
+        note builds alone."""
+        if i2b2_given(ctx):
+            return {"notes": i2b2_notes(ctx)}
         return {"notes": list(gold_notes(ctx.source("knowtator"), ctx.source("text")).items())}
 
     def generate_shard(self, ctx: BuildContext, notes: Sequence[Any] = ()) -> Iterator[Row]:
         """One row per note. A note missing a file (text, concepts or chains; a Knowtator file without its
         text or a text without its Knowtator file) fails the build naming it, or is quarantined."""
-        if ctx.has_source("i2b2"):
-            for files in notes:
+        if i2b2_given(ctx):
+            for _, split, files in notes:
                 text_path = files.path(DOCS_DIR)
                 with ctx.record(f"{text_path} [{files.doc_id}]"):
                     i2b2_document = read_i2b2_files(files, I2B2_CONCEPT_TYPES, max_bytes=self.options.max_file_bytes)
-                    warn_readings(files.doc_id, i2b2_document.warnings)
+                    record_changes(ctx, files.doc_id, i2b2_document.changes)
                     quarantine(ctx, i2b2_document.problems)
                     record = i2b2_record(i2b2_document, text_path)
-                    yield Row(CONFIG, SPLIT, record)
-                    yield Row(bigbio.CONFIG, SPLIT, bigbio.kb_document(record))
+                    yield Row(CONFIG, split, record)
+                    yield Row(bigbio.CONFIG, split, bigbio.kb_document(record))
             return
         for doc_id, (xml_path, note_path) in notes:
             with ctx.record(f"{xml_path or note_path} [{doc_id}]"):
@@ -136,7 +159,7 @@ class OdieAnaphoraBuilder(Builder):
 
     def statistics(self, release: ReleaseView) -> list[CardSection]:
         """Savova et al. 2011's corpus characteristics, from the released rows."""
-        return statistics_sections([row for _, row in release.rows(CONFIG)])
+        return statistics_sections(list(release.rows(CONFIG)))
 
     def quality_tables(self, release: ReleaseView) -> dict[str, pd.DataFrame]:
         """``odie_anaphora.pair_links``: each pair with the positions and classes of its two markables."""
@@ -170,3 +193,18 @@ class OdieAnaphoraBuilder(Builder):
                 ],
             )
         }
+
+
+def i2b2_given(ctx: BuildContext) -> bool:
+    """Whether the notes come from the i2b2/VA layout (its train folder, its test folder or both)."""
+    return any(ctx.has_source(name) for name in I2B2_SPLITS)
+
+
+def i2b2_notes(ctx: BuildContext, *, quiet: bool = False) -> list[tuple[str, str, I2b2Files]]:
+    """Every note of the given i2b2/VA folders: its source, its split and its files (train, then test)."""
+    return [
+        (name, split, files)
+        for name, split in I2B2_SPLITS.items()
+        if ctx.has_source(name)
+        for files in i2b2_documents(ctx.source(name), quiet=quiet)
+    ]

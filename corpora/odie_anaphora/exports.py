@@ -102,10 +102,15 @@ def with_lost_pairs(line: str, pairs: int) -> str:
     return line + (f" ({pairs} pair(s) left out with the markables they link)" if pairs else "")
 
 
+TEST_SPLIT = "test"
+"""The split an i2b2/VA export writes to ``test/`` (source ``i2b2_test``), when the release has one."""
+
+
 class I2b2Export(Exporter):
     """Write an odie_anaphora release in the i2b2/VA 2011 coreference layout: ``docs/<note>.txt``,
     ``concepts/<note>.txt.con``, ``chains/<note>.txt.chains`` and ``pairs/<note>.txt.pairs`` (the identity pairs);
-    ``clincorp release odie_anaphora --source i2b2=DIR`` releases it again."""
+    ``clincorp release odie_anaphora --source i2b2=DIR`` releases it again. A release with a test split is written
+    as two such folders, ``train/`` and ``test/`` (``--source i2b2=DIR/train --source i2b2_test=DIR/test``)."""
 
     configs = (CONFIG,)
     lost = (
@@ -120,13 +125,17 @@ class I2b2Export(Exporter):
 
     def write(self, view: ReleaseView, out: Path, options: argparse.Namespace | None = None) -> Iterator[str]:
         count = pairs = 0
-        for _, released in view.rows(CONFIG):
+        split_folders = view.split_rows(CONFIG, TEST_SPLIT) > 0
+        for split, released in view.rows(CONFIG):
             note, gone = linked(released)
-            write_i2b2_document(out, note_document(note))
+            write_i2b2_document(out / split if split_folders else out, note_document(note))
             count, pairs = count + 1, pairs + gone
         yield with_lost_pairs(f"{CONFIG}: {count} notes written under {out}", pairs)
 
     def reread(self, out: Path) -> ReleaseInputs:
+        if (out / TEST_SPLIT).is_dir():
+            train = {"i2b2": out / "train"} if (out / "train").is_dir() else {}
+            return ReleaseInputs({**train, "i2b2_test": out / TEST_SPLIT})
         return ReleaseInputs({"i2b2": out})
 
     def kept(self, config: str, row: dict[str, Any]) -> dict[str, Any]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from itertools import pairwise
 from pathlib import Path
 from typing import get_args
@@ -24,6 +24,8 @@ from clinical_corpora.builders.sources.i2b2.coref import Concept, I2b2CorefDocum
 from clinical_corpora.builders.sources.knowtator.document import KnowtatorDocument
 from clinical_corpora.builders.sources.knowtator.folder import knowtator_files
 from clinical_corpora.core.errors import SourceError, excerpt
+from clinical_corpora.core.reader_changes import ReaderChange
+from clinical_corpora.core.release_records import READER_CHANGES_FILE
 from clinical_corpora.corpora.odie_anaphora.records import (
     SEMANTIC_CLASSES,
     Chain,
@@ -38,7 +40,6 @@ from clinical_corpora.corpora.odie_anaphora.records import (
 logger = logging.getLogger(__name__)
 I2B2_CONCEPT_TYPES = frozenset({*SEMANTIC_CLASSES, *(name.replace("_", " ") for name in SEMANTIC_CLASSES)})
 """The concept types an i2b2/VA note may carry: Savova et al. 2011's semantic classes (spaces or underscores)."""
-WARNINGS_LISTED = 3
 QUARANTINE_HINT = (
     " (with --on-error quarantine this annotation alone is left out, in rejects.jsonl, and the note is released)"
 )
@@ -122,13 +123,17 @@ def quarantine(ctx: BuildContext, problems: Iterable[SourceError]) -> None:
             raise problem
 
 
-def warn_readings(doc_id: str, warnings: Iterable[SourceError]) -> None:
-    """One warning per note counting the lines read otherwise than written (the first few named)."""
-    warnings = list(warnings)
-    if warnings:
-        listed = "; ".join(str(warning) for warning in warnings[:WARNINGS_LISTED])
-        more = f"; and {len(warnings) - WARNINGS_LISTED} more" if len(warnings) > WARNINGS_LISTED else ""
-        logger.warning("%s: %d line(s) read otherwise than written: %s%s", doc_id, len(warnings), listed, more)
+def record_changes(ctx: BuildContext, doc_id: str, changes: Sequence[ReaderChange]) -> None:
+    """What the reader changed in a note, kept for the release (reader-changes.jsonl, counted by kind in the
+    manifest and the card), and counted in one warning."""
+    ctx.record_changes(changes)
+    if changes:
+        logger.warning(
+            "%s: %d line(s) read otherwise than written (the release lists them in %s)",
+            doc_id,
+            len(changes),
+            READER_CHANGES_FILE,
+        )
 
 
 def i2b2_record(document: I2b2CorefDocument, where: Path) -> OdieDocument:

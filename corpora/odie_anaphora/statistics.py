@@ -13,8 +13,10 @@ NOT_ANNOTATED = "(not annotated)"
 INSTITUTION_NAMES = {"mayo": "Mayo Clinic", "upmc": "UPMC"}
 
 
-def statistics_sections(rows: list[dict[str, Any]]) -> list[CardSection]:
-    """Counts of notes, markables, pairs and chains; the markables' and pairs' attribute distributions."""
+def statistics_sections(split_rows: list[tuple[str, dict[str, Any]]]) -> list[CardSection]:
+    """Counts of notes, markables, pairs and chains (in all and per split); the markables' and pairs' attribute
+    distributions."""
+    rows = [row for _, row in split_rows]
     markables = [m for row in rows for m in row["markables"]]
     pairs = [(row["note_type"], p) for row in rows for p in row["pairs"]]
     chain_sizes = [len(c["markable_ids"]) for row in rows for c in row["chains"]]
@@ -51,6 +53,7 @@ def statistics_sections(rows: list[dict[str, Any]]) -> list[CardSection]:
             values={key: float(n) for key, n in counts.items()},
             figures=[institution_chart(rows)],
         ),
+        split_section(split_rows),
         _distribution("Semantic classes of markables", "semantic_class", (m["semantic_class"] for m in markables)),
         _distribution(
             "Grammatical categories of markables",
@@ -60,6 +63,19 @@ def statistics_sections(rows: list[dict[str, Any]]) -> list[CardSection]:
         _relations_per_note_type(pairs),
         _distribution("Bagga classes of pairs", "bagga_class", (p["bagga_class"] for _, p in pairs)),
     ]
+
+
+def split_section(split_rows: list[tuple[str, dict[str, Any]]]) -> CardSection:
+    """Notes, markables, pairs and identity chains of each split (the i2b2/VA 2011 train and test folders are
+    released as the splits they are, Uzuner et al. 2012)."""
+    counts: dict[str, list[int]] = {}
+    for split, row in split_rows:
+        totals = counts.setdefault(split, [0, 0, 0, 0])
+        for index, size in enumerate((1, len(row["markables"]), len(row["pairs"]), len(row["chains"]))):
+            totals[index] += size
+    order = sorted(counts, key=lambda split: (split != "train", split))
+    columns = ["split", "notes", "markables", "pairs", "identity chains"]
+    return CardSection("Counts per split", table=Table(columns, [[split, *counts[split]] for split in order]))
 
 
 def _relations_per_note_type(pairs: list[tuple[str, dict[str, Any]]]) -> CardSection:

@@ -21,7 +21,7 @@ from clinical_corpora.builders.release.folder import release_folder
 from clinical_corpora.core.card import CardSection, Cell, Table
 from clinical_corpora.core.manifest import CorpusManifest
 from clinical_corpora.core.release_manifest import LeakObserved, ReleaseManifest, option_text
-from clinical_corpora.core.release_records import ExpectationDetail, GateRecord
+from clinical_corpora.core.release_records import READER_CHANGES_FILE, ExpectationDetail, GateRecord
 from clinical_corpora.schemas.features import LABEL_NAME_SUFFIX, features_for
 from clinical_corpora.validation.gates import violation_text
 
@@ -88,6 +88,7 @@ def render_card(card: CardFacts) -> str:
             _label_names_section(manifest, features, version),
             *sections,
             *_gates_sections(gates, provenance),
+            *reader_changes_sections(provenance),
             *changes_sections(provenance.changes),
             provenance_section(manifest, provenance),
             citation_section(manifest),
@@ -361,6 +362,20 @@ def _argument_text(value: object) -> str:
         shown = ", ".join(map(repr, value[:3]))
         return f"[{shown}, … {len(value):,} values in all, see [validation.json](validation.json)]"
     return str(value)
+
+
+def reader_changes_sections(provenance: ReleaseManifest) -> list[CardSection]:
+    """What the readers read otherwise than written, by kind with the first lines of each (none: no section)."""
+    changes = provenance.reader_changes or {}
+    if not changes:
+        return []
+    total = sum(entry.count for entry in changes.values())
+    text = (
+        f"The readers read {total} line(s) of the input otherwise than written (released as read, not rejected); "
+        f"[{READER_CHANGES_FILE}]({READER_CHANGES_FILE}) lists each with its file and line."
+    )
+    rows: list[list[Cell]] = [[kind, entry.count, "; ".join(entry.first)] for kind, entry in changes.items()]
+    return [CardSection("What the readers changed", text, Table(["kind", "lines", "first lines"], rows))]
 
 
 def provenance_section(manifest: CorpusManifest, provenance: ReleaseManifest) -> CardSection:

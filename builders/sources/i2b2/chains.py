@@ -8,9 +8,13 @@ describe one entity), and an empty chains file next to a pairs file that links c
   different coref types that share a concept have no common reading, and the later line is a problem;
 - an empty chains file with pairs gives the chains the identity pairs join (a warning);
 - otherwise a pair must link two members of one chain: a pair across chains, or naming a concept in no
-  chain, is a problem of its own, and each chain is what the remaining pairs join of it.
+  chain, is a problem of its own, and each chain is what the remaining pairs join of it;
+- but a chain whose pairs were lost with lines left out (a quarantined concept and the pairs naming it) stays
+  whole minus those members, as its chain line says: each member the remaining pairs leave apart is paired with
+  the member before it (a change), so MUC and B³ see the entity the file annotates.
 
-A problem is one line left out (quarantined by the builder), never the note.
+A problem is one line left out (quarantined by the builder), never the note. Every line read otherwise than
+written is a :class:`ReaderChange` of one of the kinds below.
 """
 
 from __future__ import annotations
@@ -19,7 +23,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from clinical_corpora.core.errors import SourceError, excerpt
+from clinical_corpora.core.reader_changes import ReaderChange
 from clinical_corpora.core.union_find import UnionFind
+
+QUOTE_INSIDE_TOKENS = "quote_inside_tokens"
+"""A concept's quoted text lies inside the tokens its position covers (``m.d`` on ``M.D.``): read at its position."""
+QUOTE_UNLIKE_TOKENS = "quote_unlike_tokens"
+"""A concept's quoted text is not the tokens its position covers (``he`` on ``Heis``): read at its position."""
+CHAIN_LINES_JOINED = "chain_lines_joined"
+"""Two chain lines sharing a concept, read as one chain."""
+CHAINS_FROM_PAIRS = "chains_from_pairs"
+"""An empty chains file beside a pairs file: the chains are what the identity pairs join."""
+CHAIN_KEPT_WHOLE = "chain_kept_whole"
+"""A chain whose pairs were lost with lines left out: a member paired with the member before it."""
 
 
 @dataclass(frozen=True)
@@ -69,13 +85,13 @@ class PairLine:
 
 @dataclass
 class ChainReading:
-    """The chains and pairs of one note, and what reading them took: problems (lines left out) and warnings
-    (lines read another way than written)."""
+    """The chains and pairs of one note, and what reading them took: problems (lines left out) and changes
+    (lines read otherwise than written)."""
 
     chains: list[Chain]
     pairs: list[CorefPair]
     problems: list[SourceError] = field(default_factory=list)
-    warnings: list[SourceError] = field(default_factory=list)
+    changes: list[ReaderChange] = field(default_factory=list)
 
 
 @dataclass
@@ -121,8 +137,12 @@ def read_chains(
     explained = explained or bool(reading.problems)
     for group in groups:
         parts = _joined_by(group.members, reading.pairs)
-        reading.chains.extend(Chain(group.type, tuple(part)) for part in parts)
-        if not explained and [set(part) for part in parts] != [set(group.members)]:
+        if [set(part) for part in parts] == [set(group.members)] or len(group.members) < 2:
+            reading.chains.extend(Chain(group.type, tuple(part)) for part in parts)
+        elif explained:
+            _keep_whole(group, chains_path, reading)
+        else:
+            reading.chains.extend(Chain(group.type, tuple(part)) for part in parts)
             reading.problems.append(
                 SourceError(
                     chains_path,
@@ -132,6 +152,30 @@ def read_chains(
                 )
             )
     return reading
+
+
+def _keep_whole(group: _Group, chains_path: Path, reading: ChainReading) -> None:
+    """A chain the remaining pairs leave in parts because lines were left out: whole, each member the pairs leave
+    apart paired with the member before it (a change naming both)."""
+    members, joined = set(group.members), UnionFind(group.members)
+    for pair in reading.pairs:
+        if pair.antecedent in members and pair.anaphor in members:
+            joined.union(pair.antecedent, pair.anaphor)
+    first = group.members[0]
+    for antecedent, anaphor in zip(group.members, group.members[1:], strict=False):
+        if joined.find(anaphor) != joined.find(first):
+            joined.union(antecedent, anaphor)
+            reading.pairs.append(CorefPair(antecedent, anaphor, group.type))
+            reading.changes.append(
+                ReaderChange(
+                    CHAIN_KEPT_WHOLE,
+                    str(chains_path),
+                    f"the pairs joining {excerpt(anaphor.text)} to this chain were left out: paired with "
+                    f"{excerpt(antecedent.text)}, the member before it",
+                    group.lines[0],
+                )
+            )
+    reading.chains.append(Chain(group.type, tuple(group.members)))
 
 
 def _join_shared(chain_lines: list[ChainLine], path: Path, reading: ChainReading) -> list[_Group]:
@@ -154,12 +198,13 @@ def _join_shared(chain_lines: list[ChainLine], path: Path, reading: ChainReading
             continue
         joined = _Group(chain_line.type, [], [])
         for group in touching:
-            reading.warnings.append(
-                SourceError(
-                    path,
+            reading.changes.append(
+                ReaderChange(
+                    CHAIN_LINES_JOINED,
+                    str(path),
                     f"shares {_shared(group.members, chain_line.members)} with the chain on line {group.lines[0]}: "
                     "the two lines are read as one chain",
-                    line=chain_line.line,
+                    chain_line.line,
                 )
             )
             joined.lines += group.lines
@@ -180,9 +225,10 @@ def _from_pairs(pair_lines: list[PairLine], chains_path: Path, pairs_path: Path,
         type_of.setdefault(pair.antecedent, pair.type)
     parts = _joined_by([m for pair in reading.pairs for m in (pair.antecedent, pair.anaphor)], reading.pairs)
     reading.chains = [Chain(type_of.get(part[0], reading.pairs[0].type), tuple(part)) for part in parts]
-    reading.warnings.append(
-        SourceError(
-            chains_path,
+    reading.changes.append(
+        ReaderChange(
+            CHAINS_FROM_PAIRS,
+            str(chains_path),
             f"the chains file is empty while {pairs_path.name} links {len(pair_lines)} pair(s): "
             f"{_count(parts)} read from the identity pairs",
         )

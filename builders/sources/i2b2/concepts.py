@@ -1,11 +1,11 @@
 """Reading the concept fields of an i2b2/VA 2011 document's concepts, chains and pairs files against its tokens.
 
 A concept field is ``c="text" L:T L:T``: a position, ``line:token`` to ``line:token`` (:class:`TokenGrid` maps it
-to character offsets and back), and the quoted text. The position defines the concept's span; the quoted text
-must be the covered tokens or lie inside them (:func:`quote_lies_inside`, read with a warning). A line that
-cannot be read, or a concept that does not line up, is a problem: it is left out and kept, with file and line,
-in the document's :class:`LineReading` (:mod:`clinical_corpora.builders.sources.i2b2.coref` lists it in the
-document it reads).
+to character offsets and back), and the quoted text. The position defines the concept's span, whatever the quoted
+text says (``he`` on ``Heis``, ``s a patie`` on ``a patient``): a quote other than the covered tokens is a change
+the document's :class:`LineReading` keeps, of its kind. A line that cannot be read, or a position that does not
+exist, is a problem: it is left out and kept, with file and line, in the document's :class:`LineReading`
+(:mod:`clinical_corpora.builders.sources.i2b2.coref` lists it in the document it reads).
 """
 
 from __future__ import annotations
@@ -15,9 +15,17 @@ from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from clinical_corpora.builders.sources.i2b2.chains import ChainLine, Concept, CorefPair, PairLine
+from clinical_corpora.builders.sources.i2b2.chains import (
+    QUOTE_INSIDE_TOKENS,
+    QUOTE_UNLIKE_TOKENS,
+    ChainLine,
+    Concept,
+    CorefPair,
+    PairLine,
+)
 from clinical_corpora.builders.sources.text_lines import utf8_lines
 from clinical_corpora.core.errors import SourceError, excerpt
+from clinical_corpora.core.reader_changes import ReaderChange
 
 
 def _concept_pattern(prefix: str = "") -> str:
@@ -95,11 +103,12 @@ class TokenGrid:
 
 @dataclass
 class LineReading:
-    """A document's token grid and what reading its lines found: problems (lines left out) and warnings."""
+    """A document's token grid and what reading its lines found: problems (lines left out) and changes (lines
+    read otherwise than written)."""
 
     grid: TokenGrid
     problems: list[SourceError] = field(default_factory=list)
-    warnings: list[SourceError] = field(default_factory=list)
+    changes: list[ReaderChange] = field(default_factory=list)
 
 
 def read_concepts(
@@ -204,8 +213,9 @@ def _full_match(pattern: re.Pattern[str], line: str, path: Path, line_number: in
 
 
 def _locate(match: re.Match[str], read: LineReading, path: Path, line_number: int, prefix: str = "") -> tuple[int, int]:
-    """Offsets of one ``c="..." L:T L:T``: the position defines the span. Its quoted text must be the covered
-    tokens, or lie inside them (a warning): only a quote found nowhere in them is a problem."""
+    """Offsets of one ``c="..." L:T L:T``: the position defines the span, as the i2b2 evaluation reads it. A
+    quoted text other than the covered tokens is a change (:data:`QUOTE_INSIDE_TOKENS` when found inside them,
+    else :data:`QUOTE_UNLIKE_TOKENS`); only a position that does not exist is a problem."""
     position: Position = (
         int(match[f"{prefix}start_line"]),
         int(match[f"{prefix}start_token"]),
@@ -218,25 +228,19 @@ def _locate(match: re.Match[str], read: LineReading, path: Path, line_number: in
     except ValueError as error:
         raise SourceError(path, f"concept {excerpt(quoted)}: {error}", line=line_number) from None
     covered = " ".join(read.grid.covered_tokens(start, end))
-    where = "{}:{} {}:{}".format(*position)
-    if covered.lower() == quoted.lower():
-        return start, end
-    if quote_lies_inside(quoted, covered):
-        read.warnings.append(
-            SourceError(
-                path,
-                f"concept text {excerpt(quoted)} lies inside the tokens at {where} ({excerpt(covered)}): "
-                "the position is read",
-                line=line_number,
+    if covered.lower() != quoted.lower():
+        inside = quote_lies_inside(quoted, covered)
+        what = "lies inside" if inside else "is not"
+        read.changes.append(
+            ReaderChange(
+                QUOTE_INSIDE_TOKENS if inside else QUOTE_UNLIKE_TOKENS,
+                str(path),
+                f"concept text {excerpt(quoted)} {what} the tokens at {'{}:{} {}:{}'.format(*position)} "
+                f"({excerpt(covered)}): the position is read",
+                line_number,
             )
         )
-        return start, end
-    raise SourceError(
-        path,
-        f"concept text {excerpt(quoted)} does not match the tokens at {where}: {excerpt(covered)} "
-        "(nor lies inside them)",
-        line=line_number,
-    )
+    return start, end
 
 
 _WORD = re.compile(r"[^\W_]+")

@@ -13,14 +13,14 @@ included. The quoted text is the lower-cased tokens joined by single spaces. The
 identity coreference only: no Bagga class, no linguistic attributes, no set/subset or part/whole.
 
 The position defines a concept's span, as the format encodes it and the i2b2 evaluation reads it: a
-quoted text found inside the covered tokens (``m.d`` on ``M.D.``, case and punctuation aside) is read
-at its position with a warning (:attr:`I2b2CorefDocument.warnings`); a position that does not exist,
-or whose tokens do not hold the quoted text at all, is a problem. A line that cannot be read is a
-problem, not the end of the document: the concept (or chain member, or pair) is left out and listed in
-:attr:`I2b2CorefDocument.problems` with file and line. A concept listed twice with the same type is
-read once. How each line is read against the tokens is :mod:`clinical_corpora.builders.sources.i2b2.concepts`;
-how chain lines and pairs are read together (lines sharing a concept, an empty chains file beside pairs, a
-pair across chains) is :mod:`clinical_corpora.builders.sources.i2b2.chains`.
+quoted text other than the covered tokens (``m.d`` on ``M.D.``, ``he`` on ``Heis``) is read at its
+position, a change (:attr:`I2b2CorefDocument.changes`); a position that does not exist is a problem. A
+line that cannot be read is a problem, not the end of the document: the concept (or chain member, or
+pair) is left out and listed in :attr:`I2b2CorefDocument.problems` with file and line. A concept
+listed twice with the same type is read once. How each line is read against the tokens is
+:mod:`clinical_corpora.builders.sources.i2b2.concepts`; how chain lines and pairs are read together
+(lines sharing a concept, an empty chains file beside pairs, a pair across chains, a chain kept whole) is
+:mod:`clinical_corpora.builders.sources.i2b2.chains`.
 """
 
 from __future__ import annotations
@@ -43,6 +43,7 @@ from clinical_corpora.builders.sources.knowtator.document import KnowtatorDocume
 from clinical_corpora.builders.sources.text_lines import read_utf8
 from clinical_corpora.core.errors import SourceError, excerpt
 from clinical_corpora.core.file_limits import MAX_FILE_BYTES, check_file_size
+from clinical_corpora.core.reader_changes import ReaderChange
 
 DOCS_DIR = "docs"
 CONCEPTS_DIR = "concepts"
@@ -59,9 +60,9 @@ class I2b2CorefDocument:
     pairs: tuple[CorefPair, ...] = ()
     problems: tuple[SourceError, ...] = field(default=(), compare=False)
     """Lines left out (a concept, chain member or pair that does not line up), in file order."""
-    warnings: tuple[SourceError, ...] = field(default=(), compare=False)
-    """Lines read otherwise than written: a quoted text found inside the tokens its position covers, chain
-    lines joined, chains read from the pairs (see :mod:`clinical_corpora.builders.sources.i2b2.chains`)."""
+    changes: tuple[ReaderChange, ...] = field(default=(), compare=False)
+    """Lines read otherwise than written: a quoted text other than the tokens its position covers, chain lines
+    joined, chains read from the pairs, a chain kept whole (:mod:`clinical_corpora.builders.sources.i2b2.chains`)."""
 
 
 LAYOUT = {DOCS_DIR: ".txt", CONCEPTS_DIR: ".txt.con", CHAINS_DIR: ".txt.chains", PAIRS_DIR: ".txt.pairs"}
@@ -167,7 +168,7 @@ def read_i2b2_files(
         chains=tuple(reading.chains),
         pairs=tuple(reading.pairs),
         problems=(*read.problems, *reading.problems),
-        warnings=(*read.warnings, *reading.warnings),
+        changes=(*read.changes, *reading.changes),
     )
 
 
