@@ -449,14 +449,17 @@ def test_offsets_named_otherwise_are_placed_and_re_anchored_by_their_marks() -> 
 
 
 def test_a_crlf_copy_of_every_corpus_re_anchors_every_span_as_check_says(
-    corpus: CorpusManifest, released: tuple[Path, Path], tmp_path: Path
+    corpus: CorpusManifest, released: tuple[Path, Path], tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:
     """Every document of the copy with CRLF line ends: ``--check`` says each is confirmed whole and every span
     relocated, and ``--re-anchor`` relocates every span, none lost and no record left out."""
-    if corpus.name == "rad_coref":
-        pytest.xfail(
-            "a Patient mention whose recipe cuts its text from another report (the same words at the same "
-            "offsets) moves with that report's map, not its own report's: its record is left out"
+    if corpus.name == "rad_coref":  # a known bug: runs, and says so the day it is fixed
+        request.applymarker(
+            pytest.mark.xfail(
+                strict=True,
+                reason="a Patient mention whose recipe cuts its text from another report (the same words at the "
+                "same offsets) moves with that report's map, not its own report's: its record is left out",
+            )
         )
     _, text_free = released
     crlf = {locator: text.replace("\n", "\r\n") for locator, text in source_texts(text_free).items()}

@@ -15,7 +15,7 @@ import pytest
 
 from benchmarks.perturb import SENTENCE
 from clinical_corpora.builders.commands.main import main
-from clinical_corpora.builders.rehydrate.rekey import read_notes_table
+from clinical_corpora.builders.rehydrate.rekey import Rekeyed, read_notes_table, rekeyed_by_share
 from clinical_corpora.builders.rehydrate.run import source_texts
 from clinical_corpora.core.errors import SourceError
 from tests.conftest import SampleVariant, copy_beside
@@ -106,3 +106,15 @@ def test_an_unknown_layout_or_a_repeated_id_is_an_error_naming_the_file(
     with pytest.raises(SourceError, match="repeated.csv.*the id '1' of column doc is given to two notes"):
         read_notes_table(repeated, "doc", "body")
     assert not (tmp_path / "out").exists()
+
+
+def test_a_note_is_taken_by_its_blocks_only_well_ahead_of_every_other() -> None:
+    """Notes written from one template share blocks: the best note is taken only when it holds at least half
+    of the document's blocks and a quarter more than any other; otherwise every close note is named."""
+    rekeyed = Rekeyed()
+    rekeyed_by_share(rekeyed, "ahead", {"n1": 0.95, "n2": 0.6})
+    rekeyed_by_share(rekeyed, "close", {"n1": 0.9, "n2": 0.8, "n3": 0.3})
+    rekeyed_by_share(rekeyed, "too little", {"n1": 0.4})
+    assert rekeyed.mapped == {"ahead": ("n1", "blocks: 95% of its blocks found, the next note 60%")}
+    assert rekeyed.unmapped["close"] == "ambiguous: 2 notes hold 80% to 90% of its blocks (n1, n2)"
+    assert rekeyed.unmapped["too little"].startswith("not found")

@@ -5,9 +5,9 @@ The evidence is what the release already carries, never a guess: first the sha25
 document (the same text), then the sha256 of its normalised text (``anchors.parquet``: the same text but for
 CRLF line ends, a byte-order mark, trailing spaces or the Unicode form), then its block hashes (a copy that
 was edited: the note's first or last block at its place picks the candidates, and a note is taken when at
-least half of its blocks are found in it, in order, by ``reanchor/relocate.py``). A document that two notes
-match equally well, or none, is named and left out, never mapped by chance; a note is given to one document
-at most.
+least half of its blocks are found in it, in order, by ``reanchor/relocate.py``, and every other candidate
+holds a quarter of them fewer at least). A document that two notes match about as well, or none, is named
+and left out, never mapped by chance; a note is given to one document at most.
 """
 
 from __future__ import annotations
@@ -38,6 +38,11 @@ LAYOUTS: dict[str, tuple[str, str]] = {
 """The notes tables whose id and text columns are known: (id column, text column)."""
 
 REKEY_COLUMNS = ("document", "note_id", "evidence")
+MIN_SHARE = 0.5
+"""The least share of a document's blocks a note must hold to be taken for it by its blocks."""
+MARGIN = 0.25
+"""How much more of a document's blocks its note must hold than any other note (notes written from one template
+share blocks; a note within this margin of the best makes the document ambiguous)."""
 
 
 @dataclass(frozen=True)
@@ -155,15 +160,24 @@ def _by_blocks(rekeyed: Rekeyed, wanted: Mapping[str, str], anchors: Mapping[str
             for note, text in free.items()
             if _ends_match(anchor, sha256, text)
         }
-        best = [note for note, share in scores.items() if share >= 0.5]
-        if len(best) == 1:
-            rekeyed.mapped[locator] = (best[0], f"blocks: {scores[best[0]]:.0%} of its blocks found")
-        elif best:
-            rekeyed.unmapped[locator] = (
-                f"ambiguous: {len(best)} notes hold half of its blocks ({', '.join(sorted(best)[:5])})"
-            )
-        else:
-            rekeyed.unmapped[locator] = "not found: no note has its sha256 or half of its blocks"
+        rekeyed_by_share(rekeyed, locator, scores)
+
+
+def rekeyed_by_share(rekeyed: Rekeyed, locator: str, scores: dict[str, float]) -> None:
+    """The document mapped to the note holding the largest share of its blocks, when that is at least
+    :data:`MIN_SHARE` and no other note comes within :data:`MARGIN` of it; named otherwise."""
+    ranked = sorted(scores.items(), key=lambda item: -item[1])
+    if not ranked or ranked[0][1] < MIN_SHARE:
+        rekeyed.unmapped[locator] = "not found: no note has its sha256 or half of its blocks"
+        return
+    (note, share), runner_up = ranked[0], ranked[1][1] if len(ranked) > 1 else 0.0
+    if share - runner_up < MARGIN:
+        close = sorted(other for other, other_share in ranked if share - other_share < MARGIN)
+        rekeyed.unmapped[locator] = (
+            f"ambiguous: {len(close)} notes hold {runner_up:.0%} to {share:.0%} of its blocks ({', '.join(close[:5])})"
+        )
+        return
+    rekeyed.mapped[locator] = (note, f"blocks: {share:.0%} of its blocks found, the next note {runner_up:.0%}")
 
 
 def _ends_match(anchor: Anchor, sha256: str, normalised: str) -> bool:
