@@ -155,12 +155,35 @@ def _by_blocks(rekeyed: Rekeyed, wanted: Mapping[str, str], anchors: Mapping[str
         if anchor is None or not anchor.block_hashes:
             rekeyed.unmapped[locator] = "not found: no note has its sha256 and it has no block hashes to look for"
             continue
-        scores = {
-            note: _confirmed_share(anchor, sha256, table.notes[note])
-            for note, text in free.items()
-            if _ends_match(anchor, sha256, text)
+        aligned = {
+            note: _aligned(anchor, sha256, text) for note, text in free.items() if _ends_match(anchor, sha256, text)
         }
-        rekeyed_by_share(rekeyed, locator, scores)
+        shortlist = _shortlist(aligned)
+        rekeyed_by_share(
+            rekeyed, locator, {note: _confirmed_share(anchor, sha256, table.notes[note]) for note in shortlist}
+        )
+
+
+def _shortlist(aligned: dict[str, int]) -> list[str]:
+    """The notes holding at least half as many of a document's blocks at their place as the note holding most,
+    which the whole map then scores (notes of one template can all start alike; a note whose edit moved half
+    of its blocks still holds the other half at their place)."""
+    most = max(aligned.values(), default=0)
+    return [note for note, count in aligned.items() if count > 0 and 2 * count >= most]
+
+
+def _aligned(anchor: Anchor, sha256: str, normalised: str) -> int:
+    """How many of the document's blocks the note holds at their place, counted from its start or from its
+    end (the more of the two): an edit moves only the blocks after it, or before it."""
+    key = hash_key(sha256)
+    blocks = block_ranges(anchor.normalised_characters, anchor.block)
+    shift = len(normalised) - anchor.normalised_characters
+    counts = [0, 0]
+    for index, (start, end) in enumerate(blocks):
+        for side, at in enumerate((start, start + shift)):
+            if 0 <= at and at + end - start <= len(normalised):
+                counts[side] += block_hash(normalised[at : at + end - start], key) == anchor.hash_of(index)
+    return max(counts)
 
 
 def rekeyed_by_share(rekeyed: Rekeyed, locator: str, scores: dict[str, float]) -> None:
