@@ -3,9 +3,10 @@
 The JSON-LD names the corpus and version, its licence, citation and Responsible AI statements (``rai:``,
 from corpus.yaml's ``responsible_ai`` and ``sharing``; a sample release says its data is invented), every
 parquet file (``FileObject`` with sha256), one ``FileSet`` and one ``RecordSet`` per config (its fields
-derived from the config's Features, nested ones as sub-fields, and the split read from the file name), and
-the licensed sources the release was built from: a ``FileObject`` per source with the sha256 manifest.json
-records for it and no download URL (they are not distributed; the description says where to get them).
+derived from the config's Features as mlcroissant reads them, see schemas/croissant.py, and the split read
+from the file name), and the licensed sources the release was built from: a ``FileObject`` per source with
+the sha256 manifest.json records for it and no download URL (they are not distributed; the description
+says where to get them).
 
 Both the full release and its text-free variant write one; it is a function of what they hold, so it is
 byte-identical run to run.
@@ -23,7 +24,7 @@ from datasets import Features
 
 from clinical_corpora.core.manifest import CorpusManifest
 from clinical_corpora.core.release_manifest import InputSummary
-from clinical_corpora.schemas.croissant import croissant_fields
+from clinical_corpora.schemas.croissant import UNREADABLE, croissant_fields
 
 CROISSANT_FILE = "croissant.json"
 CROISSANT_VERSION = "http://mlcommons.org/croissant/1.1"
@@ -253,10 +254,14 @@ def _record_set(config: str, release: CroissantRelease) -> dict[str, Any]:
             "transform": {"regex": f"^({splits})-\\d{{5}}-of-\\d{{5}}\\.parquet$"},
         },
     }
+    columns = croissant_fields(features, config, _file_set(config))
+    description = " ".join(spec.description.split()) if spec else config
+    if columns.undeclared:
+        description += f" Columns not declared as fields ({UNREADABLE}): {'; '.join(columns.undeclared)}."
     return {
         "@type": "cr:RecordSet",
         "@id": config,
         "name": config,
-        "description": " ".join(spec.description.split()) if spec else config,
-        "field": [split_field, *croissant_fields(features, config, _file_set(config))],
+        "description": description,
+        "field": [split_field, *columns.fields],
     }
