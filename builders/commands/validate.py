@@ -56,7 +56,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """One line per step as it starts, then its verdict (or, with --json, one JSON object)."""
     asked = ValidateArgs(args.release, args.corpus, args.json, args.expect_digest)
-    from clinical_corpora.builders.validate.run import CheckedRelease, release_checks
+    from clinical_corpora.builders.validate.run import release_checks
 
     announce = (lambda line: None) if asked.json else (lambda line: print(line, flush=True))
     gates = []
