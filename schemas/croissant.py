@@ -89,7 +89,7 @@ def _record(field_id: str, column: str, struct: dict[str, Any], source: dict[str
             undeclared.append(f"{column}.{dotted} ({shape_of(feature)})")
             continue
         sub = {"@type": "cr:Field", "@id": f"{field_id}/{'/'.join(path)}", "name": dotted, **_value(dotted, inner)}
-        sub["source"] = {**source, "transform": {"jsonPath": dotted}}
+        sub["source"] = {**source, "transform": [{"jsonPath": dotted}]}
         sub_fields.append(sub | _array(depth))
     described: dict[str, Any] = {"subField": sub_fields}
     if undeclared:
