@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import shutil
+import re
 from pathlib import Path
 from typing import Any
 
@@ -86,60 +86,70 @@ def _rows(view: ReleaseView, config: str, split: str) -> int:
 
 
 @pytest.mark.parametrize("variant", [0, 1], ids=["full", "text-free"])
-def test_nested_features_are_sub_fields_at_every_depth(releases: tuple[Path, Path], variant: int) -> None:
+def test_every_value_of_every_column_is_a_field_or_named_in_a_description(
+    releases: tuple[Path, Path], variant: int
+) -> None:
+    """Each value the Features reach is a declared field (its data type and list depth as the Features say) or
+    lies inside a list of records named, with its shape, in its field's or record set's description."""
     folder = releases[variant]
     view = ReleaseView(folder)
     document = json.loads((folder / CROISSANT_FILE).read_text(encoding="utf-8"))
     for record_set in document["recordSet"]:
-        features = view.features(record_set["@id"])
-        declared = [field for field in record_set["field"] if field["name"] != SPLIT_FIELD]
-        assert _shape_of_fields(declared) == _shape_of_features(dict(features))
+        declared, named = _declared(record_set)
+        for path, shape in _values(dict(view.features(record_set["@id"])), (), 0).items():
+            undeclared = [name for name in named if path[: len(name)] == name]
+            assert (declared.get(path) == shape) != bool(undeclared), (record_set["@id"], path, shape)
 
 
-def _shape_of_fields(fields: list[dict[str, Any]]) -> dict[str, Any]:
-    return {
-        field["name"]: (
-            field.get("arrayShape", ""),
-            _shape_of_fields(field["subField"]) if "subField" in field else field["dataType"],
-        )
-        for field in fields
-    }
-
-
-def _shape_of_features(features: dict[str, Any]) -> dict[str, Any]:
-    shapes = {}
-    for name, feature in features.items():
-        depth = 0
-        while isinstance(feature, List):
-            feature, depth = feature.feature, depth + 1
-        if isinstance(feature, dict):
-            inner: Any = _shape_of_features(feature)
-        elif isinstance(feature, ClassLabel):
-            inner = "sc:Integer"
+def _declared(record_set: dict[str, Any]) -> tuple[dict[tuple[str, ...], tuple[int, str]], list[tuple[str, ...]]]:
+    """The record set's fields by value path with (list depth, data type), and the paths its descriptions name."""
+    declared: dict[tuple[str, ...], tuple[int, str]] = {}
+    text = record_set["description"]
+    for field in record_set["field"]:
+        if field["name"] == SPLIT_FIELD:
+            continue
+        depth = _depth(field)
+        for sub in field.get("subField", []):
+            declared[(field["name"], *sub["name"].split("."))] = (depth + _depth(sub), sub["dataType"])
+        if "subField" in field:
+            text += " " + field.get("description", "")
         else:
-            inner = {"string": "sc:Text", "bool": "sc:Boolean"}.get(feature.dtype, f"cr:{feature.dtype.capitalize()}")
-        shapes[name] = (",".join(["-1"] * depth), inner)
-    return shapes
+            declared[(field["name"],)] = (depth, field["dataType"])
+    named = re.findall(r"([\w.]+) \((?:list of|\{)", text)
+    return declared, [tuple(name.split(".")) for name in named]
+
+
+def _depth(field: dict[str, Any]) -> int:
+    return len(field["arrayShape"].split(",")) if field.get("isArray") else 0
+
+
+def _values(features: dict[str, Any], prefix: tuple[str, ...], depth: int) -> dict[tuple[str, ...], Any]:
+    """Every value the Features reach (through structs and lists): its path, list depth and Croissant type."""
+    found: dict[tuple[str, ...], Any] = {}
+    for name, feature in features.items():
+        levels = depth
+        while isinstance(feature, List):
+            feature, levels = feature.feature, levels + 1
+        if isinstance(feature, dict):
+            found |= _values(feature, (*prefix, name), levels)
+        elif isinstance(feature, ClassLabel):
+            found[(*prefix, name)] = (levels, "sc:Integer")
+        else:
+            kind = {"string": "sc:Text", "bool": "sc:Boolean"}.get(feature.dtype, f"cr:{feature.dtype.capitalize()}")
+            found[(*prefix, name)] = (levels, kind)
+    return found
 
 
 @pytest.mark.parametrize("variant", [0, 1], ids=["full", "text-free"])
-def test_the_record_reader_yields_the_rows_load_dataset_loads(
+def test_the_record_reader_reads_every_field_as_load_dataset_loads_it(
     releases: tuple[Path, Path], variant: int, tmp_path: Path
 ) -> None:
-    """Every row of every config and split, on every field mlcroissant 1.1 can read: a column of values or of
-    lists of values, and a struct or list of structs of those (its reader keeps one jsonPath match and fills
-    one level of sub-fields, so it cannot follow a list inside a list; the test above checks how those fields
-    are declared)."""
-    folder = tmp_path / "release"
-    shutil.copytree(releases[variant], folder)
-    readable = json.loads((folder / CROISSANT_FILE).read_text(encoding="utf-8"))
-    compared = 0
-    for record_set in readable["recordSet"]:
-        record_set["field"] = [field for field in record_set["field"] if _readable(field)]
-        compared += len(record_set["field"])
-    (folder / "readable.json").write_text(json.dumps(readable), encoding="utf-8")  # beside the data it names
-    dataset = mlc.Dataset(jsonld=folder / "readable.json")
-    for record_set in readable["recordSet"]:
+    """Every row of every config and split, every declared field, through mlcroissant's own record reader: the
+    release's croissant.json as it is, nested lists included."""
+    folder = releases[variant]
+    document = json.loads((folder / CROISSANT_FILE).read_text(encoding="utf-8"))
+    dataset = _dataset(folder)
+    for record_set in document["recordSet"]:
         config = record_set["@id"]
         fields = [field for field in record_set["field"] if field["name"] != SPLIT_FIELD]
         loaded = load_dataset(str(folder), config, cache_dir=str(tmp_path / "cache"))
@@ -153,25 +163,21 @@ def test_the_record_reader_yields_the_rows_load_dataset_loads(
                 {field["@id"]: _expected(field, row[field["name"]]) for field in fields} for row in loaded[split]
             ]
             assert rows == expected, (config, split)
-    assert compared > len(readable["recordSet"])  # more than the split fields
-
-
-def _readable(field: dict[str, Any]) -> bool:
-    """Whether mlcroissant 1.1 reads the field as it is declared: no list inside a list, one level of sub-fields."""
-    if "subField" not in field:
-        return "," not in field.get("arrayShape", "")
-    return "," not in field.get("arrayShape", "") and all(
-        "subField" not in sub and not (field.get("isArray") and sub.get("isArray")) for sub in field["subField"]
-    )
 
 
 def _expected(field: dict[str, Any], value: Any) -> Any:
-    """A loaded value as mlcroissant shapes it: sub-fields keyed by their ids, a list of structs as a list."""
+    """A loaded value as the field declares it: sub-fields keyed by their ids, read by their dotted paths."""
     if "subField" not in field:
         return value
     if field.get("isArray"):
-        return [{sub["@id"]: item[sub["name"]] for sub in field["subField"]} for item in value]
-    return None if value is None else {sub["@id"]: value[sub["name"]] for sub in field["subField"]}
+        return [{sub["@id"]: _at(item, sub["name"]) for sub in field["subField"]} for item in value]
+    return None if value is None else {sub["@id"]: _at(value, sub["name"]) for sub in field["subField"]}
+
+
+def _at(value: Any, dotted: str) -> Any:
+    for key in dotted.split("."):
+        value = None if value is None else value[key]
+    return value
 
 
 def _plain(value: Any) -> Any:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -14,6 +14,7 @@ from clinical_corpora.builders.commands import arguments
 from clinical_corpora.core.errors import ClincorpError
 
 if TYPE_CHECKING:
+    from clinical_corpora.builders.validate.run import CheckedRelease
     from clinical_corpora.validation.gates import GateResult
 
 VALID, INVALID, COULD_NOT_CHECK = 0, 1, 3
@@ -39,9 +40,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--json",
         action="store_true",
-        help="print one JSON object (the release, its verdict, and each gate with its status, observed and expected "
-        "values and where it failed) instead of lines; the exit status is the same: 0 valid, 1 invalid, "
-        "2 wrong arguments, 3 could not check",
+        help="print one JSON object (the release; the corpus, version and variant its manifest.json names and its "
+        "digest, the sha256 of manifest.json, each null when it cannot be read; its verdict; and each gate with "
+        "its status, observed and expected values and where it failed) instead of lines; the exit status is the "
+        "same: 0 valid, 1 invalid, 2 wrong arguments, 3 could not check",
     )
     parser.add_argument(
         "--expect-digest",
@@ -58,8 +60,9 @@ def run(args: argparse.Namespace) -> int:
 
     announce = (lambda line: None) if asked.json else (lambda line: print(line, flush=True))
     gates = []
+    checked: list[CheckedRelease] = []
     try:
-        for result in release_checks(asked.release, announce, asked.corpus, asked.expect_digest):
+        for result in release_checks(asked.release, announce, asked.corpus, asked.expect_digest, checked.append):
             gates.append(result)
             if not asked.json:
                 _print_gate(result)
@@ -68,15 +71,21 @@ def run(args: argparse.Namespace) -> int:
     except Exception as error:  # noqa: BLE001 - whatever a release holds, validate gives a verdict
         message = str(error) if isinstance(error, ClincorpError) else f"{type(error).__name__}: {error}"
         if asked.json:
-            print(json.dumps({"release": str(asked.release), "verdict": "could not check", "error": message}))
+            print(json.dumps({**_subject(asked.release, checked), "verdict": "could not check", "error": message}))
         else:
             print(f"error: {message}", file=sys.stderr)
         return COULD_NOT_CHECK
     ok = all(result.success for result in gates)
     if asked.json:
-        verdict = {"release": str(asked.release), "verdict": "valid" if ok else "invalid"}
+        verdict = {**_subject(asked.release, checked), "verdict": "valid" if ok else "invalid"}
         print(json.dumps({**verdict, "gates": [_gate_json(result) for result in gates]}, ensure_ascii=False))
     return VALID if ok else INVALID
+
+
+def _subject(release: Path, checked: list[CheckedRelease]) -> dict[str, Any]:
+    """The folder given, and the corpus, version, variant and digest of the release found in it (or nulls)."""
+    found = asdict(checked[0]) if checked else dict.fromkeys(("corpus", "version", "variant", "digest"))
+    return {"release": str(release), **found}
 
 
 def _gate_json(result: GateResult) -> dict[str, Any]:

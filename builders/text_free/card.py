@@ -14,7 +14,13 @@ from clinical_corpora.builders.contract.base import Builder
 from clinical_corpora.builders.contract.release_view import ReleaseView
 from clinical_corpora.builders.release.card.changes import changes_sections
 from clinical_corpora.builders.release.card.croissant import CROISSANT_FILE, CroissantRelease, croissant_bytes
-from clinical_corpora.builders.release.card.hub_metadata import hub_metadata
+from clinical_corpora.builders.release.card.hub_metadata import (
+    add_dataset_infos,
+    config_version,
+    hub_metadata,
+    licence_metadata,
+    splits_note,
+)
 from clinical_corpora.builders.release.card.markdown import CARD_FILE, plain, section_markdown
 from clinical_corpora.builders.release.folder import release_folder
 from clinical_corpora.builders.text_free.layout import TEXT_FREE_SUFFIX
@@ -114,6 +120,7 @@ def render_text_free_card(release: TextFreeRelease) -> str:
         f'```python\nfrom datasets import load_dataset\n\ndataset = load_dataset("releases/{manifest.name}/'
         f'{release_folder(manifest.name, version)}", "{first}")\n```\n',
         "## Rows per split\n",
+        f"{splits_note(rows)}\n",
         split_rows.markdown(),
         *(section_markdown(section) for section in changes_sections(release.changes)),
         "## Leak gate\n",
@@ -126,7 +133,7 @@ def render_text_free_card(release: TextFreeRelease) -> str:
         "## Citation\n",
         f"```bibtex\n{manifest.citation.strip()}\n```\n",
     ]
-    return f"---\n{_front_matter(manifest, features, rows)}\n---\n\n" + "\n".join(body)
+    return f"---\n{_front_matter(manifest, version, features, rows)}\n---\n\n" + "\n".join(body)
 
 
 def _tables(release: TextFreeRelease) -> tuple[Table, Table, Table]:
@@ -149,12 +156,15 @@ def _tables(release: TextFreeRelease) -> tuple[Table, Table, Table]:
     return removed, inputs, split_rows
 
 
-def _front_matter(manifest: CorpusManifest, features: dict[str, Features], rows: dict[str, dict[str, int]]) -> str:
+def _front_matter(
+    manifest: CorpusManifest, version: str, features: dict[str, Features], rows: dict[str, dict[str, int]]
+) -> str:
     data = DatasetCardData(
         pretty_name=f"{manifest.pretty_name} (text-free)",
         license=manifest.license,
         **hub_metadata(manifest, rows),
         tags=[*(manifest.tags or []), "text-free"],
+        **licence_metadata(manifest),
     )
     MetadataConfigs(
         {
@@ -165,6 +175,7 @@ def _front_matter(manifest: CorpusManifest, features: dict[str, Features], rows:
                     if count  # an empty split is not declared: datasets refuses to load it
                 ],
                 **({"default": True} if config == next(iter(rows)) else {}),
+                **config_version(version),
             }
             for config, splits in rows.items()
         }
@@ -176,5 +187,5 @@ def _front_matter(manifest: CorpusManifest, features: dict[str, Features], rows:
             if count:
                 split_dict.add(SplitInfo(name=split, num_examples=count))
         infos[config] = DatasetInfo(features=config_features, splits=split_dict)
-    infos.to_dataset_card_data(data)
+    add_dataset_infos(data, infos, manifest, version, text_free=True)
     return data.to_yaml()

@@ -11,6 +11,7 @@ suite; a rehydration that is not the maintainer's release (re-anchored, partial)
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 from clinical_corpora.builders.release.card.changes import changes_problems
@@ -20,11 +21,30 @@ from clinical_corpora.builders.validate import described, identity, records, row
 from clinical_corpora.builders.validate.gate import guarded, problems_gate
 from clinical_corpora.core.errors import ClincorpError
 from clinical_corpora.core.manifest import CorpusManifest
-from clinical_corpora.core.release_manifest import release_digest
+from clinical_corpora.core.release_manifest import ReleaseManifest, Variant, release_digest
 from clinical_corpora.validation.gates import GateResult
 
 Step = Callable[[str], None]
 MANIFEST_EXPECTED = "manifest.json consistent with the data and the installed corpus"
+
+
+@dataclass(frozen=True)
+class CheckedRelease:
+    """What was checked: the corpus, version and variant manifest.json names, and the release's digest (the
+    sha256 of manifest.json, which hashes every other file; None when it cannot be read)."""
+
+    corpus: str
+    version: str
+    variant: Variant
+    digest: str | None
+
+
+def _checked(folder: Path, manifest: ReleaseManifest) -> CheckedRelease:
+    try:
+        digest: str | None = release_digest(folder)
+    except OSError:
+        digest = None
+    return CheckedRelease(manifest.corpus, manifest.version, manifest.kind, digest)
 
 
 def check_release(
@@ -35,12 +55,17 @@ def check_release(
 
 
 def release_checks(
-    folder: Path, on_step: Step | None = None, corpus: str | Path | None = None, expect_digest: str | None = None
+    folder: Path,
+    on_step: Step | None = None,
+    corpus: str | Path | None = None,
+    expect_digest: str | None = None,
+    on_checked: Callable[[CheckedRelease], None] | None = None,
 ) -> Iterator[GateResult]:
     """Every check of a release, each verdict as soon as it is known; ``on_step`` hears one line per step before
-    it runs. With ``expect_digest`` (the sha256 of manifest.json the release's maker printed) nothing else is
-    checked unless manifest.json has it. Stops at the files when they differ from the manifest, and at the
-    manifest when the corpus is not installed. A ClincorpError only when ``folder`` is no release at all."""
+    it runs, ``on_checked`` what is checked once manifest.json is read. With ``expect_digest`` (the sha256 of
+    manifest.json the release's maker printed) nothing else is checked unless manifest.json has it. Stops at
+    the files when they differ from the manifest, and at the manifest when the corpus is not installed. A
+    ClincorpError only when ``folder`` is no release at all."""
     announce = _numbered(on_step or (lambda line: None))
     if expect_digest is not None:
         announce("manifest.json's sha256 against the expected digest")
@@ -50,6 +75,8 @@ def release_checks(
             return
     announce("files: every file listed, of its kind, regular, inside the folder, with its sha256")
     inspection = inspect_release(folder)
+    if inspection.manifest is not None and on_checked is not None:
+        on_checked(_checked(folder, inspection.manifest))
     yield problems_gate("files", inspection.problems, "files as manifest.json lists them")
     if inspection.problems:
         return

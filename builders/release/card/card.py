@@ -15,7 +15,13 @@ from pydantic import BaseModel
 
 from clinical_corpora.builders.contract.release_view import ReleaseView
 from clinical_corpora.builders.release.card.changes import changes_sections
-from clinical_corpora.builders.release.card.hub_metadata import hub_metadata
+from clinical_corpora.builders.release.card.hub_metadata import (
+    add_dataset_infos,
+    config_version,
+    hub_metadata,
+    licence_metadata,
+    splits_note,
+)
 from clinical_corpora.builders.release.card.markdown import plain, section_markdown
 from clinical_corpora.builders.release.folder import release_folder
 from clinical_corpora.core.card import CardSection, Cell, Table
@@ -79,7 +85,7 @@ def render_card(card: CardFacts) -> str:
     """The whole README.md; a sample release's card says first that its data is invented."""
     manifest, version, features, row_counts = card.manifest, card.version, card.features, card.row_counts
     sections, gates, provenance = card.sections, card.gates, card.provenance
-    matter = front_matter(manifest, features, row_counts, card.sizes)
+    matter = front_matter(manifest, version, features, row_counts, card.sizes)
     return f"---\n{matter}\n---\n\n{_sample_banner(provenance)}" + "\n".join(
         section_markdown(section)
         for section in [
@@ -98,12 +104,12 @@ def render_card(card: CardFacts) -> str:
 
 def front_matter(
     manifest: CorpusManifest,
+    version: str,
     features: dict[str, Features],
     row_counts: dict[str, dict[str, int]],
     sizes: dict[str, dict[str, SplitSize]],
 ) -> str:
-    licence = {"license_name": manifest.license_name, "license_link": manifest.license_link}
-    extra: dict[str, Any] = {key: value for key, value in licence.items() if value} | _gating_metadata(manifest)
+    extra: dict[str, Any] = licence_metadata(manifest) | _gating_metadata(manifest)
     data = DatasetCardData(
         pretty_name=manifest.pretty_name,
         license=manifest.license,
@@ -120,6 +126,7 @@ def front_matter(
                     if row_counts[config].get(split)  # an empty split is not declared: datasets refuses to load it
                 ],
                 **({"default": True} if config == manifest.default_config else {}),
+                **config_version(version),
             }
             for config, spec in manifest.configs.items()
         }
@@ -139,7 +146,7 @@ def front_matter(
             dataset_size=sum(size.num_bytes for size in config_sizes.values()) or None,
             download_size=sum(size.parquet_bytes for size in config_sizes.values()) or None,
         )
-    infos.to_dataset_card_data(data)
+    add_dataset_infos(data, infos, manifest, version, text_free=False)
     return data.to_yaml()
 
 
@@ -190,7 +197,7 @@ def intro_sections(manifest: CorpusManifest, row_counts: dict[str, dict[str, int
             "Configs", "\n".join(f"- `{name}`: {plain(spec.description)}" for name, spec in manifest.configs.items())
         ),
         CardSection("How to load", loading),
-        CardSection("Rows per split", table=Table(["config", "split", "rows"], rows)),
+        CardSection("Rows per split", splits_note(row_counts), Table(["config", "split", "rows"], rows)),
     ]
 
 

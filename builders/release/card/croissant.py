@@ -3,9 +3,10 @@
 The JSON-LD names the corpus and version, its licence, citation and Responsible AI statements (``rai:``,
 from corpus.yaml's ``responsible_ai`` and ``sharing``; a sample release says its data is invented), every
 parquet file (``FileObject`` with sha256), one ``FileSet`` and one ``RecordSet`` per config (its fields
-derived from the config's Features, nested ones as sub-fields, and the split read from the file name), and
-the licensed sources the release was built from: a ``FileObject`` per source with the sha256 manifest.json
-records for it and no download URL (they are not distributed; the description says where to get them).
+derived from the config's Features as mlcroissant reads them, see schemas/croissant.py, and the split read
+from the file name), and the licensed sources the release was built from: a ``FileObject`` per source with
+the sha256 manifest.json records for it and no download URL (they are not distributed; the description
+says where to get them).
 
 Both the full release and its text-free variant write one; it is a function of what they hold, so it is
 byte-identical run to run.
@@ -21,9 +22,10 @@ from typing import Any
 
 from datasets import Features
 
+from clinical_corpora.builders.release.card.hub_metadata import INVENTED, release_description
 from clinical_corpora.core.manifest import CorpusManifest
 from clinical_corpora.core.release_manifest import InputSummary
-from clinical_corpora.schemas.croissant import croissant_fields
+from clinical_corpora.schemas.croissant import UNREADABLE, croissant_fields
 
 CROISSANT_FILE = "croissant.json"
 CROISSANT_VERSION = "http://mlcommons.org/croissant/1.1"
@@ -77,12 +79,6 @@ CONTEXT: dict[str, Any] = {
 }
 """Croissant 1.1's JSON-LD context, as its reference implementation (mlcroissant) writes it."""
 
-INVENTED = (
-    "Synthetic data: this is a sample release, built from inputs the clinical-corpora authors invented in "
-    "the raw format of the real sources to test the pipeline. No text or annotation in it comes from a "
-    "real patient, case report or annotator, and no result should be reported on it."
-)
-
 
 @dataclass(frozen=True)
 class CroissantRelease:
@@ -115,7 +111,7 @@ def croissant_document(folder: Path, release: CroissantRelease) -> dict[str, Any
         "@type": "sc:Dataset",
         "name": f"{manifest.name}{'-text-free' if release.text_free else ''}",
         "alternateName": f"{manifest.pretty_name}{variant}",
-        "description": _description(release, sample),
+        "description": release_description(manifest, sample, release.text_free),
         "conformsTo": [CROISSANT_VERSION, RAI_VERSION],
         "version": release.version,
         **({"datePublished": manifest.date_published} if manifest.date_published else {}),
@@ -129,18 +125,6 @@ def croissant_document(folder: Path, release: CroissantRelease) -> dict[str, Any
         "distribution": [*_source_objects(manifest, release.inputs), *_parquet_objects(folder, release)],
         "recordSet": [_record_set(config, release) for config in release.features],
     }
-
-
-def _description(release: CroissantRelease, sample: bool) -> str:
-    manifest = release.manifest
-    text = " ".join(manifest.description.split())
-    if release.text_free:
-        text += (
-            " Text-free variant: every licensed text field holds a recipe (slices of the row's source "
-            "documents, each named by a locator with the sha256 of its text, and short literals) that "
-            "`clincorp rehydrate` turns back into the text from the user's own copy of the sources."
-        )
-    return f"{INVENTED} {text}" if sample else text
 
 
 def _responsible_ai(manifest: CorpusManifest, sample: bool, text_free: bool) -> dict[str, Any]:
@@ -253,10 +237,14 @@ def _record_set(config: str, release: CroissantRelease) -> dict[str, Any]:
             "transform": {"regex": f"^({splits})-\\d{{5}}-of-\\d{{5}}\\.parquet$"},
         },
     }
+    columns = croissant_fields(features, config, _file_set(config))
+    description = " ".join(spec.description.split()) if spec else config
+    if columns.undeclared:
+        description += f" Columns not declared as fields ({UNREADABLE}): {'; '.join(columns.undeclared)}."
     return {
         "@type": "cr:RecordSet",
         "@id": config,
         "name": config,
-        "description": " ".join(spec.description.split()) if spec else config,
-        "field": [split_field, *croissant_fields(features, config, _file_set(config))],
+        "description": description,
+        "field": [split_field, *columns.fields],
     }

@@ -35,7 +35,7 @@ def describe_rehydrated(
         provenance_section(corpus, manifest),
         citation_section(corpus),
     ]
-    matter = front_matter(corpus, features, rows, split_sizes(view, corpus.configs))
+    matter = front_matter(corpus, manifest.version, features, rows, split_sizes(view, corpus.configs))
     card = f"---\n{matter}\n---\n\n" + "\n".join(section_markdown(section) for section in sections)
     splits = {config: [split for split, count in counts.items() if count] for config, counts in rows.items()}
     croissant = CroissantRelease(
