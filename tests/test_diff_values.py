@@ -66,9 +66,10 @@ def test_a_moved_and_a_relabelled_span_with_their_text_and_values(
     assert label["detail"] == f"“{relabelled['text']}” type: {relabelled['type_name']} → {label['new']['type']}"
 
     assert main(["diff", str(release), str(edited)]) == 0
-    text_report = capsys.readouterr().out
-    assert f"      {moved['id']}: {move['detail']}" in text_report.splitlines()
-    assert f"      {relabelled['id']}: {label['detail']}" in text_report.splitlines()
+    lines = capsys.readouterr().out.splitlines()
+    record = move["record"]
+    assert f"      {record} {moved['id']}: {move['detail']}" in lines
+    assert f"      {record} {relabelled['id']}: {label['detail']}" in lines
 
 
 def test_text_free_releases_name_spans_by_their_offsets_only(
