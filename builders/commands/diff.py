@@ -33,7 +33,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Print the report; exit status 0 whether or not the releases differ (errors are 1)."""
+    """Print the report (with --json, its warnings on stderr too); exit status 0 whether or not the releases
+    differ (errors are 1)."""
     from clinical_corpora.builders.diff.report import as_json, as_text, diff_releases, open_release
 
     asked = DiffArgs(args.old, args.new, args.examples, args.json)
@@ -41,6 +42,8 @@ def run(args: argparse.Namespace) -> int:
     diff = diff_releases(*opened, asked.examples)  # returned once every file read matches its manifest
     if asked.json:
         print(json.dumps(as_json(diff), ensure_ascii=False))
+        for warning in diff.warnings:
+            print(f"clincorp diff: warning: {warning}", file=sys.stderr)
     else:
         sys.stdout.write(as_text(diff))
     return 0

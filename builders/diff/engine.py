@@ -13,9 +13,9 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Iterator
 from concurrent.futures import Executor, Future, ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 import pyarrow as pa
@@ -47,6 +47,9 @@ class Change:
     kind: str
     item: str = ""
     detail: str = ""
+    old: Any = field(default=None, compare=False)
+    """The value before, as JSON values (a record's split, for a record added, removed or moved)."""
+    new: Any = field(default=None, compare=False)
 
 
 @dataclass
@@ -85,7 +88,7 @@ def _whole_config(old: OpenedRelease, new: OpenedRelease, config: str) -> Iterat
     side, kind = (new, "added") if config in new.view.configs() else (old, "removed")
     ids, splits = side.ids(config)
     for record, split in zip(ids.to_pylist(), splits.to_pylist(), strict=True):
-        yield Change(config, split, record, RECORD, kind)
+        yield Change(config, split, record, RECORD, kind, **{"new" if kind == "added" else "old": split})
 
 
 def _config_changes(old: OpenedRelease, new: OpenedRelease, config: str, shape: Shape) -> Iterator[Change]:
@@ -100,7 +103,7 @@ def _config_changes(old: OpenedRelease, new: OpenedRelease, config: str, shape: 
         positions = pc.fill_null(found, -1).to_numpy(zero_copy_only=False).astype(np.int64)
         gone = pc.invert(pc.is_in(old_ids, value_set=new_ids))
         for record, split in zip(old_ids.filter(gone).to_pylist(), old_splits.filter(gone).to_pylist(), strict=True):
-            yield Change(config, split, record, RECORD, "removed")
+            yield Change(config, split, record, RECORD, "removed", old=split)
         first = 0
         for batch in batches:
             at = positions[first : first + batch.num_rows]
@@ -108,7 +111,8 @@ def _config_changes(old: OpenedRelease, new: OpenedRelease, config: str, shape: 
             splits = new_splits.slice(first, batch.num_rows)
             first += batch.num_rows
             for index in np.flatnonzero(at < 0).tolist():
-                yield Change(config, splits[index].as_py(), ids[index].as_py(), RECORD, "added")
+                split = splits[index].as_py()
+                yield Change(config, split, ids[index].as_py(), RECORD, "added", new=split)
             matched = np.flatnonzero(at >= 0)
             if len(matched) == 0:
                 continue
@@ -116,10 +120,9 @@ def _config_changes(old: OpenedRelease, new: OpenedRelease, config: str, shape: 
             moved = pc.not_equal(before, splits.take(pa.array(matched))).to_numpy(zero_copy_only=False)
             for position in np.flatnonzero(moved).tolist():
                 index = int(matched[position])
-                detail = f"{before[position].as_py()} → {splits[index].as_py()}"
-                yield Change(
-                    config, splits[index].as_py(), ids[index].as_py(), RECORD, "moved to another split", "", detail
-                )
+                was, split = before[position].as_py(), splits[index].as_py()
+                kind = "moved to another split"
+                yield Change(config, split, ids[index].as_py(), RECORD, kind, "", f"{was} → {split}", was, split)
             aligned = batch if len(matched) == batch.num_rows else batch.take(pa.array(matched))
             keys = _BatchKeys(ids, splits)
             yield from _batch_changes(config, shape, rows.take(at[matched]), aligned, matched, keys)
@@ -159,8 +162,8 @@ def _batch_changes(
     for before, after, index in zip(befores, afters, matched[changed].tolist(), strict=True):
         record, split = keys.ids[index].as_py(), keys.splits[index].as_py()
         found = record_changes(before, after, differing)
-        for change in found:
-            yield Change(config, split, record, change.path, change.kind, change.item, change.detail)
+        for c in found:
+            yield Change(config, split, record, c.path, c.kind, c.item, c.detail, c.old, c.new)
         if not found:  # stored values differ in a way no field names (never silently dropped)
             yield Change(config, split, record, RECORD, "changed", "", "stored values differ")
 

@@ -1,7 +1,9 @@
 """What changed inside one record, field by field, from the shape both releases share (``shape.Node``).
 
-A change is (path, kind, item, detail): ``path`` names the field (``events.arguments``), ``item`` the thing
-changed inside the record (``E1/T5``: an event's argument, by id; a span without id by its offsets).
+A change is (path, kind, item, detail, old, new): ``path`` names the field (``events.arguments``), ``item`` the
+thing changed inside the record (``E1/T5``: an event's argument, by id; a span without id by its offsets),
+``detail`` says what changed for people and ``old``/``new`` give the values compared, as JSON values. A span's
+text is quoted when both releases hold it (full releases); a text-free release's span is named by its offsets.
 
 - a **span** (``start``/``end`` or ``offsets``) is *moved* when where it lies changed (offsets, fragments, its
   text) and *relabelled* when anything else changed (its type, concept, subtype...);
@@ -16,9 +18,11 @@ changed inside the record (``E1/T5``: an event's argument, by id; a span without
 
 from __future__ import annotations
 
+import json
+import re
 from collections import Counter
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from clinical_corpora.builders.diff.shape import ITEM_ID, SPAN_EXTENT, Node
@@ -34,6 +38,9 @@ class FieldChange:
     kind: str
     item: str
     detail: str = ""
+    old: Any = field(default=None, compare=False)
+    """The value before (None for an item added), as JSON values: a span by where it lies and its text."""
+    new: Any = field(default=None, compare=False)
 
 
 def record_changes(old: dict[str, Any], new: dict[str, Any], fields: dict[str, Node]) -> list[FieldChange]:
@@ -55,7 +62,8 @@ def _changes(path: str, item: str, old: Any, new: Any, node: Node) -> Iterator[F
         return
     if old is None or new is None or node.kind == "leaf":
         kind = "label changed" if node.label else "changed"
-        yield FieldChange(path, kind, item, f"{_short(old)} → {_short(new)}")
+        before, after = _projected(old, node), _projected(new, node)
+        yield FieldChange(path, kind, item, f"{_short(before)} → {_short(after)}", before, after)
     elif node.kind == "struct":
         yield from _struct_changes(path, item, old, new, node)
     else:
@@ -69,16 +77,22 @@ def _struct_changes(path: str, item: str, old: dict, new: dict, node: Node) -> I
             yield from _changes(f"{path}.{shown(name, child)}", item, old[name], new[name], child)
         return
     extent = [name for name in node.fields if name in SPAN_EXTENT]
+    before, after = _place(old, node), _place(new, node)
     if any(not _same(old[name], new[name], node.fields[name]) for name in extent):
-        yield FieldChange(path, "moved", item, f"{_where(old)} → {_where(new)}")
+        detail = f"{_where(old)}{_quoted(old, node)} → {_where(new)}{_quoted(new, node)}"
+        yield FieldChange(path, "moved", item, detail, before, after)
     attributes = [
         name for name in node.fields if name not in extent and not _same(old[name], new[name], node.fields[name])
     ]
     if attributes:
-        detail = "; ".join(
+        changed = "; ".join(
             f"{shown(name, node.fields[name])}: {_short(old[name])} → {_short(new[name])}" for name in attributes
         )
-        yield FieldChange(path, "relabelled", item, detail)
+        detail = f"{_quoted(new, node).strip()} {changed}".strip()
+        for name in attributes:
+            before[shown(name, node.fields[name])] = _projected(old[name], node.fields[name])
+            after[shown(name, node.fields[name])] = _projected(new[name], node.fields[name])
+        yield FieldChange(path, "relabelled", item, detail, before, after)
 
 
 def _list_changes(path: str, item: str, old: list, new: list, node: Node) -> Iterator[FieldChange]:
@@ -89,26 +103,35 @@ def _list_changes(path: str, item: str, old: list, new: list, node: Node) -> Ite
     else:
         pairs, removed, added = _matched(old, new, node)
         for key, value in removed:
-            yield FieldChange(path, "removed", _join(item, key), _describe(value, node))
+            yield FieldChange(path, "removed", _join(item, key), _describe(value, node), _projected(value, node))
         for key, value in added:
-            yield FieldChange(path, "added", _join(item, key), _describe(value, node))
+            yield FieldChange(path, "added", _join(item, key), _describe(value, node), new=_projected(value, node))
         changed = False
         for key, before, after in pairs:
             for change in _changes(path, _join(item, key), before, after, node):
                 changed = True
                 yield change
         if not (changed or removed or added):
-            yield FieldChange(path, "reordered", item)
+            yield _reordered(path, item, old, new, node)
+
+
+def _reordered(path: str, item: str, old: list, new: list, node: Node) -> FieldChange:
+    """A list whose items are the same in another order: both orders, as they are compared."""
+    return FieldChange(
+        path, "reordered", item, "", _projected(old, Node("list", item=node)), _projected(new, Node("list", item=node))
+    )
 
 
 def _values_changes(path: str, item: str, old: list, new: list, node: Node) -> Iterator[FieldChange]:
     before, after = Counter(map(_hashable, old)), Counter(map(_hashable, new))
     if before == after:
-        yield FieldChange(path, "reordered", item)
+        yield _reordered(path, item, old, new, node)
         return
     gone, came = before - after, after - before
     detail = ", ".join([*(f"-{_short(v)}" for v in gone.elements()), *(f"+{_short(v)}" for v in came.elements())])
-    yield FieldChange(path, "label changed" if node.label else "changed", item, detail)
+    values = Node("list", item=node)
+    kind = "label changed" if node.label else "changed"
+    yield FieldChange(path, kind, item, detail, _projected(old, values), _projected(new, values))
 
 
 Keyed = tuple[str, Any]
@@ -187,35 +210,47 @@ def _chain_changes(path: str, item: str, old: list, new: list, node: Node, membe
 def _chain_group(path: str, item: str, old: list, new: list, node: Node, members: str) -> Iterator[FieldChange]:
     keys_old = [_key(chain, None, node) for chain in old]
     keys_new = [_key(chain, None, node) for chain in new]
+    chains_old = [_projected(chain, node) for chain in old]
+    chains_new = [_projected(chain, node) for chain in new]
     if not old or not new:
         kind, chains, keys = ("added", new, keys_new) if new else ("removed", old, keys_old)
         for key, chain in zip(keys, chains, strict=True):
-            yield FieldChange(path, kind, _join(item, key), _members(chain, members))
-    elif len(old) > 1 and len(new) == 1:
-        yield FieldChange(path, "merged", _join(item, keys_new[0]), f"{' + '.join(keys_old)} → {keys_new[0]}")
-    elif len(old) == 1 and len(new) > 1:
-        yield FieldChange(path, "split", _join(item, keys_old[0]), f"{keys_old[0]} → {' + '.join(keys_new)}")
-    elif len(old) > 1:
+            values = (None, _projected(chain, node)) if new else (_projected(chain, node), None)
+            yield FieldChange(path, kind, _join(item, key), _members(chain, members), *values)
+        return
+    if len(old) > 1 or len(new) > 1:
+        kind = "merged" if len(new) == 1 else "split" if len(old) == 1 else "members changed"
+        named = keys_old[0] if kind == "split" else "+".join(keys_new)
         detail = f"{' + '.join(keys_old)} → {' + '.join(keys_new)}"
-        yield FieldChange(path, "members changed", _join(item, "+".join(keys_new)), detail)
-    else:
-        before, after = old[0], new[0]
-        if set(before[members]) != set(after[members]):
-            gone = sorted(set(before[members]) - set(after[members]))
-            came = sorted(set(after[members]) - set(before[members]))
-            detail = ", ".join([*(f"-{m}" for m in gone), *(f"+{m}" for m in came)])
-            yield FieldChange(path, "members changed", _join(item, keys_new[0]), detail)
-        others = {name: child for name, child in node.fields.items() if name != members}
-        changed = [name for name, child in others.items() if not _same(before[name], after[name], child)]
-        if changed:
-            detail = "; ".join(
-                f"{shown(name, others[name])}: {_short(before[name])} → {_short(after[name])}" for name in changed
-            )
-            yield FieldChange(path, "relabelled", _join(item, keys_new[0]), detail)
-        elif not _same(before[members], after[members], node.fields[members]) and set(before[members]) == set(
-            after[members]
-        ):
-            yield FieldChange(path, "reordered", _join(item, keys_new[0]))
+        yield FieldChange(path, kind, _join(item, named), detail, chains_old, chains_new)
+        return
+    yield from _one_chain_changes(path, _join(item, keys_new[0]), old[0], new[0], node, members)
+
+
+def _one_chain_changes(
+    path: str, item: str, before: dict, after: dict, node: Node, members: str
+) -> Iterator[FieldChange]:
+    """One chain on each side sharing members: its members, then its other fields (or only their order)."""
+    if set(before[members]) != set(after[members]):
+        gone = sorted(set(before[members]) - set(after[members]))
+        came = sorted(set(after[members]) - set(before[members]))
+        detail = ", ".join([*(f"-{m}" for m in gone), *(f"+{m}" for m in came)])
+        yield FieldChange(path, "members changed", item, detail, list(before[members]), list(after[members]))
+    others = {name: child for name, child in node.fields.items() if name != members}
+    changed = [name for name, child in others.items() if not _same(before[name], after[name], child)]
+    if changed:
+        detail = "; ".join(
+            f"{shown(name, others[name])}: {_short(before[name])} → {_short(after[name])}" for name in changed
+        )
+        values = [
+            {shown(name, others[name]): _projected(chain[name], others[name]) for name in changed}
+            for chain in (before, after)
+        ]
+        yield FieldChange(path, "relabelled", item, detail, *values)
+    elif not _same(before[members], after[members], node.fields[members]) and set(before[members]) == set(
+        after[members]
+    ):
+        yield FieldChange(path, "reordered", item, "", list(before[members]), list(after[members]))
 
 
 def _same(old: Any, new: Any, node: Node) -> bool:
@@ -276,8 +311,30 @@ def _where(span: dict) -> str:
     return ",".join(f"{a}-{b}" for a, b in (span.get("offsets") or []))
 
 
+def _place(span: dict, node: Node) -> dict[str, Any]:
+    """Where a span lies, as a change gives it: its offsets, and its text when both releases hold it."""
+    place = {name: span[name] for name in node.fields if name in SPAN_EXTENT and name != "text"}
+    text = _text(span, node)
+    if text is not None:
+        place["text"] = span["text"]
+    return place
+
+
+def _text(span: dict, node: Node) -> str | None:
+    """A span's text when both releases hold it (a text-free release holds its recipe instead: None)."""
+    text = span.get("text") if "text" in node.fields else None
+    if isinstance(text, list) and text and all(isinstance(part, str) for part in text):
+        return " … ".join(text)  # BigBio's list of fragments' texts
+    return text if isinstance(text, str) else None
+
+
+def _quoted(span: dict, node: Node) -> str:
+    text = _text(span, node)
+    return "" if text is None else f" “{_short(text)}”"
+
+
 def _describe(value: Any, node: Node) -> str:
-    """A span added or removed: where it lies and its scalar attributes (``71-85 role=Type subtype=N/A``)."""
+    """A span added or removed: where it lies, its text and its scalar attributes (``71-85 “pain” role=Type``)."""
     if not node.is_span:
         return ""
     attributes = [
@@ -285,7 +342,7 @@ def _describe(value: Any, node: Node) -> str:
         for name, child in node.fields.items()
         if child.kind == "leaf" and name not in SPAN_EXTENT and name != ITEM_ID and value[name] is not None
     ]
-    return " ".join([_where(value), *attributes])
+    return " ".join([_where(value) + _quoted(value, node), *attributes])
 
 
 def _members(chain: dict, members: str) -> str:
@@ -297,6 +354,7 @@ def _join(item: str, key: str) -> str:
 
 
 def _short(value: Any) -> str:
-    text = repr(value) if not isinstance(value, str) else value
-    text = " ".join(text.split())
+    """A value on one line, as JSON writes it (a string as it is), cut at ``DETAIL_WIDTH`` characters."""
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+    text = re.sub(r"\s+", " ", text)  # on one line, a span's edges kept
     return text if len(text) <= DETAIL_WIDTH else text[: DETAIL_WIDTH - 1] + "…"

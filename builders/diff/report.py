@@ -49,6 +49,19 @@ class ReleaseDiff:
     def text_compared(self) -> bool:
         return not (self.old.text_free ^ self.new.text_free)
 
+    @property
+    def warnings(self) -> list[str]:
+        """Two releases of one version and variant whose bytes differ: one was remade without a new version."""
+        old, new = self.old, self.new
+        if old.version != new.version or old.variant != new.variant or None in (old.digest, new.digest):
+            return []
+        if old.digest == new.digest:
+            return []
+        return [
+            f"both releases are {old.corpus} {old.version} ({old.variant}) but their bytes differ (digest "
+            f"sha256:{old.digest} and sha256:{new.digest}): a release that changed needs a new version"
+        ]
+
     def add(self, tally: ConfigTally, change: Change, changed_record: bool) -> None:
         split = tally.splits.setdefault(change.split, SplitTally())
         if change.path == RECORD and change.kind in RECORD_KINDS:
@@ -144,6 +157,7 @@ def as_json(diff: ReleaseDiff) -> dict[str, Any]:
         "new": _identity(diff.new),
         "text_compared": diff.text_compared,
         "identical": diff.summary().empty,
+        "warnings": diff.warnings,
         "configs": {name: _config_json(tally) for name, tally in diff.configs.items()},
     }
 
@@ -177,16 +191,28 @@ def _config_json(tally: ConfigTally) -> dict[str, Any]:
 
 
 def _kind_json(tally: KindTally, record: bool = False) -> dict[str, Any]:
+    """A kind of change's count and examples: each with the values before and after (JSON values; a record's
+    split, for a record added, removed or moved)."""
     if record:
-        return {"count": tally.count, "examples": [change.record for change in tally.examples]}
-    examples = [{"record": c.record, "item": c.item, "detail": c.detail} for c in tally.examples]
+        examples = [{"record": c.record, **_splits(c)} for c in tally.examples]
+    else:
+        examples = [
+            {"record": c.record, "item": c.item, "detail": c.detail, "old": c.old, "new": c.new} for c in tally.examples
+        ]
     return {"count": tally.count, "examples": examples}
+
+
+def _splits(change: Change) -> dict[str, Any]:
+    """A record's split before and after (a record changed in place has its field changes instead)."""
+    on_record = change.path == RECORD
+    return {"old": change.old if on_record else None, "new": change.new if on_record else None}
 
 
 def as_text(diff: ReleaseDiff) -> str:
     """The report for people: one block per config with changes, one line per field and kind of change."""
     old, new = diff.old, diff.new
     lines = [f"{old.corpus}: {old.version} ({old.variant}, {old.folder}) → {new.version} ({new.variant}, {new.folder})"]
+    lines += [f"warning: {warning}" for warning in diff.warnings]
     if not diff.text_compared:
         lines.append("text not compared: one release is text-free (ids, offsets, labels and other fields are)")
     for name, tally in diff.configs.items():
