@@ -94,10 +94,11 @@ def _withheld(_: object) -> None:
     return None
 
 
-def open_release(folder: Path, sources: dict[str, Path] | None = None) -> Release:
+def open_release(folder: Path, sources: dict[str, Path] | None = None, predictions: Path | None = None) -> Release:
     """The release in ``folder``, through the door (``release/opened.py``), its corpus the installed one its
-    manifest names. With ``sources`` (or, for a sample release, its corpus's embedded samples), the annotators'
-    files they hold are read for the overlay."""
+    manifest names. With ``predictions`` (a system's output in its scorer's format), the gold and the system are
+    what the overlay compares; otherwise, with ``sources`` (or, for a sample release, its corpus's embedded
+    samples), the annotators' files they hold."""
     opened = door.open_release(folder)
     release = Release(
         folder=folder,
@@ -113,10 +114,23 @@ def open_release(folder: Path, sources: dict[str, Path] | None = None) -> Releas
     for source, record in records:
         release.gates += [_gate_line(source, gate) for gate in record.gates]
         release.violations += violations(record.gates)
-    if sources or release.sample:
+    if predictions is not None:
+        release.annotators = _predictions(release, predictions)
+    elif sources or release.sample:
         context = BuildContext(opened.corpus, resolve_sources(opened.corpus, sources or {}))
         release.annotators = release.builder.annotator_displays(context, release.rows())
     return release
+
+
+def _predictions(release: Release, predictions: Path) -> dict[str, dict[str, DocumentDisplay]]:
+    if not predictions.is_file():
+        raise ClincorpError(f"{predictions}: no such file (--predictions takes the file the corpus's scorer reads)")
+    compared = release.builder.prediction_displays(predictions, release.rows())
+    if compared is None:
+        raise ClincorpError(
+            f"{predictions}: the view cannot draw {release.corpus} predictions yet (it reads those of snomed_el)"
+        )
+    return compared
 
 
 def _gate_line(source: str, gate: GateRecord) -> GateLine:
