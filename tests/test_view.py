@@ -7,6 +7,7 @@ release shows no text and a rehydrated one the same pages as the full release. A
 from __future__ import annotations
 
 import html
+import json
 import os
 import re
 import shutil
@@ -445,3 +446,29 @@ def test_a_systems_predictions_drawn_against_the_gold(
 def view_with(release: Path, out: Path, predictions: Path) -> Path:
     assert main(["view", str(release), "--out", str(out), "--predictions", str(predictions)]) == 0
     return out / "index.html"
+
+
+def test_a_systems_chains_drawn_against_the_gold(
+    releases: Callable[[str, str], Path], browser: WebDriver, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """rad_coref chains in the JSON ``clincorp score coref`` reads: a gold chain and a singleton merged into one
+    give mentions linked otherwise on the text, and two gold chains only and one system chain only in the table."""
+    release = releases("rad_coref", "full")
+    patients = {p["patient_id"]: p["chains"] for p in rows(release, "rad_coref", ["patient_id", "chains"])}
+    chains = {patient: [chain["mention_ids"] for chain in found] for patient, found in patients.items()}
+    patient = next(p for p, found in chains.items() if len(found) > 2 and any(len(c) == 1 for c in found))
+    single = next(chain for chain in chains[patient] if len(chain) == 1)
+    first = next(chain for chain in chains[patient] if chain is not single)
+    rest = [chain for chain in chains[patient] if chain is not single and chain is not first]
+    predictions = tmp_path / "chains.json"
+    predictions.write_text(json.dumps({**chains, patient: [first + single, *rest]}), encoding="utf-8")
+    pages = documents(browser, view_with(release, tmp_path / "view", predictions))
+    browser.get(pages[patient])
+    tally = browser.find_element(By.CSS_SELECTOR, "#annotators p.muted").text
+    assert "only gold: 2" in tally and "only system: 1" in tally and "label differs" in tally
+    differing = [tag.text for tag in browser.find_elements(By.CSS_SELECTOR, ".compared .tag.v-label")]
+    assert differing and {label.split(":")[0] for label in differing} == {"gold", "system"}
+    assert "gold: new entity" in differing  # the merged singleton: the system links it to the chain before it
+    predictions.write_text(json.dumps({patient: [["no-such-mention"]]}), encoding="utf-8")
+    assert main(["view", str(release), "--out", str(tmp_path / "v2"), "--predictions", str(predictions)]) == 1
+    assert "no-such-mention" in capsys.readouterr().err

@@ -26,8 +26,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--predictions",
         type=Path,
-        help="a system's output in the format the corpus's scorer reads (snomed_el: note_id,start,end,concept_id "
-        "CSV), drawn against the release's gold on each page",
+        help="a system's output in the format the corpus's scorer reads, drawn against the release's gold on each "
+        "page: snomed_el a note_id,start,end,concept_id CSV, rad_coref a JSON {patient id: [[mention id, ...]]} "
+        "over the released mention ids",
     )
     arguments.add_sources(
         parser,

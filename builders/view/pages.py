@@ -160,17 +160,18 @@ def page_view(doc: DocumentDisplay) -> PageView:
 def arcs(groups: list[Group], numbers: dict[str, int], marks: list[MarkView]) -> list[Arc]:
     """The arcs of the groups whose marks sit in one passage's text: an event's from its trigger (its first
     member) to each argument, a pair's from its first member to its second, a chain's from each mention to the
-    one before it in the text."""
+    one before it in the text, unless the page has pairs (the annotated links a chain closes over, drawn instead)."""
     drawn = []
+    paired = any(group.kind == "pair" for group in groups)
     for group in groups:
         members = [(numbers[m.mark], m.role) for m in group.members if m.mark in numbers]
-        if group.kind == "chain":
+        if group.kind == "chain" and not paired:
             ordered = sorted(number for number, _ in members)
             links = [(later, earlier, "") for earlier, later in zip(ordered, ordered[1:], strict=False)]
         elif group.kind in ("event", "pair") and members:
             (head, _), rest = members[0], members[1:]
             links = [(head, number, role if group.kind == "event" else group.label) for number, role in rest]
-        else:
+        else:  # a query, or a chain of a page with pairs
             links = []
         for source, target, label in links:
             if source != target and marks[source].passage == marks[target].passage:

@@ -128,7 +128,8 @@ def _predictions(release: Release, predictions: Path) -> dict[str, dict[str, Doc
     compared = release.builder.prediction_displays(predictions, release.rows())
     if compared is None:
         raise ClincorpError(
-            f"{predictions}: the view cannot draw {release.corpus} predictions yet (it reads those of snomed_el)"
+            f"{predictions}: the view cannot draw {release.corpus} predictions yet "
+            "(it reads those of snomed_el and rad_coref)"
         )
     return compared
 
