@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import html
 import json
+import math
 import os
 import re
 import shutil
@@ -30,6 +31,8 @@ from clinical_corpora.builders.sources.knowtator.folder import knowtator_files
 from clinical_corpora.builders.sources.knowtator.xml import read_knowtator_file
 from clinical_corpora.builders.view import palette
 from clinical_corpora.builders.view.pages import page_view
+from clinical_corpora.builders.view.reading import gate_line
+from clinical_corpora.core.release_records import GateRecord
 from tests.conftest import SampleVariant
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -472,3 +475,21 @@ def test_a_systems_chains_drawn_against_the_gold(
     predictions.write_text(json.dumps({patient: [["no-such-mention"]]}), encoding="utf-8")
     assert main(["view", str(release), "--out", str(tmp_path / "v2"), "--predictions", str(predictions)]) == 1
     assert "no-such-mention" in capsys.readouterr().err
+
+
+def test_gates_in_words_agreement_as_bars_and_n_a_apart_from_zero(
+    releases: Callable[[str, str], Path], browser: WebDriver, tmp_path: Path
+) -> None:
+    """The index's gates: each agreement measure with a bar of its value, the leak gate's longest run in words
+    (no dict), and a measure the documents could not give as "n/a", never as 0."""
+    release = releases("sdoh", "text-free")
+    browser.get(view(release, tmp_path / "view").as_uri())
+    gates = {row[0]: row for row in table_rows(browser, "#gates tr.gate")}
+    bars = browser.execute_script("return [...document.querySelectorAll('#gates meter')].map(m => m.value)")
+    measured = [name for name in gates if name.startswith("agreement.")]
+    assert measured and len(bars) == len(measured) and all(0 < bar <= 1 for bar in bars)
+    assert gates["leak"][2].startswith("longest shared run") and "{" not in gates["leak"][2]
+    unmeasurable = GateRecord(gate="agreement.kappa", status="pass", success=True, observed=math.nan, expected=">= 0")
+    zero = GateRecord(gate="agreement.kappa", status="fail", success=False, observed=0.0, expected=">= 0.5")
+    assert gate_line("validation.json", unmeasurable).observed.startswith("n/a")
+    assert gate_line("validation.json", zero).observed == "0.0" and gate_line("validation.json", zero).measure == 0

@@ -3,6 +3,7 @@ records its validation results name. A release is untrusted: every value used is
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -52,6 +53,8 @@ class GateLine:
     status: str
     observed: str
     expected: str
+    measure: float | None = None
+    """An agreement measure between 0 and 1, drawn as a bar beside its value."""
 
 
 @dataclass
@@ -112,7 +115,7 @@ def open_release(folder: Path, sources: dict[str, Path] | None = None, predictio
     if opened.text_free:
         records.append((f"{door.FULL_FOLDER}/validation.json", opened.full_validation))
     for source, record in records:
-        release.gates += [_gate_line(source, gate) for gate in record.gates]
+        release.gates += [gate_line(source, gate) for gate in record.gates]
         release.violations += violations(record.gates)
     if predictions is not None:
         release.annotators = _predictions(release, predictions)
@@ -134,14 +137,22 @@ def _predictions(release: Release, predictions: Path) -> dict[str, dict[str, Doc
     return compared
 
 
-def _gate_line(source: str, gate: GateRecord) -> GateLine:
+def gate_line(source: str, gate: GateRecord) -> GateLine:
+    """A gate in words: the leak gate's longest run, an agreement measure with its bar, and "n/a" (never a number
+    that looks like 0) for a measure the documents could not give."""
     observed = gate.observed
-    shown = (
-        f"longest shared run {observed.longest_shared_run} characters (limit {observed.limit})"
-        if isinstance(observed, LeakObserved)
-        else str(observed)
-    )
-    return GateLine(source, gate.gate, gate.status, shown, gate.expected)
+    measure = None
+    if isinstance(observed, LeakObserved):
+        shown = f"longest shared run {observed.longest_shared_run} characters (limit {observed.limit})"
+    elif isinstance(observed, float) and math.isnan(observed):
+        shown = "n/a: not measurable on these documents (no pair or item to compare)"
+    elif observed is None:
+        shown = "n/a: not measured"
+    else:
+        shown = str(observed)
+        agreement = gate.gate.startswith("agreement.") and isinstance(observed, int | float)
+        measure = float(observed) if agreement and 0 <= float(observed) <= 1 else None
+    return GateLine(source, gate.gate, gate.status, shown, gate.expected, measure)
 
 
 def violations(gates: list[GateRecord]) -> list[Violation]:
