@@ -493,3 +493,27 @@ def test_gates_in_words_agreement_as_bars_and_n_a_apart_from_zero(
     zero = GateRecord(gate="agreement.kappa", status="fail", success=False, observed=0.0, expected=">= 0.5")
     assert gate_line("validation.json", unmeasurable).observed.startswith("n/a")
     assert gate_line("validation.json", zero).observed == "0.0" and gate_line("validation.json", zero).measure == 0
+
+
+def test_a_systems_cloze_answers_drawn_against_the_gold(
+    releases: Callable[[str, str], Path], browser: WebDriver, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """CliCR answers in the JSON ``clincorp score clicr`` reads: an answer equal but for case is a match (SQuAD's
+    normalisation), another answer differs, an unanswered query is the gold's only; each row names its query."""
+    release = releases("clicr", "full")
+    queries = list(rows(release, "clicr", ["id", "document_id", "answers"]))
+    case = next(c for c in {q["document_id"] for q in queries} if sum(q["document_id"] == c for q in queries) >= 3)
+    first, second, third, *_ = [q for q in queries if q["document_id"] == case]
+    gold = [next(a["text"] for a in q["answers"] if a["origin_name"] == "dataset") for q in (first, second)]
+    predictions = tmp_path / "answers.json"
+    predictions.write_text(json.dumps({first["id"]: gold[0].upper(), second["id"]: "aspirin"}), encoding="utf-8")
+    browser.get(documents(browser, view_with(release, tmp_path / "view", predictions))[case])
+    compared = {row[0]: row for row in table_rows(browser, "#annotators tr.overlay-row") if row[0] == "query"}
+    verdicts = {row[3].split(":")[0]: row[-1] for row in table_rows(browser, "#annotators tr.overlay-row")}
+    assert compared and verdicts[f"1. {first['id']}"] == "match" and verdicts[f"2. {second['id']}"] == "label differs"
+    assert verdicts[f"3. {third['id']}"] == "label differs"  # answered by nobody: the system's "(no answer)"
+    tags = [tag.get_attribute("textContent") for tag in browser.find_elements(By.CSS_SELECTOR, ".compared .tag")]
+    assert "gold: answer 2" in tags, tags
+    predictions.write_text(json.dumps({"no-such-query": "x"}), encoding="utf-8")
+    assert main(["view", str(release), "--out", str(tmp_path / "v2"), "--predictions", str(predictions)]) == 1
+    assert "no-such-query" in capsys.readouterr().err

@@ -28,7 +28,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         type=Path,
         help="a system's output in the format the corpus's scorer reads, drawn against the release's gold on each "
         "page: snomed_el a note_id,start,end,concept_id CSV, rad_coref a JSON {patient id: [[mention id, ...]]} "
-        "over the released mention ids",
+        "over the released mention ids, clicr a JSON {query id: answer}",
     )
     arguments.add_sources(
         parser,

@@ -132,7 +132,7 @@ def _predictions(release: Release, predictions: Path) -> dict[str, dict[str, Doc
     if compared is None:
         raise ClincorpError(
             f"{predictions}: the view cannot draw {release.corpus} predictions yet "
-            "(it reads those of snomed_el and rad_coref)"
+            "(it reads those of snomed_el, rad_coref and clicr)"
         )
     return compared
 
