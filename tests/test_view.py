@@ -7,6 +7,8 @@ release shows no text and a rehydrated one the same pages as the full release. A
 from __future__ import annotations
 
 import html
+import json
+import math
 import os
 import re
 import shutil
@@ -24,8 +26,13 @@ from selenium.webdriver.remote.webdriver import WebDriver
 from selenium.webdriver.support.ui import Select
 
 from clinical_corpora.builders.commands.main import main
+from clinical_corpora.builders.contract.display import DocumentDisplay, Group, Mark, Member, Passage
 from clinical_corpora.builders.sources.knowtator.folder import knowtator_files
 from clinical_corpora.builders.sources.knowtator.xml import read_knowtator_file
+from clinical_corpora.builders.view import palette
+from clinical_corpora.builders.view.pages import page_view
+from clinical_corpora.builders.view.reading import gate_line
+from clinical_corpora.core.release_records import GateRecord
 from tests.conftest import SampleVariant
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -366,3 +373,147 @@ def test_rad_coref_annotators_mentions_side_by_side(
     for url in documents(browser, view(releases("rad_coref", "text-free"), tmp_path / "text-free")).values():
         browser.get(url)
         assert not browser.find_elements(By.ID, "annotators")
+
+
+LAID_OUT = """
+const tags = [...document.querySelectorAll(".passage .text .tag")];
+return {
+  tags: tags.length,
+  above: tags.filter(t => {
+    const text = t.closest(".seg") && t.closest(".seg").querySelector(".u");
+    return t.closest(".labels") && (!text || t.getBoundingClientRect().bottom <= text.getBoundingClientRect().top + 1);
+  }).length,
+  arcs: document.querySelectorAll(".passage svg.arcs g").length,
+  labels: [...document.querySelectorAll(".passage svg.arcs text")].map(t => t.textContent),
+};
+"""
+
+
+def test_labels_sit_above_the_text_and_arcs_join_triggers_to_arguments(
+    releases: Callable[[str, str], Path], browser: WebDriver, tmp_path: Path
+) -> None:
+    """As brat draws an event: each label above its span (none inline in the text), and an arc from the trigger's
+    label to each argument's, named by the argument's role."""
+    release = releases("sdoh", "full")
+    notes = {note["id"]: note for note in rows(release, "sdoh", ["id", "events"])}
+    for document, url in documents(browser, view(release, tmp_path / "view")).items():
+        browser.get(url)
+        laid = browser.execute_script(LAID_OUT)
+        assert laid["tags"] and laid["above"] == laid["tags"], document
+        roles = [argument["role"] for event in notes[document]["events"] for argument in event["arguments"]]
+        drawn = [label.split(" (")[0] for label in laid["labels"]]  # "Status (past)": the role and its subtype
+        assert laid["arcs"] == len(roles) and sorted(drawn) == sorted(roles), document
+
+
+def test_every_chain_and_type_has_a_colour_of_its_own() -> None:
+    """Forty chains get forty colours (no palette of twelve going round), and marks in no group one per type."""
+    text = "x " * 100
+    marks = [Mark(f"c{n}", "mention", "Finding", [(2 * n, 2 * n + 1)], group=f"chain{n}") for n in range(40)]
+    marks += [Mark(f"e{n}", "entity", label, [(80 + 2 * n, 81 + 2 * n)]) for n, label in enumerate(["a", "b", "a"])]
+    groups = [Group(f"chain{n}", "chain", "chain", [Member(f"c{n}")]) for n in range(40)]
+    page = page_view(DocumentDisplay("d", "train", [], [Passage("p", "note", text, marks)], groups))
+    colours = [mark.colour for mark in page.marks]
+    assert len(set(colours[:40])) == 40 and colours[40] != colours[41] and colours[40] == colours[42]
+    assert "c-none" not in colours and page.colours == 42
+    assert len({palette.colour(n) for n in range(page.colours)}) == 42
+
+
+def test_a_systems_predictions_drawn_against_the_gold(
+    releases: Callable[[str, str], Path], browser: WebDriver, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--predictions`` with the CSV ``clincorp score snomed`` reads: on each note's page, a span both mark alike,
+    one only the gold marks and one the system labels otherwise, drawn on the text with their verdicts."""
+    release = releases("snomed_el", "full")
+    [note] = [n for n in rows(release, "snomed_el", ["note_id", "annotations"]) if n["note_id"] == "19990001-DS-4"]
+    spans = note["annotations"]
+    lines = ["note_id,start,end,concept_id"]
+    lines += [f"{note['note_id']},{s['start']},{s['end']},{s['concept_id']}" for s in spans[2:]]  # misses two
+    lines[1] = lines[1].rsplit(",", 1)[0] + ",22298006"  # labels one otherwise
+    predictions = tmp_path / "predictions.csv"
+    predictions.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    pages = documents(browser, view_with(release, tmp_path / "view", predictions))
+    browser.get(pages[note["note_id"]])
+    tally = browser.find_element(By.CSS_SELECTOR, "#annotators p.muted").text
+    assert f"match: {len(spans) - 3}" in tally and "only gold: 2" in tally and "label differs: 1" in tally
+    compared = [tag.text for tag in browser.find_elements(By.CSS_SELECTOR, ".compared .tag")]
+    assert "system: SCTID 22298006" in compared and sum(t.startswith("gold: ") for t in compared) == 3
+    assert not [entry for entry in browser.get_log("browser") if entry["level"] == "SEVERE"]
+    predictions.write_text("note_id,start,end,concept_id\nnot-a-note,0,3,22298006\n", encoding="utf-8")
+    assert main(["view", str(release), "--out", str(tmp_path / "v2"), "--predictions", str(predictions)]) == 1
+    assert "not-a-note" in capsys.readouterr().err
+    sdoh = ["view", str(releases("sdoh", "full")), "--out", str(tmp_path / "v3"), "--predictions", str(predictions)]
+    assert main(sdoh) == 1
+    assert "cannot draw sdoh predictions" in capsys.readouterr().err
+
+
+def view_with(release: Path, out: Path, predictions: Path) -> Path:
+    assert main(["view", str(release), "--out", str(out), "--predictions", str(predictions)]) == 0
+    return out / "index.html"
+
+
+def test_a_systems_chains_drawn_against_the_gold(
+    releases: Callable[[str, str], Path], browser: WebDriver, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """rad_coref chains in the JSON ``clincorp score coref`` reads: a gold chain and a singleton merged into one
+    give mentions linked otherwise on the text, and two gold chains only and one system chain only in the table."""
+    release = releases("rad_coref", "full")
+    patients = {p["patient_id"]: p["chains"] for p in rows(release, "rad_coref", ["patient_id", "chains"])}
+    chains = {patient: [chain["mention_ids"] for chain in found] for patient, found in patients.items()}
+    patient = next(p for p, found in chains.items() if len(found) > 2 and any(len(c) == 1 for c in found))
+    single = next(chain for chain in chains[patient] if len(chain) == 1)
+    first = next(chain for chain in chains[patient] if chain is not single)
+    rest = [chain for chain in chains[patient] if chain is not single and chain is not first]
+    predictions = tmp_path / "chains.json"
+    predictions.write_text(json.dumps({**chains, patient: [first + single, *rest]}), encoding="utf-8")
+    pages = documents(browser, view_with(release, tmp_path / "view", predictions))
+    browser.get(pages[patient])
+    tally = browser.find_element(By.CSS_SELECTOR, "#annotators p.muted").text
+    assert "only gold: 2" in tally and "only system: 1" in tally and "label differs" in tally
+    differing = [tag.text for tag in browser.find_elements(By.CSS_SELECTOR, ".compared .tag.v-label")]
+    assert differing and {label.split(":")[0] for label in differing} == {"gold", "system"}
+    assert "gold: new entity" in differing  # the merged singleton: the system links it to the chain before it
+    predictions.write_text(json.dumps({patient: [["no-such-mention"]]}), encoding="utf-8")
+    assert main(["view", str(release), "--out", str(tmp_path / "v2"), "--predictions", str(predictions)]) == 1
+    assert "no-such-mention" in capsys.readouterr().err
+
+
+def test_gates_in_words_agreement_as_bars_and_n_a_apart_from_zero(
+    releases: Callable[[str, str], Path], browser: WebDriver, tmp_path: Path
+) -> None:
+    """The index's gates: each agreement measure with a bar of its value, the leak gate's longest run in words
+    (no dict), and a measure the documents could not give as "n/a", never as 0."""
+    release = releases("sdoh", "text-free")
+    browser.get(view(release, tmp_path / "view").as_uri())
+    gates = {row[0]: row for row in table_rows(browser, "#gates tr.gate")}
+    bars = browser.execute_script("return [...document.querySelectorAll('#gates meter')].map(m => m.value)")
+    measured = [name for name in gates if name.startswith("agreement.")]
+    assert measured and len(bars) == len(measured) and all(0 < bar <= 1 for bar in bars)
+    assert gates["leak"][2].startswith("longest shared run") and "{" not in gates["leak"][2]
+    unmeasurable = GateRecord(gate="agreement.kappa", status="pass", success=True, observed=math.nan, expected=">= 0")
+    zero = GateRecord(gate="agreement.kappa", status="fail", success=False, observed=0.0, expected=">= 0.5")
+    assert gate_line("validation.json", unmeasurable).observed.startswith("n/a")
+    assert gate_line("validation.json", zero).observed == "0.0" and gate_line("validation.json", zero).measure == 0
+
+
+def test_a_systems_cloze_answers_drawn_against_the_gold(
+    releases: Callable[[str, str], Path], browser: WebDriver, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """CliCR answers in the JSON ``clincorp score clicr`` reads: an answer equal but for case is a match (SQuAD's
+    normalisation), another answer differs, an unanswered query is the gold's only; each row names its query."""
+    release = releases("clicr", "full")
+    queries = list(rows(release, "clicr", ["id", "document_id", "answers"]))
+    case = next(c for c in {q["document_id"] for q in queries} if sum(q["document_id"] == c for q in queries) >= 3)
+    first, second, third, *_ = [q for q in queries if q["document_id"] == case]
+    gold = [next(a["text"] for a in q["answers"] if a["origin_name"] == "dataset") for q in (first, second)]
+    predictions = tmp_path / "answers.json"
+    predictions.write_text(json.dumps({first["id"]: gold[0].upper(), second["id"]: "aspirin"}), encoding="utf-8")
+    browser.get(documents(browser, view_with(release, tmp_path / "view", predictions))[case])
+    compared = {row[0]: row for row in table_rows(browser, "#annotators tr.overlay-row") if row[0] == "query"}
+    verdicts = {row[3].split(":")[0]: row[-1] for row in table_rows(browser, "#annotators tr.overlay-row")}
+    assert compared and verdicts[f"1. {first['id']}"] == "match" and verdicts[f"2. {second['id']}"] == "label differs"
+    assert verdicts[f"3. {third['id']}"] == "label differs"  # answered by nobody: the system's "(no answer)"
+    tags = [tag.get_attribute("textContent") for tag in browser.find_elements(By.CSS_SELECTOR, ".compared .tag")]
+    assert "gold: answer 2" in tags, tags
+    predictions.write_text(json.dumps({"no-such-query": "x"}), encoding="utf-8")
+    assert main(["view", str(release), "--out", str(tmp_path / "v2"), "--predictions", str(predictions)]) == 1
+    assert "no-such-query" in capsys.readouterr().err

@@ -15,12 +15,20 @@ class ViewArgs:
     release: Path
     out: Path
     sources: dict[str, Path]
+    predictions: Path | None
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("release", type=Path, help="a release folder (full, rehydrated or text-free)")
     parser.add_argument(
         "--out", type=Path, required=True, help="a new or empty folder (or an earlier view) to write into"
+    )
+    parser.add_argument(
+        "--predictions",
+        type=Path,
+        help="a system's output in the format the corpus's scorer reads, drawn against the release's gold on each "
+        "page: snomed_el a note_id,start,end,concept_id CSV, rad_coref a JSON {patient id: [[mention id, ...]]} "
+        "over the released mention ids, clicr a JSON {query id: answer}",
     )
     arguments.add_sources(
         parser,
@@ -33,8 +41,8 @@ def run(args: argparse.Namespace) -> int:
     from clinical_corpora.builders.view.reading import open_release
     from clinical_corpora.builders.view.writer import write_view
 
-    asked = ViewArgs(args.release, args.out, arguments.sources(args.source))
-    outcome = write_view(open_release(asked.release, asked.sources), asked.out)
+    asked = ViewArgs(args.release, args.out, arguments.sources(args.source), args.predictions)
+    outcome = write_view(open_release(asked.release, asked.sources, asked.predictions), asked.out)
     print(f"{outcome.documents} document pages; open {outcome.index.resolve().as_uri()}")
     return 0
 

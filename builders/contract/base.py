@@ -379,6 +379,12 @@ class Builder:
         when there are none."""
         return {}
 
+    def prediction_displays(self, predictions: Path, rows: RowReader) -> dict[str, dict[str, DocumentDisplay]] | None:
+        """The release's gold and a system's ``predictions`` (a file in the format the corpus's scorer reads),
+        as ``{"gold": …, "system": …}`` (document id → display), for the view to draw one against the other;
+        None (the default) when the corpus's view cannot read predictions."""
+        return None
+
 
 def make_builder(reference: str, options: object = None) -> Builder:
     """The builder ``module:Class`` with ``options`` (a mapping of option values, as a release's manifest or

@@ -1,6 +1,7 @@
 """A passage cut into what a page draws: plain text, marked segments (one bar per mark covering them, each mark
 in its own lane so overlapping spans stay readable, as displaCy draws span groups), a tag where each mark starts
-and section starts. Fragments of one discontinuous mark share its lane and its tag."""
+(its label, drawn above the text in the mark's lane, as brat draws them) and section starts. Fragments of one
+discontinuous mark share its lane and its tag."""
 
 from __future__ import annotations
 
@@ -28,6 +29,8 @@ class Piece:
     text: str = ""
     bars: list[Bar] = field(default_factory=list)
     mark: int = -1
+    lane: int = 0
+    """Of a tag: the lane its label sits in, above the text (0 nearest it)."""
     zero: bool = False
     tags: list[Piece] = field(default_factory=list)
     """Of marked text: the tags and carets just before it."""
@@ -82,7 +85,7 @@ def lay_out(text: str, marks: list[tuple[int, Mark]], sections: list[tuple[int, 
             active[bar.mark] = bar
         for number, heading in section_at.get(here, []):
             pieces.append(Piece("section", text=heading, mark=number))
-        tags = [Piece("tag", mark=number, zero=zero) for _lane, number, zero in sorted(starts.get(here, []))]
+        tags = [Piece("tag", mark=number, lane=lane, zero=zero) for lane, number, zero in sorted(starts.get(here, []))]
         tags += [Piece("caret", mark=number) for number in carets.get(here, [])]
         bars = sorted(active.values(), key=lambda bar: bar.lane)
         if after > here and bars:  # the tags go with the text they label, never on a line of their own

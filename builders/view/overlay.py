@@ -71,7 +71,7 @@ def overlay(doc: DocumentDisplay, annotators: dict[str, DocumentDisplay]) -> Ove
             for mark in passage.marks
         }
         for group in annotators[name].groups:
-            signature = (group.kind, _members(group, located))
+            signature = (group.kind, _members(group, located) if group.kind != "query" else ((group.key, ()),))
             labels = groups.setdefault(signature, [""] * len(names))
             labels[number] = _joined(labels[number], group.label)
     titles = {passage.key: passage.title for passage in doc.passages}
@@ -86,6 +86,7 @@ def _passage_marks(doc: DocumentDisplay, key: str) -> list[Mark]:
 
 
 def _members(group: Group, located: dict[str, Located]) -> tuple[Located, ...]:
+    """Where a group's marks are (a chain's sorted): what makes two annotators' groups one (a query: its id)."""
     members = tuple(located.get(member.mark, ("", ())) for member in group.members)
     return tuple(sorted(members)) if group.kind == "chain" else members
 

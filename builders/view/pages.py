@@ -7,9 +7,9 @@ from dataclasses import dataclass, field
 from clinical_corpora.builders.contract.display import DocumentDisplay, Facts, Group, Mark, Passage
 from clinical_corpora.builders.view.layout import Laid, lay_out, placeable
 
-COLOURS = 12
+TYPE = "\x1f"
+"""Between a mark's kind and label in the colour key of a mark in no group."""
 GROUP_TITLES = {"event": "Events", "chain": "Chains", "pair": "Pairs", "query": "Queries"}
-SNIPPET = 60
 
 
 @dataclass
@@ -25,6 +25,24 @@ class MarkView:
     """The offsets, and the passage when the page has several."""
     snippet: str
     zero: bool
+    passage: int
+    """The index of its passage on the page."""
+
+    @property
+    def hover(self) -> str:
+        """What hovering its label shows: the whole label (a concept's full name) and its details."""
+        return f"{self.label} · {self.details}" if self.details else self.label
+
+
+@dataclass(frozen=True)
+class Arc:
+    """A line over the text from one mark's label to another's: an event's trigger to an argument (labelled by
+    its role), an anaphor to its antecedent, a chain's mention to the one before it."""
+
+    source: int
+    target: int
+    label: str
+    colour: str
 
 
 @dataclass
@@ -37,6 +55,12 @@ class PassageView:
     numbers: list[int]
     unplaced: list[int]
     length: int
+    arcs: list[Arc] = field(default_factory=list)
+
+    @property
+    def arc_data(self) -> list[list[str | int]]:
+        """The arcs as the page script reads them (``data-arcs``)."""
+        return [[arc.source, arc.target, arc.label, arc.colour] for arc in self.arcs]
 
 
 @dataclass
@@ -72,19 +96,20 @@ class PageView:
     group_sections: list[tuple[str, str, list[GroupView]]]
     counts: dict[str, int]
     legend: list[tuple[str, str]]
-    """(colour, name) of the mark colours that name no group of the page (a hierarchy)."""
+    """(colour, name) of the mark colours that name no group of the page (a hierarchy, a type)."""
+    colours: int
+    """How many colour classes the page uses (see :mod:`palette`)."""
 
 
 class Colours:
-    """A colour class per group key, in order of first use."""
+    """A colour class per group key (a chain, an event) or, for a mark in no group, per label (its type), in
+    order of first use; never one colour for two keys."""
 
     def __init__(self) -> None:
         self._given: dict[str, str] = {}
 
-    def of(self, key: str | None) -> str:
-        if key is None:
-            return "c-none"
-        return self._given.setdefault(key, f"c{len(self._given) % COLOURS}")
+    def of(self, key: str) -> str:
+        return self._given.setdefault(key, f"c{len(self._given)}")
 
     def given(self) -> dict[str, str]:
         return dict(self._given)
@@ -98,7 +123,7 @@ def page_view(doc: DocumentDisplay) -> PageView:
     for index, passage in enumerate(doc.passages):
         own = []
         for mark in passage.marks:
-            view = _mark_view(len(marks), mark, passage, colours, len(doc.passages) > 1)
+            view = _mark_view(len(marks), mark, (index, passage), colours, len(doc.passages) > 1)
             numbers.setdefault(mark.key, view.number)
             marks.append(view)
             own.append((view.number, mark))
@@ -125,29 +150,54 @@ def page_view(doc: DocumentDisplay) -> PageView:
         if groups:
             sections.append((kind, title, groups))
     counts = {"marks": len(marks), **{title.lower(): len(groups) for _, title, groups in sections}}
+    for arc in arcs(doc.groups, numbers, marks):
+        passages[marks[arc.source].passage].arcs.append(arc)
     keys = {group.key for group in doc.groups}
-    legend = [(colour, key) for key, colour in colours.given().items() if key not in keys]
-    return PageView(marks, passages, sections, counts, legend)
+    legend = [(colour, key.split(TYPE)[-1]) for key, colour in colours.given().items() if key not in keys]
+    return PageView(marks, passages, sections, counts, legend, len(colours.given()))
 
 
-def _mark_view(number: int, mark: Mark, passage: Passage, colours: Colours, many_passages: bool) -> MarkView:
+def arcs(groups: list[Group], numbers: dict[str, int], marks: list[MarkView]) -> list[Arc]:
+    """The arcs of the groups whose marks sit in one passage's text: an event's from its trigger (its first
+    member) to each argument, a pair's from its first member to its second, a chain's from each mention to the
+    one before it in the text, unless the page has pairs (the annotated links a chain closes over, drawn instead)."""
+    drawn = []
+    paired = any(group.kind == "pair" for group in groups)
+    for group in groups:
+        members = [(numbers[m.mark], m.role) for m in group.members if m.mark in numbers]
+        if group.kind == "chain" and not paired:
+            ordered = sorted(number for number, _ in members)
+            links = [(later, earlier, "") for earlier, later in zip(ordered, ordered[1:], strict=False)]
+        elif group.kind in ("event", "pair") and members:
+            (head, _), rest = members[0], members[1:]
+            links = [(head, number, role if group.kind == "event" else group.label) for number, role in rest]
+        else:  # a query, or a chain of a page with pairs
+            links = []
+        for source, target, label in links:
+            if source != target and marks[source].passage == marks[target].passage:
+                drawn.append(Arc(source, target, label, marks[target].colour))
+    return drawn
+
+
+def _mark_view(number: int, mark: Mark, placed: tuple[int, Passage], colours: Colours, many_passages: bool) -> MarkView:
+    index, passage = placed
     offsets = "; ".join(f"[{start}, {end})" for start, end in mark.fragments)
     snippet = mark.label  # a text-free release: the label stands for the text
     if passage.text is not None and placeable(mark, len(passage.text)):
         snippet = " … ".join(passage.text[start:end] for start, end in mark.fragments) or "(empty)"
-        snippet = snippet if len(snippet) <= SNIPPET else snippet[: SNIPPET - 1] + "…"
     first = mark.fragments[0] if mark.fragments else (0, 0)
     return MarkView(
         number=number,
         kind=mark.kind,
         key=mark.key,
         label=mark.label,
-        colour=colours.of(mark.group),
+        colour=colours.of(mark.group if mark.group is not None else f"{mark.kind}{TYPE}{mark.label}"),
         details="; ".join(f"{name}: {value}" for name, value in mark.facts),
         offsets=offsets,
         where=f"{offsets} in {passage.title}" if many_passages else offsets,
         snippet=snippet,
         zero=first[0] == first[1] and len(mark.fragments) == 1,
+        passage=index,
     )
 
 
@@ -177,7 +227,7 @@ def _group_view(
         members=members,
         facts=group.facts,
         text=group.text,
-        numbers=" ".join(str(m.number) for m in members if m.number is not None),
+        numbers=" ".join(f"m{m.number}" for m in members if m.number is not None),
         blank=group.blank,
         text_parts=group.text.split(group.blank) if group.text is not None and group.blank else [group.text or ""],
     )

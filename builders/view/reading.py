@@ -3,6 +3,7 @@ records its validation results name. A release is untrusted: every value used is
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -52,6 +53,8 @@ class GateLine:
     status: str
     observed: str
     expected: str
+    measure: float | None = None
+    """An agreement measure between 0 and 1, drawn as a bar beside its value."""
 
 
 @dataclass
@@ -94,10 +97,11 @@ def _withheld(_: object) -> None:
     return None
 
 
-def open_release(folder: Path, sources: dict[str, Path] | None = None) -> Release:
+def open_release(folder: Path, sources: dict[str, Path] | None = None, predictions: Path | None = None) -> Release:
     """The release in ``folder``, through the door (``release/opened.py``), its corpus the installed one its
-    manifest names. With ``sources`` (or, for a sample release, its corpus's embedded samples), the annotators'
-    files they hold are read for the overlay."""
+    manifest names. With ``predictions`` (a system's output in its scorer's format), the gold and the system are
+    what the overlay compares; otherwise, with ``sources`` (or, for a sample release, its corpus's embedded
+    samples), the annotators' files they hold."""
     opened = door.open_release(folder)
     release = Release(
         folder=folder,
@@ -111,22 +115,44 @@ def open_release(folder: Path, sources: dict[str, Path] | None = None) -> Releas
     if opened.text_free:
         records.append((f"{door.FULL_FOLDER}/validation.json", opened.full_validation))
     for source, record in records:
-        release.gates += [_gate_line(source, gate) for gate in record.gates]
+        release.gates += [gate_line(source, gate) for gate in record.gates]
         release.violations += violations(record.gates)
-    if sources or release.sample:
+    if predictions is not None:
+        release.annotators = _predictions(release, predictions)
+    elif sources or release.sample:
         context = BuildContext(opened.corpus, resolve_sources(opened.corpus, sources or {}))
         release.annotators = release.builder.annotator_displays(context, release.rows())
     return release
 
 
-def _gate_line(source: str, gate: GateRecord) -> GateLine:
+def _predictions(release: Release, predictions: Path) -> dict[str, dict[str, DocumentDisplay]]:
+    if not predictions.is_file():
+        raise ClincorpError(f"{predictions}: no such file (--predictions takes the file the corpus's scorer reads)")
+    compared = release.builder.prediction_displays(predictions, release.rows())
+    if compared is None:
+        raise ClincorpError(
+            f"{predictions}: the view cannot draw {release.corpus} predictions yet "
+            "(it reads those of snomed_el, rad_coref and clicr)"
+        )
+    return compared
+
+
+def gate_line(source: str, gate: GateRecord) -> GateLine:
+    """A gate in words: the leak gate's longest run, an agreement measure with its bar, and "n/a" (never a number
+    that looks like 0) for a measure the documents could not give."""
     observed = gate.observed
-    shown = (
-        f"longest shared run {observed.longest_shared_run} characters (limit {observed.limit})"
-        if isinstance(observed, LeakObserved)
-        else str(observed)
-    )
-    return GateLine(source, gate.gate, gate.status, shown, gate.expected)
+    measure = None
+    if isinstance(observed, LeakObserved):
+        shown = f"longest shared run {observed.longest_shared_run} characters (limit {observed.limit})"
+    elif isinstance(observed, float) and math.isnan(observed):
+        shown = "n/a: not measurable on these documents (no pair or item to compare)"
+    elif observed is None:
+        shown = "n/a: not measured"
+    else:
+        shown = str(observed)
+        agreement = gate.gate.startswith("agreement.") and isinstance(observed, int | float)
+        measure = float(observed) if agreement and 0 <= float(observed) <= 1 else None
+    return GateLine(source, gate.gate, gate.status, shown, gate.expected, measure)
 
 
 def violations(gates: list[GateRecord]) -> list[Violation]:

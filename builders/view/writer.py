@@ -23,8 +23,10 @@ from typing import Any
 import jinja2
 
 from clinical_corpora.builders.contract.display import DocumentDisplay
+from clinical_corpora.builders.view.compare import compared_passages
 from clinical_corpora.builders.view.overlay import overlay
 from clinical_corpora.builders.view.pages import page_view
+from clinical_corpora.builders.view.palette import palette_css
 from clinical_corpora.builders.view.reading import Release, Violation
 from clinical_corpora.core.errors import ClincorpError
 
@@ -66,7 +68,7 @@ def write_view(release: Release, out: Path, progress: Callable[[int], None] = la
         env = environment()
         pages = PageWriter(env, release, staging / DOCS)
         pages.write_all(progress)
-        _write_index(env.get_template("index.html.j2"), _shared(env, release), pages, staging / INDEX)
+        _write_index(env.get_template("index.html.j2"), _shared(release), pages, staging / INDEX)
         _publish(staging, out)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
@@ -103,9 +105,10 @@ def _csp_hash(text: str) -> str:
     return f"'sha256-{base64.b64encode(hashlib.sha256(text.encode()).digest()).decode()}'"
 
 
-def _shared(env: jinja2.Environment, release: Release) -> dict[str, Any]:
-    """What every page's frame shows: the release, and the inline style its policy allows by hash."""
-    css = (ASSETS / "view.css").read_text(encoding="utf-8")
+def _shared(release: Release, colours: int = 0) -> dict[str, Any]:
+    """What every page's frame shows: the release, and the inline style its policy allows by hash (with the
+    ``colours`` classes of the palette the page uses)."""
+    css = (ASSETS / "view.css").read_text(encoding="utf-8") + palette_css(colours)
     return {"release": release, "css": jinja2.utils.markupsafe.Markup(css), "style_hash": _csp_hash(css)}
 
 
@@ -132,7 +135,7 @@ class PageWriter:
 
     def __init__(self, env: jinja2.Environment, release: Release, folder: Path) -> None:
         self.template = env.get_template("page.html.j2")
-        self.context = {**_shared(env, release), **_script("page.js")}
+        self.context = _script("page.js")
         self.release = release
         self.folder = folder
         self.entries: list[Entry] = []
@@ -168,12 +171,14 @@ class PageWriter:
             view.counts["annotator disagreements"] = compared.disagreements
         html = self.template.render(
             **self.context,
+            **_shared(self.release, view.colours),
             doc=doc,
             marks=view.marks,
             passages=view.passages,
             group_sections=view.group_sections,
             legend=view.legend,
             overlay=compared,
+            compared_passages=compared_passages(doc, annotated) if compared is not None else [],
             violations=violations,
             previous=previous,
             next=following,

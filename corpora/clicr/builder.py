@@ -54,6 +54,7 @@ from clinical_corpora.corpora.clicr.entities import (
 )
 from clinical_corpora.corpora.clicr.entity_matcher import Entity, EntityMatcher
 from clinical_corpora.corpora.clicr.index_cache import default_cache_dir, load_or_build_index
+from clinical_corpora.corpora.clicr.predictions import prediction_displays
 from clinical_corpora.corpora.clicr.records import (
     CUI_PATTERN,
     PLACEHOLDER,
@@ -129,6 +130,9 @@ class ClicrBuilder(Builder):
 
     def annotator_displays(self, ctx: BuildContext, rows: RowReader) -> dict[str, dict[str, DocumentDisplay]]:
         return annotator_displays(ctx, rows)
+
+    def prediction_displays(self, predictions: Path, rows: RowReader) -> dict[str, dict[str, DocumentDisplay]]:
+        return prediction_displays(predictions, rows)
 
     def count(self, ctx: BuildContext) -> int:
         return len(case_pages(ctx.source("bmj_html"), quiet=True))

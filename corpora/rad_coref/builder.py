@@ -35,6 +35,7 @@ from clinical_corpora.core.locators import keys_of, locator
 from clinical_corpora.corpora.rad_coref import bigbio
 from clinical_corpora.corpora.rad_coref.agreement import release_agreement
 from clinical_corpora.corpora.rad_coref.display import annotator_displays, rad_coref_displays
+from clinical_corpora.corpora.rad_coref.predictions import prediction_displays
 from clinical_corpora.corpora.rad_coref.records import (
     Chain,
     Mention,
@@ -208,6 +209,9 @@ class RadCorefBuilder(Builder):
 
     def annotator_displays(self, ctx: BuildContext, rows: RowReader) -> dict[str, dict[str, DocumentDisplay]]:
         return annotator_displays(ctx, rows)
+
+    def prediction_displays(self, predictions: Path, rows: RowReader) -> dict[str, dict[str, DocumentDisplay]]:
+        return prediction_displays(predictions, rows)
 
     def count(self, ctx: BuildContext) -> int:
         """Patients, the records read (a listing of the gold folder)."""

@@ -40,7 +40,7 @@ from clinical_corpora.core.locators import keys_of, locator
 from clinical_corpora.corpora.snomed_el import bigbio
 from clinical_corpora.corpora.snomed_el.agreement import annotator_agreement
 from clinical_corpora.corpora.snomed_el.annotations import SPLIT_SEED, TEST_FRACTION, NoteAnnotations, read_annotations
-from clinical_corpora.corpora.snomed_el.display import annotator_displays, snomed_el_displays
+from clinical_corpora.corpora.snomed_el.display import annotator_displays, prediction_displays, snomed_el_displays
 from clinical_corpora.corpora.snomed_el.records import HIERARCHY_NAMES, ConceptRecord, ConceptStats, LinkedSpan, Note
 from clinical_corpora.corpora.snomed_el.released_annotations import concept_links
 from clinical_corpora.corpora.snomed_el.statistics import statistics_sections, whitespace_section
@@ -115,6 +115,9 @@ class SnomedElBuilder(Builder):
 
     def annotator_displays(self, ctx: BuildContext, rows: RowReader) -> dict[str, dict[str, DocumentDisplay]]:
         return annotator_displays(ctx, rows)
+
+    def prediction_displays(self, predictions: Path, rows: RowReader) -> dict[str, dict[str, DocumentDisplay]]:
+        return prediction_displays(predictions, rows)
 
     def count(self, ctx: BuildContext) -> int:
         """The annotated notes (the annotation files are small; the notes file is not read)."""

@@ -4,12 +4,14 @@ name and hierarchy."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 from clinical_corpora.builders.contract.base import BuildContext
 from clinical_corpora.builders.contract.display import DocumentDisplay, Mark, Passage, RowReader
 from clinical_corpora.builders.sources.annotators import annotator_folders
 from clinical_corpora.builders.sources.mimic.notes import read_span_annotations
+from clinical_corpora.core.errors import SourceError
 from clinical_corpora.corpora.snomed_el.agreement import RELEASED_ANNOTATOR
 from clinical_corpora.corpora.snomed_el.records import HIERARCHY_NAMES
 
@@ -59,6 +61,28 @@ def annotator_displays(ctx: BuildContext, rows: RowReader) -> dict[str, dict[str
             released[note["note_id"]] = [(s["start"], s["end"], s["concept_id"]) for s in note["annotations"]]
     return {
         name: {note: _linked_display(note, spans) for note, spans in notes.items()} for name, notes in linked.items()
+    }
+
+
+def prediction_displays(predictions: Path, rows: RowReader) -> dict[str, dict[str, DocumentDisplay]]:
+    """The released spans (``gold``) and those of a ``note_id,start,end,concept_id`` CSV (``system``, the
+    format ``clincorp score snomed`` reads) of every released note, labelled by concept id; a predicted note
+    the release does not hold is an error naming it."""
+    predicted: dict[str, list[Linked]] = {}
+    for span in read_span_annotations(predictions):
+        predicted.setdefault(span.note_id, []).append((span.start, span.end, span.concept_id))
+    gold = {
+        note["note_id"]: [(s["start"], s["end"], s["concept_id"]) for s in note["annotations"]]
+        for _, note in rows("snomed_el", ["note_id", "annotations"])
+    }
+    unknown = sorted(set(predicted) - set(gold))
+    if unknown:
+        raise SourceError(
+            predictions, f"predicts spans of {len(unknown)} note(s) the release does not hold: {', '.join(unknown[:5])}"
+        )
+    return {
+        "gold": {note: _linked_display(note, spans) for note, spans in gold.items()},
+        "system": {note: _linked_display(note, predicted.get(note, [])) for note in gold},
     }
 
 
