@@ -502,7 +502,9 @@ def test_a_systems_cloze_answers_drawn_against_the_gold(
     normalisation), another answer differs, an unanswered query is the gold's only; each row names its query."""
     release = releases("clicr", "full")
     queries = list(rows(release, "clicr", ["id", "document_id", "answers"]))
-    case = next(c for c in {q["document_id"] for q in queries} if sum(q["document_id"] == c for q in queries) >= 3)
+    case = next(
+        c for c in sorted({q["document_id"] for q in queries}) if sum(q["document_id"] == c for q in queries) >= 3
+    )
     first, second, third, *_ = [q for q in queries if q["document_id"] == case]
     gold = [next(a["text"] for a in q["answers"] if a["origin_name"] == "dataset") for q in (first, second)]
     predictions = tmp_path / "answers.json"
