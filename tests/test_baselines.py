@@ -17,7 +17,9 @@ import pytest
 from clinical_corpora.builders.commands.main import main
 from clinical_corpora.builders.sources.conll2012 import iter_conll2012
 from clinical_corpora.corpora.clicr.baselines import most_frequent, read_entities
+from clinical_corpora.corpora.clicr.sim_entity import Vectors, best_entity, entity_contexts, query_vector
 from clinical_corpora.corpora.odie_anaphora.baselines import head_word
+from clinical_corpora.validation.metrics.clicr import read_word_vectors
 from tests.conftest import SampleVariant
 
 
@@ -143,3 +145,34 @@ def test_baseline_errors_name_what_was_expected(
     text_free = str(sample_variant("clicr", "text-free"))
     status, _, err = run(capsys, "baseline", "clicr", text_free, "--out", str(tmp_path))
     assert status == 1 and "text-free release" in err and "clincorp rehydrate" in err
+
+
+VECTORS = "4 2\nunk 0 0\nsevere 1 0\nsputum 0 1\ncough 0.5 0.5\n"
+
+
+def test_sim_entity_takes_the_entity_whose_context_is_nearest_the_query(tmp_path: Path) -> None:
+    (tmp_path / "vectors.txt").write_text(VECTORS)
+    vectors = Vectors(read_word_vectors(tmp_path / "vectors.txt"), lowercased=True)
+    text = "Title\nhe had Severe BEG__headache__END and then BEG__cough__END with sputum"
+    entities, contexts = entity_contexts(text, vectors)
+    assert entities == ["headache", "cough"] and contexts is not None
+    # headache: he had Severe | and then cough → severe + cough; cough: headache and then | with sputum → sputum
+    assert contexts.tolist() == [[1.5, 0.5], [0.0, 1.0]]
+    assert best_entity(entities, contexts, query_vector("a patient with @placeholder and sputum", vectors)) == "cough"
+    assert best_entity(entities, contexts, query_vector("severe @placeholder", vectors)) == "headache"
+
+
+def test_sim_entity_answers_with_passage_entities_and_needs_vectors(
+    sample_variant: SampleVariant, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    release = str(sample_variant("clicr", "full"))
+    (tmp_path / "vectors.txt").write_text(VECTORS)
+    argv = ("baseline", "clicr", release, "--name", "sim-entity", "--split", "test")
+    status, _, err = run(capsys, *argv, "--out", str(tmp_path / "none"))
+    assert status == 1 and "needs word vectors: give --word-vectors FILE" in err
+    assert run(capsys, *argv, "--word-vectors", str(tmp_path / "vectors.txt"), "--out", str(tmp_path))[0] == 0
+    predictions = json.loads((tmp_path / "test.json").read_text())
+    assert set(predictions) == {f"bcr-2019-228214.{n}" for n in range(1, 6)}
+    assert main(["export", "clicr-json", release, "--out", str(tmp_path / "json")]) == 0
+    document = json.loads((tmp_path / "json" / "test1.0.json").read_text())["data"][0]["document"]
+    assert set(predictions.values()) <= set(read_entities(document["title"] + "\n" + document["context"]))

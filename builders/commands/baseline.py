@@ -1,6 +1,8 @@
-"""``clincorp baseline CORPUS RELEASE [--name NAME] [--seed N] [--split SPLIT] --out DIR``: run a baseline a
-corpus registered (``clincorp list`` names them) on a release holding text (a full release, or one rehydrated),
-opened through the door, and write its predictions in the format ``clincorp score`` reads for that corpus."""
+"""``clincorp baseline CORPUS RELEASE [--name NAME] [--seed N] [--split SPLIT] [--word-vectors FILE] --out DIR``.
+
+Runs a baseline a corpus registered (``clincorp list`` names them) on a release holding text (a full release, or
+one rehydrated), opened through the door, and writes its predictions in the format ``clincorp score`` reads for
+that corpus."""
 
 from __future__ import annotations
 
@@ -21,6 +23,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=0, help="a random baseline's seed (default: 0)")
     parser.add_argument("--split", help="predict this split only (default: every split, a file each)")
     parser.add_argument("--out", type=Path, required=True, help="the folder to write the predictions into")
+    parser.add_argument(
+        "--word-vectors", type=Path, help="word vectors, word2vec text format, for an embedding baseline (sim-entity)"
+    )
 
 
 def baseline_name(corpus: str, name: str | None) -> str:
@@ -45,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
     if release.corpus != args.corpus:
         raise ClincorpError(f"{args.release} is a {release.corpus} release, not a {args.corpus} one")
     system = cast(Baseline, baselines.get((args.corpus, name)).load_target())
-    for line in system(BaselineRequest(release, name, args.seed, args.split, args.out)):
+    for line in system(BaselineRequest(release, name, args.seed, args.split, args.out, args.word_vectors)):
         print(line)
     return 0
 

@@ -17,13 +17,16 @@ from clinical_corpora.builders.contract.release_view import GivenRelease
 
 @dataclass(frozen=True)
 class BaselineRequest:
-    """A baseline run: the release, the baseline's name, its seed, the split (None: every split) and ``--out``."""
+    """A baseline run: the release, the baseline's name, its seed, the split (None: every split), ``--out`` and
+    ``--word-vectors``."""
 
     release: GivenRelease
     name: str
     seed: int
     split: str | None
     out: Path
+    word_vectors: Path | None = None
+    """Word vectors (word2vec text format) for an embedding baseline."""
 
     def splits(self, config: str) -> list[str]:
         """The splits of ``config`` to predict (an unknown ``--split`` is an error naming the known ones)."""

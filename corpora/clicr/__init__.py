@@ -31,3 +31,10 @@ baselines.register(
         "a random entity of the case, seeded (Šuster & Daelemans 2018, Table 4)",
     ),
 )
+baselines.register(
+    ("clicr", "sim-entity"),
+    Command(
+        "clinical_corpora.corpora.clicr.sim_entity:sim_entity",
+        "the entity whose context is closest to the query's, given --word-vectors (Šuster & Daelemans 2018, Table 4)",
+    ),
+)
