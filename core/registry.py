@@ -1,4 +1,4 @@
-"""Registries that each corpus plugin fills itself: its corpus folder, its scorers and its exporters.
+"""Registries that each corpus plugin fills itself: its corpus folder, its scorers, exporters and baselines.
 
 A corpus package registers its parts when it is imported (the pipeline imports every package named in
 the ``clinical_corpora.plugins`` entry-point group), so adding a corpus touches no central file. A
@@ -41,13 +41,16 @@ class Command:
 
     def load(self) -> CommandImplementation:
         """Import the implementing module (and attribute)."""
+        return cast(CommandImplementation, self.load_target())
+
+    def load_target(self) -> object:
+        """The object the target names, imported now."""
         module_name, _, attribute = self.target.partition(":")
         try:
             module = importlib.import_module(module_name)
-            implementation = getattr(module, attribute) if attribute else module
+            return getattr(module, attribute) if attribute else module
         except (ImportError, AttributeError) as error:
             raise ClincorpError(f"cannot load command {self.target!r}: {error}") from error
-        return cast(CommandImplementation, implementation)
 
 
 class Registry(Generic[Key, Entry]):
@@ -87,3 +90,7 @@ scorers: Registry[str, Command] = Registry("scorer")
 
 exporters: Registry[tuple[str, str], Command] = Registry("exporter")
 """``clincorp export FORMAT RELEASE``, by (format, corpus)."""
+
+baselines: Registry[tuple[str, str], Command] = Registry("baseline")
+"""``clincorp baseline CORPUS RELEASE --name NAME``, by (corpus, name): the target is a function taking a
+``BaselineRequest`` (``builders/contract/baseline.py``) and returning the files it wrote."""

@@ -18,6 +18,11 @@ from clinical_corpora.core.registry import Command
 def run_command(command: Command, parser: argparse.ArgumentParser, argv: list[str]) -> int:
     """Import a registered command only when it is used, parse its own arguments, open the releases they name,
     run it, and say on stderr what it left out of each release (spans a re-anchoring lost)."""
+    return run_parsed(command, parser, argv)[0]
+
+
+def run_parsed(command: Command, parser: argparse.ArgumentParser, argv: list[str]) -> tuple[int, argparse.Namespace]:
+    """:func:`run_command`, with the arguments the command ran with (a scorer's reported scores among them)."""
     implementation = command.load()
     parser.description = plain_text(implementation.__doc__ or command.help)
     implementation.configure(parser)
@@ -31,7 +36,7 @@ def run_command(command: Command, parser: argparse.ArgumentParser, argv: list[st
         summary = release.view.lost_summary() if isinstance(release.view, KeptView) else None
         if summary is not None:
             print(summary, file=sys.stderr)
-    return status
+    return status, args
 
 
 def given(path: Path) -> GivenRelease:
@@ -50,4 +55,6 @@ def given(path: Path) -> GivenRelease:
     if config is not None and config not in opened.configs():
         raise ClincorpError(f"{path}: config {config} is not one the installed {opened.corpus.name} declares")
     models = {name: opened.builder.CONFIGS[name] for name in opened.configs()}
-    return GivenRelease(KeptView(folder, models), opened.corpus.name, opened.variant, config)
+    return GivenRelease(
+        KeptView(folder, models), opened.corpus.name, opened.variant, config, opened.digest, opened.version
+    )

@@ -8,7 +8,7 @@ import sys
 from clinical_corpora.builders.commands import arguments
 from clinical_corpora.builders.plugins import all_corpora, load_plugins
 from clinical_corpora.core.manifest import CorpusManifest
-from clinical_corpora.core.registry import exporters, scorers
+from clinical_corpora.core.registry import baselines, exporters, scorers
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -31,6 +31,9 @@ def run(args: argparse.Namespace) -> int:
         formats = sorted(name for name, owner in exporters.keys() if owner == manifest.name)
         if formats:
             print(f"  export formats: {', '.join(formats)}")
+        named = [name for owner, name in baselines.keys() if owner == manifest.name]
+        if named:
+            print(f"  baselines: {', '.join(named)}")
     print("scorers: " + ", ".join(f"{name} ({scorers.get(name).help})" for name in sorted(scorers.keys())))
     return 1 if broken else 0
 

@@ -14,7 +14,18 @@ from clinical_corpora.builders.commands.arguments import Subcommand, plain_text
 from clinical_corpora.core.errors import ClincorpError
 from clinical_corpora.core.processes import tune_collector
 
-COMMAND_MODULES = ("release", "rehydrate", "validate", "diff", "listing", "score", "export", "view", "new_corpus")
+COMMAND_MODULES = (
+    "release",
+    "rehydrate",
+    "validate",
+    "diff",
+    "listing",
+    "baseline",
+    "score",
+    "export",
+    "view",
+    "new_corpus",
+)
 """The modules of ``clincorp``'s commands in this package, in the order ``--help`` lists them, loaded by name
 when the command line is parsed: each lists its commands in ``COMMANDS`` (``release`` holds release and build)
 and imports what a command runs only in its ``run``."""

@@ -1,32 +1,117 @@
 """``clincorp score NAME …``: a scorer a corpus registered (``clincorp score NAME -h`` shows its arguments); a
-release given as its gold is opened through the door."""
+release given as its gold is opened through the door.
+
+``--record FILE --system NAME`` (anywhere after NAME) also writes a result record binding the scores to the
+gold release's digest. ``clincorp score --check-record FILE RELEASE`` checks a record against a release: it
+passes when the record was made on that release, or, for a text-free release, on the full release whose
+manifest it keeps in ``full/manifest.json`` (a rehydrated release is byte for byte that release, so both
+accept each other's records)."""
 
 from __future__ import annotations
 
 import argparse
+import sys
+from datetime import UTC, datetime
+from importlib.metadata import version as package_version
+from pathlib import Path
 
 from clinical_corpora.builders.commands import arguments
 from clinical_corpora.builders.plugins import load_plugins
+from clinical_corpora.core.errors import ClincorpError
 from clinical_corpora.core.registry import scorers
+from clinical_corpora.core.results import ResultRecord, read_record
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("scorer", help="a scorer registered by a corpus (clincorp list shows them)")
+    parser.add_argument("scorer", nargs="?", help="a scorer registered by a corpus (clincorp list shows them)")
     parser.add_argument("arguments", nargs=argparse.REMAINDER)
+    parser.add_argument(
+        "--check-record", nargs=2, type=Path, metavar=("FILE", "RELEASE"), help="check a result record's release"
+    )
+
+
+def _record_options(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
+    """``--record`` and ``--system`` taken out of a scorer's arguments, and the rest."""
+    parser = argparse.ArgumentParser(add_help=False)
+    parser.add_argument("--record", type=Path)
+    parser.add_argument("--system")
+    return parser.parse_known_args(argv)
 
 
 def run(args: argparse.Namespace) -> int:
-    from clinical_corpora.builders.commands.corpus_commands import run_command
+    from clinical_corpora.builders.commands.corpus_commands import run_parsed
 
     load_plugins()
+    if args.check_record is not None:
+        return check_record(*args.check_record)
+    if args.scorer is None:
+        raise ClincorpError("clincorp score takes a scorer NAME (clincorp list shows them) or --check-record")
+    own, rest = _record_options(args.arguments)
+    if own.record is not None and not own.system:
+        raise ClincorpError("--record needs --system NAME: the name of the system whose predictions are scored")
     parser = argparse.ArgumentParser(prog=f"clincorp score {args.scorer}")
-    return run_command(scorers.get(args.scorer), parser, args.arguments)
+    status, scored_args = run_parsed(scorers.get(args.scorer), parser, rest)
+    if own.record is not None and status == 0:
+        make_record(args.scorer, own.system, scored_args).write(own.record)
+        print(f"result record: {own.record}", file=sys.stderr)  # stdout stays the scorer's (--json)
+    return status
+
+
+def make_record(scorer: str, system: str, scored_args: argparse.Namespace) -> ResultRecord:
+    """The record of a scorer's run: its reported metrics on the release given as its gold."""
+    from clinical_corpora.builders.contract.release_view import GivenRelease
+    from clinical_corpora.builders.contract.scored import scored_of
+
+    releases = [value for value in vars(scored_args).values() if isinstance(value, GivenRelease)]
+    scored = scored_of(scored_args)
+    if not releases or scored is None:
+        raise ClincorpError(
+            f"--record binds scores to a release: give scorer {scorer} a release folder as its gold "
+            "(a record of scores on a plain file would be bound to nothing)"
+        )
+    release = releases[0]
+    return ResultRecord(
+        digest=release.digest,
+        corpus=release.corpus,
+        version=release.version,
+        variant=release.variant,
+        config=scored.config or release.config,
+        split=getattr(scored_args, "split", None),
+        scorer=scorer,
+        scorer_version=package_version("clinical-corpora"),
+        system=system,
+        metrics=scored.metrics,
+        made=datetime.now(UTC).isoformat(timespec="seconds"),
+    )
+
+
+def check_record(record_file: Path, folder: Path) -> int:
+    """0 when the record was made on ``folder`` (or on the full release a text-free one keeps); an error otherwise."""
+    from clinical_corpora.builders.release.opened import open_release
+
+    record = read_record(record_file)
+    opened = open_release(folder)
+    accepted = {opened.digest: "this release"}
+    if opened.text_free:
+        accepted[opened.full_digest] = "the full release this text-free one keeps (full/manifest.json)"
+    if record.digest not in accepted:
+        raise ClincorpError(
+            f"{record_file}: the record was made on release digest {record.digest} ({record.corpus} "
+            f"{record.version}, {record.variant}), not on {folder} (digest {opened.digest}"
+            + (f", its full release {opened.full_digest}" if opened.text_free else "")
+            + "): its scores do not describe this release's data"
+        )
+    print(
+        f"{record_file}: {record.system} on {record.corpus} {record.version} ({record.scorer}, "
+        f"split {record.split or 'all'}) was made on {accepted[record.digest]}, digest {record.digest}"
+    )
+    return 0
 
 
 COMMANDS = (
     arguments.Subcommand(
         "score",
-        "score predictions against gold (clincorp score NAME -h)",
+        "score predictions against gold (clincorp score NAME -h); --record / --check-record bind results to a release",
         arguments.plain_text(__doc__ or ""),
         configure,
         run,

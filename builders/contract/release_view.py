@@ -319,6 +319,9 @@ class GivenRelease:
     corpus: str
     variant: str
     config: str | None = None
+    digest: str = ""
+    """The release's digest (``clincorp release`` prints it); empty for a release made in code."""
+    version: str = ""
 
     def of(self, corpus: str, config: str) -> GivenRelease:
         """This release, when it is one of ``corpus`` naming no config or ``config``; an error otherwise."""

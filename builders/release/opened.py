@@ -325,6 +325,11 @@ class OpenedRelease:
         return read_manifest(self.folder / FULL_FOLDER, f"{self.folder.name}/{FULL_FOLDER}/{MANIFEST_FILE}")
 
     @cached_property
+    def full_digest(self) -> str:
+        """A text-free release's full release's digest: that of ``full/manifest.json``, a byte copy of its manifest."""
+        return release_digest(self.folder / FULL_FOLDER)
+
+    @cached_property
     def full_validation(self) -> ValidationRecord:
         return read_validation(self.folder / FULL_FOLDER, f"{self.folder.name}/{FULL_FOLDER}/{VALIDATION_FILE}")
 

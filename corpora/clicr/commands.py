@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from clinical_corpora.builders.contract.release_view import GivenRelease
+from clinical_corpora.builders.contract.scored import report_scores
 from clinical_corpora.core.errors import ClincorpError, SourceError
 from clinical_corpora.corpora.clicr.released_rows import query_rows
 from clinical_corpora.validation.metrics.clicr import answers_from_clicr_json, read_word_vectors, score_clicr
@@ -38,6 +39,7 @@ def run(args: argparse.Namespace) -> int:
     check_query_ids(answers, predictions, args.predictions)
     vectors = read_word_vectors(args.word_vectors) if args.word_vectors else None
     scores = score_clicr(answers, predictions, vectors)
+    report_scores(args, scores, "clicr")
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(scores, indent=2) + "\n", encoding="utf-8")
     print(json.dumps(scores, indent=2))

@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from clinical_corpora.core.registry import Command, corpora, exporters
+from clinical_corpora.core.registry import Command, baselines, corpora, exporters
 
 corpora.register("odie_anaphora", Path(__file__).parent)
 exporters.register(
@@ -21,5 +21,19 @@ exporters.register(
     Command(
         "clinical_corpora.corpora.odie_anaphora.exports:knowtator",
         "Knowtator XML (Markable and Pair classes) beside the note texts",
+    ),
+)
+baselines.register(
+    ("odie_anaphora", "exact-string"),
+    Command(
+        "clinical_corpora.corpora.odie_anaphora.baselines:exact_string",
+        "gold markables with one lower-cased text form a chain (ours, of the i2b2/VA 2011 kind)",
+    ),
+)
+baselines.register(
+    ("odie_anaphora", "head-match"),
+    Command(
+        "clinical_corpora.corpora.odie_anaphora.baselines:head_match",
+        "gold markables with one head word form a chain (ours, of the i2b2/VA 2011 kind)",
     ),
 )

@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from clinical_corpora.core.registry import Command, corpora, exporters, scorers
+from clinical_corpora.core.registry import Command, baselines, corpora, exporters, scorers
 
 corpora.register("rad_coref", Path(__file__).parent)
 scorers.register(
@@ -22,5 +22,12 @@ exporters.register(
     Command(
         "clinical_corpora.corpora.rad_coref.exports:brat",
         "the corpus's inputs: gold/<SUBJECT_ID>/<ROW_ID>.ann|.txt with chain notes, and NOTEEVENTS.csv.gz",
+    ),
+)
+baselines.register(
+    ("rad_coref", "string-match"),
+    Command(
+        "clinical_corpora.corpora.rad_coref.baselines:string_match",
+        "gold mentions with one lower-cased string form a chain (Datta et al. 2022, Table 7)",
     ),
 )

@@ -22,6 +22,7 @@ from collections.abc import Hashable, Sequence
 from pathlib import Path
 
 from clinical_corpora.builders.contract.release_view import GivenRelease, given_release
+from clinical_corpora.builders.contract.scored import report_scores
 from clinical_corpora.builders.exporters.conll2012 import Conll2012Export, DroppedMention, iter_documents
 from clinical_corpora.builders.sources.conll2012 import read_conll2012_chains, write_conll2012
 from clinical_corpora.core.errors import ClincorpError
@@ -111,6 +112,14 @@ def release_chains(path: Path | GivenRelease, split: str | None, *, normalise_na
     return chains
 
 
+def chain_config(key: Path | GivenRelease) -> str | None:
+    """The chain config scored when KEY is a release (its ``conll2012`` export's), else None."""
+    if not isinstance(key, GivenRelease):
+        return None
+    export = exporters.get(("conll2012", key.corpus)).load()
+    return export.layout.config if isinstance(export, Conll2012Export) else key.config
+
+
 def check_mention_ids(key: Documents, response: Documents, path: Path) -> None:
     """A ClincorpError naming ``path``, the document and a response mention id whose type no key id has (an
     integer against string ids): ids are compared exactly, so no such mention could ever match."""
@@ -182,6 +191,8 @@ def run(args: argparse.Namespace) -> int:
     check_repeats(key, response, args.response)
     scores = score(key, response, args.metrics, dedupe_twinless=args.dedupe_twinless)
     conll = sum(scores[name].f1 for name in CONLL_METRICS) / len(CONLL_METRICS)
+    metrics = {f"{name}.{part}": value for name in args.metrics for part, value in scores[name]._asdict().items()}
+    report_scores(args, {**metrics, "conll_f1": conll}, chain_config(args.key))
     if args.json:
         print(json.dumps({**{name: scores[name]._asdict() for name in args.metrics}, "conll_f1": conll}, indent=2))
         return 0

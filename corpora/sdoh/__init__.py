@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from clinical_corpora.core.registry import Command, corpora, exporters, scorers
+from clinical_corpora.core.registry import Command, baselines, corpora, exporters, scorers
 
 corpora.register("sdoh", Path(__file__).parent)
 scorers.register(
@@ -16,4 +16,11 @@ scorers.register(
 exporters.register(
     ("brat", "sdoh"),
     Command("clinical_corpora.corpora.sdoh.exports:brat", "SHAC BRAT folders {split}/{source}/<doc>.txt|.ann"),
+)
+baselines.register(
+    ("sdoh", "rules"),
+    Command(
+        "clinical_corpora.corpora.sdoh.baselines:rules",
+        "ours: trigger lexicon and nearest status cue (not Lybarger et al.'s)",
+    ),
 )

@@ -13,6 +13,7 @@ import argparse
 from pathlib import Path
 from typing import get_args
 
+from clinical_corpora.builders.contract.scored import report_scores
 from clinical_corpora.corpora.sdoh.scoring import gold_folder, score_folders_to_csv
 from clinical_corpora.validation.metrics.sdoh import (
     LabeledCriterion,
@@ -60,6 +61,18 @@ def run(args: argparse.Namespace) -> int:
             workers=args.workers,
         )
     overall = rows[0]
+    report_scores(
+        args,
+        {
+            "precision": overall.precision,
+            "recall": overall.recall,
+            "f1": overall.f1,
+            "tp": overall.tp,
+            "nt": overall.nt,
+            "np": overall.np,
+        },
+        None,
+    )
     print(
         f"OVERALL NT={overall.nt} NP={overall.np} TP={overall.tp} "
         f"P={overall.precision:.4f} R={overall.recall:.4f} F1={overall.f1:.4f}; scores: {args.out}"

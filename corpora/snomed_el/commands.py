@@ -11,6 +11,7 @@ import argparse
 import json
 from pathlib import Path
 
+from clinical_corpora.builders.contract.scored import report_scores
 from clinical_corpora.core.errors import ClincorpError
 from clinical_corpora.corpora.snomed_el.scoring import score_files
 from clinical_corpora.validation.metrics.iou import DEFAULT_BOOTSTRAP_REPLICATES, DEFAULT_SEED
@@ -43,6 +44,7 @@ def run(args: argparse.Namespace) -> int:
         raise ClincorpError(f"{args.gold}, {args.pred}: {error}") from None
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(scores, indent=2) + "\n", encoding="utf-8")
+    report_scores(args, {k: v for k, v in scores.items() if isinstance(v, int | float)}, None)
     low, high = scores["macro_char_iou_ci95"]
     weighted_low, weighted_high = scores["support_weighted_char_iou_ci95"]
     print(

@@ -1,0 +1,54 @@
+"""A result record: a system's scores on one release, bound to the release's digest (``clincorp score --record``).
+
+The digest is the one ``clincorp release`` prints (the sha256 of the release's manifest.json). A record is made on
+a release that holds text (a full release, or one rehydrated byte for byte); a text-free release keeps its full
+release's manifest in ``full/manifest.json``, so the digest of that file is the full release's and a record
+made on either side is accepted on both.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from clinical_corpora.core.errors import SourceError
+
+SHA256 = r"^[0-9a-f]{64}$"
+
+
+class ResultRecord(BaseModel):
+    """One system's scores on one release's config and split, with what makes them comparable."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    digest: str = Field(pattern=SHA256, description="the release's digest (sha256 of its manifest.json)")
+    corpus: str
+    version: str
+    variant: str
+    config: str | None
+    split: str | None = Field(description="the split scored; None for every split")
+    scorer: str
+    scorer_version: str = Field(description="the clinical-corpora version whose scorer computed the metrics")
+    system: str
+    metrics: dict[str, float]
+    made: str = Field(description="when the record was made, ISO 8601 in UTC")
+
+    def write(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(self.model_dump_json(indent=2) + "\n", encoding="utf-8")
+
+
+def read_record(path: Path) -> ResultRecord:
+    """The result record in ``path``; a SourceError naming it and its first problem otherwise."""
+    try:
+        return ResultRecord.model_validate_json(path.read_bytes())
+    except OSError as error:
+        raise SourceError(path, f"cannot read: {error.strerror}") from error
+    except ValidationError as error:
+        first = error.errors()[0]
+        where = ".".join(str(part) for part in first["loc"])
+        raise SourceError(
+            path,
+            f"not a result record ({where + ': ' if where else ''}{first['msg']}): expected clincorp score --record",
+        ) from error

@@ -1,0 +1,135 @@
+"""``clincorp baseline sdoh RELEASE --name rules``: a transparent rule baseline of ours (not Lybarger et al.'s).
+
+A trigger lexicon per challenge event type; a sentence's first trigger of a type makes one event, with the
+nearest status cue of that sentence (by characters, either side; none: the trigger's own default). Each event
+gets its required arguments (Lybarger et al. 2022, Table 1) with their values: ``Status`` (StatusTime or
+StatusEmploy) on the cue, or on the trigger when there is none, and for LivingStatus ``Type`` (TypeLiving) on
+the nearest living cue. Writes every note of each split as BRAT, ``DIR/<split>/<source>/<doc>.txt|.ann``, which
+``clincorp score sdoh RELEASE DIR/<split> --split <split>`` scores with the n2c2 2022 criteria.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import NamedTuple
+
+from clinical_corpora.builders.contract.baseline import BaselineRequest
+from clinical_corpora.builders.contract.text_units import sentence_spans
+from clinical_corpora.builders.exporters.brat import write_brat_document
+from clinical_corpora.builders.sources.brat.annotations import Attribute, BratDocument, Event, TextBound
+
+CONFIG = "sdoh"
+TRIGGERS: dict[str, str] = {
+    "Alcohol": r"alcohol|etoh|drinks?|drinking|beer|wine|liquor",
+    "Drug": r"drugs?|illicits?|marijuana|cannabis|cocaine|heroin|ivdu|substance use",
+    "Tobacco": r"tobacco|smok(?:es|er|ing|ed)|cigarettes?|cigs",
+    "Employment": r"works|working|employed|unemployed|retired|disability|student|homemaker|job",
+    "LivingStatus": r"lives|living|resides|homeless",
+}
+"""Each challenge event type's trigger words (whole words, any case)."""
+STATUS_TIME: dict[str, str] = {
+    "none": r"denies|denied|no|never|negative|non-?smoker|abstains",
+    "past": r"quit|former(?:ly)?|stopped|remote|previously|prior|ex-?smoker|sober",
+    "future": r"plans? to|will",
+    "current": r"current(?:ly)?|daily|occasional(?:ly)?|socially|active|heavy|still",
+}
+STATUS_EMPLOY: dict[str, str] = {
+    "unemployed": r"unemployed",
+    "retired": r"retired",
+    "on_disability": r"disability",
+    "student": r"student",
+    "homemaker": r"homemaker",
+    "employed": r"works|working|employed|job",
+}
+TYPE_LIVING: dict[str, str] = {
+    "homeless": r"homeless|shelter",
+    "alone": r"alone",
+    "with_family": r"husband|wife|spouse|family|daughter|son|children|parents?|partner|mother|father",
+    "with_others": r"friends?|roommates?|others",
+}
+DEFAULT_TIME = "current"
+"""StatusTime when no cue is in the trigger's sentence (a mention of a habit is most often a current one)."""
+
+
+class Cue(NamedTuple):
+    start: int
+    end: int
+    value: str
+
+
+def _words(pattern: str) -> re.Pattern[str]:
+    return re.compile(rf"\b(?:{pattern})\b", re.IGNORECASE)
+
+
+def find_cues(text: str, values: dict[str, str], start: int, end: int) -> list[Cue]:
+    """Every cue of ``values`` (value → words) in ``text[start:end]``."""
+    return [
+        Cue(match.start(), match.end(), value)
+        for value, pattern in values.items()
+        for match in _words(pattern).finditer(text, start, end)
+    ]
+
+
+def nearest(cues: list[Cue], start: int, end: int) -> Cue | None:
+    """The cue closest to ``start``–``end`` (a cue on it is at distance 0); the earlier one of equals."""
+
+    def distance(cue: Cue) -> int:
+        return max(cue.start - end, start - cue.end, 0)
+
+    return min(sorted(cues), key=distance, default=None)
+
+
+def note_events(text: str) -> Iterator[tuple[str, Cue, list[tuple[str, str, Cue]]]]:
+    """(event type, trigger, [(role, argument type, cue)]): each sentence's first trigger of each type."""
+    for sentence_start, sentence_end in sentence_spans(text):
+        for event_type, pattern in TRIGGERS.items():
+            match = _words(pattern).search(text, sentence_start, sentence_end)
+            if match is not None:
+                trigger = Cue(match.start(), match.end(), event_type)
+                yield event_type, trigger, _arguments(text, event_type, trigger, (sentence_start, sentence_end))
+
+
+def _arguments(text: str, event_type: str, trigger: Cue, sentence: tuple[int, int]) -> list[tuple[str, str, Cue]]:
+    if event_type == "Employment":
+        status = nearest(find_cues(text, STATUS_EMPLOY, *sentence), trigger.start, trigger.end)
+        return [("Status", "StatusEmploy", status or Cue(trigger.start, trigger.end, "employed"))]
+    time = nearest(find_cues(text, STATUS_TIME, *sentence), trigger.start, trigger.end)
+    arguments = [("Status", "StatusTime", time or Cue(trigger.start, trigger.end, DEFAULT_TIME))]
+    if event_type == "LivingStatus":
+        living = nearest(find_cues(text, TYPE_LIVING, *sentence), trigger.start, trigger.end)
+        if living is not None:
+            arguments.append(("Type", "TypeLiving", living))
+    return arguments
+
+
+def note_document(text: str) -> BratDocument:
+    """The BRAT annotations of the rules' events on one note."""
+    bounds: list[TextBound] = []
+    events: list[Event] = []
+    attributes: list[Attribute] = []
+    for event_type, trigger, arguments in note_events(text):
+        trigger_id = f"T{len(bounds) + 1}"
+        bounds.append(TextBound.from_offsets(trigger_id, event_type, ((trigger.start, trigger.end),), text))
+        roles = []
+        for role, argument_type, cue in arguments:
+            bound_id = f"T{len(bounds) + 1}"
+            bounds.append(TextBound.from_offsets(bound_id, argument_type, ((cue.start, cue.end),), text))
+            attributes.append(Attribute(f"A{len(attributes) + 1}", f"{argument_type}Val", bound_id, cue.value))
+            roles.append((role, bound_id))
+        events.append(Event(f"E{len(events) + 1}", event_type, trigger_id, tuple(roles)))
+    return BratDocument(textbounds=tuple(bounds), events=tuple(events), attributes=tuple(attributes))
+
+
+def rules(request: BaselineRequest) -> list[str]:
+    """Every note of each split, with the rules' events, as BRAT under ``DIR/<split>/``."""
+    request.release.of(CONFIG, CONFIG)
+    written = []
+    for split in request.splits(CONFIG):
+        notes = 0
+        for _, note in request.release.view.rows(CONFIG, split):
+            write_brat_document(request.out, note["id"], note["text"], note_document(note["text"]))
+            notes += 1
+        written.append(f"{Path(request.out) / split} ({notes} notes)")
+    return written
