@@ -1,0 +1,168 @@
+"""The PHI gate's walk over a release folder: every string leaf of every file (parquet columns at any depth and
+their schema metadata, every JSON and JSON Lines value and key, every line of any other text file), each
+finding named by file, field path, row or line, category and short hash, never by its text.
+
+Like the leak gate's walk (``builders/text_free/leak_gate.py``) it reads each parquet batch's distinct values;
+those an RE2 pass (:data:`~clinical_corpora.validation.phi.CANDIDATE`) picks are matched, and only a finding's
+rows are looked up. PNG figures hold pixels: they are counted as not read.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from clinical_corpora.core.errors import ClincorpError
+from clinical_corpora.validation.phi import CANDIDATE, Category, phi_found
+
+Excluded = Callable[[str, str], bool]
+"""Whether the field path (second) of the file (first) is left out: a full release's licensed text."""
+NOT_READ = (".png",)
+_MARKDOWN_ESCAPE = re.compile(r"\\([\\`*_{}\[\]()#+.!|-])")
+
+
+@dataclass(frozen=True)
+class PhiFinding:
+    """Where a finding is: the file, its field path (``notes[].author``; a JSON path; empty for a line of
+    text), the first row (parquet) or line (JSON Lines, text) holding it, how many rows do, and its category
+    and short hash."""
+
+    file: str
+    field: str
+    row: int | None
+    line: int | None
+    rows: int
+    category: Category
+    hash: str
+
+    def place(self) -> str:
+        """Where to look, without the text: ``data/x.parquet notes[].author row 3``."""
+        where = f" row {self.row}" if self.row is not None else f" line {self.line}" if self.line is not None else ""
+        field = f" {self.field}" if self.field else ""
+        return f"{self.file}{field}{where}"
+
+
+@dataclass
+class PhiScan:
+    """What the walk found and read."""
+
+    findings: list[PhiFinding]
+    public: str = ""
+    files: int = 0
+    strings: int = 0
+    excluded_fields: int = 0
+    not_read: int = 0
+
+
+def scan_release(folder: Path, excluded: Excluded, public: str = "") -> PhiScan:
+    """Every file of ``folder``, walked in path order; ``public``: text whose matches are no finding."""
+    scan = PhiScan([], public=public)
+    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+        name = path.relative_to(folder).as_posix()
+        if path.suffix in NOT_READ:
+            scan.not_read += 1
+            continue
+        scan.files += 1
+        try:
+            _scan_file(path, name, excluded, scan)
+        except (OSError, pa.ArrowException) as error:
+            raise ClincorpError(f"{name}: cannot be read for the PHI gate ({error})") from None
+    return scan
+
+
+def _scan_file(path: Path, name: str, excluded: Excluded, scan: PhiScan) -> None:
+    if path.suffix == ".parquet":
+        _scan_parquet(path, name, excluded, scan)
+        return
+    text = path.read_bytes().decode("utf-8", "replace")
+    if path.suffix == ".json":
+        _scan_json(_json(text, name), name, "", None, scan)
+    elif path.suffix == ".jsonl":
+        for number, line in enumerate(text.splitlines(), 1):
+            if line.strip():
+                _scan_json(_json(line, f"{name} line {number}"), name, "", number, scan)
+    else:
+        markdown = path.suffix == ".md"
+        for number, line in enumerate(text.splitlines(), 1):
+            _scan_string(_MARKDOWN_ESCAPE.sub(r"\1", line) if markdown else line, name, "", None, number, scan)
+
+
+def _json(text: str, where: str) -> Any:
+    try:
+        return json.loads(text)
+    except (json.JSONDecodeError, RecursionError) as error:
+        raise ClincorpError(f"{where}: not JSON ({error})") from None
+
+
+def _scan_json(value: Any, name: str, path: str, line: int | None, scan: PhiScan) -> None:
+    if isinstance(value, str):
+        _scan_string(value, name, path, None, line, scan)
+    elif isinstance(value, list):
+        for item in value:
+            _scan_json(item, name, f"{path}[]", line, scan)
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            _scan_string(key, name, f"{path}{{key}}", None, line, scan)
+            _scan_json(item, name, f"{path}.{key}" if path else key, line, scan)
+
+
+def _scan_string(text: str, name: str, field: str, row: int | None, line: int | None, scan: PhiScan) -> None:
+    scan.strings += 1
+    for category, digest in phi_found(text, scan.public):
+        scan.findings.append(PhiFinding(name, field, row, line, 1, category, digest))
+
+
+def _scan_parquet(path: Path, name: str, excluded: Excluded, scan: PhiScan) -> None:
+    parquet = pq.ParquetFile(path)
+    for key, value in (parquet.schema_arrow.metadata or {}).items():
+        _scan_string(value.decode("utf-8", "replace"), name, f"metadata:{key.decode('utf-8', 'replace')}", None, None, scan)
+    skipped: set[str] = set()
+    first = 0
+    for batch in parquet.iter_batches(batch_size=4096):
+        for field_name, column in zip(batch.schema.names, batch.columns, strict=True):
+            for field, strings, rows in _leaves(column, field_name, None):
+                if excluded(name, field):
+                    skipped.add(field)
+                    continue
+                _scan_column(strings, rows, first, (name, field), scan)
+        first += batch.num_rows
+    scan.excluded_fields += len(skipped)
+
+
+def _leaves(array: pa.Array, path: str, rows: np.ndarray | None) -> Iterator[tuple[str, pa.Array, np.ndarray | None]]:
+    """Each string leaf of ``array`` with its path and, for a leaf inside lists, the row of each value."""
+    kind = array.type
+    if pa.types.is_string(kind) or pa.types.is_large_string(kind):
+        yield path, array, rows
+    elif pa.types.is_list(kind) or pa.types.is_large_list(kind):
+        parents = pc.list_parent_indices(array).to_numpy()
+        yield from _leaves(array.flatten(), f"{path}[]", parents if rows is None else rows[parents])
+    elif pa.types.is_struct(kind):
+        for index in range(kind.num_fields):
+            yield from _leaves(array.field(index), f"{path}.{kind.field(index).name}", rows)
+
+
+def _scan_column(strings: pa.Array, rows: np.ndarray | None, first: int, where: tuple[str, str], scan: PhiScan) -> None:
+    """The distinct values of one leaf of one batch; a finding's rows looked up only when there is one."""
+    distinct = pc.unique(strings)
+    scan.strings += len(distinct)
+    candidates = distinct.filter(pc.fill_null(pc.match_substring_regex(distinct, CANDIDATE), False))
+    for value in candidates.to_pylist():
+        found = phi_found(value, scan.public)
+        if not found:
+            continue
+        held = np.flatnonzero(pc.fill_null(pc.equal(strings, value), False).to_numpy(zero_copy_only=False))
+        held_rows = np.unique(rows[held]) if rows is not None else held
+        for category, digest in found:
+            scan.findings.append(
+                PhiFinding(where[0], where[1], int(held_rows[0]) + first, None, len(held_rows), category, digest)
+            )
