@@ -41,7 +41,10 @@ CATEGORIES: tuple[Category, ...] = (
     "name",
 )
 
-_MONTH = r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|Sept?(?:ember)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)"
+_MONTH = (
+    r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|Sept?(?:ember)?|"
+    r"Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)"
+)
 _STREET = (
     r"(?:Street|St|Avenue|Ave|Road|Rd|Boulevard|Blvd|Lane|Ln|Drive|Dr|Court|Ct|Way|Place|Pl|Terrace|Circle|"
     r"Highway|Hwy|Parkway|Pkwy|Square|Sq)"
@@ -52,9 +55,7 @@ _PATTERNS: dict[Category, str] = {
         r"\b\d{1,2}[/.-]\d{1,2}[/.-](?:\d{4}|\d{2})\b|\b\d{4}-\d{1,2}-\d{1,2}\b|\b\d{4}/\d{1,2}/\d{1,2}\b"
         rf"|\b{_MONTH}\.? \d{{1,2}}(?:st|nd|rd|th)?,? \d{{4}}\b|\b\d{{1,2}}(?:st|nd|rd|th)? {_MONTH}\.?,? \d{{4}}\b"
     ),
-    "age": (
-        r"(?i:\b(?:9\d|1[0-4]\d)[- ]?(?:y/?o|yrs?(?:[- ]old)?|years?[- ]old)\b|\bage[ds]?:? (?:9\d|1[0-4]\d)\b)"
-    ),
+    "age": (r"(?i:\b(?:9\d|1[0-4]\d)[- ]?(?:y/?o|yrs?(?:[- ]old)?|years?[- ]old)\b|\bage[ds]?:? (?:9\d|1[0-4]\d)\b)"),
     "phone": r"(?:\+1[ .-]?)?(?:\(\d{3}\) ?|\b\d{3}[ .-])\d{3}[.-]\d{4}\b",
     "email": r"\b[\w.+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+\b",
     "url": r"(?i:\b(?:https?|ftp)://[^\s\"'<>)\]]+|\bwww\.[A-Za-z0-9-]+\.[A-Za-z]{2,}\S*)",
@@ -67,7 +68,8 @@ _PATTERNS: dict[Category, str] = {
     "zip_code": r"\b[A-Z]{2},? \d{5}(?:-\d{4})?\b|\b\d{5}-\d{4}\b|(?i:\bzip(?: code)?:?\s*\d{5}\b)",
     "address": rf"\b\d{{1,5}} (?:[A-Z][a-z]+ ){{1,3}}{_STREET}\b|(?i:\b(?:P\.?O\.? Box|Apt\.?|Suite) #?\d+)",
     "name": (
-        rf"\b{_TITLE}\.? [A-Z][a-z]+(?:[-'][A-Z][a-z]+)?\b|\b(?P<first>[A-Z][a-z]+)(?= (?:[A-Z]\. )?[A-Z][a-z]+(?:[-'][A-Z][a-z]+)?\b)"
+        rf"\b{_TITLE}\.? [A-Z][a-z]+(?:[-'][A-Z][a-z]+)?\b"
+        r"|\b(?P<first>[A-Z][a-z]+)(?= (?:[A-Z]\. )?[A-Z][a-z]+(?:[-'][A-Z][a-z]+)?\b)"
         r"|\b[A-Z][a-z]+, (?P<after>[A-Z][a-z]+)\b"
     ),
 }

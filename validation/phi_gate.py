@@ -124,7 +124,9 @@ def _scan_string(text: str, name: str, field: str, row: int | None, line: int | 
 def _scan_parquet(path: Path, name: str, excluded: Excluded, scan: PhiScan) -> None:
     parquet = pq.ParquetFile(path)
     for key, value in (parquet.schema_arrow.metadata or {}).items():
-        _scan_string(value.decode("utf-8", "replace"), name, f"metadata:{key.decode('utf-8', 'replace')}", None, None, scan)
+        _scan_string(
+            value.decode("utf-8", "replace"), name, f"metadata:{key.decode('utf-8', 'replace')}", None, None, scan
+        )
     skipped: set[str] = set()
     first = 0
     for batch in parquet.iter_batches(batch_size=4096):
