@@ -72,10 +72,7 @@ def release_checks(
 
 
 def _phi_gate(opened: OpenedRelease, report: Path | None) -> GateResult:
-    scan = phi.phi_scan(opened)
-    if report is not None:
-        phi.write_phi_report(report, scan)
-    return phi.phi_gate(scan)
+    return phi.validate_phi(opened, report).gate
 
 
 def _numbered(announce: Step) -> Step:
