@@ -19,7 +19,7 @@ from clinical_corpora.builders.release.card.croissant import CONTEXT, CROISSANT_
 from clinical_corpora.core.errors import ClincorpError
 from clinical_corpora.core.manifest import PhiAllowedField
 from clinical_corpora.core.release_manifest import Count, PhiAllowances, PhiReviewed
-from clinical_corpora.core.release_records import MAX_LISTED, read_json_lines
+from clinical_corpora.core.release_records import FULL_FOLDER, MAX_LISTED, read_json_lines
 from clinical_corpora.schemas.licensed import licensed_paths
 from clinical_corpora.validation.gates import GateResult
 from clinical_corpora.validation.phi_gate import Excluded, PhiFinding, PhiScan, scan_release
@@ -53,10 +53,12 @@ class PhiPolicy:
     reviewed: list[PhiReviewed] = field(default_factory=list)
 
     def allowance(self, finding: PhiFinding) -> PhiAllowedField | PhiReviewed | None:
-        """The allowed field or reviewed finding ``finding`` is, or None (a finding)."""
+        """The allowed field or reviewed finding ``finding`` is, or None (a finding). A reviewed finding of a full
+        release lets the same one through in ``full/`` of its text-free variant."""
         config = finding.file.split("/")[1] if finding.file.startswith("data/") else None
         declared = (f for f in self.allowed_fields if (f.config, f.field) == (config, finding.field))
-        reviewed = (r for r in self.reviewed if (r.file, r.field, r.category, r.hash) == _key(finding))
+        places = _places(finding)
+        reviewed = (r for r in self.reviewed if (r.file, r.field, r.category, r.hash) in places)
         return next(declared, None) or next(reviewed, None)
 
 
@@ -161,5 +163,8 @@ def keep_phi_report(path: Path | None, findings: list[PhiFinding]) -> None:
         path.unlink(missing_ok=True)
 
 
-def _key(finding: PhiFinding) -> tuple[str, str, str, str]:
-    return (finding.file, finding.field, finding.category, finding.hash)
+def _places(finding: PhiFinding) -> set[tuple[str, str, str, str]]:
+    """How a reviewed finding may name ``finding``: by its place, or one in ``full/`` of a text-free release by
+    its place in the full release."""
+    files = (finding.file, finding.file.removeprefix(f"{FULL_FOLDER}/"))
+    return {(file, finding.field, finding.category, finding.hash) for file in files}
