@@ -12,7 +12,8 @@ cost about what reading the strings costs, so candidates are first picked out of
 
 Placeholders are not findings: MIMIC-III's ``[** ... **]`` (Johnson et al. 2016), MIMIC-IV-Note's ``___``
 (Johnson et al. 2023) and i2b2's ``**NAME[...]``-style tags (Uzuner et al. 2007) are masked before matching.
-Names are a first name of :mod:`~clinical_corpora.validation.phi_names` followed by a capitalised word, a
+Names are a first name of :mod:`~clinical_corpora.validation.phi_names` (ours and the US census lists)
+followed by a capitalised word, a
 capitalised word after a title (Dr, Mr, Mrs, Ms, Miss, Prof), or ``Surname, Firstname``.
 """
 
@@ -22,7 +23,7 @@ import hashlib
 import re
 from typing import Literal
 
-from clinical_corpora.validation.phi_names import FIRST_NAMES
+from clinical_corpora.validation.phi_names import NOT_FIRST, first_names, surnames
 
 Category = Literal[
     "date", "age", "phone", "email", "url", "ip_address", "ssn", "record_number", "zip_code", "address", "name"
@@ -69,8 +70,8 @@ _PATTERNS: dict[Category, str] = {
     "address": rf"\b\d{{1,5}} (?:[A-Z][a-z]+ ){{1,3}}{_STREET}\b|(?i:\b(?:P\.?O\.? Box|Apt\.?|Suite) #?\d+)",
     "name": (
         rf"\b{_TITLE}\.? [A-Z][a-z]+(?:[-'][A-Z][a-z]+)?\b"
-        r"|\b(?P<first>[A-Z][a-z]+)(?= (?:[A-Z]\. )?[A-Z][a-z]+(?:[-'][A-Z][a-z]+)?\b)"
-        r"|\b[A-Z][a-z]+, (?P<after>[A-Z][a-z]+)\b"
+        r"|\b(?P<first>[A-Z][a-z]+)(?= (?:[A-Z]\. )?(?P<last>[A-Z][a-z]+)(?:[-'][A-Z][a-z]+)?\b)"
+        r"|\b(?P<surname>[A-Z][a-z]+), (?P<after>[A-Z][a-z]+)\b"
     ),
 }
 _COMPILED = {category: re.compile(pattern) for category, pattern in _PATTERNS.items()}
@@ -94,18 +95,26 @@ def phi_found(text: str, public: str = "") -> list[tuple[Category, str]]:
     for category, pattern in _COMPILED.items():
         match = next((m for m in pattern.finditer(masked) if _found(category, m, public)), None)
         if match is not None:
-            found.append((category, short_hash(match.group())))
+            found.append((category, short_hash(_matched(match))))
     return found
 
 
 def _found(category: Category, match: re.Match[str], public: str) -> bool:
-    """A match that is no public declaration; a name titled, or with its first name in the list."""
-    if match.group() in public:
+    """A match that is no public declaration; a name titled, or with its first name or its surname (after a word
+    that is not an English word a phrase begins with) in the lists."""
+    if _matched(match) in public:
         return False
-    if category != "name":
+    if category != "name" or match.group("first") is None and match.group("after") is None:
         return True
-    first = match.group("first") or match.group("after")
-    return first is None or first in FIRST_NAMES
+    first, last = match.group("first", "last") if match.group("first") else match.group("after", "surname")
+    return first in first_names() or (last in surnames() and first not in NOT_FIRST)
+
+
+def _matched(match: re.Match[str]) -> str:
+    """What was found: the match, or a name's first word and surname (the surname is looked ahead to)."""
+    if match.re is _COMPILED["name"] and match.group("first") is not None:
+        return f"{match.group('first')} {match.group('last')}"
+    return match.group()
 
 
 def short_hash(text: str) -> str:
