@@ -8,7 +8,7 @@ its email and URL recognisers fetch the public suffix list over the network, it 
 recognisers and flagged ``#123-456`` ids as phone numbers; Philter (philter-ucsf 1.0, 2020) runs on text files
 with its own configuration and no API for a string. A gate over every string of a release must run offline and
 cost about what reading the strings costs, so candidates are first picked out of a column in one RE2 pass
-(:data:`CANDIDATE`, through pyarrow) and only those are read here.
+(:data:`CANDIDATE`, through pyarrow: every category's pattern and a name's shape) and only those are read here.
 
 Placeholders are not findings: MIMIC-III's ``[** ... **]`` (Johnson et al. 2016), MIMIC-IV-Note's ``___``
 (Johnson et al. 2023) and i2b2's ``**NAME[...]``-style tags (Uzuner et al. 2007) are masked before matching.
@@ -74,11 +74,14 @@ _PATTERNS: dict[Category, str] = {
         r"|\b(?P<surname>[A-Z][a-z]+), (?P<after>[A-Z][a-z]+)\b"
     ),
 }
-_COMPILED = {category: re.compile(pattern) for category, pattern in _PATTERNS.items()}
+_COMPILED = {category: re.compile(pattern, re.ASCII) for category, pattern in _PATTERNS.items()}
 _PLACEHOLDERS = re.compile(r"\[\*\*.*?\*\*\]|_{3,}|\*\*[A-Z][A-Z-]*(?:\[[^\]]*\])?")
-CANDIDATE = r"[0-9]|@|://|www\.|[A-Z][a-z]+,? [A-Z]|[A-Z][a-z]+\.? [A-Z]"
-"""An RE2 pattern every string holding a finding matches (digits, an ``@``, a web address, two capitalised
-words): what the gate reads further."""
+_NAME_SHAPE = rf"\b{_TITLE}\.? [A-Z][a-z]+|\b[A-Z][a-z]+ (?:[A-Z]\. )?[A-Z][a-z]+|\b[A-Z][a-z]+, [A-Z][a-z]+"
+CANDIDATE = "|".join(f"(?:{pattern})" for category, pattern in _PATTERNS.items() if category != "name")
+CANDIDATE += f"|{_NAME_SHAPE}"
+"""An RE2 pattern (ASCII, as the patterns are compiled) every string holding a finding matches: each category's
+pattern, and for names their shape (the lists are looked at after): what the gate reads further."""
+_CANDIDATE = re.compile(CANDIDATE, re.ASCII)
 HASH_LENGTH = 12
 
 
@@ -90,6 +93,8 @@ def mask_placeholders(text: str) -> str:
 def phi_found(text: str, public: str = "") -> list[tuple[Category, str]]:
     """Each category found in ``text`` once, with the short hash of its first match (never the match); a match
     that ``public`` (the corpus's own declarations: its citation, homepage, licence) holds is no finding."""
+    if _CANDIDATE.search(text) is None:
+        return []
     masked = mask_placeholders(text)
     found: list[tuple[Category, str]] = []
     for category, pattern in _COMPILED.items():
