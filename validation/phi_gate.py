@@ -2,8 +2,9 @@
 their schema metadata, every JSON and JSON Lines value and key, every line of any other text file), each
 finding named by file, field path, row or line, category and short hash, never by its text.
 
-Like the leak gate's walk (``builders/text_free/leak_gate.py``) it reads each parquet batch's distinct values;
-those an RE2 pass (:data:`~clinical_corpora.validation.phi.CANDIDATE`) picks are matched, and only a finding's
+It reads each parquet batch's string leaves;
+those two RE2 passes (:data:`~clinical_corpora.validation.phi.PREFILTER`, then
+:data:`~clinical_corpora.validation.phi.CANDIDATE`) pick are matched, and only a finding's
 rows are looked up. PNG figures hold pixels: they are counted as not read.
 """
 
@@ -22,11 +23,14 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from clinical_corpora.core.errors import ClincorpError
-from clinical_corpora.validation.phi import CANDIDATE, Category, phi_found
+from clinical_corpora.validation.phi import CANDIDATE, PREFILTER, Category, phi_found
 
 Excluded = Callable[[str, str], bool]
 """Whether the field path (second) of the file (first) is left out: a full release's licensed text."""
 NOT_READ = (".png",)
+BATCH_ROWS = 65_536
+Lists = tuple[pa.Array, ...]
+"""The list arrays a string leaf sits in, outermost first."""
 _MARKDOWN_ESCAPE = re.compile(r"\\([\\`*_{}\[\]()#+.!|-])")
 
 
@@ -126,8 +130,10 @@ def _scan_leaves(leaves: list[Leaf], name: str, scan: PhiScan) -> None:
     """A file's strings: the candidates picked in one RE2 pass, then matched."""
     scan.strings += len(leaves)
     texts = pa.array([text for text, _, _ in leaves], pa.string())
-    picked = pc.fill_null(pc.match_substring_regex(texts, CANDIDATE), False).to_numpy(zero_copy_only=False)
-    for index in np.flatnonzero(picked):
+    picked = pc.fill_null(pc.match_substring_regex(texts, PREFILTER), False).to_numpy(zero_copy_only=False)
+    indexes = np.flatnonzero(picked)
+    chosen = pc.fill_null(pc.match_substring_regex(texts.take(indexes), CANDIDATE), False)
+    for index in indexes[chosen.to_numpy(zero_copy_only=False)]:
         text, field, line = leaves[index]
         for category, digest in phi_found(text, scan.public):
             scan.findings.append(PhiFinding(name, field, None, line, 1, category, digest))
@@ -146,41 +152,53 @@ def _scan_parquet(path: Path, name: str, excluded: Excluded, scan: PhiScan) -> N
     )
     skipped: set[str] = set()
     first = 0
-    for batch in parquet.iter_batches(batch_size=4096):
+    for batch in parquet.iter_batches(batch_size=BATCH_ROWS):
         for field_name, column in zip(batch.schema.names, batch.columns, strict=True):
-            for field, strings, rows in _leaves(column, field_name, None):
+            for field, strings, lists in _leaves(column, field_name, ()):
                 if excluded(name, field):
                     skipped.add(field)
                     continue
-                _scan_column(strings, rows, first, (name, field), scan)
+                _scan_column(strings, lists, first, (name, field), scan)
         first += batch.num_rows
     scan.excluded_fields += len(skipped)
 
 
-def _leaves(array: pa.Array, path: str, rows: np.ndarray | None) -> Iterator[tuple[str, pa.Array, np.ndarray | None]]:
-    """Each string leaf of ``array`` with its path and, for a leaf inside lists, the row of each value."""
+def _leaves(array: pa.Array, path: str, lists: Lists) -> Iterator[tuple[str, pa.Array, Lists]]:
+    """Each string leaf of ``array`` with its path and the lists it sits in (outermost first)."""
     kind = array.type
     if pa.types.is_string(kind) or pa.types.is_large_string(kind):
-        yield path, array, rows
+        yield path, array, lists
     elif pa.types.is_list(kind) or pa.types.is_large_list(kind):
-        parents = pc.list_parent_indices(array).to_numpy()
-        yield from _leaves(array.flatten(), f"{path}[]", parents if rows is None else rows[parents])
+        yield from _leaves(array.flatten(), f"{path}[]", (*lists, array))
     elif pa.types.is_struct(kind):
         for index in range(kind.num_fields):
-            yield from _leaves(array.field(index), f"{path}.{kind.field(index).name}", rows)
+            yield from _leaves(array.field(index), f"{path}.{kind.field(index).name}", lists)
 
 
-def _scan_column(strings: pa.Array, rows: np.ndarray | None, first: int, where: tuple[str, str], scan: PhiScan) -> None:
-    """The distinct values of one leaf of one batch; a finding's rows looked up only when there is one."""
-    distinct = pc.unique(strings)
-    scan.strings += len(distinct)
-    candidates = distinct.filter(pc.fill_null(pc.match_substring_regex(distinct, CANDIDATE), False))
+def _picked(strings: pa.Array, pattern: str) -> pa.Array:
+    """The strings the RE2 ``pattern`` matches."""
+    return strings.filter(pc.fill_null(pc.match_substring_regex(strings, pattern), False))
+
+
+def _rows(held: np.ndarray, lists: Lists) -> np.ndarray:
+    """The rows of the batch holding the leaf values ``held`` (their indexes), through the lists they sit in."""
+    for array in reversed(lists):
+        held = pc.list_parent_indices(array).to_numpy()[held]
+    return np.unique(held)
+
+
+def _scan_column(strings: pa.Array, lists: Lists, first: int, where: tuple[str, str], scan: PhiScan) -> None:
+    """One leaf of one batch: its candidates picked in one RE2 pass, each distinct one matched; a finding's rows
+    looked up only when there is one."""
+    scan.strings += len(strings)
+    candidates = pc.unique(_picked(_picked(strings, PREFILTER), CANDIDATE))
     for value in candidates.to_pylist():
         found = phi_found(value, scan.public)
         if not found:
             continue
-        held = np.flatnonzero(pc.fill_null(pc.equal(strings, value), False).to_numpy(zero_copy_only=False))
-        held_rows = np.unique(rows[held]) if rows is not None else held
+        held_rows = _rows(
+            np.flatnonzero(pc.fill_null(pc.equal(strings, value), False).to_numpy(zero_copy_only=False)), lists
+        )
         for category, digest in found:
             scan.findings.append(
                 PhiFinding(where[0], where[1], int(held_rows[0]) + first, None, len(held_rows), category, digest)
