@@ -141,8 +141,18 @@ class Threshold(Strict):
     )
 
 
+class PhiAllowedField(Strict):
+    """A field of a config expected to hold strings the PHI gate would report (a report's date, say), and why
+    that is no protected health information; its strings are counted as allowed, not as findings."""
+
+    config: str = Field(pattern=CORPUS_NAME, max_length=64)
+    field: str = Field(min_length=1, max_length=255, description="the field path the PHI gate names: notes[].date")
+    reason: str = Field(min_length=1, max_length=500)
+
+
 class Gates(Strict):
     max_rejects: int = Field(default=0, ge=0)
+    phi_allowed: list[PhiAllowedField] = Field(default_factory=list)
     expectations: list[Expectation] = Field(default_factory=list)
     agreement: dict[str, Threshold] = Field(default_factory=dict)
 

@@ -34,7 +34,14 @@ from clinical_corpora.core.changes import ReleaseChanges
 from clinical_corpora.core.errors import ClincorpError
 from clinical_corpora.core.hashing import sha256_file
 from clinical_corpora.core.locators import LOCATOR
-from clinical_corpora.core.manifest import CORPUS_NAME, RELEASE_VERSION, SAMPLE_TAG, SEMVER, GateOverlay
+from clinical_corpora.core.manifest import (
+    CORPUS_NAME,
+    RELEASE_VERSION,
+    SAMPLE_TAG,
+    SEMVER,
+    GateOverlay,
+    PhiAllowedField,
+)
 from clinical_corpora.core.reader_changes import FIRST_EXAMPLES, ReaderChange, changes_by_kind
 
 Model = TypeVar("Model", bound=BaseModel)
@@ -199,6 +206,33 @@ class Rehydration(Strict):
     report: Literal["re-anchored.jsonl", "rehydrate-rejects.jsonl"]
 
 
+class PhiReviewed(Strict):
+    """A PHI finding a maintainer reviewed and let through (``clincorp release --phi-allow FILE``): its place,
+    category and short hash as the PHI report gives them, and why; never its text."""
+
+    file: str = Field(min_length=1, max_length=MAX_PATH)
+    field: str = Field(max_length=MAX_PATH)
+    category: str = Field(pattern=r"^[a-z_]{1,32}$")
+    hash: str = Field(pattern=r"^[0-9a-f]{12}$")
+    reason: str = Field(min_length=1, max_length=MAX_TEXT)
+
+    @field_validator("file")
+    @classmethod
+    def _inside(cls, name: str) -> str:
+        problem = release_path_problem(name)
+        if problem is not None:
+            raise ValueError(f"{name!r} is {problem}: a finding names a file inside the release")
+        return name
+
+
+class PhiAllowances(Strict):
+    """What the PHI gate of a release let through: the corpus's allowed fields (corpus.yaml ``gates:
+    phi_allowed``) and the reviewed findings it met, each with its reason."""
+
+    allowed_fields: list[PhiAllowedField] = Field(default_factory=list)
+    reviewed: list[PhiReviewed] = Field(default_factory=list)
+
+
 OptionValue = bool | int | float | Annotated[str, Field(max_length=MAX_TEXT)]
 
 
@@ -227,6 +261,7 @@ class ReleaseManifest(Strict):
     documents: dict[Name, Count] | None = None
     outputs: list[OutputFile] = Field(min_length=1)
     gates: list[GateVerdict]
+    phi: PhiAllowances | None = None
     rehydration: Rehydration | None = None
 
     @property

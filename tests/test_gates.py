@@ -51,6 +51,7 @@ def test_a_gate_that_did_not_run_is_skipped_not_passed(tiny_corpus: Path, tmp_pa
         "expectations": "pass",
         "agreement.span_f1": "skipped",
         "published": "skipped",  # a sample release is not compared with its paper
+        "phi": "pass",
     }
     card = (outcome.folder / "README.md").read_text()
     # before: "| agreement.span_f1 | pass | not run: no annotator data in this build |" under

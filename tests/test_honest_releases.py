@@ -279,6 +279,8 @@ def test_progress_has_the_documents_counted_first_and_stages_are_announced(
         "tiny: measuring agreement",
         "tiny: writing the card",
         "tiny: hashing the release files",
+        "tiny: running the PHI gate over every file of the release",
+        "tiny: hashing the release files",
     ]
 
 

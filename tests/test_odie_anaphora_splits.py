@@ -11,6 +11,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from clinical_corpora.builders.commands.main import main
+from tests.conftest import release_reviewing_phi
 from tests.test_i2b2_real_variants import (
     CHAINS,
     CONCEPTS,
@@ -45,7 +46,7 @@ def released(tmp_path_factory: pytest.TempPathFactory) -> Path:
     tmp_path = tmp_path_factory.mktemp("splits")
     train, test = folders(tmp_path)
     sources = ["--source", f"i2b2={train}", "--source", f"i2b2_test={test}"]
-    assert main(["release", "odie_anaphora", *sources, "--out", str(tmp_path / "out"), "--text-free"]) == 0
+    assert release_reviewing_phi(["release", "odie_anaphora", *sources, "--text-free"], tmp_path / "out") == 0
     return next((tmp_path / "out" / "odie_anaphora").glob("*[0-9]"))
 
 
@@ -90,5 +91,5 @@ def test_the_i2b2_export_writes_each_split_to_its_folder_and_releases_it_again(r
     assert sorted(p.name for p in (out / "train" / "docs").iterdir()) == ["upmc_ds_91.txt", "upmc_er_91.txt"]
     again = tmp_path / "again"
     sources = ["--source", f"i2b2={out / 'train'}", "--source", f"i2b2_test={out / 'test'}"]
-    assert main(["release", "odie_anaphora", *sources, "--out", str(again)]) == 0
+    assert release_reviewing_phi(["release", "odie_anaphora", *sources], again) == 0
     assert split_ids(next((again / "odie_anaphora").glob("*[0-9]"))) == split_ids(released)

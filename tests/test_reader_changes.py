@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from clinical_corpora.builders.commands.main import main
+from tests.conftest import release_reviewing_phi
 from tests.test_hostile_releases import edit_json, rehash
 from tests.test_i2b2_real_variants import FEVER, FEVER_CHAINS, FEVER_CONCEPTS, odie_corpus, write_note
 
@@ -25,8 +26,8 @@ def released(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = odie_corpus(tmp_path)
     write_note(root, "upmc_er_92", FEVER, FEVER_CONCEPTS, FEVER_CHAINS, None)
     argv = ["release", "odie_anaphora", "--source", f"i2b2={root}", "--on-error", "quarantine", "--max-rejects", "5"]
-    assert main([*argv, "--workers", "2", "--out", str(tmp_path / "out"), "--text-free"]) == 0
-    assert main([*argv, "--workers", "1", "--out", str(tmp_path / "one")]) == 0
+    assert release_reviewing_phi([*argv, "--workers", "2", "--text-free"], tmp_path / "out") == 0
+    assert release_reviewing_phi([*argv, "--workers", "1"], tmp_path / "one") == 0
     return next((tmp_path / "out" / "odie_anaphora").glob("*[0-9]"))
 
 

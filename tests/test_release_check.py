@@ -155,6 +155,8 @@ def test_validate_names_each_step_before_it_runs(release: Path) -> None:
         "step 6",
         "gate published skipped",
         "gate descriptions passed",
+        "step 7",
+        "gate phi passed",
     ]
 
 

@@ -130,6 +130,7 @@ def test_shac_layout_corpus_releases_with_the_shipped_gates(released: Outcome) -
         "agreement.overall_f1": True,  # recorded as not run: no double annotation given
         "agreement.trigger_f1": True,
         "published": True,
+        "phi": True,
     }
     assert released.manifest.counts.model_dump() == {
         "read": 60,

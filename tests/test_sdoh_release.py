@@ -54,6 +54,7 @@ def test_release_gates_counts_and_agreement(released: Outcome) -> None:
         "agreement.overall_f1": True,
         "agreement.trigger_f1": True,
         "published": True,
+        "phi": True,
     }
     # each note twice: in sdoh and in sdoh_bigbio_kb
     assert released.manifest.counts.model_dump() == {

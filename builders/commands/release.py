@@ -17,6 +17,7 @@ from clinical_corpora.core.manifest import CorpusManifest
 
 if TYPE_CHECKING:
     from clinical_corpora.builders.release.request import ChangesSince, Mode, ReleaseRequest
+    from clinical_corpora.core.release_manifest import PhiReviewed
 
 
 @dataclass(frozen=True)
@@ -35,6 +36,7 @@ class ReleaseArgs:
     workers: int | None
     previous: Path | None
     text_free: bool
+    phi_allow: Path | None
 
     @classmethod
     def parsed(cls, args: argparse.Namespace) -> ReleaseArgs:
@@ -51,6 +53,7 @@ class ReleaseArgs:
             args.workers,
             args.previous,
             getattr(args, "text_free", False),
+            args.phi_allow,
         )
 
 
@@ -113,6 +116,14 @@ def _add_gate_arguments(parser: argparse.ArgumentParser) -> None:
         help="a YAML overlay of corpus.yaml's gates: section (max_rejects, agreement thresholds and required "
         "flags, expectation arguments such as mostly, matched by table, expectation and column) for this "
         "run only; recorded in the manifest and card",
+    )
+    parser.add_argument(
+        "--phi-allow",
+        type=Path,
+        metavar="FILE",
+        help="let through the PHI findings listed in FILE, one JSON line each as the PHI report gives them (file, "
+        'field, category, hash) with a "reason": findings you reviewed in the enclave; recorded in the manifest '
+        "and card (hashes and reasons, never text). Without it a release (full or text-free) with a finding fails",
     )
     parser.add_argument(
         "--on-error",
@@ -212,7 +223,14 @@ def _request(corpus: CorpusManifest, asked: ReleaseArgs, mode: Mode, changes: Ch
         options=asked.options,
         mode=mode,
         changes_since=changes,
+        phi_reviewed=_phi_allowed(asked),
     )
+
+
+def _phi_allowed(asked: ReleaseArgs) -> list[PhiReviewed]:
+    from clinical_corpora.builders.release.phi import read_phi_allow
+
+    return read_phi_allow(asked.phi_allow) if asked.phi_allow is not None else []
 
 
 def _changes_since(previous: Path, corpus: str) -> ChangesSince:
@@ -229,7 +247,11 @@ def _text_free(corpus: CorpusManifest, asked: ReleaseArgs, folder: Path) -> list
 
     sources = resolve_sources(corpus, asked.sources, asked.samples)
     outcome = release_text_free(
-        corpus, folder, sources, lambda line: print(f"{corpus.name}: {line}", file=sys.stderr, flush=True)
+        corpus,
+        folder,
+        sources,
+        lambda line: print(f"{corpus.name}: {line}", file=sys.stderr, flush=True),
+        _phi_allowed(asked),
     )
     verb = "released" if outcome.status == "released" else "unchanged (identical bytes)"
     observed = outcome.gate.observed

@@ -27,6 +27,7 @@ class ValidateArgs:
     corpus: str | None
     json: bool
     expect_digest: str | None
+    phi_report: Path | None
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -51,18 +52,27 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="fail unless manifest.json has this sha256 (the digest clincorp release printed for the release "
         "you mean to check; manifest.json hashes every other file)",
     )
+    parser.add_argument(
+        "--phi-report",
+        metavar="FILE",
+        type=Path,
+        help="write the PHI gate's findings to FILE, one JSON line each (file, field path, row or line, category, "
+        "short hash; never the text found), for a maintainer to review in the enclave",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
     """One line per step as it starts, then its verdict (or, with --json, one JSON object)."""
-    asked = ValidateArgs(args.release, args.corpus, args.json, args.expect_digest)
+    asked = ValidateArgs(args.release, args.corpus, args.json, args.expect_digest, args.phi_report)
     from clinical_corpora.builders.validate.run import release_checks
 
     announce = (lambda line: None) if asked.json else (lambda line: print(line, flush=True))
     gates = []
     checked: list[CheckedRelease] = []
     try:
-        for result in release_checks(asked.release, announce, asked.corpus, asked.expect_digest, checked.append):
+        for result in release_checks(
+            asked.release, announce, asked.corpus, asked.expect_digest, checked.append, asked.phi_report
+        ):
             gates.append(result)
             if not asked.json:
                 _print_gate(result)

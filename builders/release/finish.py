@@ -4,8 +4,9 @@ gates judged, then validation.json, the descriptions (``card/describe.py``) and 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from importlib.metadata import version as package_version
+from pathlib import Path
 from typing import Any
 
 from clinical_corpora.builders.contract.base import AgreementReport
@@ -14,6 +15,7 @@ from clinical_corpora.builders.release.build import Build, write_reader_changes,
 from clinical_corpora.builders.release.card.describe import FullRelease, describe_full, published
 from clinical_corpora.builders.release.checks import check_suite
 from clinical_corpora.builders.release.inputs_file import INPUTS_FILE
+from clinical_corpora.builders.release.phi import keep_phi_report, phi_policy, run_phi_gate
 from clinical_corpora.core.card import CardSection, plain_sections
 from clinical_corpora.core.changes import ReleaseChanges
 from clinical_corpora.core.hashing import sha256_file
@@ -24,6 +26,8 @@ from clinical_corpora.core.release_manifest import (
     InputSummary,
     OutputFile,
     Overrides,
+    PhiAllowances,
+    PhiReviewed,
     ReleaseManifest,
     reader_changes_summary,
     write_manifest,
@@ -48,6 +52,10 @@ class Provenance:
     options: dict[str, Any] | None = None
     immutable: bool = True
     changes: ReleaseChanges | None = None
+    phi_reviewed: tuple[PhiReviewed, ...] = ()
+    """The findings a maintainer reviewed and let through (``--phi-allow FILE``)."""
+    phi_report: Path | None = None
+    """Where the PHI gate's findings go when it fails (beside the release folder, never in it)."""
 
 
 @dataclass(frozen=True)
@@ -79,10 +87,11 @@ def measure(build: Build) -> Measured:
 
 
 def write_release_files(build: Build, release: Provenance) -> list[GateResult]:
-    """Run the gates and write validation.json, the card, its figures, croissant.json and manifest.json."""
+    """Run the gates and write validation.json, the card, its figures, croissant.json and manifest.json; then the
+    PHI gate over every file written, and those files again with its verdict."""
     measured = measure(build)
-    manifest, ctx, staging = build.manifest, build.ctx, build.staging
-    view = ReleaseView(staging)
+    manifest, ctx = build.manifest, build.ctx
+    view = ReleaseView(build.staging)
     max_rejects = manifest.gates.max_rejects if release.max_rejects is None else release.max_rejects
     measures = measured.agreement.measures if measured.agreement else None
     shards = _shard_outputs(view, list(manifest.configs))
@@ -102,10 +111,24 @@ def write_release_files(build: Build, release: Provenance) -> list[GateResult]:
         *agreement_gates(measures, manifest.gates.agreement),
         published(full)[1],
     ]
-    validation = recorded.model_copy(update={"gates": [gate.record() for gate in gates]})
+    _write_described(build, full, gates)
+    build.stage("running the PHI gate over every file of the release")
+    declared = PhiAllowances(allowed_fields=manifest.gates.phi_allowed, reviewed=list(release.phi_reviewed))
+    phi = run_phi_gate(build.staging, phi_policy(manifest.folder, build.builder.CONFIGS, declared))
+    keep_phi_report(release.phi_report, phi.findings)
+    _write_described(
+        build, replace(full, manifest=draft.model_copy(update={"phi": phi.allowances})), [*gates, phi.gate]
+    )
+    return [*gates, phi.gate]
+
+
+def _write_described(build: Build, full: FullRelease, gates: list[GateResult]) -> None:
+    """validation.json with ``gates``, the card, figures and croissant.json drawn from it, manifest.json last."""
+    staging = build.staging
+    validation = full.validation.model_copy(update={"gates": [gate.record() for gate in gates]})
     write_validation_file(staging, validation)
-    draft = draft.model_copy(update={"gates": [_verdict(gate) for gate in gates]})
-    files = describe_full(FullRelease(manifest, build.builder, draft, validation, view, measured.statistics))
+    draft = full.manifest.model_copy(update={"gates": [_verdict(gate) for gate in gates]})
+    files = describe_full(replace(full, manifest=draft, validation=validation))
     for name, data in files.items():
         (staging / name).parent.mkdir(exist_ok=True)
         (staging / name).write_bytes(data)
@@ -113,8 +136,8 @@ def write_release_files(build: Build, release: Provenance) -> list[GateResult]:
     names = ["README.md", "croissant.json", VALIDATION_FILE, REJECTS_FILE, READER_CHANGES_FILE, INPUTS_FILE]
     names += [name for name in files if name.startswith("figures/")]
     others = [OutputFile(file=name, sha256=sha256_file(staging / name)) for name in names if (staging / name).exists()]
+    shards = [entry for entry in draft.outputs if entry.file.startswith("data/")]
     write_manifest(staging, draft.model_copy(update={"outputs": [*shards, *others]}))
-    return gates
 
 
 def _manifest(build: Build, release: Provenance, shards: list[OutputFile], gates: list[GateVerdict]) -> ReleaseManifest:

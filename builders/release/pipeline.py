@@ -31,6 +31,7 @@ from clinical_corpora.builders.release.inputs import (
     resolve_sources,
     walk_sources,
 )
+from clinical_corpora.builders.release.phi import PHI_ADVICE, phi_report_file
 from clinical_corpora.builders.release.request import ReleaseRequest
 from clinical_corpora.builders.release.rows import no_documents, refuse_when_all_rejected, write_rows
 from clinical_corpora.builders.sources.discovery import walks_given
@@ -95,13 +96,15 @@ def run(request: ReleaseRequest) -> Outcome:
             builder.options.changed(),
             request.mode == "release",
             _changes(request, build, version),
+            tuple(request.phi_reviewed),
+            phi_report_file(corpus_dir, name),
         )
         gates = write_release_files(build, release)
         target = corpus_dir / name
         if request.mode == "release":
             return _publish(staging, target, gates, corpus_dir)
         replace_build(staging, target)  # kept for inspection even when a gate fails
-        _raise_on_failed_gates(gates, None, kept=target)
+        _raise_on_failed_gates(gates, None, kept=target, phi_report=phi_report_file(corpus_dir, name))
         return Outcome(target, "built", read_manifest(target), gates)
     finally:
         hashing.close()
@@ -185,7 +188,8 @@ def _features(builder: Builder, manifest: CorpusManifest) -> dict[str, Features]
 def _publish(staging: Path, target: Path, gates: list[GateResult], corpus_dir: Path) -> Outcome:
     """Rename the staging folder to the version folder, unless a gate failed or the version exists."""
     stale_rejects = corpus_dir / f"{target.name}.rejects.jsonl"
-    _raise_on_failed_gates(gates, staging / "rejects.jsonl", stale_rejects)
+    report = phi_report_file(corpus_dir, target.name)
+    _raise_on_failed_gates(gates, staging / "rejects.jsonl", stale_rejects, phi_report=report)
     status = publish(staging, target)  # "unchanged": there already, or another run released it first
     outcome = Outcome(target, status, read_manifest(target), gates)
     stale_rejects.unlink(missing_ok=True)  # a failed run's rejects do not describe this release
@@ -193,7 +197,11 @@ def _publish(staging: Path, target: Path, gates: list[GateResult], corpus_dir: P
 
 
 def _raise_on_failed_gates(
-    gates: list[GateResult], rejects: Path | None, keep_rejects: Path | None = None, kept: Path | None = None
+    gates: list[GateResult],
+    rejects: Path | None,
+    keep_rejects: Path | None = None,
+    kept: Path | None = None,
+    phi_report: Path | None = None,
 ) -> None:
     failed = [gate for gate in gates if not gate.success]
     if not failed:
@@ -201,7 +209,9 @@ def _raise_on_failed_gates(
     lines = [gate.describe() for gate in failed]
     for gate in failed:
         for d in gate.details:
-            if not d["success"]:
+            if "problem" in d:
+                lines.append(f"  {d['problem']}")
+            elif not d["success"]:
                 lines.append(f"  {d['table']}: {d['expectation']} {d['kwargs']} observed {d['observed']}")
                 lines += [f"    {violation_text(v)}" for v in d.get("violations", [])[:5]]
     if rejects is not None and keep_rejects is not None and rejects.exists():
@@ -211,4 +221,6 @@ def _raise_on_failed_gates(
         keep_rejects.unlink(missing_ok=True)  # an earlier run's rejects would be taken for this run's
     if kept is not None:
         lines.append(f"the failed build is kept for inspection at {kept}")
+    if phi_report is not None and any(gate.gate == "phi" for gate in failed):
+        lines.append(f"{PHI_ADVICE}: {phi_report}")
     raise GateError("\n".join(lines))

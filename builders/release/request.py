@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
@@ -10,6 +10,7 @@ from typing import Any, Literal, Protocol
 from clinical_corpora.builders.contract.base import Builder, OnError, make_builder
 from clinical_corpora.core.changes import ReleaseChanges
 from clinical_corpora.core.manifest import CorpusManifest
+from clinical_corpora.core.release_manifest import PhiReviewed
 
 Mode = Literal["release", "build"]
 
@@ -33,7 +34,7 @@ class ReleaseRequest:
     ``options`` are the builder's options (``--option NAME=VALUE``, parsed by its :class:`BuilderOptions`).
     ``mode`` "build" writes a scratch folder that a later build replaces, kept even when a gate fails.
     ``changes_since`` compares the written records with a previous release: the card and manifest record the
-    summary.
+    summary. ``phi_reviewed`` are the PHI findings a maintainer reviewed and lets through (``--phi-allow``).
     """
 
     corpus: CorpusManifest
@@ -47,6 +48,7 @@ class ReleaseRequest:
     options: Mapping[str, Any] = field(default_factory=dict)
     mode: Mode = "release"
     changes_since: ChangesSince | None = None
+    phi_reviewed: Sequence[PhiReviewed] = ()
 
     def builder(self) -> Builder:
         """The corpus's builder with the requested options (a ClincorpError names a wrong one)."""

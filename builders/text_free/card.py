@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from datasets import Features
 from datasets.info import DatasetInfo, DatasetInfosDict
@@ -22,9 +22,10 @@ from clinical_corpora.builders.release.card.hub_metadata import (
     splits_note,
 )
 from clinical_corpora.builders.release.card.markdown import CARD_FILE, plain, section_markdown
+from clinical_corpora.builders.release.card.phi import phi_sections
 from clinical_corpora.builders.release.folder import release_folder
 from clinical_corpora.builders.text_free.layout import TEXT_FREE_SUFFIX
-from clinical_corpora.core.card import Table
+from clinical_corpora.core.card import CardSection, Table
 from clinical_corpora.core.changes import ReleaseChanges
 from clinical_corpora.core.errors import ClincorpError
 from clinical_corpora.core.manifest import CorpusManifest
@@ -47,6 +48,8 @@ class TextFreeRelease:
     documents: dict[str, int]
     gate: LeakObserved
     changes: ReleaseChanges | None = None
+    phi: list[CardSection] = field(default_factory=list)
+    """The PHI gate's section (``card/phi.py``)."""
 
     @property
     def folder_name(self) -> str:
@@ -66,7 +69,9 @@ def describe_text_free(
     if not isinstance(leak, LeakObserved):
         raise ClincorpError("manifest.json records no leak gate: not a text-free release this package wrote")
     licensed, documents = manifest.licensed_fields or {}, manifest.documents or {}
-    release = TextFreeRelease(corpus, manifest.version, features, rows, licensed, documents, leak, manifest.changes)
+    release = TextFreeRelease(
+        corpus, manifest.version, features, rows, licensed, documents, leak, manifest.changes, phi_sections(manifest)
+    )
     splits = {config: [split for split, count in counts.items() if count] for config, counts in rows.items()}
     croissant = CroissantRelease(
         corpus, manifest.version, features, splits, full.inputs or {}, manifest.shard_hashes(), text_free=True
@@ -130,6 +135,7 @@ def render_text_free_card(release: TextFreeRelease) -> str:
         f"{observed.measured_from} are not measured). `{FULL_FOLDER}/` holds the full release's manifest, "
         "validation results, input list and rejects, checked by the same gate; `clincorp rehydrate` draws the "
         "full release's card, figures and croissant.json again from the restored rows.\n",
+        *(section_markdown(section) for section in release.phi),
         "## Citation\n",
         f"```bibtex\n{manifest.citation.strip()}\n```\n",
     ]

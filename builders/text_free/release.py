@@ -26,8 +26,8 @@ from __future__ import annotations
 
 import shutil
 from collections import Counter
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, replace
 from importlib.metadata import version as package_version
 from pathlib import Path
 from typing import Any, Literal
@@ -41,6 +41,14 @@ from clinical_corpora.builders.contract.base import BuildContext, Builder, make_
 from clinical_corpora.builders.contract.release_view import ReleaseView
 from clinical_corpora.builders.release.folder import make_staging, publish, release_folder
 from clinical_corpora.builders.release.outputs import folder_outputs
+from clinical_corpora.builders.release.phi import (
+    PHI_ADVICE,
+    PhiOutcome,
+    keep_phi_report,
+    phi_policy,
+    phi_report_file,
+    run_phi_gate,
+)
 from clinical_corpora.builders.release.writer import SplitWriter
 from clinical_corpora.builders.text_free.anchors import write_anchors
 from clinical_corpora.builders.text_free.card import describe_text_free
@@ -58,6 +66,8 @@ from clinical_corpora.core.locators import split_locator
 from clinical_corpora.core.manifest import CorpusManifest
 from clinical_corpora.core.release_manifest import (
     GateVerdict,
+    PhiAllowances,
+    PhiReviewed,
     ReleaseManifest,
     read_manifest,
     write_manifest,
@@ -77,10 +87,15 @@ class TextFreeOutcome:
 
 
 def release_text_free(
-    manifest: CorpusManifest, full: Path, sources: dict[str, Path | None], on_stage: Any = None
+    manifest: CorpusManifest,
+    full: Path,
+    sources: dict[str, Path | None],
+    on_stage: Any = None,
+    reviewed: Sequence[PhiReviewed] = (),
 ) -> TextFreeOutcome:
     """Write ``<corpus>-<version>.text-free`` beside the full release ``full`` (built from ``sources``); a GateError
-    when the leak gate fails (nothing is written)."""
+    when the leak gate or the PHI gate fails (nothing is written; the PHI gate lets ``reviewed`` findings through
+    and leaves its findings beside the folder it did not write)."""
     stage = on_stage or (lambda line: None)
     full_manifest = read_manifest(full)
     if full_manifest.corpus != manifest.name or full_manifest.kind != "full":
@@ -113,12 +128,28 @@ def release_text_free(
         gate = leak_gate(staging, documents.items(), ignored)
         counts = dict(sorted(Counter(split_locator(locator)[0] for locator in documents).items()))
         licensed = {config: licensed_paths(model) for config, model in models.items()}
-        _write_release_files(staging, manifest, builder, _TextFree(full_manifest, features, licensed, counts, gate))
+        release = _TextFree(full_manifest, features, licensed, counts, [gate])
+        _write_release_files(staging, manifest, builder, release)
         if not gate.success:
             raise GateError(f"{manifest.name}: {gate.describe()}; {gate.details[0]['problem']}")
+        stage("running the PHI gate over every file of the text-free release")
+        phi = _phi_gate(staging, manifest, reviewed, target)
+        _write_release_files(staging, manifest, builder, replace(release, gates=[gate, phi.gate], phi=phi.allowances))
         return TextFreeOutcome(target, publish(staging, target), gate)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+
+
+def _phi_gate(staging: Path, manifest: CorpusManifest, reviewed: Sequence[PhiReviewed], target: Path) -> PhiOutcome:
+    """The PHI gate over the staged text-free release; a GateError naming where its findings are listed."""
+    declared = PhiAllowances(allowed_fields=manifest.gates.phi_allowed, reviewed=list(reviewed))
+    phi = run_phi_gate(staging, phi_policy(manifest.folder, None, declared))
+    report = phi_report_file(target.parent, target.name)
+    keep_phi_report(report, phi.findings)
+    if not phi.gate.success:
+        listed = "\n".join(f"  {detail['problem']}" for detail in phi.gate.details)
+        raise GateError(f"{manifest.name} text-free: {phi.gate.describe()}\n{listed}\n{PHI_ADVICE}: {report}")
+    return phi
 
 
 def _refuse_unbounded(manifest: CorpusManifest, models: dict[str, type[BaseModel]]) -> None:
@@ -141,7 +172,9 @@ class _TextFree:
     features: dict[str, Features]
     licensed: dict[str, list[str]]
     documents: dict[str, int]
-    gate: GateResult
+    gates: list[GateResult]
+    """The leak gate, then the PHI gate once it ran."""
+    phi: PhiAllowances | None = None
 
 
 def _source_documents(builder: Builder, ctx: BuildContext, wanted: set[str]) -> dict[str, str]:
@@ -160,11 +193,10 @@ def _source_documents(builder: Builder, ctx: BuildContext, wanted: set[str]) -> 
 def _write_release_files(staging: Path, corpus: CorpusManifest, builder: Builder, release: _TextFree) -> None:
     """validation.json, README.md, croissant.json and manifest.json (last: it lists the sha256 of every other
     file)."""
-    full, gate = release.full, release.gate
-    record = gate.record()
+    full, records = release.full, [gate.record() for gate in release.gates]
     write_validation(
         staging,
-        ValidationRecord(corpus=corpus.name, version=full.version, variant=VARIANT, agreement=None, gates=[record]),
+        ValidationRecord(corpus=corpus.name, version=full.version, variant=VARIANT, agreement=None, gates=records),
     )
     draft = ReleaseManifest(
         corpus=corpus.name,
@@ -182,11 +214,14 @@ def _write_release_files(staging: Path, corpus: CorpusManifest, builder: Builder
         licensed_fields=release.licensed,
         documents=release.documents,
         outputs=folder_outputs(staging),
-        gates=[GateVerdict(gate=record.gate, status=record.status, observed=record.observed)],
+        gates=[GateVerdict(gate=record.gate, status=record.status, observed=record.observed) for record in records],
+        phi=release.phi,
     )
-    for name, data in describe_text_free(corpus, builder, draft, full, ReleaseView(staging)).items():
+    described = describe_text_free(corpus, builder, draft, full, ReleaseView(staging))
+    for name, data in described.items():
         (staging / name).write_bytes(data)
-    written = folder_outputs(staging, known=draft.outputs)  # the card and croissant.json are new
+    known = [entry for entry in draft.outputs if entry.file not in described]  # the card and croissant.json are new
+    written = folder_outputs(staging, known=known)
     write_manifest(staging, draft.model_copy(update={"outputs": written}))
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from clinical_corpora.builders.release.card.changes import changes_problems
 from clinical_corpora.builders.release.card.rehydrated import describe_rehydrated
 from clinical_corpora.builders.release.opened import OpenedRelease, inspect_release, overlaid, passed
-from clinical_corpora.builders.validate import described, identity, records, rows, suite, text_free
+from clinical_corpora.builders.validate import described, identity, phi, records, rows, suite, text_free
 from clinical_corpora.builders.validate.gate import guarded, problems_gate
 from clinical_corpora.core.errors import ClincorpError
 from clinical_corpora.core.manifest import CorpusManifest
@@ -60,12 +60,14 @@ def release_checks(
     corpus: str | Path | None = None,
     expect_digest: str | None = None,
     on_checked: Callable[[CheckedRelease], None] | None = None,
+    phi_report: Path | None = None,
 ) -> Iterator[GateResult]:
     """Every check of a release, each verdict as soon as it is known; ``on_step`` hears one line per step before
     it runs, ``on_checked`` what is checked once manifest.json is read. With ``expect_digest`` (the sha256 of
     manifest.json the release's maker printed) nothing else is checked unless manifest.json has it. Stops at
-    the files when they differ from the manifest, and at the manifest when the corpus is not installed. A
-    ClincorpError only when ``folder`` is no release at all."""
+    the files when they differ from the manifest, and at the manifest when the corpus is not installed; the PHI
+    gate last, its findings (no text) written to ``phi_report`` when given. A ClincorpError only when ``folder``
+    is no release at all."""
     announce = _numbered(on_step or (lambda line: None))
     if expect_digest is not None:
         announce("manifest.json's sha256 against the expected digest")
@@ -89,6 +91,12 @@ def release_checks(
         return
     checks = {"full": _full_checks, "text-free": _text_free_checks}.get(opened.variant, _rehydrated_checks)
     yield from checks(opened, announce)
+    announce("phi: every string of every file scanned for protected health information (nothing found is shown)")
+    yield guarded("phi", phi.EXPECTED, lambda: _phi_gate(opened, phi_report))
+
+
+def _phi_gate(opened: OpenedRelease, report: Path | None) -> GateResult:
+    return phi.validate_phi(opened, report).gate
 
 
 def _numbered(announce: Step) -> Step:

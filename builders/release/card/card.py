@@ -23,6 +23,7 @@ from clinical_corpora.builders.release.card.hub_metadata import (
     splits_note,
 )
 from clinical_corpora.builders.release.card.markdown import plain, section_markdown
+from clinical_corpora.builders.release.card.phi import phi_sections
 from clinical_corpora.builders.release.folder import release_folder
 from clinical_corpora.core.card import CardSection, Cell, Table
 from clinical_corpora.core.manifest import CorpusManifest
@@ -94,6 +95,7 @@ def render_card(card: CardFacts) -> str:
             _label_names_section(manifest, features, version),
             *sections,
             *_gates_sections(gates, provenance),
+            *phi_sections(provenance),
             *reader_changes_sections(provenance),
             *changes_sections(provenance.changes),
             provenance_section(manifest, provenance),
