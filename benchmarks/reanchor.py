@@ -107,6 +107,18 @@ def positions(reanchored: Path, full: Path, moved: dict[str, object]) -> dict[st
     return counts
 
 
+def released_shac(work: Path, notes: int, seed: int, context: int = 0) -> tuple[Path, Path, Path]:
+    """``notes`` synthetic SHAC-layout notes (``context`` characters before each) under ``work``, released as
+    ``sdoh`` and text-free: (the notes' folder, the full release, the text-free release)."""
+    corpus = find_corpus("sdoh")
+    generate(work / "generated", notes, seed)
+    shac = work / "generated" / "gold"
+    if context:
+        add_context(shac, context, random.Random(seed))
+    full = run(ReleaseRequest(corpus=corpus, out=work / "releases", sources={"shac": shac})).folder
+    return shac, full, release_text_free(corpus, full, resolve_sources(corpus, {"shac": shac})).folder
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--notes", type=int, default=2000)
@@ -126,15 +138,9 @@ def main() -> None:
     )
     args = parser.parse_args()
     load_plugins()
-    corpus = find_corpus("sdoh")
     with tempfile.TemporaryDirectory(prefix="bench_reanchor_") as folder_name:
         work = Path(folder_name)
-        generate(work / "generated", args.notes, args.seed)
-        shac = work / "generated" / "gold"
-        if args.context:
-            add_context(shac, args.context, random.Random(args.seed))
-        full = run(ReleaseRequest(corpus=corpus, out=work / "releases", sources={"shac": shac})).folder
-        text_free = release_text_free(corpus, full, resolve_sources(corpus, {"shac": shac})).folder
+        shac, full, text_free = released_shac(work, args.notes, args.seed, args.context)
         documents = source_texts(text_free, {"shac": shac})
         ranges = span_ranges(text_free, documents)
         perturbed = perturb_documents(documents, ranges, args.fraction, args.seed, drift if args.drift else perturb)
@@ -150,7 +156,8 @@ def main() -> None:
         reanchor_seconds = time.perf_counter() - started
         assert strict.status in ("released", "unchanged") and reanchored.reanchored is not None
 
-        scored = score(full, text_free, reanchored.folder, make_builder(corpus.builder).CONFIGS, documents, perturbed)
+        models = make_builder(find_corpus("sdoh").builder).CONFIGS
+        scored = score(full, text_free, reanchored.folder, models, documents, perturbed)
         anchors = (text_free / ANCHORS_FILE).stat().st_size
         text_free_bytes = _bytes(text_free)
         characters = sum(len(text) for text in documents.values())

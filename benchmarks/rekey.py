@@ -30,17 +30,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 os.environ.setdefault("ARROW_DEFAULT_MEMORY_POOL", "system")
 
 from benchmarks.perturb import drift, perturb_documents, span_ranges  # noqa: E402
-from benchmarks.sdoh_scorer import generate  # noqa: E402
-from clinical_corpora.builders.plugins import find_corpus, load_plugins  # noqa: E402
+from benchmarks.reanchor import released_shac  # noqa: E402
+from clinical_corpora.builders.plugins import load_plugins  # noqa: E402
 from clinical_corpora.builders.rehydrate.documents import opened_text_free  # noqa: E402
 from clinical_corpora.builders.rehydrate.rekey import read_notes_table, rekey  # noqa: E402
 from clinical_corpora.builders.rehydrate.request import RehydrateRequest  # noqa: E402
 from clinical_corpora.builders.rehydrate.run import rehydrate_rekeyed, source_texts  # noqa: E402
-from clinical_corpora.builders.release.inputs import resolve_sources  # noqa: E402
-from clinical_corpora.builders.release.pipeline import run  # noqa: E402
-from clinical_corpora.builders.release.request import ReleaseRequest  # noqa: E402
 from clinical_corpora.builders.text_free.anchors import read_anchors  # noqa: E402
-from clinical_corpora.builders.text_free.release import release_text_free  # noqa: E402
 from clinical_corpora.core.locators import text_sha256  # noqa: E402
 from clinical_corpora.core.release_records import ANCHORS_FILE  # noqa: E402
 
@@ -76,13 +72,9 @@ def main() -> None:
     parser.add_argument("--drift", action="store_true", help="every note a drifted copy (benchmarks/perturb.py)")
     args = parser.parse_args()
     load_plugins()
-    corpus = find_corpus("sdoh")
     with tempfile.TemporaryDirectory(prefix="bench_rekey_") as folder_name:
         work = Path(folder_name)
-        generate(work / "generated", args.notes, args.seed)
-        shac = work / "generated" / "gold"
-        full = run(ReleaseRequest(corpus=corpus, out=work / "releases", sources={"shac": shac})).folder
-        text_free = release_text_free(corpus, full, resolve_sources(corpus, {"shac": shac})).folder
+        shac, _, text_free = released_shac(work, args.notes, args.seed)
         texts = source_texts(text_free, {"shac": shac})
         counts = Counter(texts.values())
         shared = {locator for locator, text in texts.items() if counts[text] > 1}

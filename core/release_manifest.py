@@ -20,12 +20,12 @@ from pathlib import Path, PurePosixPath
 from typing import Annotated, Any, Literal, Self, TypeVar
 
 from pydantic import (
+    AfterValidator,
     BaseModel,
     ConfigDict,
     Field,
     SerializerFunctionWrapHandler,
     ValidationError,
-    field_validator,
     model_serializer,
     model_validator,
 )
@@ -92,20 +92,23 @@ def release_path_problem(name: str) -> str | None:
     return None
 
 
+def _inside_release(name: str) -> str:
+    problem = release_path_problem(name)
+    if problem is not None:
+        raise ValueError(f"{name!r} is {problem}: a release lists only files inside its folder")
+    return name
+
+
+ReleasePath = Annotated[str, Field(min_length=1, max_length=MAX_PATH), AfterValidator(_inside_release)]
+"""The path of a file inside a release folder, relative and with no ``..`` (:func:`release_path_problem`)."""
+
+
 class OutputFile(Strict):
     """A file of the release (other than manifest.json) with its sha256; a parquet file with its rows."""
 
-    file: str = Field(min_length=1, max_length=MAX_PATH)
+    file: ReleasePath
     sha256: Sha256
     rows: Count | None = None
-
-    @field_validator("file")
-    @classmethod
-    def _inside(cls, name: str) -> str:
-        problem = release_path_problem(name)
-        if problem is not None:
-            raise ValueError(f"{name!r} is {problem}: a release lists only files inside its folder")
-        return name
 
     @model_validator(mode="after")
     def _rows_of_parquet_only(self) -> Self:
@@ -210,19 +213,11 @@ class PhiReviewed(Strict):
     """A PHI finding a maintainer reviewed and let through (``clincorp release --phi-allow FILE``): its place,
     category and short hash as the PHI report gives them, and why; never its text."""
 
-    file: str = Field(min_length=1, max_length=MAX_PATH)
+    file: ReleasePath
     field: str = Field(max_length=MAX_PATH)
     category: str = Field(pattern=r"^[a-z_]{1,32}$")
     hash: str = Field(pattern=r"^[0-9a-f]{12}$")
     reason: str = Field(min_length=1, max_length=MAX_TEXT)
-
-    @field_validator("file")
-    @classmethod
-    def _inside(cls, name: str) -> str:
-        problem = release_path_problem(name)
-        if problem is not None:
-            raise ValueError(f"{name!r} is {problem}: a finding names a file inside the release")
-        return name
 
 
 class PhiAllowances(Strict):

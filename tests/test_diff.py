@@ -107,15 +107,21 @@ def test_chains_split_and_members_changed(sample_release: SampleRelease, tmp_pat
     )
 
 
-def test_a_record_moved_to_another_split(sample_release: SampleRelease, tmp_path: Path) -> None:
-    release = sample_release("sdoh").folder
+def moved_to_test(release: Path, tmp_path: Path) -> tuple[Path, str]:
+    """A copy of an sdoh release whose first train note moved to the test split, and that note's id."""
     edited = Copy(release, tmp_path / "sdoh" / release.name)
     train, _ = edited.rows("sdoh", "train")
     test, _ = edited.rows("sdoh", "test")
     note = train.pop(0)
     test.append(note)
     edited.save()
-    assert changes(release, edited.folder) == [("sdoh", "test", note["id"], RECORD, "moved to another split", "")]
+    return edited.folder, note["id"]
+
+
+def test_a_record_moved_to_another_split(sample_release: SampleRelease, tmp_path: Path) -> None:
+    release = sample_release("sdoh").folder
+    edited, note = moved_to_test(release, tmp_path)
+    assert changes(release, edited) == [("sdoh", "test", note, RECORD, "moved to another split", "")]
 
 
 def test_a_config_or_field_only_one_release_has(sample_release: SampleRelease, tmp_path: Path) -> None:

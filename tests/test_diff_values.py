@@ -15,6 +15,7 @@ from clinical_corpora.builders.plugins import find_corpus
 from clinical_corpora.builders.release.inputs import resolve_sources
 from clinical_corpora.builders.text_free.release import release_text_free
 from tests.conftest import SampleRelease, SampleVariant
+from tests.test_diff import moved_to_test
 from tests.test_diff_mutations import Copy
 
 
@@ -95,15 +96,10 @@ def test_a_record_moved_to_another_split_gives_both_splits(
     sample_release: SampleRelease, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     release = sample_release("sdoh").folder
-    edited = Copy(release, tmp_path / "sdoh" / release.name)
-    train, _ = edited.rows("sdoh", "train")
-    test, _ = edited.rows("sdoh", "test")
-    note = train.pop(0)
-    test.append(note)
-    edited.save()
-    report, _ = diff_json(release, edited.folder, capsys)
+    edited, note = moved_to_test(release, tmp_path)
+    report, _ = diff_json(release, edited, capsys)
     moved = report["configs"]["sdoh"]["splits"]["test"]["records"]["moved_in"]["examples"]
-    assert moved == [{"record": note["id"], "old": "train", "new": "test"}]
+    assert moved == [{"record": note, "old": "train", "new": "test"}]
 
 
 def test_one_version_with_other_bytes_is_a_warning(
