@@ -1,4 +1,5 @@
-"""``clincorp``: release, build, validate, rehydrate, view, diff, list, score and export clinical corpora."""
+"""``clincorp``: release, build, validate, rehydrate, view, diff, list, score, export and run baselines on
+clinical corpora, and start a new one."""
 
 from __future__ import annotations
 
