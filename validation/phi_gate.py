@@ -2,10 +2,10 @@
 their schema metadata, every JSON and JSON Lines value and key, every line of any other text file), each
 finding named by file, field path, row or line, category and short hash, never by its text.
 
-It reads each parquet batch's string leaves;
-those two RE2 passes (:data:`~clinical_corpora.validation.phi.PREFILTER`, then
-:data:`~clinical_corpora.validation.phi.CANDIDATE`) pick are matched, and only a finding's
-rows are looked up. PNG figures hold pixels: they are counted as not read.
+It reads each parquet batch's string leaves; the strings two RE2 passes pick
+(:data:`~clinical_corpora.validation.phi.PREFILTER`, then :data:`~clinical_corpora.validation.phi.CANDIDATE`)
+are matched with every category's pattern, and only a finding's rows are looked up. PNG figures hold pixels:
+they are counted as not read.
 """
 
 from __future__ import annotations
