@@ -5,7 +5,7 @@ The evidence is what the release already carries, never a guess: first the sha25
 document (the same text), then the sha256 of its normalised text (``anchors.parquet``: the same text but for
 CRLF line ends, a byte-order mark, trailing spaces or the Unicode form), then its block hashes (a copy that
 was edited: the note's first or last block at its place picks the candidates, and a note is taken when at
-least half of its blocks are found in it, in order, by ``reanchor/relocate.py``, and every other candidate
+least half of its blocks are found whole in it, in order (``reanchor/relocate.py``), and every other candidate
 holds a quarter of them fewer at least). A document that two notes match about as well, or none, is named
 and left out, never mapped by chance; a note is given to one document at most.
 """
@@ -21,7 +21,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from clinical_corpora.builders.rehydrate.reanchor.relocate import document_map
+from clinical_corpora.builders.rehydrate.reanchor.relocate import blocks_found
 from clinical_corpora.builders.rehydrate.restoring import RehydrateError
 from clinical_corpora.builders.sources.mimic.csv_files import read_header
 from clinical_corpora.builders.sources.mimic.table_scan import DEFAULT_BLOCK_SIZE, TableLayout, scan_table
@@ -216,8 +216,8 @@ def _ends_match(anchor: Anchor, sha256: str, normalised: str) -> bool:
 
 
 def _confirmed_share(anchor: Anchor, sha256: str, text: str) -> float:
-    mapped = document_map(anchor, sha256, text)
-    return mapped.confirmed_blocks / mapped.blocks if mapped.blocks else 0.0
+    found, blocks = blocks_found(anchor, sha256, text)
+    return found / blocks if blocks else 0.0
 
 
 def _one_document_per_note(rekeyed: Rekeyed) -> None:
