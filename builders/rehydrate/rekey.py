@@ -115,11 +115,12 @@ def _rows(path: Path, columns: list[str], id_name: str, text_name: str) -> list[
 def rekey(wanted: Mapping[str, str], anchors: Mapping[str, Anchor], table: NotesTable) -> Rekeyed:
     """Each wanted document (locator → recorded sha256) mapped to the one note of ``table`` its evidence points
     to (see the module docstring)."""
+    normalised_texts = {note: normalise(text).text for note, text in table.notes.items()}
     by_sha: dict[str, list[str]] = defaultdict(list)
     by_normalised: dict[str, list[str]] = defaultdict(list)
     for note, text in table.notes.items():
         by_sha[text_sha256(text)].append(note)
-        by_normalised[text_sha256(normalise(text).text)].append(note)
+        by_normalised[text_sha256(normalised_texts[note])].append(note)
     rekeyed = Rekeyed()
     for locator, sha256 in wanted.items():
         anchor = anchors.get(locator)
@@ -131,7 +132,7 @@ def rekey(wanted: Mapping[str, str], anchors: Mapping[str, Anchor], table: Notes
             if candidates:
                 _decide(rekeyed, locator, candidates, evidence)
                 break
-    _by_blocks(rekeyed, wanted, anchors, table)
+    _by_blocks(rekeyed, wanted, anchors, normalised_texts)
     _one_document_per_note(rekeyed)
     return rekeyed
 
@@ -144,10 +145,13 @@ def _decide(rekeyed: Rekeyed, locator: str, candidates: list[str], evidence: str
         rekeyed.unmapped[locator] = f"ambiguous: {len(candidates)} notes have its {evidence} ({shown})"
 
 
-def _by_blocks(rekeyed: Rekeyed, wanted: Mapping[str, str], anchors: Mapping[str, Anchor], table: NotesTable) -> None:
-    """The documents no hash found, looked for among the notes no hash took, by their block hashes."""
+def _by_blocks(
+    rekeyed: Rekeyed, wanted: Mapping[str, str], anchors: Mapping[str, Anchor], normalised: Mapping[str, str]
+) -> None:
+    """The documents no hash found, looked for among the notes no hash took (their ``normalised`` texts), by
+    their block hashes."""
     taken = {note for note, _ in rekeyed.mapped.values()}
-    free = {note: normalise(text).text for note, text in table.notes.items() if note not in taken}
+    free = {note: text for note, text in normalised.items() if note not in taken}
     for locator, sha256 in wanted.items():
         if locator in rekeyed.mapped or locator in rekeyed.unmapped:
             continue
@@ -159,9 +163,7 @@ def _by_blocks(rekeyed: Rekeyed, wanted: Mapping[str, str], anchors: Mapping[str
             note: _aligned(anchor, sha256, text) for note, text in free.items() if _ends_match(anchor, sha256, text)
         }
         shortlist = _shortlist(aligned)
-        rekeyed_by_share(
-            rekeyed, locator, {note: _confirmed_share(anchor, sha256, table.notes[note]) for note in shortlist}
-        )
+        rekeyed_by_share(rekeyed, locator, {note: _confirmed_share(anchor, sha256, free[note]) for note in shortlist})
 
 
 def _shortlist(aligned: dict[str, int]) -> list[str]:
@@ -215,8 +217,8 @@ def _ends_match(anchor: Anchor, sha256: str, normalised: str) -> bool:
     ) == anchor.hash_of(len(blocks) - 1)
 
 
-def _confirmed_share(anchor: Anchor, sha256: str, text: str) -> float:
-    found, blocks = blocks_found(anchor, sha256, text)
+def _confirmed_share(anchor: Anchor, sha256: str, normalised: str) -> float:
+    found, blocks = blocks_found(anchor, sha256, normalised)
     return found / blocks if blocks else 0.0
 
 

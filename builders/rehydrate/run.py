@@ -64,7 +64,10 @@ def source_texts(text_free: Path, sources: dict[str, Path] | None = None) -> dic
 def rehydrate(request: RehydrateRequest) -> RehydrateOutcome:
     """Restore a text-free release into ``<out>/<corpus>/<corpus>-<version>``: byte-identical or a RehydrateError,
     unless the request quarantines (a partial rehydration) or re-anchors (see the module docstring)."""
-    opened = opened_text_free(request.text_free)
+    return _rehydrate_opened(opened_text_free(request.text_free), request)
+
+
+def _rehydrate_opened(opened: OpenedRelease, request: RehydrateRequest) -> RehydrateOutcome:
     found = read_documents(opened, request)
     restoring = Restoring(
         opened.view,
@@ -106,7 +109,7 @@ def rehydrate_rekeyed(request: RehydrateRequest, table: NotesTable) -> RekeyedOu
     rekeyed = rekey(wanted, anchors, table)
     if not rekeyed.mapped:
         raise unmapped_error(rekeyed)
-    outcome = rehydrate(dataclasses.replace(request, re_anchor=True, documents=rekeyed.texts(table)))
+    outcome = _rehydrate_opened(opened, dataclasses.replace(request, re_anchor=True, documents=rekeyed.texts(table)))
     written = outcome.folder.with_name(outcome.folder.name + REKEY_SUFFIX)
     rekeyed.write_csv(written)
     return RekeyedOutcome(outcome, rekeyed, written)

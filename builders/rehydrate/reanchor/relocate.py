@@ -55,11 +55,11 @@ def document_map(anchor: Anchor, sha256: str, text: str) -> DocumentMap:
     )
 
 
-def blocks_found(anchor: Anchor, sha256: str, text: str) -> tuple[int, int]:
-    """How many of the maintainer's blocks the user's ``text`` holds whole and in order, of how many: the
-    evidence re-keying weighs (no repair: a block an edit keeps from matching is not counted)."""
+def blocks_found(anchor: Anchor, sha256: str, normalised: str) -> tuple[int, int]:
+    """How many of the maintainer's blocks the user's text (``normalised`` already) holds whole and in order,
+    of how many: the evidence re-keying weighs (no repair: a block an edit keeps from matching is not counted)."""
     blocks = block_ranges(anchor.normalised_characters, anchor.block)
-    found = _found_blocks(anchor, blocks, normalise(text).text, hash_key(sha256))
+    found = _found_blocks(anchor, blocks, normalised, hash_key(sha256))
     return len(_in_order(found, blocks)), len(blocks)
 
 
