@@ -130,10 +130,8 @@ def _scan_leaves(leaves: list[Leaf], name: str, scan: PhiScan) -> None:
     """A file's strings: the candidates picked in one RE2 pass, then matched."""
     scan.strings += len(leaves)
     texts = pa.array([text for text, _, _ in leaves], pa.string())
-    picked = pc.fill_null(pc.match_substring_regex(texts, PREFILTER), False).to_numpy(zero_copy_only=False)
-    indexes = np.flatnonzero(picked)
-    chosen = pc.fill_null(pc.match_substring_regex(texts.take(indexes), CANDIDATE), False)
-    for index in indexes[chosen.to_numpy(zero_copy_only=False)]:
+    prefiltered = pa.array(np.arange(len(leaves))).filter(_matches(texts, PREFILTER))
+    for index in prefiltered.filter(_matches(texts.take(prefiltered), CANDIDATE)).to_pylist():
         text, field, line = leaves[index]
         for category, digest in phi_found(text, scan.public):
             scan.findings.append(PhiFinding(name, field, None, line, 1, category, digest))
@@ -175,9 +173,14 @@ def _leaves(array: pa.Array, path: str, lists: Lists) -> Iterator[tuple[str, pa.
             yield from _leaves(array.field(index), f"{path}.{kind.field(index).name}", lists)
 
 
+def _matches(strings: pa.Array, pattern: str) -> pa.Array:
+    """Whether the RE2 ``pattern`` matches each string (a null: no)."""
+    return pc.fill_null(pc.match_substring_regex(strings, pattern), False)
+
+
 def _picked(strings: pa.Array, pattern: str) -> pa.Array:
     """The strings the RE2 ``pattern`` matches."""
-    return strings.filter(pc.fill_null(pc.match_substring_regex(strings, pattern), False))
+    return strings.filter(_matches(strings, pattern))
 
 
 def _rows(held: np.ndarray, lists: Lists) -> np.ndarray:

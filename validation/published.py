@@ -86,18 +86,19 @@ def scope_text(scope: PublishedScope) -> str:
     return f"{' '.join(scope.release.split())} ({splits}{_sources_text(scope.note_sources)})"
 
 
+def and_list(names: Sequence[str]) -> str:
+    """``a``, ``a and b``, ``a, b and c``."""
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+
+
 def splits_text(splits: Sequence[str]) -> str:
     """``the train split``, ``the train and test splits``, ``the train, dev and test splits``."""
     names = list(splits)
-    listed = names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
-    return f"the {listed} split{'s' if len(names) > 1 else ''}"
+    return f"the {and_list(names)} split{'s' if len(names) > 1 else ''}"
 
 
 def _sources_text(sources: Sequence[str] | None) -> str:
-    if not sources:
-        return ""
-    names = sorted(sources)
-    return f", of {names[0] if len(names) == 1 else ', '.join(names[:-1]) + ' and ' + names[-1]} notes"
+    return f", of {and_list(sorted(sources))} notes" if sources else ""
 
 
 def compare_published(

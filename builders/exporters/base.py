@@ -149,17 +149,15 @@ DROPPED_COLUMNS = ("split", "record", "chain", "item", "start", "end", "reason")
 """Its columns: the record, the chain (of a mention, if any), the mention or field, its character offsets."""
 
 
-def write_dropped(out: Path, lines: Iterable[tuple[str, ...]]) -> int:
+def write_dropped(out: Path, lines: Iterable[tuple[str, ...]]) -> None:
     """Add ``lines`` (:data:`DROPPED_COLUMNS`) to ``out/dropped.tsv``, its header first when it is new."""
     path = out / DROPPED_FILE
-    rows = [line for line in lines]
     new = not path.exists()
     with open(path, "a", encoding="utf-8", newline="") as handle:
         if new:
             handle.write("\t".join(DROPPED_COLUMNS) + "\n")
-        for line in rows:
+        for line in lines:
             handle.write("\t".join(field.replace("\t", " ").replace("\n", " ") for field in line) + "\n")
-    return len(rows)
 
 
 def write_text(path: Path, text: str) -> None:

@@ -30,14 +30,14 @@ def write_responses(request: BaselineRequest, layout: ChainLayout, system: Syste
     request.release.of(request.release.corpus, layout.config)
     written = []
     for split in request.splits(layout.config):
-        dropped: list[DroppedMention] = []
-        documents = [
-            record_document(_with_chains(record, layout, system), layout, True, dropped, split)
-            for _, record in request.release.view.rows(layout.config, split)
-        ]
-        if not documents:  # as the export, an empty split writes no file
+        if not request.release.view.split_rows(layout.config, split):  # as the export, no file for an empty split
             written.append(f"split {split}: no records, no file written")
             continue
+        dropped: list[DroppedMention] = []
+        documents = (
+            record_document(_with_chains(record, layout, system), layout, True, dropped, split)
+            for _, record in request.release.view.rows(layout.config, split)
+        )
         path = request.out / f"{split}{CONLL_SUFFIX}"
         path.parent.mkdir(parents=True, exist_ok=True)
         write_conll2012(documents, path)

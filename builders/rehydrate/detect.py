@@ -6,10 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from clinical_corpora.core.errors import EncodingError
+from clinical_corpora.builders.sources.mimic.csv_files import open_binary
+from clinical_corpora.core.errors import EncodingError, SourceError
 
 SAMPLE_BYTES = 1 << 20
-GZIP_MAGIC = b"\x1f\x8b"
 
 
 def guessed_encodings(path: Path) -> list[str]:
@@ -18,17 +18,9 @@ def guessed_encodings(path: Path) -> list[str]:
     from charset_normalizer import from_bytes
 
     try:
-        with path.open("rb") as raw:
-            gzipped = raw.read(2) == GZIP_MAGIC
-        if gzipped:
-            from isal import igzip
-
-            with igzip.open(path, "rb") as stream:
-                sample = stream.read(SAMPLE_BYTES)
-        else:
-            with path.open("rb") as raw:
-                sample = raw.read(SAMPLE_BYTES)
-    except (OSError, EOFError):
+        with open_binary(path) as stream:
+            sample = stream.read(SAMPLE_BYTES)
+    except (OSError, EOFError, SourceError):
         return []
     best = from_bytes(sample).best()
     if best is None:

@@ -159,9 +159,8 @@ def _by_blocks(
         if anchor is None or not anchor.block_hashes:
             rekeyed.unmapped[locator] = "not found: no note has its sha256 and it has no block hashes to look for"
             continue
-        aligned = {
-            note: _aligned(anchor, sha256, text) for note, text in free.items() if _ends_match(anchor, sha256, text)
-        }
+        sought = _Sought.of(anchor, sha256)
+        aligned = {note: sought.aligned(text) for note, text in free.items() if sought.ends_match(text)}
         shortlist = _shortlist(aligned)
         rekeyed_by_share(rekeyed, locator, {note: _confirmed_share(anchor, sha256, free[note]) for note in shortlist})
 
@@ -172,20 +171,6 @@ def _shortlist(aligned: dict[str, int]) -> list[str]:
     of its blocks still holds the other half at their place)."""
     most = max(aligned.values(), default=0)
     return [note for note, count in aligned.items() if count > 0 and 2 * count >= most]
-
-
-def _aligned(anchor: Anchor, sha256: str, normalised: str) -> int:
-    """How many of the document's blocks the note holds at their place, counted from its start or from its
-    end (the more of the two): an edit moves only the blocks after it, or before it."""
-    key = hash_key(sha256)
-    blocks = block_ranges(anchor.normalised_characters, anchor.block)
-    shift = len(normalised) - anchor.normalised_characters
-    counts = [0, 0]
-    for index, (start, end) in enumerate(blocks):
-        for side, at in enumerate((start, start + shift)):
-            if 0 <= at and at + end - start <= len(normalised):
-                counts[side] += block_hash(normalised[at : at + end - start], key) == anchor.hash_of(index)
-    return max(counts)
 
 
 def rekeyed_by_share(rekeyed: Rekeyed, locator: str, scores: dict[str, float]) -> None:
@@ -205,16 +190,39 @@ def rekeyed_by_share(rekeyed: Rekeyed, locator: str, scores: dict[str, float]) -
     rekeyed.mapped[locator] = (note, f"blocks: {share:.0%} of its blocks found, the next note {runner_up:.0%}")
 
 
-def _ends_match(anchor: Anchor, sha256: str, normalised: str) -> bool:
-    """Whether the note's first block, or its last, is the document's at its place (cheap: two hashes)."""
-    blocks = block_ranges(anchor.normalised_characters, anchor.block)
-    key = hash_key(sha256)
-    first_start, first_end = blocks[0]
-    last_start, last_end = blocks[-1]
-    tail = normalised[len(normalised) - (last_end - last_start) :] if len(normalised) >= last_end - last_start else ""
-    return block_hash(normalised[first_start:first_end], key) == anchor.hash_of(0) or block_hash(
-        tail, key
-    ) == anchor.hash_of(len(blocks) - 1)
+@dataclass(frozen=True)
+class _Sought:
+    """One document looked for by its blocks: its anchor, hash key and block ranges, worked out once."""
+
+    anchor: Anchor
+    key: bytes
+    blocks: list[tuple[int, int]]
+
+    @classmethod
+    def of(cls, anchor: Anchor, sha256: str) -> _Sought:
+        return cls(anchor, hash_key(sha256), block_ranges(anchor.normalised_characters, anchor.block))
+
+    def ends_match(self, normalised: str) -> bool:
+        """Whether the note's first block, or its last, is the document's at its place (cheap: two hashes)."""
+        (first_start, first_end), (last_start, last_end) = self.blocks[0], self.blocks[-1]
+        size = last_end - last_start
+        tail = normalised[len(normalised) - size :] if len(normalised) >= size else ""
+        return block_hash(normalised[first_start:first_end], self.key) == self.anchor.hash_of(0) or (
+            block_hash(tail, self.key) == self.anchor.hash_of(len(self.blocks) - 1)
+        )
+
+    def aligned(self, normalised: str) -> int:
+        """How many of the document's blocks the note holds at their place, counted from its start or from its
+        end (the more of the two): an edit moves only the blocks after it, or before it."""
+        shift = len(normalised) - self.anchor.normalised_characters
+        counts = [0, 0]
+        for index, (start, end) in enumerate(self.blocks):
+            for side, at in enumerate((start, start + shift)):
+                if 0 <= at and at + end - start <= len(normalised):
+                    counts[side] += block_hash(normalised[at : at + end - start], self.key) == self.anchor.hash_of(
+                        index
+                    )
+        return max(counts)
 
 
 def _confirmed_share(anchor: Anchor, sha256: str, normalised: str) -> float:

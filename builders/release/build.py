@@ -12,6 +12,7 @@ from datasets import Features
 from clinical_corpora.builders.contract.base import BuildContext, Builder, Reject
 from clinical_corpora.core.manifest import CorpusManifest
 from clinical_corpora.core.reader_changes import ReaderChange
+from clinical_corpora.core.release_manifest import cut_text
 from clinical_corpora.core.release_records import MAX_LINE, ReaderChangeLine, RejectLine, write_json_lines
 
 
@@ -36,17 +37,16 @@ def stage_line(corpus: str, what: str) -> None:
 
 def write_rejects(path: Path, rejects: list[Reject]) -> None:
     """rejects.jsonl: one typed line per record or annotation kept out, with why."""
-    lines = [RejectLine(where=_cut(r.where), kind=r.kind, reason=_cut(r.reason)) for r in rejects]
+    lines = [
+        RejectLine(where=cut_text(r.where, MAX_LINE), kind=r.kind, reason=cut_text(r.reason, MAX_LINE)) for r in rejects
+    ]
     write_json_lines(path, lines)
 
 
 def write_reader_changes(path: Path, changes: list[ReaderChange]) -> None:
     """reader-changes.jsonl: one typed line per line of the input read otherwise than written."""
-    lines = [ReaderChangeLine(kind=c.kind, where=_cut(c.location), what=_cut(c.message)) for c in changes]
+    lines = [
+        ReaderChangeLine(kind=c.kind, where=cut_text(c.location, MAX_LINE), what=cut_text(c.message, MAX_LINE))
+        for c in changes
+    ]
     write_json_lines(path, lines)
-
-
-def _cut(text: str) -> str:
-    """A reject's text cut to what rejects.jsonl holds (its reasons name a record and quote at most a short
-    excerpt; a longer one is cut, saying so)."""
-    return text if len(text) <= MAX_LINE else text[: MAX_LINE - 1] + "…"

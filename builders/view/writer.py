@@ -9,6 +9,7 @@ document ids (a safe slug and a hash), never from the raw id.
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 import itertools
 import os
@@ -101,6 +102,12 @@ def environment() -> jinja2.Environment:
     )
 
 
+@functools.cache
+def _asset(name: str) -> str:
+    """A file the package ships with the viewer (read once per process)."""
+    return (ASSETS / name).read_text(encoding="utf-8")
+
+
 def _csp_hash(text: str) -> str:
     return f"'sha256-{base64.b64encode(hashlib.sha256(text.encode()).digest()).decode()}'"
 
@@ -108,12 +115,12 @@ def _csp_hash(text: str) -> str:
 def _shared(release: Release, colours: int = 0) -> dict[str, Any]:
     """What every page's frame shows: the release, and the inline style its policy allows by hash (with the
     ``colours`` classes of the palette the page uses)."""
-    css = (ASSETS / "view.css").read_text(encoding="utf-8") + palette_css(colours)
+    css = _asset("view.css") + palette_css(colours)
     return {"release": release, "css": jinja2.utils.markupsafe.Markup(css), "style_hash": _csp_hash(css)}
 
 
 def _script(name: str) -> dict[str, Any]:
-    script = (ASSETS / name).read_text(encoding="utf-8")
+    script = _asset(name)
     return {"script": jinja2.utils.markupsafe.Markup(script), "script_hash": _csp_hash(script)}
 
 

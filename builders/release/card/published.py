@@ -16,6 +16,7 @@ from clinical_corpora.validation.published import (
     Comparison,
     Recomputed,
     ReleaseScope,
+    and_list,
     compare_published,
     number_text,
     published_gate,
@@ -64,7 +65,7 @@ def published_section(
             TITLE,
             f"Not compared: {SAMPLE_REASON}. This release holds {scope.describe()}; the numbers describe "
             f"{_described(manifest.published)}. A real release compares {len(manifest.published)} numbers "
-            f"published by {_and(sources)} with the values it recomputes (corpus.yaml, `published:`), each "
+            f"published by {and_list(sources)} with the values it recomputes (corpus.yaml, `published:`), each "
             "only when it holds the splits and notes the number describes." + _not_read(manifest),
         )
     rows: list[list[Cell]] = [
@@ -100,8 +101,3 @@ def _not_read(manifest: CorpusManifest) -> str:
     """The papers' numbers corpus.yaml does not hold because we could not read them (``published_not_read``)."""
     unread = [f"{item.what} ({item.source}): {' '.join(item.why.split())}" for item in manifest.published_not_read]
     return f" Not compared, as corpus.yaml does not hold them: {'; '.join(unread)}." if unread else ""
-
-
-def _and(names: list[str]) -> str:
-    """``a``, ``a and b``, ``a, b and c``."""
-    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
