@@ -66,13 +66,20 @@ from clinical_corpora.core.locators import split_locator
 from clinical_corpora.core.manifest import CorpusManifest
 from clinical_corpora.core.release_manifest import (
     GateVerdict,
+    OutputFile,
     PhiAllowances,
     PhiReviewed,
     ReleaseManifest,
     read_manifest,
     write_manifest,
 )
-from clinical_corpora.core.release_records import ANCHORS_FILE, FULL_FOLDER, ValidationRecord, write_validation
+from clinical_corpora.core.release_records import (
+    ANCHORS_FILE,
+    FULL_FOLDER,
+    VALIDATION_FILE,
+    ValidationRecord,
+    write_validation,
+)
 from clinical_corpora.schemas.bounded import unbounded_strings
 from clinical_corpora.schemas.features import features_for, schema_fingerprint
 from clinical_corpora.schemas.licensed import licensed_paths, licensed_tree, offset_fields, text_free_features
@@ -129,12 +136,14 @@ def release_text_free(
         counts = dict(sorted(Counter(split_locator(locator)[0] for locator in documents).items()))
         licensed = {config: licensed_paths(model) for config, model in models.items()}
         release = _TextFree(full_manifest, features, licensed, counts, [gate])
-        _write_release_files(staging, manifest, builder, release)
+        hashed = _write_release_files(staging, manifest, builder, release)
         if not gate.success:
             raise GateError(f"{manifest.name}: {gate.describe()}; {gate.details[0]['problem']}")
         stage("running the PHI gate over every file of the text-free release")
         phi = _phi_gate(staging, manifest, reviewed, target)
-        _write_release_files(staging, manifest, builder, replace(release, gates=[gate, phi.gate], phi=phi.allowances))
+        _write_release_files(
+            staging, manifest, builder, replace(release, gates=[gate, phi.gate], phi=phi.allowances, hashed=hashed)
+        )
         return TextFreeOutcome(target, publish(staging, target), gate)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
@@ -175,6 +184,8 @@ class _TextFree:
     gates: list[GateResult]
     """The leak gate, then the PHI gate once it ran."""
     phi: PhiAllowances | None = None
+    hashed: tuple[OutputFile, ...] = ()
+    """Files hashed by an earlier write and not written since (data shards, anchors, ``full/``)."""
 
 
 def _source_documents(builder: Builder, ctx: BuildContext, wanted: set[str]) -> dict[str, str]:
@@ -190,9 +201,11 @@ def _source_documents(builder: Builder, ctx: BuildContext, wanted: set[str]) -> 
     return documents
 
 
-def _write_release_files(staging: Path, corpus: CorpusManifest, builder: Builder, release: _TextFree) -> None:
+def _write_release_files(
+    staging: Path, corpus: CorpusManifest, builder: Builder, release: _TextFree
+) -> tuple[OutputFile, ...]:
     """validation.json, README.md, croissant.json and manifest.json (last: it lists the sha256 of every other
-    file)."""
+    file); the entries of the files it did not write, which a later call need not hash again."""
     full, records = release.full, [gate.record() for gate in release.gates]
     write_validation(
         staging,
@@ -213,7 +226,7 @@ def _write_release_files(staging: Path, corpus: CorpusManifest, builder: Builder
         full_schema_fingerprint=full.schema_fingerprint,
         licensed_fields=release.licensed,
         documents=release.documents,
-        outputs=folder_outputs(staging),
+        outputs=folder_outputs(staging, known=release.hashed),
         gates=[GateVerdict(gate=record.gate, status=record.status, observed=record.observed) for record in records],
         phi=release.phi,
     )
@@ -223,6 +236,7 @@ def _write_release_files(staging: Path, corpus: CorpusManifest, builder: Builder
     known = [entry for entry in draft.outputs if entry.file not in described]  # the card and croissant.json are new
     written = folder_outputs(staging, known=known)
     write_manifest(staging, draft.model_copy(update={"outputs": written}))
+    return tuple(entry for entry in known if entry.file != VALIDATION_FILE)
 
 
 def document_groups(
