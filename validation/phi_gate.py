@@ -148,9 +148,12 @@ def _scan_parquet(path: Path, name: str, excluded: Excluded, scan: PhiScan) -> N
         name,
         scan,
     )
-    skipped: set[str] = set()
+    paths = {field.name: list(_string_paths(field.type, field.name)) for field in parquet.schema_arrow}
+    unread = {column for column, leaves in paths.items() if leaves and all(excluded(name, p) for p in leaves)}
+    columns = [column for column in parquet.schema_arrow.names if column not in unread]
+    skipped = {p for column in unread for p in paths[column]} if parquet.metadata.num_rows else set()
     first = 0
-    for batch in parquet.iter_batches(batch_size=BATCH_ROWS):
+    for batch in parquet.iter_batches(batch_size=BATCH_ROWS, columns=columns) if columns else ():
         for field_name, column in zip(batch.schema.names, batch.columns, strict=True):
             for field, strings, lists in _leaves(column, field_name, ()):
                 if excluded(name, field):
@@ -159,6 +162,18 @@ def _scan_parquet(path: Path, name: str, excluded: Excluded, scan: PhiScan) -> N
                 _scan_column(strings, lists, first, (name, field), scan)
         first += batch.num_rows
     scan.excluded_fields += len(skipped)
+
+
+def _string_paths(kind: pa.DataType, path: str) -> Iterator[str]:
+    """The path of each string leaf of a column of type ``kind`` (as :func:`_leaves` names them): a column whose
+    every leaf is excluded is not read at all."""
+    if pa.types.is_string(kind) or pa.types.is_large_string(kind):
+        yield path
+    elif pa.types.is_list(kind) or pa.types.is_large_list(kind):
+        yield from _string_paths(kind.value_type, f"{path}[]")
+    elif pa.types.is_struct(kind):
+        for index in range(kind.num_fields):
+            yield from _string_paths(kind.field(index).type, f"{path}.{kind.field(index).name}")
 
 
 def _leaves(array: pa.Array, path: str, lists: Lists) -> Iterator[tuple[str, pa.Array, Lists]]:
