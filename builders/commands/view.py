@@ -32,9 +32,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--predictions",
         type=Path,
-        help="a system's output in the format the corpus's scorer reads, drawn against the release's gold on each "
-        "page: snomed_el a note_id,start,end,concept_id CSV, rad_coref a JSON {patient id: [[mention id, ...]]} "
-        "over the released mention ids, clicr a JSON {query id: answer}",
+        help="a system's output in the format the corpus's scorer reads (what clincorp baseline writes), drawn "
+        "against the release's gold on each page: snomed_el a note_id,start,end,concept_id CSV, rad_coref a JSON "
+        "{patient id: [[mention id, ...]]} over the released mention ids, clicr a JSON {query id: answer}, sdoh a "
+        "BRAT folder at the release's {split}/{source}/<doc>.ann paths, odie_anaphora a CoNLL-2012 response over "
+        "the release's conll2012 export",
     )
     arguments.add_sources(
         parser,
