@@ -1,12 +1,12 @@
 """Each folder of the package imports only the folders below it: the rule is stated per folder.
 
-Every module belongs to a folder (the most specific prefix of :data:`ALLOWED` wins) and may import its own
-folder and the folders :data:`ALLOWED` lists for it, anywhere in the module (even inside a function or under
-TYPE_CHECKING); any other import of the package fails the test, naming both modules. Bottom up: the core
-vocabulary; record schemas; metrics, agreement and expectations; readers, the builder contract and writers;
-the corpora; then finding corpora (plugins), the release (making one, the one door that opens one, and what
-describes one), the text-free variant on top of it, rehydration and validation on top of both, the diff and
-the viewer on the door, the commands, and the Python API over them. No feature folder borrows from a sibling: ``release`` knows nothing of
+Every module belongs to a folder (the most specific prefix of :data:`ALLOWED` wins) and may import its own folder
+and the folders :data:`ALLOWED` lists for it, anywhere in the module (even inside a function or under
+TYPE_CHECKING); any other import of the package fails the test, naming both modules. Bottom up: the core vocabulary;
+record schemas; metrics, agreement and expectations; readers, the builder contract and writers; the corpora; then
+finding corpora (plugins), the release (making one, the one door that opens one, and what describes one), the
+text-free variant on top of it, rehydration and validation on top of both, the diff and the viewer on the door, the
+commands, and the Python API over them. No feature folder borrows from a sibling: ``release`` knows nothing of
 ``text_free``, ``validate`` nothing of ``rehydrate``, ``diff`` nothing of ``validate``.
 """
 
