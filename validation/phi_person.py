@@ -45,10 +45,11 @@ _VOWEL = re.compile(r"[aeiouyàáâãäåæèéêëìíîïòóôõöøùúûü�
 _JOINED = (" ", "_", ".", "-")
 """What stands between a given name and a surname written in one case (``mary_okafor``)."""
 NAME_SHAPE = (
-    r"\p{Lu}\p{Ll}*\.?,? (?:\p{Lu}\.? )*\p{Lu}|\p{Lu}{2,},? \p{Lu}{2,}|\p{Ll}{2,}[ _.-]\p{Ll}{2,}"
-    r"|\p{Lu}\.\p{Lu}|\p{Lu}\p{Ll}+\p{Lu}\p{Ll}"
+    r"[A-Z][a-z]*\.?,? (?:[A-Z]\.? )*[A-Z]|[A-Z]{2,},? [A-Z]{2,}|[a-z]{2,}[ _.-][a-z]{2,}|[A-Z]\.[A-Z]"
+    r"|[A-Z][a-z]+[A-Z][a-z]|[^\x00-\x7F]"
 )
-"""An RE2 pattern every string holding a name matches (the lists are looked at after)."""
+"""An RE2 pattern every string holding a name matches (the lists are looked at after): the shapes above in ASCII,
+or any other character (a name of another script or with an accent; RE2 compiles Unicode classes slowly)."""
 Word = tuple[int, int, str]
 
 
