@@ -24,7 +24,18 @@ from typing import Literal
 from clinical_corpora.validation.phi_person import NAME_SHAPE, name_found
 
 Category = Literal[
-    "date", "age", "phone", "email", "url", "ip_address", "ssn", "record_number", "zip_code", "address", "name"
+    "date",
+    "age",
+    "phone",
+    "email",
+    "url",
+    "ip_address",
+    "ssn",
+    "record_number",
+    "zip_code",
+    "address",
+    "name",
+    "figure_text",
 ]
 CATEGORIES: tuple[Category, ...] = (
     "date",
@@ -38,6 +49,7 @@ CATEGORIES: tuple[Category, ...] = (
     "zip_code",
     "address",
     "name",
+    "figure_text",
 )
 
 _MONTH = (

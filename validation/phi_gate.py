@@ -4,8 +4,8 @@ finding named by file, field path, row or line, category and short hash, never b
 
 It reads each parquet batch's string leaves; the strings two RE2 passes pick
 (:data:`~clinical_corpora.validation.phi.PREFILTER`, then :data:`~clinical_corpora.validation.phi.CANDIDATE`)
-are matched with every category's pattern, and only a finding's rows are looked up. PNG figures hold pixels:
-they are counted as not read.
+are matched with every category's pattern, and only a finding's rows are looked up. HTML pages and PNG figures are
+read by :mod:`~clinical_corpora.validation.phi_files`.
 """
 
 from __future__ import annotations
@@ -24,11 +24,11 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from clinical_corpora.core.errors import ClincorpError
-from clinical_corpora.validation.phi import CANDIDATE, PREFILTER, Category, phi_found
+from clinical_corpora.validation.phi import CANDIDATE, PREFILTER, Category, phi_found, short_hash
+from clinical_corpora.validation.phi_files import FIGURE_KEYWORDS, page_strings, png_texts
 
 Excluded = Callable[[str, str], bool]
 """Whether the field path (second) of the file (first) is left out: a full release's licensed text."""
-NOT_READ = (".png",)
 BATCH_ROWS = 65_536
 Lists = tuple[pa.Array, ...]
 """The list arrays a string leaf sits in, outermost first."""
@@ -67,7 +67,7 @@ class PhiScan:
     files: int = 0
     strings: int = 0
     excluded_fields: int = 0
-    not_read: int = 0
+    figures: int = 0
 
 
 def scan_release(folder: Path, excluded: Excluded, public: str = "") -> PhiScan:
@@ -75,8 +75,9 @@ def scan_release(folder: Path, excluded: Excluded, public: str = "") -> PhiScan:
     scan = PhiScan([], public=public)
     for path in sorted(p for p in folder.rglob("*") if p.is_file()):
         name = path.relative_to(folder).as_posix()
-        if path.suffix in NOT_READ:
-            scan.not_read += 1
+        if path.suffix == ".png":
+            scan.figures += 1
+            _scan_figure(path.read_bytes(), name, scan)
             continue
         scan.files += 1
         try:
@@ -97,6 +98,11 @@ def _scan_file(path: Path, name: str, excluded: Excluded, scan: PhiScan) -> None
     text = path.read_bytes().decode("utf-8", "replace")
     if path.suffix in (".json", ".jsonl"):
         _scan_json(text, name, path.suffix == ".jsonl", scan)
+        return
+    if path.suffix == ".html":
+        strings, left_out = page_strings(text.encode("utf-8"), name)
+        scan.excluded_fields += left_out
+        _scan_strings([text for text, _, _ in strings], name, lambda index: strings[index][1:], scan)
         return
     lines = text.splitlines()
     if path.suffix == ".md":
@@ -120,6 +126,15 @@ def _scan_json(text: str, name: str, lines: bool, scan: PhiScan) -> None:
         return paths[index - starts[held]], values[held][1]
 
     _scan_strings(strings, name, place, scan)
+
+
+def _scan_figure(figure: bytes, name: str, scan: PhiScan) -> None:
+    """A PNG figure's text chunks: the card's own read as strings, any other a finding."""
+    chunks = list(png_texts(figure, name))
+    _scan_strings([text for _, text in chunks], name, lambda index: (chunks[index][0], None), scan)
+    for place, text in chunks:
+        if place.partition(":")[2] not in FIGURE_KEYWORDS:
+            scan.findings.append(PhiFinding(name, place, None, None, 1, "figure_text", short_hash(text)))
 
 
 def _json_lines(text: str, name: str) -> list[tuple[Any, int | None]]:
