@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from typing import Literal
+from typing import Literal, get_args
 
 from clinical_corpora.validation.phi_person import NAME_SHAPE, name_found
 
@@ -37,20 +37,8 @@ Category = Literal[
     "name",
     "figure_text",
 ]
-CATEGORIES: tuple[Category, ...] = (
-    "date",
-    "age",
-    "phone",
-    "email",
-    "url",
-    "ip_address",
-    "ssn",
-    "record_number",
-    "zip_code",
-    "address",
-    "name",
-    "figure_text",
-)
+CATEGORIES: tuple[Category, ...] = get_args(Category)
+"""Every category a finding may be of (``figure_text``: a PNG figure's text chunk that is not the card's own)."""
 
 _MONTH = (
     r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|Sept?(?:ember)?|"
