@@ -106,8 +106,8 @@ def phi_gate(scan: PhiScan, findings: list[PhiFinding], allowed: int) -> GateRes
     counted = ", ".join(f"{category} {count}" for category, count in sorted(categories.items()))
     observed = (
         f"{len(findings)} findings{f' ({counted})' if counted else ''} in {scan.strings} strings of "
-        f"{scan.files} files; {allowed} allowed; {scan.excluded_fields} licensed text fields excluded; "
-        f"the text chunks of {scan.figures} figures read"
+        f"{scan.files} files; {allowed} allowed; {scan.excluded_fields} licensed text fields excluded"
+        f"{f'; the text chunks of {scan.figures} figures read' if scan.figures else ''}"
     )
     details = [
         {"problem": f"{finding.place()}: {finding.category} (sha256 {finding.hash}…)"}
