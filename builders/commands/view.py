@@ -1,5 +1,6 @@
 """``clincorp view <release> --out DIR``: static HTML pages of a release, opened through the door, that open
-offline from file://."""
+offline from file://. The pages pass the release's PHI gate (a full release's note text left out) or none is
+written."""
 
 from __future__ import annotations
 

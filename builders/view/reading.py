@@ -16,6 +16,7 @@ from clinical_corpora.builders.contract.display import DocumentDisplay, RowReade
 from clinical_corpora.builders.contract.release_view import ReleaseView
 from clinical_corpora.builders.release import opened as door
 from clinical_corpora.builders.release.inputs import resolve_sources
+from clinical_corpora.builders.release.phi import PhiPolicy, phi_policy
 from clinical_corpora.core.errors import ClincorpError
 from clinical_corpora.core.release_manifest import LeakObserved
 from clinical_corpora.core.release_records import ExpectationDetail, GateRecord
@@ -67,6 +68,8 @@ class Release:
     text_free: bool
     sample: bool
     builder: Builder
+    phi: PhiPolicy
+    """The release's PHI gate policy: the view's pages pass the same gate."""
     violations: list[Violation] = field(default_factory=list)
     gates: list[GateLine] = field(default_factory=list)
     annotators: dict[str, dict[str, DocumentDisplay]] = field(default_factory=dict)
@@ -110,6 +113,7 @@ def open_release(folder: Path, sources: dict[str, Path] | None = None, predictio
         text_free=opened.text_free,
         sample=opened.manifest.sample,
         builder=opened.builder,
+        phi=phi_policy(opened.corpus.folder, None if opened.text_free else opened.builder.CONFIGS, opened.manifest.phi),
     )
     records = [("validation.json", opened.validation)]
     if opened.text_free:
