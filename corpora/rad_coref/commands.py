@@ -32,6 +32,7 @@ from clinical_corpora.validation.metrics.coref import (
     METRIC_NAMES,
     Score,
     load_chains_json,
+    reported_metrics,
     score_documents_all,
 )
 from clinical_corpora.validation.metrics.coref_align import repeated_key_mentions
@@ -191,7 +192,7 @@ def run(args: argparse.Namespace) -> int:
     check_repeats(key, response, args.response)
     scores = score(key, response, args.metrics, dedupe_twinless=args.dedupe_twinless)
     conll = sum(scores[name].f1 for name in CONLL_METRICS) / len(CONLL_METRICS)
-    metrics = {f"{name}.{part}": value for name in args.metrics for part, value in scores[name]._asdict().items()}
+    metrics = reported_metrics({name: scores[name] for name in args.metrics})
     report_scores(args, {**metrics, "conll_f1": conll}, chain_config(args.key))
     if args.json:
         print(json.dumps({**{name: scores[name]._asdict() for name in args.metrics}, "conll_f1": conll}, indent=2))
