@@ -127,3 +127,21 @@ def test_validate_refuses_baseline_scores_the_rows_do_not_give(sample_variant: S
         str(detail.get("problem")) for gate in check_release(forged) if not gate.success for detail in gate.details
     ]
     assert any(re.search(r"validation\.json: its baselines' scores are not those", p) for p in problems), problems
+
+
+def test_the_view_shows_the_baselines_and_the_records_made_on_the_release(
+    sample_variant: SampleVariant, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    release, other = sample_variant("rad_coref", "full"), sample_variant("odie_anaphora", "full")
+    records = tmp_path / "records"
+    assert main(["baseline", "rad_coref", str(release), "--out", str(tmp_path / "p")]) == 0
+    score = ["score", "coref", str(release), str(tmp_path / "p" / "train.conll"), "--split", "train"]
+    assert main([*score, "--record", str(records / "a.json"), "--system", "my-system"]) == 0
+    assert main(["view", str(release), "--out", str(tmp_path / "view"), "--results", str(records)]) == 0
+    index = (tmp_path / "view" / "index.html").read_text(encoding="utf-8")
+    assert '<section class="card" id="baselines">' in index and "<td>Datta et al. 2022, Table 7</td>" in index
+    assert "<strong>This is a sample release: its scores describe invented data</strong>" in index
+    assert '<tr class="result"><td>my-system</td><td>coref</td>' in index
+    capsys.readouterr()
+    assert main(["view", str(other), "--out", str(tmp_path / "other"), "--results", str(records)]) == 1
+    assert "a.json: a result record made on release digest" in capsys.readouterr().err

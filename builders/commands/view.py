@@ -16,6 +16,7 @@ class ViewArgs:
     out: Path
     sources: dict[str, Path]
     predictions: Path | None
+    results: Path | None
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -30,6 +31,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "page: snomed_el a note_id,start,end,concept_id CSV, rad_coref a JSON {patient id: [[mention id, ...]]} "
         "over the released mention ids, clicr a JSON {query id: answer}",
     )
+    parser.add_argument(
+        "--results",
+        type=Path,
+        help="a folder of result records (clincorp score --record) made on this release, listed beside the baselines",
+    )
     arguments.add_sources(
         parser,
         "the sources of the annotators' files, for an overlay of two annotators (clincorp list names them); "
@@ -41,8 +47,8 @@ def run(args: argparse.Namespace) -> int:
     from clinical_corpora.builders.view.reading import open_release
     from clinical_corpora.builders.view.writer import write_view
 
-    asked = ViewArgs(args.release, args.out, arguments.sources(args.source), args.predictions)
-    outcome = write_view(open_release(asked.release, asked.sources, asked.predictions), asked.out)
+    asked = ViewArgs(args.release, args.out, arguments.sources(args.source), args.predictions, args.results)
+    outcome = write_view(open_release(asked.release, asked.sources, asked.predictions, asked.results), asked.out)
     print(f"{outcome.documents} document pages; open {outcome.index.resolve().as_uri()}")
     return 0
 
