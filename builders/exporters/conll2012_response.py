@@ -19,9 +19,9 @@ from clinical_corpora.builders.exporters.conll2012 import (
     dropped_summary,
     record_document,
 )
-from clinical_corpora.builders.sources.conll2012 import ConllDocument, write_conll2012
+from clinical_corpora.builders.sources.conll2012 import ConllDocument, TokenSpan, write_conll2012
 
-Chains = dict[str, list[list[object]]]
+Chains = dict[str, list[list[TokenSpan]]]
 """Document → its chains of token spans, as ``clincorp score coref`` reads a CoNLL-2012 file."""
 SystemChains = Callable[[list[Record]], list[list[str]]]
 """A system: a record's mentions in, chains of mention ids out."""
@@ -60,7 +60,7 @@ def key_and_response(view: ReleaseView, layout: ChainLayout, system: SystemChain
     return key, response
 
 
-def _spans(document: ConllDocument) -> list[list[object]]:
+def _spans(document: ConllDocument) -> list[list[TokenSpan]]:
     return [sorted(chain) for chain in document.chains]
 
 
