@@ -85,9 +85,7 @@ def measure(build: Build) -> Measured:
         write_reader_changes(staging / READER_CHANGES_FILE, ctx.reader_changes)
     build.stage("writing the card")
     measured = plain_sections([*builder.measured(), *(agreement.sections if agreement else [])])
-    statistics = builder.statistics(view)
-    build.stage("running the baselines")
-    return Measured(outcomes, agreement, statistics, measured, builder.baselines(view))
+    return Measured(outcomes, agreement, builder.statistics(view), measured, builder.baselines(view))
 
 
 def write_release_files(build: Build, release: Provenance) -> list[GateResult]:
