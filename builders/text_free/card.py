@@ -12,9 +12,9 @@ from huggingface_hub import DatasetCardData
 
 from clinical_corpora.builders.contract.base import Builder
 from clinical_corpora.builders.contract.release_view import ReleaseView
+from clinical_corpora.builders.release.card.baselines import baselines_of
 from clinical_corpora.builders.release.card.changes import changes_sections
 from clinical_corpora.builders.release.card.croissant import CROISSANT_FILE, CroissantRelease, croissant_bytes
-from clinical_corpora.builders.release.card.describe import baselines_of
 from clinical_corpora.builders.release.card.hub_metadata import (
     add_dataset_infos,
     config_version,
@@ -73,7 +73,7 @@ def describe_text_free(
         raise ClincorpError("manifest.json records no leak gate: not a text-free release this package wrote")
     licensed, documents = manifest.licensed_fields or {}, manifest.documents or {}
     full_validation = read_validation(view.folder / FULL_FOLDER, f"{view.folder.name}/{FULL_FOLDER}/{VALIDATION_FILE}")
-    baselines = baselines_of(corpus, builder, view, full, full_validation)
+    baselines = baselines_of(corpus, view, builder.note_sources(view), full, full_validation)
     if baselines is not None:
         measured = " The scores were measured on the full release's rows, before their licensed text was removed."
         baselines = replace(baselines, text=baselines.text + measured)
@@ -136,8 +136,7 @@ def render_text_free_card(release: TextFreeRelease) -> str:
         "## Rows per split\n",
         f"{splits_note(rows)}\n",
         split_rows.markdown(),
-        *(section_markdown(section) for section in release.baselines),
-        *(section_markdown(section) for section in changes_sections(release.changes)),
+        *(section_markdown(section) for section in [*release.baselines, *changes_sections(release.changes)]),
         "## Leak gate\n",
         f"No file of this release (parquet values and metadata, JSON, cards) shares a run of more than "
         f"{observed.limit} characters with a source document, runs without a letter and label names aside. "

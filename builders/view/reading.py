@@ -15,7 +15,7 @@ from clinical_corpora.builders.contract.base import BuildContext, Builder
 from clinical_corpora.builders.contract.display import DocumentDisplay, RowReader
 from clinical_corpora.builders.contract.release_view import ReleaseView
 from clinical_corpora.builders.release import opened as door
-from clinical_corpora.builders.release.card.describe import baselines_of
+from clinical_corpora.builders.release.card.baselines import baselines_of
 from clinical_corpora.builders.release.inputs import resolve_sources
 from clinical_corpora.core.card import CardSection
 from clinical_corpora.core.errors import ClincorpError
@@ -139,10 +139,11 @@ def open_release(
 def _baselines(opened: door.OpenedRelease) -> CardSection | None:
     """The card's baselines table: a full release's own, a text-free release's full release's; none for a
     rehydration that is not the maintainer's release (other data than the scores describe)."""
+    sources = opened.builder.note_sources(opened.view)
     if opened.text_free:
-        return baselines_of(opened.corpus, opened.builder, opened.view, opened.full_manifest, opened.full_validation)
+        return baselines_of(opened.corpus, opened.view, sources, opened.full_manifest, opened.full_validation)
     if opened.variant == "full":
-        return baselines_of(opened.corpus, opened.builder, opened.view, opened.manifest, opened.validation)
+        return baselines_of(opened.corpus, opened.view, sources, opened.manifest, opened.validation)
     return None
 
 

@@ -7,10 +7,13 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 
+from clinical_corpora.builders.contract.release_view import ReleaseView
 from clinical_corpora.builders.release.card.published import SAMPLE_REASON
 from clinical_corpora.core.card import CardSection, Cell, Table
 from clinical_corpora.core.manifest import CorpusManifest, PublishedNumber
 from clinical_corpora.core.registry import baselines
+from clinical_corpora.core.release_manifest import ReleaseManifest
+from clinical_corpora.core.release_records import ValidationRecord
 from clinical_corpora.core.results import BaselineScore
 from clinical_corpora.validation.published import Comparison, Recomputed, ReleaseScope, compare_published, number_text
 
@@ -96,3 +99,25 @@ def _description(corpus: str, name: str) -> str:
     """What ``clincorp list`` says of a registered baseline."""
     key = (corpus, name)
     return baselines.get(key).help if key in baselines.keys() else "not registered"
+
+
+def release_scope(corpus: CorpusManifest, view: ReleaseView, note_sources: tuple[str, ...] | None) -> ReleaseScope:
+    """What a release holds, from its data: rows of the default config, the splits holding them, the notes'
+    sources (when the corpus records them)."""
+    config = corpus.default_config
+    rows = {split: view.split_rows(config, split) for split in corpus.configs[config].splits}
+    held = tuple(split for split, count in rows.items() if count)
+    return ReleaseScope(config, sum(rows.values()), held, note_sources)
+
+
+def baselines_of(
+    corpus: CorpusManifest,
+    view: ReleaseView,
+    note_sources: tuple[str, ...] | None,
+    full: ReleaseManifest,
+    validation: ValidationRecord,
+) -> CardSection | None:
+    """The card's baselines table of a release (or of the text-free variant of ``full``), whose notes come from
+    ``note_sources``: the scores ``validation`` records beside the papers' numbers."""
+    scope = release_scope(corpus, view, note_sources)
+    return baselines_section(corpus, validation.baselines or [], list(full.inputs or {}), scope, full.sample)

@@ -18,7 +18,7 @@ from datasets import Features
 
 from clinical_corpora.builders.contract.base import Builder
 from clinical_corpora.builders.contract.release_view import ReleaseView
-from clinical_corpora.builders.release.card.baselines import baselines_section
+from clinical_corpora.builders.release.card.baselines import baselines_of, release_scope
 from clinical_corpora.builders.release.card.card import (
     CardFacts,
     corpus_features,
@@ -39,7 +39,6 @@ from clinical_corpora.core.manifest import CorpusManifest
 from clinical_corpora.core.release_manifest import ReleaseManifest
 from clinical_corpora.core.release_records import ValidationRecord
 from clinical_corpora.validation.gates import GateResult
-from clinical_corpora.validation.published import ReleaseScope
 
 
 @dataclass(frozen=True)
@@ -67,30 +66,12 @@ class FullRelease:
         return declared_rows(self.corpus, self.view)
 
 
-def release_scope(corpus: CorpusManifest, builder: Builder, view: ReleaseView) -> ReleaseScope:
-    """What a release holds, from its data: rows of the default config, the splits holding them, the notes'
-    sources (when the corpus records them)."""
-    config = corpus.default_config
-    rows = {split: view.split_rows(config, split) for split in corpus.configs[config].splits}
-    held = tuple(split for split, count in rows.items() if count)
-    return ReleaseScope(config, sum(rows.values()), held, builder.note_sources(view))
-
-
-def baselines_of(
-    corpus: CorpusManifest, builder: Builder, view: ReleaseView, full: ReleaseManifest, validation: ValidationRecord
-) -> CardSection | None:
-    """The card's baselines table of a release (or of the text-free variant of ``full``): the scores
-    ``validation`` records beside the papers' numbers."""
-    scope = release_scope(corpus, builder, view)
-    return baselines_section(corpus, validation.baselines or [], list(full.inputs or {}), scope, full.sample)
-
-
 def published(release: FullRelease) -> tuple[CardSection, GateResult]:
     """The card's "Against the published corpus" and the ``published`` gate, from the statistics and the
     recorded agreement measures."""
     manifest = release.manifest
     recomputed = recomputed_values(release.sections, release.validation.agreement, release.validation.baselines)
-    scope = release_scope(release.corpus, release.builder, release.view)
+    scope = release_scope(release.corpus, release.view, release.builder.note_sources(release.view))
     comparisons, gate = release_comparison(
         release.corpus, recomputed, list(manifest.inputs or {}), scope, manifest.sample
     )
@@ -99,7 +80,8 @@ def published(release: FullRelease) -> tuple[CardSection, GateResult]:
 
 def describe_full(release: FullRelease) -> dict[str, bytes]:
     """The card, each figure and croissant.json of a full release: path in the folder → bytes."""
-    baselines = baselines_of(release.corpus, release.builder, release.view, release.manifest, release.validation)
+    sources = release.builder.note_sources(release.view)
+    baselines = baselines_of(release.corpus, release.view, sources, release.manifest, release.validation)
     sections = [*release.sections, *([baselines] if baselines else []), published(release)[0]]
     row_counts = release.row_counts()
     facts = CardFacts(
