@@ -108,13 +108,22 @@ def _publish(staging: Path, out: Path) -> None:
 
 
 def environment() -> jinja2.Environment:
-    return jinja2.Environment(
+    env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(ASSETS),
         autoescape=True,
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
     )
+    env.filters["inline_markdown"] = inline_markdown
+    return env
+
+
+def inline_markdown(text: str) -> jinja2.utils.markupsafe.Markup:
+    """A card text's inline code and bold as HTML, the text escaped first."""
+    html = str(jinja2.utils.markupsafe.escape(text))
+    html = re.sub(r"`([^`]+)`", r"<code>\1</code>", html)
+    return jinja2.utils.markupsafe.Markup(re.sub(r"\*\*([^*]+)\*\*", r"<strong>\1</strong>", html))
 
 
 @functools.cache
