@@ -1,7 +1,8 @@
 """``clincorp baseline sdoh RELEASE --name rules``: a transparent rule baseline of ours (not Lybarger et al.'s).
 
-A trigger lexicon per challenge event type; a sentence's first trigger of a type makes one event, with the
-nearest status cue of that sentence (by characters, either side; none: the trigger's own default). Each event
+A trigger lexicon per challenge event type; a sentence's first trigger of a type makes one event (sentences cut at
+line breaks and terminal punctuation, :func:`sentences`), with the nearest status cue of that sentence (by
+characters, either side; none: the trigger's own default). Each event
 gets its required arguments (Lybarger et al. 2022, Table 1) with their values: ``Status`` (StatusTime or
 StatusEmploy) on the cue, or on the trigger when there is none, and for LivingStatus ``Type`` (TypeLiving) on
 the nearest living cue. Writes every note of each split as BRAT, ``DIR/<split>/<source>/<doc>.txt|.ann``, which
@@ -17,7 +18,6 @@ from typing import NamedTuple
 
 from clinical_corpora.builders.contract.baseline import BaselineRequest, held_splits
 from clinical_corpora.builders.contract.release_view import ReleaseView
-from clinical_corpora.builders.contract.text_units import sentence_spans
 from clinical_corpora.builders.exporters.brat import write_brat_document
 from clinical_corpora.builders.sources.brat.annotations import Attribute, BratDocument, Event, TextBound
 from clinical_corpora.core.results import BaselineScore
@@ -68,12 +68,22 @@ def _words(pattern: str) -> re.Pattern[str]:
     return re.compile(rf"\b(?:{pattern})\b", re.IGNORECASE)
 
 
+def _compiled(values: dict[str, str]) -> list[tuple[str, re.Pattern[str]]]:
+    return [(value, _words(pattern)) for value, pattern in values.items()]
+
+
+_TRIGGERS = _compiled(TRIGGERS)
+_ANY_TRIGGER = _words("|".join(TRIGGERS.values()))
+_CUES = {id(values): _compiled(values) for values in (STATUS_TIME, STATUS_EMPLOY, TYPE_LIVING)}
+
+
 def find_cues(text: str, values: dict[str, str], start: int, end: int) -> list[Cue]:
     """Every cue of ``values`` (value → words) in ``text[start:end]``."""
+    compiled = _CUES.get(id(values)) or _compiled(values)
     return [
         Cue(match.start(), match.end(), value)
-        for value, pattern in values.items()
-        for match in _words(pattern).finditer(text, start, end)
+        for value, words in compiled
+        for match in words.finditer(text, start, end)
     ]
 
 
@@ -88,12 +98,28 @@ def nearest(cues: list[Cue], start: int, end: int) -> Cue | None:
 
 def note_events(text: str) -> Iterator[tuple[str, Cue, list[tuple[str, str, Cue]]]]:
     """(event type, trigger, [(role, argument type, cue)]): each sentence's first trigger of each type."""
-    for sentence_start, sentence_end in sentence_spans(text):
-        for event_type, pattern in TRIGGERS.items():
-            match = _words(pattern).search(text, sentence_start, sentence_end)
+    if _ANY_TRIGGER.search(text) is None:
+        return
+    for sentence_start, sentence_end in sentences(text):
+        for event_type, words in _TRIGGERS:
+            match = words.search(text, sentence_start, sentence_end)
             if match is not None:
                 trigger = Cue(match.start(), match.end(), event_type)
                 yield event_type, trigger, _arguments(text, event_type, trigger, (sentence_start, sentence_end))
+
+
+_SENTENCE_END = re.compile(r"[.!?;](?=\s)|\n")
+
+
+def sentences(text: str) -> Iterator[tuple[int, int]]:
+    """The rules' sentences: ``text`` cut after a line break, and after ``.``, ``!``, ``?`` or ``;`` before white
+    space (an abbreviation's full stop cuts too: the rules are transparent, not a segmenter's)."""
+    start = 0
+    for end in _SENTENCE_END.finditer(text):
+        yield start, end.end()
+        start = end.end()
+    if start < len(text):
+        yield start, len(text)
 
 
 def _arguments(text: str, event_type: str, trigger: Cue, sentence: tuple[int, int]) -> list[tuple[str, str, Cue]]:
