@@ -31,7 +31,7 @@ CORPORA = [manifest.name for manifest in all_corpora()]
 def recomputed_of(corpus: CorpusManifest, release: Path) -> Recomputed:
     """What the corpus's statistics and recorded agreement measures give for a written release."""
     measures = json.loads((release / "validation.json").read_text())["agreement"]
-    return recomputed_values(make_builder(corpus.builder).statistics(ReleaseView(release)), measures)
+    return recomputed_values(make_builder(corpus).statistics(ReleaseView(release)), measures)
 
 
 def add_published(corpus_folder: Path, entries: list[dict[str, object]]) -> Path:
