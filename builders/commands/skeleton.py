@@ -108,15 +108,17 @@ FORMATS: dict[str, dict[str, str]] = {
         "config_description": "one row per note with its entities",
         "declaration": "",
         "labels": "the labels in `$name/records.py` and `$name/corpus.yaml`",
+        "builder_note": "",
     },
     "brat": {
-        "description": "Clinical notes with problem, test and treatment mentions, the status of tests and "
-        "treatments and which treatment treats which problem, in BRAT standoff (the sample: three invented notes).",
+        "description": "Clinical notes with problem, test and treatment mentions, the status of tests and\n  "
+        "treatments and which treatment treats which problem, in BRAT standoff (the sample: three\n  invented notes).",
         "builder": "clinical_corpora.builders.generic_brat.builder:BratBuilder",
         "config_description": "one row per note with its entities (and their Status) and treats relations",
         "declaration": BRAT_DECLARATION,
-        "labels": "the labels under `brat:` in `$name/corpus.yaml` (no Python to write: the generic BRAT builder "
-        "builds it)",
+        "labels": "the labels under `brat:` in `$name/corpus.yaml`",
+        "builder_note": "\nThere is no builder to write: the package's generic BRAT builder builds the corpus from its "
+        "corpus.yaml\n(`clincorp new-corpus $name --format brat`).",
     },
 }
 """What each format's corpus.yaml and README say."""
@@ -252,7 +254,7 @@ A corpus plugin for clinical-corpora, made by `clincorp new-corpus $name`. Insta
 `pip install -e .`; then `clincorp release $name --text-free --out releases` releases its sample,
 `clincorp validate` and `clincorp view` read the releases, and `pytest` runs its test.
 Replace the sample in `$name/sample/notes/` (BRAT `.txt`/`.ann`, one folder per split) and
-$labels by your own.
+$labels by your own.$builder_note
 """
 
 

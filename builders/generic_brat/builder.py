@@ -169,5 +169,5 @@ def note_display(split: str, note: dict[str, Any], config: str) -> DocumentDispl
         for relation in note.get(RELATIONS, [])
     ]
     labels = sorted({entity["label"] for entity in note["entities"]})
-    passage = Passage("note", note["id"], note["text"], marks)
+    passage = Passage("note", "Note", note["text"], marks)
     return DocumentDisplay(note["id"], split, labels, [passage], groups, records=[(config, note["id"])])
