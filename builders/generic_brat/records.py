@@ -2,10 +2,10 @@
 
 One row per note: its ``id`` (the note's path in the source, without suffix), its ``text`` (``LicensedText``:
 a text-free release keeps none of it), its ``entities`` and, when relation types are declared, its
-``relations``. An entity is a :class:`~clinical_corpora.schemas.spans.Span` (its covering span: the first
-fragment's start to the last one's end) with its ``T`` id, its ``fragments`` when discontinuous, its ``label``
-and, when attributes are declared, its ``attributes``: one field per attribute, its value or None (a ``binary``
-attribute: true or false). Each closed set is a ``Literal``, hence a ClassLabel in the release.
+``relations``. An entity is a :class:`~clinical_corpora.schemas.spans.TextBoundSpan` (its covering span, ``T``
+id and, when discontinuous, its fragments) with its ``label`` and, when attributes are declared, its
+``attributes``: one field per attribute, its value or None (a ``binary`` attribute: true or false). Each closed
+set is a ``Literal``, hence a ClassLabel in the release.
 """
 
 from __future__ import annotations
@@ -17,29 +17,11 @@ from pydantic import BaseModel, ConfigDict, create_model, model_validator
 from clinical_corpora.core.brat_declaration import BINARY, BratDeclaration
 from clinical_corpora.schemas.bounded import Identifier
 from clinical_corpora.schemas.licensed import LicensedText
-from clinical_corpora.schemas.spans import Span, TextRecord, unique_ids
+from clinical_corpora.schemas.spans import TextBoundSpan, TextRecord, unique_ids
 
 ENTITIES = "entities"
 RELATIONS = "relations"
 ATTRIBUTES = "attributes"
-
-
-class Fragment(Span):
-    """One contiguous piece of a discontinuous entity."""
-
-
-class BratEntity(Span):
-    """A ``T`` line: its covering span, id and, when discontinuous, its fragments (empty for a contiguous one)."""
-
-    id: Identifier
-    fragments: list[Fragment]
-
-    @model_validator(mode="after")
-    def _fragments_cover_the_span(self) -> BratEntity:
-        pieces = self.fragments
-        if pieces and (len(pieces) < 2 or (pieces[0].start, pieces[-1].end) != (self.start, self.end)):
-            raise ValueError(f"{self.id}: a discontinuous entity needs two or more fragments from its start to its end")
-        return self
 
 
 class BratRelation(BaseModel):
@@ -84,7 +66,7 @@ def note_model(name: str, declaration: BratDeclaration) -> type[BratNote]:
         }
         attributes = create_model(f"{prefix}Attributes", __config__=ConfigDict(extra="forbid"), **attribute_fields)
         entity_fields[ATTRIBUTES] = (attributes, ...)
-    entity = create_model(f"{prefix}Entity", __base__=BratEntity, **entity_fields)
+    entity = create_model(f"{prefix}Entity", __base__=TextBoundSpan, **entity_fields)
     note_fields: dict[str, Any] = {ENTITIES: (list[entity], ...)}  # type: ignore[valid-type]
     if declaration.relations:
         relation_fields: dict[str, Any] = {"label": (_closed(declaration.relations), ...)}
