@@ -9,6 +9,7 @@ made on either side is accepted on both.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -52,3 +53,25 @@ def read_record(path: Path) -> ResultRecord:
             path,
             f"not a result record ({where + ': ' if where else ''}{first['msg']}): expected clincorp score --record",
         ) from error
+
+
+BASELINE_NAME = r"^[a-z][a-z0-9-]*$"
+METRIC_NAME = r"^[a-z][a-z0-9_.]*$"
+
+
+class BaselineScore(BaseModel):
+    """One baseline's scores on one split of a release, as ``clincorp release`` measures them for the card (and
+    records them in validation.json, where a text-free release's card reads them): the metrics are those
+    ``clincorp score`` reports for the baseline's predictions."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    baseline: str = Field(pattern=BASELINE_NAME, max_length=64)
+    split: str = Field(pattern=r"^[a-z][a-z0-9_]*$", max_length=64)
+    scorer: str = Field(pattern=BASELINE_NAME, max_length=64, description="the clincorp score NAME it is scored by")
+    metrics: dict[Annotated[str, Field(pattern=METRIC_NAME, max_length=64)], float] = Field(max_length=20)
+    seed: int | None = Field(default=None, description="a random baseline's seed")
+
+    def keys(self) -> dict[str, float]:
+        """Each metric under its key in corpus.yaml's ``published:`` (``baseline.<name>.<split>.<metric>``)."""
+        return {f"baseline.{self.baseline}.{self.split}.{name}": value for name, value in self.metrics.items()}
