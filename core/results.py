@@ -55,6 +55,31 @@ def read_record(path: Path) -> ResultRecord:
         ) from error
 
 
+HUB_DATASET_ID = r"^[A-Za-z0-9][\w.-]{0,95}/[A-Za-z0-9][\w.-]{0,95}$"
+"""A Hugging Face Hub dataset id, ``owner/name``."""
+
+
+def eval_results_entries(record: ResultRecord, dataset_id: str) -> list[dict[str, object]]:
+    """The record as entries of the Hub's evaluation-results YAML (``.eval_results/*.yaml``: one entry per metric,
+    ``dataset.id``/``task_id``, ``value``, ``date``, ``notes``). The Hub's format has no field for a release's
+    digest, so ``notes`` carries it with everything else the record says: nothing of the record is lost."""
+    task = f"{record.config or record.corpus}/{record.split or 'all'}"
+    notes = (
+        f"{record.system} scored by clincorp score {record.scorer} (clinical-corpora {record.scorer_version}) on "
+        f"{record.corpus} {record.version} ({record.variant}), config {record.config or '-'}, split "
+        f"{record.split or 'all'}; release digest sha256:{record.digest}"
+    )
+    return [
+        {
+            "dataset": {"id": dataset_id, "task_id": f"{task}/{metric}"},
+            "value": value,
+            "date": record.made,
+            "notes": notes,
+        }
+        for metric, value in record.metrics.items()
+    ]
+
+
 BASELINE_NAME = r"^[a-z][a-z0-9-]*$"
 METRIC_NAME = r"^[a-z][a-z0-9_.]*$"
 
