@@ -57,7 +57,7 @@ def gate(folder: Path) -> int:
     from clinical_corpora.core.manifest import load_manifest
 
     corpus = load_manifest(CORPUS)
-    configs = None if folder.name.endswith(".text-free") else make_builder(corpus.builder, {}).CONFIGS
+    configs = None if folder.name.endswith(".text-free") else make_builder(corpus, {}).CONFIGS
     return run_phi_gate(folder, phi_policy(CORPUS, configs, None)).scan.strings
 
 

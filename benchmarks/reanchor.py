@@ -156,7 +156,7 @@ def main() -> None:
         reanchor_seconds = time.perf_counter() - started
         assert strict.status in ("released", "unchanged") and reanchored.reanchored is not None
 
-        models = make_builder(find_corpus("sdoh").builder).CONFIGS
+        models = make_builder(find_corpus("sdoh")).CONFIGS
         scored = score(full, text_free, reanchored.folder, models, documents, perturbed)
         anchors = (text_free / ANCHORS_FILE).stat().st_size
         text_free_bytes = _bytes(text_free)

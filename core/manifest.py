@@ -9,6 +9,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from clinical_corpora.core.brat_declaration import BratDeclaration
 from clinical_corpora.core.errors import SourceError
 
 SEMVER = r"^\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?$"
@@ -257,6 +258,9 @@ class CorpusManifest(Strict):
     )
     tags: list[str] = Field(default_factory=list)
     responsible_ai: ResponsibleAI | None = Field(default=None, description="croissant.json's rai: fields")
+    brat: BratDeclaration | None = Field(
+        default=None, description="the label sets and split folders of a corpus the generic BRAT builder builds"
+    )
     gates: Gates = Field(default_factory=Gates)
     published: list[PublishedNumber] = Field(
         default_factory=list, description="the papers' own numbers about the data, compared in every real release"
@@ -318,6 +322,16 @@ class CorpusManifest(Strict):
                     f"published number {number.key!r}: applies_to.splits {scope} names splits the default config "
                     f"{self.default_config!r} does not declare (it declares {splits})"
                 )
+        return self
+
+    @model_validator(mode="after")
+    def _brat_declaration_fits(self) -> CorpusManifest:
+        if self.brat is not None:
+            sources = {name: spec.kind for name, spec in self.sources.items()}
+            configs = {name: spec.splits for name, spec in self.configs.items()}
+            misfit = self.brat.misfit(sources, configs, self.default_config)
+            if misfit is not None:
+                raise ValueError(misfit)
         return self
 
     @model_validator(mode="after")

@@ -14,6 +14,7 @@ from typing import Annotated, Any, ClassVar, get_args, get_origin
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from clinical_corpora.core.errors import excerpt
+from clinical_corpora.schemas.bounded import Identifier
 from clinical_corpora.schemas.licensed import LicensedText, OffsetOf
 
 
@@ -48,6 +49,29 @@ class Span(BaseModel):
     start: TextStart
     end: TextEnd
     text: LicensedText
+
+
+class Fragment(Span):
+    """One contiguous piece of a discontinuous text-bound."""
+
+
+class TextBoundSpan(Span):
+    """A BRAT text-bound: its covering span (the first fragment's start to the last one's end), its ``T`` id and,
+    when discontinuous, its fragments (empty for a contiguous one)."""
+
+    id: Identifier
+    fragments: list[Fragment]
+
+    @model_validator(mode="after")
+    def _fragments_cover_the_span(self) -> TextBoundSpan:
+        if self.fragments and (
+            len(self.fragments) < 2 or (self.fragments[0].start, self.fragments[-1].end) != (self.start, self.end)
+        ):
+            raise ValueError(
+                f"{self.id}: a discontinuous span needs two or more fragments running from its "
+                f"start {self.start} to its end {self.end}"
+            )
+        return self
 
 
 def span_mismatch(text: str, start: int, end: int, span_text: str) -> str | None:

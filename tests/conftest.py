@@ -7,6 +7,8 @@ import json
 import os
 import pickle
 import shutil
+import sys
+import tomllib
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TypeVar
@@ -24,12 +26,47 @@ from clinical_corpora.builders.release.pipeline import Outcome, run
 from clinical_corpora.builders.release.request import ReleaseRequest
 from clinical_corpora.builders.text_free.release import release_text_free
 from clinical_corpora.core.processes import tune_collector
+from clinical_corpora.core.registry import corpora
 
 tune_collector()  # the test session's entry, as clincorp's: the collector tuned as every clincorp process has it
 settings.register_profile("clincorp", deadline=None)  # speed is measured in benchmarks/, not by timed tests
 settings.load_profile("clincorp")
 
 TINY = Path(__file__).parent / "tiny_corpus"
+
+NewCorpus = Callable[[str, str], Path]
+"""``new_corpus_plugin(name, format)``: the project folder of a plugin ``clincorp new-corpus`` wrote."""
+
+
+@pytest.fixture
+def new_corpus_plugin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[NewCorpus]:
+    """Writes a ``clincorp new-corpus NAME --format FORMAT`` skeleton into ``tmp_path/<name>``, on sys.path and
+    named by a dist-info's entry point (as ``pip install -e`` would make it); unregistered afterwards."""
+    from clinical_corpora.builders.commands.main import main
+
+    made: list[str] = []
+
+    def make(name: str, form: str) -> Path:
+        project = tmp_path / name
+        assert main(["new-corpus", name, "--format", form, "--out", str(project)]) == 0
+        dist_info = tmp_path / "site" / f"{name}-0.1.0.dist-info"
+        dist_info.mkdir(parents=True)
+        (dist_info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 0.1.0\n")
+        declared = tomllib.loads(project.joinpath("pyproject.toml").read_text())["project"]["entry-points"]
+        points = [
+            f"[{group}]\n" + "".join(f"{k} = {v}\n" for k, v in named.items()) for group, named in declared.items()
+        ]
+        (dist_info / "entry_points.txt").write_text("".join(points))
+        monkeypatch.syspath_prepend(str(tmp_path / "site"))
+        monkeypatch.syspath_prepend(str(project))
+        made.append(name)
+        return project
+
+    yield make
+    for name in made:
+        corpora.unregister(name)
+        for module in [m for m in sys.modules if m == name or m.startswith(f"{name}.")]:
+            sys.modules.pop(module)
 
 
 @pytest.fixture

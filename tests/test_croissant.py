@@ -146,13 +146,18 @@ def test_the_record_reader_reads_every_field_as_load_dataset_loads_it(
 ) -> None:
     """Every row of every config and split, every declared field, through mlcroissant's own record reader: the
     release's croissant.json as it is, nested lists included."""
-    folder = releases[variant]
+    assert_record_sets_read_as_loaded(releases[variant], tmp_path / "cache")
+
+
+def assert_record_sets_read_as_loaded(folder: Path, cache: Path) -> None:
+    """mlcroissant's record reader gives every record set of the release at ``folder`` as ``load_dataset`` loads
+    its config, field by field."""
     document = json.loads((folder / CROISSANT_FILE).read_text(encoding="utf-8"))
     dataset = _dataset(folder)
     for record_set in document["recordSet"]:
         config = record_set["@id"]
         fields = [field for field in record_set["field"] if field["name"] != SPLIT_FIELD]
-        loaded = load_dataset(str(folder), config, cache_dir=str(tmp_path / "cache"))
+        loaded = load_dataset(str(folder), config, cache_dir=str(cache))
         read: dict[str, list[dict[str, Any]]] = {}
         for record in dataset.records(config):
             row = {key: _plain(value) for key, value in record.items()}

@@ -35,6 +35,7 @@ ALLOWED: dict[str, tuple[str, ...]] = {
     "builders.contract": (*_CORE, "validation"),  # what a corpus may import to build against
     "builders.exporters": (*_READERS, "builders.contract"),
     "corpora": _CONTRACT,
+    "builders.generic_brat": _CONTRACT,  # a corpus family's builder, configured by each corpus.yaml
     "builders.plugins": _CORE,  # installed corpora, found through the registry (never imported by name)
     "builders.release": (*_CORPORA, "builders.plugins"),  # making a release, the door, describing one
     "builders.text_free": (*_CORPORA, "builders.plugins", "builders.release"),

@@ -84,7 +84,7 @@ def test_every_installed_record_model_derives_its_offsets() -> None:
     """Every config's model of every installed corpus: its marks are consistent, and every string they pair
     offsets with is one of the model's licensed strings (a list of them for pairs)."""
     for corpus in all_corpora():
-        for config, model in make_builder(corpus.builder).CONFIGS.items():
+        for config, model in make_builder(corpus).CONFIGS.items():
             paths = licensed_paths(model)
             for path, offsets in offset_fields(model).items():
                 for fields in offsets.values():
@@ -248,7 +248,7 @@ def test_a_string_neither_licensed_nor_bounded_is_named_at_its_depth() -> None:
 
 def test_every_installed_record_model_bounds_every_string_it_keeps() -> None:
     for corpus in all_corpora():
-        builder = make_builder(corpus.builder)
+        builder = make_builder(corpus)
         assert {config: unbounded_strings(model) for config, model in builder.CONFIGS.items()} == {
             config: [] for config in builder.CONFIGS
         }, corpus.name

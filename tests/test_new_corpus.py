@@ -1,42 +1,29 @@
 """``clincorp new-corpus``: the plugin it writes, registered as an installed distribution's entry point would be,
-releases, text-free releases, validates and views its sample as it stands, and its own test passes."""
+releases, text-free releases, validates and views its sample as it stands, and its own test passes; with
+``--format brat`` a corpus of corpus.yaml and sample alone does too, and rehydrates and reads through Croissant."""
 
 from __future__ import annotations
 
 import importlib.util
 import json
-import sys
 import tomllib
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from datasets import ClassLabel, load_dataset
 
 from clinical_corpora.builders import plugins
 from clinical_corpora.builders.commands.main import main
-from clinical_corpora.core.registry import corpora
+from tests.conftest import NewCorpus
+from tests.test_croissant import assert_record_sets_read_as_loaded
 
 NAME = "demo_notes"
 
 
 @pytest.fixture
-def new_corpus(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    """The skeleton written into ``tmp_path/project``, on sys.path and named by a dist-info's entry point (as
-    ``pip install -e`` would make it); the project folder."""
-    project = tmp_path / "project"
-    assert main(["new-corpus", NAME, "--out", str(project)]) == 0
-    dist_info = tmp_path / "site" / f"{NAME}-0.1.0.dist-info"
-    dist_info.mkdir(parents=True)
-    (dist_info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {NAME}\nVersion: 0.1.0\n")
-    declared = tomllib.loads(project.joinpath("pyproject.toml").read_text())["project"]["entry-points"]
-    lines = [f"[{group}]\n" + "".join(f"{k} = {v}\n" for k, v in points.items()) for group, points in declared.items()]
-    (dist_info / "entry_points.txt").write_text("".join(lines))
-    monkeypatch.syspath_prepend(str(tmp_path / "site"))
-    monkeypatch.syspath_prepend(str(project))
-    yield project
-    corpora.unregister(NAME)
-    for module in [m for m in sys.modules if m == NAME or m.startswith(f"{NAME}.")]:
-        sys.modules.pop(module)
+def new_corpus(new_corpus_plugin: NewCorpus) -> Path:
+    """The Python skeleton, as ``pip install -e`` would install it; the project folder."""
+    return new_corpus_plugin(NAME, "python")
 
 
 def test_the_skeleton_releases_text_free_validates_and_views(
@@ -82,3 +69,40 @@ def test_a_name_that_cannot_be_a_package_or_a_folder_in_use_is_refused(
     assert main(["new-corpus", NAME, "--out", str(tmp_path / "used")]) == 1
     assert "expected an absent or empty folder" in capsys.readouterr().err
     assert [p.name for p in (tmp_path / "used").iterdir()] == ["notes.txt"] and not (tmp_path / "a").exists()
+
+
+def test_a_brat_corpus_declared_in_yaml_alone_releases_validates_rehydrates_views_and_reads_in_croissant(
+    new_corpus_plugin: NewCorpus, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    project = new_corpus_plugin("demo_brat", "brat")
+    assert sorted(path.relative_to(project).as_posix() for path in project.rglob("*.py")) == [
+        "demo_brat/__init__.py",
+        "tests/test_demo_brat.py",
+    ]
+    assert main(["release", "demo_brat", "--text-free", "--out", str(tmp_path / "releases")]) == 0
+    full, text_free = sorted((tmp_path / "releases" / "demo_brat").iterdir())
+    capsys.readouterr()
+    for release in (full, text_free):
+        assert main(["validate", str(release), "--json"]) == 0
+        assert json.loads(capsys.readouterr().out)["verdict"] == "valid"
+        assert main(["view", str(release), "--out", str(tmp_path / "views" / release.name)]) == 0
+        assert "3 document pages" in capsys.readouterr().out
+        assert_record_sets_read_as_loaded(release, tmp_path / "cache")
+    assert main(["rehydrate", str(text_free), "--out", str(tmp_path / "restored")]) == 0
+    restored = tmp_path / "restored" / "demo_brat" / full.name
+    assert {p.relative_to(restored): p.read_bytes() for p in restored.rglob("*") if p.is_file()} == {
+        p.relative_to(full): p.read_bytes() for p in full.rglob("*") if p.is_file()
+    }
+    notes = load_dataset(str(full), cache_dir=str(tmp_path / "cache"))
+    entity = notes["train"].features["entities"].feature
+    assert entity["label"] == ClassLabel(names=["problem", "test", "treatment"])
+    assert entity["attributes"]["Status"].names == ["ordered", "pending", "started", "given", "continued"]
+    note1 = notes["train"][0]
+    assert [(e["text"], e["label_name"], e["attributes"]["Status_name"]) for e in note1["entities"]] == [
+        ("chest pain", "problem", None),
+        ("ECG", "test", "ordered"),
+        ("aspirin", "treatment", "given"),
+    ]
+    assert [(r["label_name"], r["arg1"], r["arg2"]) for r in note1["relations"]] == [("treats", "T3", "T1")]
+    (page,) = (tmp_path / "views" / full.name / "docs").glob("train-note1-*.html")
+    assert "Status: given" in page.read_text(encoding="utf-8") and "treats" in page.read_text(encoding="utf-8")

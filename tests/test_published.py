@@ -30,7 +30,7 @@ CORPORA = [manifest.name for manifest in all_corpora()]
 
 def recomputed_of(corpus: CorpusManifest, release: Path) -> Recomputed:
     """What the corpus's statistics, recorded agreement measures and baselines give for a written release."""
-    builder, view = make_builder(corpus.builder), ReleaseView(release)
+    builder, view = make_builder(corpus), ReleaseView(release)
     measures = json.loads((release / "validation.json").read_text())["agreement"]
     return recomputed_values(builder.statistics(view), measures, builder.baselines(view))
 

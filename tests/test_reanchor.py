@@ -217,7 +217,7 @@ def test_perturbed_documents_re_anchor_with_no_wrong_span_and_every_loss_named(
         copies = {**texts, **{locator: change.text for locator, change in perturbed.items()}}
         outcome = rehydrate(RehydrateRequest(text_free, tmp_path / f"out{seed}", re_anchor=True, documents=copies))
         assert outcome.status == "re-anchored" and outcome.reanchored is not None
-        totals += score(full, text_free, outcome.folder, make_builder(corpus.builder).CONFIGS, texts, perturbed)
+        totals += score(full, text_free, outcome.folder, make_builder(corpus).CONFIGS, texts, perturbed)
     assert totals["wrong"] == 0 and totals["unnamed"] == 0
     assert totals["recovered"] + totals["lost_named"] + totals["left_out_named"] == totals["spans"] > 0
     assert totals["recovered"] / (totals["spans"] - totals["changed"]) >= 0.98

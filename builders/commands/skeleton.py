@@ -1,16 +1,21 @@
 """The files of a new corpus plugin (``clincorp new-corpus``): a working BRAT corpus of three invented notes.
 
 The skeleton is what docs/developing.md describes: a package registering its corpus when imported, named in the
-``clinical_corpora.plugins`` entry-point group of its pyproject.toml; corpus.yaml; record models whose note text
-is ``LicensedText`` (so the text-free release keeps none of it); a builder reading a BRAT folder, naming each
-note's source document (text-free releases and rehydration) and drawing it for ``clincorp view``; the sample in
-brat's own standoff format; and a test that releases, text-free releases, validates and views the sample.
+``clinical_corpora.plugins`` entry-point group of its pyproject.toml; corpus.yaml; the sample in brat's own
+standoff format; and a test that releases, text-free releases, validates and views the sample. In the ``python``
+format it also holds record models whose note text is ``LicensedText`` (so the text-free release keeps none of
+it) and a builder reading the BRAT folder, naming each note's source document (text-free releases and
+rehydration) and drawing it for ``clincorp view``; in the ``brat`` format, none: corpus.yaml names the generic
+BRAT builder and declares the entity types, a relation type and an attribute, which the sample uses.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 from string import Template
+
+from clinical_corpora.builders.sources.brat.annotations import Attribute, BratDocument, Relation, TextBound
+from clinical_corpora.builders.sources.brat.standoff import write_brat
 
 SAMPLE_NOTES = (
     ("train", "note1", "Patient reports chest pain since Monday.\nECG ordered; aspirin given.\n"),
@@ -23,6 +28,18 @@ SAMPLE_ENTITIES = {
     "note2": (("problem", "asthma"), ("test", "Spirometry"), ("treatment", "albuterol inhaler")),
     "note3": (("problem", "fever"), ("problem", "cough"), ("test", "Chest X-ray"), ("treatment", "amoxicillin")),
 }
+SAMPLE_STATUS = {
+    "note1": {"ECG": "ordered", "aspirin": "given"},
+    "note2": {"Spirometry": "ordered", "albuterol inhaler": "continued"},
+    "note3": {"Chest X-ray": "pending", "amoxicillin": "started"},
+}
+"""The brat format's attribute: the status of a note's tests and treatments."""
+SAMPLE_TREATS = {
+    "note1": ("aspirin", "chest pain"),
+    "note2": ("albuterol inhaler", "asthma"),
+    "note3": ("amoxicillin", "fever"),
+}
+"""The brat format's relation: which treatment treats which problem."""
 
 INIT = '''"""The $name corpus plugin: importing it registers the corpus folder (the entry point in pyproject.toml)."""
 
@@ -37,7 +54,7 @@ CORPUS_YAML = """name: $name
 version: 0.1.0
 pretty_name: $name
 description: >
-  Clinical notes with problem, test and treatment mentions in BRAT standoff (the sample: three invented notes).
+  $description
 license: cc0-1.0
 access:
   public: true
@@ -48,7 +65,7 @@ citation: |
     year = {2026}
   }
 homepage: https://example.org/$name
-builder: $name.builder:NoteBuilder
+builder: $builder
 sources:
   notes:
     path: sample/notes
@@ -56,7 +73,7 @@ sources:
     description: a BRAT folder, one subfolder per split holding <note>.txt and <note>.ann; invented.
 configs:
   notes:
-    description: one row per note with its entities
+    description: $config_description
     splits: [train, test]
     default: true
 task_categories: [token-classification]
@@ -71,7 +88,40 @@ gates:
       expectation: expect_column_values_to_be_in_set
       column: label
       value_set: [problem, test, treatment]
+$declaration"""
+
+BRAT_DECLARATION = """# The generic BRAT builder releases one row per note with what this section declares, each
+# closed set a ClassLabel; an annotation outside it (or broken) is quarantined with file, line
+# and reason, the rest of its note released.
+brat:
+  splits: {train: train, test: test}  # split: its folder in source notes
+  entities: [problem, test, treatment]
+  relations: [treats]  # R lines: Arg1 and Arg2, entities of the same note
+  attributes:  # A lines on entities: name: its closed values (binary: an attribute with no value)
+    Status: [ordered, pending, started, given, continued]
 """
+FORMATS: dict[str, dict[str, str]] = {
+    "python": {
+        "description": "Clinical notes with problem, test and treatment mentions in BRAT standoff (the sample: "
+        "three invented notes).",
+        "builder": "$name.builder:NoteBuilder",
+        "config_description": "one row per note with its entities",
+        "declaration": "",
+        "labels": "the labels in `$name/records.py` and `$name/corpus.yaml`",
+        "builder_note": "",
+    },
+    "brat": {
+        "description": "Clinical notes with problem, test and treatment mentions, the status of tests and\n  "
+        "treatments and which treatment treats which problem, in BRAT standoff (the sample: three\n  invented notes).",
+        "builder": "clinical_corpora.builders.generic_brat.builder:BratBuilder",
+        "config_description": "one row per note with its entities (and their Status) and treats relations",
+        "declaration": BRAT_DECLARATION,
+        "labels": "the labels under `brat:` in `$name/corpus.yaml`",
+        "builder_note": "\nThere is no builder to write: the package's generic BRAT builder builds the corpus from its "
+        "corpus.yaml\n(`clincorp new-corpus $name --format brat`).",
+    },
+}
+"""What each format's corpus.yaml and README say."""
 
 RECORDS = '''"""The $name corpus's records: one note with its entities. The note text comes from the licensed
 source, so it is typed ``LicensedText`` (a span's ``text`` is, in ``Span``): the text-free release replaces it by
@@ -203,44 +253,56 @@ README = """# $name
 A corpus plugin for clinical-corpora, made by `clincorp new-corpus $name`. Install it with
 `pip install -e .`; then `clincorp release $name --text-free --out releases` releases its sample,
 `clincorp validate` and `clincorp view` read the releases, and `pytest` runs its test.
-Replace the sample in `$name/sample/notes/` (BRAT `.txt`/`.ann`, one folder per split) and the labels in
-`$name/records.py` and `$name/corpus.yaml` by your own.
+Replace the sample in `$name/sample/notes/` (BRAT `.txt`/`.ann`, one folder per split) and
+$labels by your own.$builder_note
 """
 
 
-def skeleton_files(name: str) -> dict[str, str]:
-    """Path relative to the project folder → content, for the corpus ``name`` (a Python identifier)."""
+def skeleton_files(name: str, form: str = "python") -> dict[str, str]:
+    """Path relative to the project folder → content, for the corpus ``name`` (a Python identifier) in format
+    ``form``: ``python`` (its own builder and record models) or ``brat`` (declared in corpus.yaml alone)."""
     values = {"name": name, "distribution": name.replace("_", "-")}
+    values |= {key: Template(text).substitute(values) for key, text in FORMATS[form].items()}
     files = {
         "pyproject.toml": PYPROJECT,
         "README.md": README,
         f"{name}/__init__.py": INIT,
         f"{name}/corpus.yaml": CORPUS_YAML,
-        f"{name}/records.py": RECORDS,
-        f"{name}/builder.py": BUILDER,
         f"tests/test_{name}.py": TEST,
     }
+    if form == "python":
+        files |= {f"{name}/records.py": RECORDS, f"{name}/builder.py": BUILDER}
     written = {path: Template(text).substitute(values) for path, text in files.items()}
     for split, note, text in SAMPLE_NOTES:
         folder = f"{name}/sample/notes/{split}"
         written[f"{folder}/{note}.txt"] = text
-        written[f"{folder}/{note}.ann"] = brat_standoff(text, SAMPLE_ENTITIES[note])
+        written[f"{folder}/{note}.ann"] = sample_standoff(note, text, with_brat_declaration=form == "brat")
     return written
 
 
-def brat_standoff(text: str, entities: tuple[tuple[str, str], ...]) -> str:
-    """The ``.ann`` lines of ``entities`` (label, phrase), each at the phrase's first place in ``text``."""
-    lines = []
-    for number, (label, phrase) in enumerate(entities, start=1):
+def sample_standoff(note: str, text: str, *, with_brat_declaration: bool) -> str:
+    """The ``.ann`` of a sample note: its entities, each at its phrase's first place in ``text``; with the brat
+    format's declaration, also the Status of its tests and treatments and its treats relation."""
+    bounds = []
+    for number, (label, phrase) in enumerate(SAMPLE_ENTITIES[note], start=1):
         start = text.index(phrase)
-        lines.append(f"T{number}\t{label} {start} {start + len(phrase)}\t{phrase}\n")
-    return "".join(lines)
+        bounds.append(TextBound(f"T{number}", label, ((start, start + len(phrase)),), phrase))
+    if not with_brat_declaration:
+        return write_brat(BratDocument(tuple(bounds)))
+    bound_of = {bound.text: bound.id for bound in bounds}
+    statuses = SAMPLE_STATUS[note].items()
+    attributes = [
+        Attribute(f"A{n}", "Status", bound_of[phrase], value) for n, (phrase, value) in enumerate(statuses, 1)
+    ]
+    treatment, problem = SAMPLE_TREATS[note]
+    relation = Relation("R1", "treats", (("Arg1", bound_of[treatment]), ("Arg2", bound_of[problem])))
+    return write_brat(BratDocument(tuple(bounds), attributes=tuple(attributes), relations=(relation,)))
 
 
-def write_skeleton(name: str, out: Path) -> list[Path]:
-    """Write the skeleton of corpus ``name`` into ``out`` (which must be absent or empty); the files written."""
+def write_skeleton(name: str, out: Path, form: str = "python") -> list[Path]:
+    """Write the skeleton of corpus ``name`` in format ``form`` into ``out`` (absent or empty); the files written."""
     written = []
-    for relative, content in sorted(skeleton_files(name).items()):
+    for relative, content in sorted(skeleton_files(name, form).items()):
         path = out / relative
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(content, encoding="utf-8", newline="\n")

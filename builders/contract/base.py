@@ -280,6 +280,12 @@ class Builder:
         if not isinstance(self.options, self.OPTIONS):
             raise ClincorpError(f"{type(self).__name__} takes {self.OPTIONS.__name__}, not {type(options).__name__}")
 
+    @classmethod
+    def for_corpus(cls, corpus: CorpusManifest, options: BuilderOptions) -> Builder:
+        """The builder of ``corpus``: this class with ``options``, unless corpus.yaml configures it (the generic
+        BRAT builder derives its record models from the corpus's ``brat:`` declaration)."""
+        return cls(options)
+
     def generate(self, ctx: BuildContext) -> Iterator[Row]:
         """Yield every record of every config, reading sources from ``ctx``; by default every shard."""
         documents = self.shards(ctx)
@@ -393,13 +399,14 @@ class Builder:
         return None
 
 
-def make_builder(reference: str, options: object = None) -> Builder:
-    """The builder ``module:Class`` with ``options`` (a mapping of option values, as a release's manifest or
-    ``--option`` gives them, parsed by its :class:`BuilderOptions`; None or empty: its defaults)."""
-    builder_class = load_builder_class(reference)
+def make_builder(corpus: CorpusManifest, options: object = None) -> Builder:
+    """The builder corpus.yaml names (``module:Class``) with ``options`` (a mapping of option values, as a
+    release's manifest or ``--option`` gives them, parsed by its :class:`BuilderOptions`; None or empty: its
+    defaults)."""
+    builder_class = load_builder_class(corpus.builder)
     if options is not None and not isinstance(options, Mapping):
         raise ClincorpError(f"builder options must map names to values, got {options!r}")
-    return builder_class(builder_class.OPTIONS.parse(options or {}))
+    return builder_class.for_corpus(corpus, builder_class.OPTIONS.parse(options or {}))
 
 
 def load_builder_class(reference: str) -> type[Builder]:

@@ -130,7 +130,7 @@ def opened_text_free(folder: Path) -> OpenedRelease:
             f"{folder}: full/manifest.json is not the manifest of this release's full release ({', '.join(differing)} "
             "differ): the release is damaged or forged"
         )
-    builder = make_builder(opened.corpus.builder, full.options)
+    builder = make_builder(opened.corpus, full.options)
     for name, data in describe_text_free(opened.corpus, builder, opened.manifest, full, opened.view).items():
         if (folder / name).read_bytes() != data:
             raise RehydrateError(
@@ -150,7 +150,7 @@ def read_documents(opened: OpenedRelease, request: RehydrateRequest) -> SourceDo
     """The documents the release names, from the request's sources (or its given texts), in the encodings the
     request names; one named for a source whose reader decodes no text in it (RF2 and UMLS files are UTF-8 by
     their formats) is an error, never ignored."""
-    builder = make_builder(opened.corpus.builder, opened.full_manifest.options)
+    builder = make_builder(opened.corpus, opened.full_manifest.options)
     sources = given_sources(opened.corpus, request.sources)
     unknown = sorted(set(request.encodings) - set(opened.corpus.sources) - {EVERY_SOURCE})
     if unknown:

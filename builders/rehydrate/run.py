@@ -73,7 +73,7 @@ def _rehydrate_opened(opened: OpenedRelease, request: RehydrateRequest) -> Rehyd
         opened.view,
         opened.configs(),
         opened.corpus,
-        make_builder(opened.corpus.builder, opened.full_manifest.options),
+        make_builder(opened.corpus, opened.full_manifest.options),
         opened.full_manifest,
         opened.listed(ANCHORS_FILE),
         found.wanted,

@@ -312,7 +312,7 @@ class OpenedRelease:
     @cached_property
     def builder(self) -> Builder:
         """The installed corpus's builder, with the options the release was built with."""
-        return make_builder(self.corpus.builder, self.manifest.options)
+        return make_builder(self.corpus, self.manifest.options)
 
     @cached_property
     def validation(self) -> ValidationRecord:

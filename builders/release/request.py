@@ -52,4 +52,4 @@ class ReleaseRequest:
 
     def builder(self) -> Builder:
         """The corpus's builder with the requested options (a ClincorpError names a wrong one)."""
-        return make_builder(self.corpus.builder, self.options)
+        return make_builder(self.corpus, self.options)

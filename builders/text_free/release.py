@@ -107,7 +107,7 @@ def release_text_free(
     full_manifest = read_manifest(full)
     if full_manifest.corpus != manifest.name or full_manifest.kind != "full":
         raise ClincorpError(f"{full} is not a full release of {manifest.name}")
-    builder = make_builder(manifest.builder, full_manifest.options)
+    builder = make_builder(manifest, full_manifest.options)
     view = ReleaseView(full)
     models = {config: builder.CONFIGS[config] for config in manifest.configs if config in view.configs()}
     _refuse_unbounded(manifest, models)

@@ -35,7 +35,7 @@ def identity_problems(manifest: ReleaseManifest, corpus: CorpusManifest) -> list
             f"manifest.json names builder {manifest.builder!r}, the installed corpus uses {corpus.builder!r}"
         )
     try:
-        make_builder(corpus.builder, manifest.options)
+        make_builder(corpus, manifest.options)
     except ClincorpError as error:
         problems.append(f"manifest.json options: {error}")
     return problems

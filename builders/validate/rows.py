@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import PurePosixPath
 
-from clinical_corpora.builders.contract.base import load_builder_class
+from clinical_corpora.builders.contract.base import make_builder
 from clinical_corpora.builders.contract.release_view import SHARD_PATTERN
 from clinical_corpora.builders.release.inputs_file import inputs_problems
 from clinical_corpora.builders.release.opened import OpenedRelease
@@ -67,7 +67,7 @@ def count_problems(opened: OpenedRelease, corpus: CorpusManifest) -> list[str]:
 def _read_problems(manifest: ReleaseManifest, counts: Counts, corpus: CorpusManifest) -> list[str]:
     """counts.read against the rows of the builder's ``RECORD_CONFIG`` (one per record read) plus the records
     rejected (or left out by a rehydration); not checked for a builder that declares none."""
-    config = load_builder_class(corpus.builder).RECORD_CONFIG
+    config = make_builder(corpus).RECORD_CONFIG
     if config is None:
         return []
     released = sum(entry.rows or 0 for entry in manifest.outputs if entry.file.startswith(f"data/{config}/"))

@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, model_validator
 
 from clinical_corpora.schemas.bounded import Identifier, Label
 from clinical_corpora.schemas.licensed import LicensedText
-from clinical_corpora.schemas.spans import Span, TextRecord, unique_ids
+from clinical_corpora.schemas.spans import TextBoundSpan, TextRecord, unique_ids
 
 Split = Literal["train", "dev", "test"]
 NoteSource = Literal["mimic", "uw"]
@@ -50,28 +50,6 @@ REQUIRED_ARGUMENTS: dict[str, tuple[str, ...]] = {
 """The starred (required) arguments of Lybarger et al. 2022, Table 1, by event type."""
 
 CHALLENGE_EVENT_TYPES: tuple[str, ...] = tuple(REQUIRED_ARGUMENTS)
-
-
-class Fragment(Span):
-    """One contiguous piece of a text-bound."""
-
-
-class TextBoundSpan(Span):
-    """A BRAT text-bound: covering span, its ``T`` id and, when discontinuous, its fragments."""
-
-    id: Identifier
-    fragments: list[Fragment]
-
-    @model_validator(mode="after")
-    def _fragments_cover_the_span(self) -> TextBoundSpan:
-        if self.fragments and (
-            len(self.fragments) < 2 or (self.fragments[0].start, self.fragments[-1].end) != (self.start, self.end)
-        ):
-            raise ValueError(
-                f"{self.id}: a discontinuous span needs two or more fragments running from its "
-                f"start {self.start} to its end {self.end}"
-            )
-        return self
 
 
 class Trigger(TextBoundSpan):

@@ -1,0 +1,1 @@
+"""The generic BRAT builder: a BRAT span/relation corpus declared in its corpus.yaml, built with no code of its own."""
