@@ -22,15 +22,19 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("corpus", help="an installed corpus with baselines")
     parser.add_argument("release", type=Path, help="a release folder of that corpus (full or rehydrated)")
     parser.add_argument("--name", help="the baseline (default: the corpus's first; clincorp list names them)")
-    parser.add_argument("--seed", type=int, default=0, help="a random baseline's seed (default: 0)")
+    parser.add_argument(
+        "--seed", type=int, default=0, metavar="N", help="a random baseline's seed, and word2vec's (default: 0)"
+    )
     parser.add_argument("--split", help="predict this split only (default: every split, a file each)")
-    parser.add_argument("--out", type=Path, required=True, help="the folder to write the predictions into")
+    parser.add_argument(
+        "--out", type=Path, required=True, metavar="DIR", help="the folder to write the predictions into"
+    )
     parser.add_argument(
         "--word-vectors",
         type=Path,
         metavar="FILE",
         help="word vectors, word2vec text format, for an embedding baseline (sim-entity; without them it trains "
-        "its own on the release's train split, which needs the [embeddings] extra)",
+        "its own on the release's train split, which needs the [embeddings] extra; DIR/embeddings.json says which)",
     )
     training = parser.add_argument_group("training word vectors (sim-entity without --word-vectors)")
     training.add_argument(
