@@ -163,14 +163,12 @@ def test_sim_entity_takes_the_entity_whose_context_is_nearest_the_query(tmp_path
     assert best_entity(entities, contexts, query_vector("severe @placeholder", vectors)) == "headache"
 
 
-def test_sim_entity_answers_with_passage_entities_and_needs_vectors(
+def test_sim_entity_answers_with_passage_entities_of_given_vectors(
     sample_variant: SampleVariant, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     release = str(sample_variant("clicr", "full"))
     (tmp_path / "vectors.txt").write_text(VECTORS)
     argv = ("baseline", "clicr", release, "--name", "sim-entity", "--split", "test")
-    status, _, err = run(capsys, *argv, "--out", str(tmp_path / "none"))
-    assert status == 1 and "needs word vectors: give --word-vectors FILE" in err
     assert run(capsys, *argv, "--word-vectors", str(tmp_path / "vectors.txt"), "--out", str(tmp_path))[0] == 0
     predictions = json.loads((tmp_path / "test.json").read_text())
     assert set(predictions) == {f"bcr-2019-228214.{n}" for n in range(1, 6)}

@@ -10,27 +10,20 @@ reads (CoNLL-2012) is read back by its reader and compared with what the release
 
 from __future__ import annotations
 
-import hashlib
 import json
 import shutil
-from collections.abc import Callable
-from copy import deepcopy
 from pathlib import Path
-from typing import Any
 
-import pyarrow as pa
 import pytest
 
+from benchmarks.replicated_release import RENAMERS, replicated
 from clinical_corpora.builders.commands.main import main
 from clinical_corpora.builders.contract.release_view import ReleaseView
 from clinical_corpora.builders.exporters.base import Exporter
 from clinical_corpora.builders.plugins import find_corpus, load_plugins
 from clinical_corpora.builders.release.pipeline import run
 from clinical_corpora.builders.release.request import ReleaseRequest
-from clinical_corpora.builders.release.writer import SplitWriter
 from clinical_corpora.core.registry import exporters
-from clinical_corpora.core.release_manifest import OutputFile, read_manifest, write_manifest
-from clinical_corpora.schemas.features import row_encoder
 from tests.conftest import SampleRelease
 
 load_plugins()
@@ -100,85 +93,6 @@ def _assert_round_trip(format_name: str, corpus: str, release: Path, tmp: Path) 
     assert _data_bytes(third, configs) == _data_bytes(again, configs)
 
 
-# ---- ten times the sample: each record copied under new ids --------------------------------------------
-
-Renamer = Callable[[str, dict[str, Any], int], dict[str, Any]]
-
-
-def _sdoh(config: str, note: dict[str, Any], copy: int) -> dict[str, Any]:
-    return {**note, "id": f"{note['id']}x{copy}"}
-
-
-def _snomed_el(config: str, note: dict[str, Any], copy: int) -> dict[str, Any]:
-    return {**note, "note_id": f"{note['note_id']}-x{copy}"}
-
-
-def _odie_anaphora(config: str, note: dict[str, Any], copy: int) -> dict[str, Any]:
-    return {**note, "id": f"{note['id']}x{copy}"}
-
-
-def _rad_coref(config: str, patient: dict[str, Any], copy: int) -> dict[str, Any]:
-    """New SUBJECT_ID and ROW_IDs (integers, as MIMIC-III has them), mention ids and chain ids."""
-    row_ids = {r["row_id"]: r["row_id"] + copy * 10_000_000 for r in patient["reports"]}
-    mention_ids = {
-        m["id"]: f"{row_ids[int(m['id'].partition('-')[0])]}-{m['id'].partition('-')[2]}" for m in patient["mentions"]
-    }
-    return {
-        "patient_id": str(int(patient["patient_id"]) + copy * 1_000_000),
-        "reports": [{**r, "row_id": row_ids[r["row_id"]]} for r in patient["reports"]],
-        "mentions": [{**m, "id": mention_ids[m["id"]]} for m in patient["mentions"]],
-        "chains": [
-            {"id": f"{c['id']}x{copy}", "mention_ids": [mention_ids[i] for i in c["mention_ids"]]}
-            for c in patient["chains"]
-        ],
-    }
-
-
-def _clicr(config: str, row: dict[str, Any], copy: int) -> dict[str, Any]:
-    if config == "clicr_documents":
-        return {**row, "id": f"{row['id']}x{copy}"}
-    case, _, number = row["id"].rpartition(".")
-    return {**row, "id": f"{case}x{copy}.{number}", "document_id": f"{row['document_id']}x{copy}"}
-
-
-RENAMERS: dict[str, Renamer] = {
-    "sdoh": _sdoh,
-    "snomed_el": _snomed_el,
-    "odie_anaphora": _odie_anaphora,
-    "rad_coref": _rad_coref,
-    "clicr": _clicr,
-}
-
-
-def _replicated(release: Path, configs: tuple[str, ...], renamer: Renamer, out: Path) -> Path:
-    """A release folder holding ``configs`` of ``release`` with every record ``COPIES`` times, the first copy
-    as it was and the others renamed (enough for an exporter, which reads only these configs)."""
-    view = ReleaseView(release)
-    out.mkdir(parents=True)
-    shutil.copy(release / "validation.json", out / "validation.json")
-    for config in configs:
-        features = view.features(config)
-        encode = row_encoder(features)
-        for split in view.splits(config):
-            rows = [row for _, row in view.rows(config, split)]
-            writer = SplitWriter(out / "data" / config, split, features)
-            for copy in range(COPIES):
-                encoded = [encode(deepcopy(row if copy == 0 else renamer(config, row, copy))) for row in rows]
-                writer.write(pa.RecordBatch.from_pylist(encoded, schema=features.arrow_schema))
-            writer.close()
-    names = sorted(path.relative_to(out).as_posix() for path in out.rglob("*") if path.is_file())
-    outputs = [
-        OutputFile(
-            file=name,
-            sha256=hashlib.sha256((out / name).read_bytes()).hexdigest(),
-            rows=ReleaseView.rows_in(out / name) if name.endswith(".parquet") else None,
-        )
-        for name in names
-    ]
-    write_manifest(out, read_manifest(release).model_copy(update={"outputs": outputs}))  # its configs only
-    return out
-
-
 @pytest.mark.parametrize(("format_name", "corpus"), PAIRS, ids=[f"{c}-{f}" for f, c in PAIRS])
 def test_round_trip_on_ten_times_the_sample(
     format_name: str, corpus: str, sample_release: SampleRelease, tmp_path: Path
@@ -188,7 +102,7 @@ def test_round_trip_on_ten_times_the_sample(
     assert corpus in RENAMERS, f"add a renamer for {corpus} so its formats round-trip at ten times the sample"
     exporter = _exporter(format_name, corpus)
     sample = sample_release(corpus).folder
-    large = _replicated(sample, exporter.configs, RENAMERS[corpus], tmp_path / "large")
+    large = replicated(sample, exporter.configs, RENAMERS[corpus], tmp_path / "large", COPIES)
     counts = {config: sum(1 for _ in ReleaseView(large).rows(config)) for config in exporter.configs}
     assert counts == {config: COPIES * sum(1 for _ in ReleaseView(sample).rows(config)) for config in counts}
     if exporter.reread(tmp_path) is not None:

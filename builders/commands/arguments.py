@@ -62,6 +62,12 @@ def workers(text: str) -> int:
     return int(text)
 
 
+def positive(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, got {text!r}")
+    return int(text)
+
+
 def folder(text: str) -> Path:
     """A folder to write into: it, or its nearest existing parent, must be a folder."""
     path = Path(text)

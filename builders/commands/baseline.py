@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import cast
 
 from clinical_corpora.builders.commands import arguments
+from clinical_corpora.builders.contract.embedding_training import EmbeddingTraining
 from clinical_corpora.builders.plugins import load_plugins
 from clinical_corpora.core.errors import ClincorpError
 from clinical_corpora.core.registry import baselines
@@ -21,11 +22,37 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("corpus", help="an installed corpus with baselines")
     parser.add_argument("release", type=Path, help="a release folder of that corpus (full or rehydrated)")
     parser.add_argument("--name", help="the baseline (default: the corpus's first; clincorp list names them)")
-    parser.add_argument("--seed", type=int, default=0, help="a random baseline's seed (default: 0)")
-    parser.add_argument("--split", help="predict this split only (default: every split, a file each)")
-    parser.add_argument("--out", type=Path, required=True, help="the folder to write the predictions into")
     parser.add_argument(
-        "--word-vectors", type=Path, help="word vectors, word2vec text format, for an embedding baseline (sim-entity)"
+        "--seed", type=int, default=0, metavar="N", help="a random baseline's seed, and word2vec's (default: 0)"
+    )
+    parser.add_argument("--split", help="predict this split only (default: every split, a file each)")
+    parser.add_argument(
+        "--out", type=Path, required=True, metavar="DIR", help="the folder to write the predictions into"
+    )
+    parser.add_argument(
+        "--word-vectors",
+        type=Path,
+        metavar="FILE",
+        help="word vectors, word2vec text format, for an embedding baseline (sim-entity; without them it trains "
+        "its own on the release's train split, which needs the [embeddings] extra; DIR/embeddings.json says which)",
+    )
+    training = parser.add_argument_group("training word vectors (sim-entity without --word-vectors)")
+    training.add_argument(
+        "--embedding-dimension",
+        type=arguments.positive,
+        metavar="N",
+        help="the vectors' size (default: the paper's 750)",
+    )
+    training.add_argument(
+        "--embedding-min-count",
+        type=arguments.positive,
+        metavar="N",
+        help="leave out words seen fewer times (default: the paper's 200; a sample needs 1)",
+    )
+    training.add_argument(
+        "--save-word-vectors",
+        action="store_true",
+        help="also write the trained vectors as DIR/word_vectors.txt (word2vec text format)",
     )
 
 
@@ -52,6 +79,7 @@ class BaselineArgs:
     seed: int = 0
     split: str | None = None
     word_vectors: Path | None = None
+    training: EmbeddingTraining = EmbeddingTraining()
 
 
 @dataclass(frozen=True)
@@ -63,7 +91,10 @@ class BaselineRun:
 
 
 def run(args: argparse.Namespace) -> int:
-    asked = BaselineArgs(args.corpus, args.release, args.out, args.name, args.seed, args.split, args.word_vectors)
+    training = EmbeddingTraining(args.embedding_dimension, args.embedding_min_count, args.save_word_vectors)
+    asked = BaselineArgs(
+        args.corpus, args.release, args.out, args.name, args.seed, args.split, args.word_vectors, training
+    )
     for line in baseline(asked).written:
         print(line)
     return 0
@@ -80,7 +111,7 @@ def baseline(asked: BaselineArgs) -> BaselineRun:
     if release.corpus != asked.corpus:
         raise ClincorpError(f"{asked.release} is a {release.corpus} release, not a {asked.corpus} one")
     system = cast(Baseline, baselines.get((asked.corpus, name)).load_target())
-    request = BaselineRequest(release, name, asked.seed, asked.split, asked.out, asked.word_vectors)
+    request = BaselineRequest(release, name, asked.seed, asked.split, asked.out, asked.word_vectors, asked.training)
     return BaselineRun(name, list(system(request)))
 
 

@@ -12,13 +12,14 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from clinical_corpora.builders.contract.embedding_training import EmbeddingTraining
 from clinical_corpora.builders.contract.release_view import GivenRelease, ReleaseView
 
 
 @dataclass(frozen=True)
 class BaselineRequest:
-    """A baseline run: the release, the baseline's name, its seed, the split (None: every split), ``--out`` and
-    ``--word-vectors``."""
+    """A baseline run: the release, the baseline's name, its seed, the split (None: every split), ``--out``,
+    ``--word-vectors`` and how vectors are trained without them."""
 
     release: GivenRelease
     name: str
@@ -27,6 +28,7 @@ class BaselineRequest:
     out: Path
     word_vectors: Path | None = None
     """Word vectors (word2vec text format) for an embedding baseline."""
+    training: EmbeddingTraining = EmbeddingTraining()
 
     def splits(self, config: str) -> list[str]:
         """The splits of ``config`` to predict (an unknown ``--split`` is an error naming the known ones)."""

@@ -20,7 +20,7 @@ from typing import Any
 from clinical_corpora.builders.contract.baseline import BaselineRequest, held_splits, write_json
 from clinical_corpora.builders.contract.release_view import ReleaseView
 from clinical_corpora.core.results import BaselineScore
-from clinical_corpora.corpora.clicr.clicr_json import ENTITY_CLOSE, ENTITY_OPEN, marked_context
+from clinical_corpora.corpora.clicr.clicr_json import ENTITY_CLOSE, ENTITY_OPEN, marked_case
 from clinical_corpora.corpora.clicr.released_rows import query_rows
 from clinical_corpora.validation.metrics.clicr import AnswerKey
 
@@ -54,12 +54,7 @@ def most_frequent(entities: list[str]) -> str:
 
 def case_entities(view: ReleaseView) -> dict[str, list[str]]:
     """Case id → its entity strings (title and marked passage, as the authors' code reads a case)."""
-    return {
-        row["id"]: read_entities(
-            row["title"] + "\n" + marked_context(row["passage"], [(e["start"], e["end"]) for e in row["entities"]])
-        )
-        for _, row in view.rows(DOCUMENTS)
-    }
+    return {row["id"]: read_entities(marked_case(row)) for _, row in view.rows(DOCUMENTS)}
 
 
 def split_predictions(

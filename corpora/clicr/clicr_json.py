@@ -122,6 +122,15 @@ def _datum(document: Mapping[str, Any], queries: Sequence[Mapping[str, Any]]) ->
     return {"document": {"context": context, "title": document["title"], "qas": qas}, "source": document["id"]}
 
 
+def marked_case(document: Mapping[str, Any]) -> str:
+    """A case as the authors' baselines read it: its title, a newline, then its marked passage."""
+    return (
+        document["title"]
+        + "\n"
+        + marked_context(document["passage"], [(e["start"], e["end"]) for e in document["entities"]])
+    )
+
+
 def marked_context(passage: str, entities: Sequence[tuple[int, int]]) -> str:
     """The passage tokenized, one block a line, each entity's tokens wrapped in ``BEG__…__END``.
 
