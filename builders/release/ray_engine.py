@@ -101,7 +101,7 @@ def build_on_ray(
             yield sent.received(state.encoding[1])
     finally:
         for _, reference in running:
-            ray.cancel(reference, force=True)
+            ray.cancel(reference)
 
 
 def _result(ray: ModuleType, reference: Any, group: str) -> SentGroup:
