@@ -21,8 +21,7 @@ from clinical_corpora.builders.contract.base import BuildContext, make_builder
 from clinical_corpora.builders.plugins import all_corpora, find_corpus
 from clinical_corpora.builders.release.inputs import resolve_sources
 from clinical_corpora.builders.release.pipeline import run
-from clinical_corpora.builders.release.ray_engine import RayEngine
-from clinical_corpora.builders.release.request import ReleaseRequest
+from clinical_corpora.builders.release.request import RayEngine, ReleaseRequest
 from clinical_corpora.builders.release.workers import SentGroup, WorkerState, build_group
 from clinical_corpora.core.errors import ClincorpError, SourceError
 from clinical_corpora.core.manifest import load_manifest

@@ -16,8 +16,7 @@ from clinical_corpora.core.errors import ClincorpError
 from clinical_corpora.core.manifest import CorpusManifest
 
 if TYPE_CHECKING:
-    from clinical_corpora.builders.release.ray_engine import RayEngine
-    from clinical_corpora.builders.release.request import ChangesSince, Mode, ReleaseRequest
+    from clinical_corpora.builders.release.request import ChangesSince, Mode, RayEngine, ReleaseRequest
     from clinical_corpora.core.release_manifest import PhiReviewed
 
 
@@ -264,7 +263,7 @@ def _request(corpus: CorpusManifest, asked: ReleaseArgs, mode: Mode, changes: Ch
 
 
 def _engine(asked: ReleaseArgs) -> RayEngine | None:
-    from clinical_corpora.builders.release.ray_engine import RayEngine
+    from clinical_corpora.builders.release.request import RayEngine
 
     return RayEngine(address=asked.ray_address, num_cpus=asked.workers) if asked.engine == "ray" else None
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Literal
 
@@ -32,7 +33,7 @@ from clinical_corpora.builders.release.inputs import (
     walk_sources,
 )
 from clinical_corpora.builders.release.phi import PHI_ADVICE, phi_report_file
-from clinical_corpora.builders.release.ray_engine import cluster_cpus, connected
+from clinical_corpora.builders.release.ray_engine import build_on_ray, cluster_cpus, connected
 from clinical_corpora.builders.release.request import ReleaseRequest
 from clinical_corpora.builders.release.rows import no_documents, refuse_when_all_rejected, write_rows
 from clinical_corpora.builders.sources.discovery import walks_given
@@ -86,7 +87,8 @@ def run(request: ReleaseRequest) -> Outcome:
         staging = make_staging(corpus_dir, name)
         build = Build(manifest, builder, _features(builder, manifest), ctx, staging)
         build.stage("hashing the input files")
-        row_counts = write_rows(build, total, workers, request.engine)
+        engine = partial(build_on_ray, request.engine) if request.engine else None
+        row_counts = write_rows(build, total, workers, engine)
         refuse_when_all_rejected(build, row_counts, corpus_dir / f"{name}.rejects.jsonl")
         release = Provenance(
             version,
@@ -138,7 +140,9 @@ def _workers(request: ReleaseRequest, manifest: CorpusManifest, total: int | Non
     """The processes building the shards, or on Ray the tasks running at once (``--workers``, else the cluster's
     CPUs)."""
     if request.engine is not None:
-        return request.workers or cluster_cpus(connected(request.engine))
+        cpus = cluster_cpus(connected(request.engine))
+        stage_line(manifest.name, f"building on Ray ({cpus} CPUs)")
+        return request.workers or cpus
     return _capped_workers(manifest, request.workers) or auto_workers(total)
 
 

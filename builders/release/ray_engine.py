@@ -18,32 +18,17 @@ from __future__ import annotations
 import logging
 import os
 from collections import deque
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import Iterator
 from itertools import islice
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from clinical_corpora.builders.release.request import GroupJob, RayEngine
 from clinical_corpora.builders.release.workers import GroupOutput, SentGroup, WorkerState, build_group
 from clinical_corpora.core.errors import ClincorpError
 
 RAY_EXTRA = "pip install clinical-corpora[ray]"
-
-GroupJob = Callable[[WorkerState, dict[str, Any]], SentGroup]
-"""What a task runs on one group of documents."""
-
-
-@dataclass(frozen=True)
-class RayEngine:
-    """Where and how shard groups run on Ray. ``address`` is a cluster's (``--ray-address``; else Ray's own
-    ``RAY_ADDRESS``; else a local Ray started with ``num_cpus``, default every core). ``max_retries`` is how often
-    Ray runs a failed task again. ``job`` is what each task runs (a test may wrap it)."""
-
-    address: str | None = None
-    num_cpus: int | None = None
-    max_retries: int = 3
-    job: GroupJob = build_group
 
 
 def require_ray() -> ModuleType:
@@ -90,7 +75,9 @@ def build_on_ray(
     running: deque[tuple[int, Any]] = deque()
 
     def submit(count: int) -> None:
-        running.extend((index, task.remote(engine.job, shared, group)) for index, group in islice(queued, count))
+        running.extend(
+            (index, task.remote(engine.job or build_group, shared, group)) for index, group in islice(queued, count)
+        )
 
     submit(slots * 2)
     try:

@@ -2,18 +2,33 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import Any, Literal, Protocol
 
 from clinical_corpora.builders.contract.base import Builder, OnError, make_builder
 from clinical_corpora.core.changes import ReleaseChanges
 from clinical_corpora.core.manifest import CorpusManifest
 from clinical_corpora.core.release_manifest import PhiReviewed
 
-if TYPE_CHECKING:
-    from clinical_corpora.builders.release.ray_engine import RayEngine
+GroupJob = Callable[[Any, dict[str, Any]], Any]
+"""What a worker runs on one group of documents: ``job(state, group)``, as
+:func:`~clinical_corpora.builders.release.workers.build_group` (the worker's ``WorkerState`` → ``SentGroup``)."""
+
+
+@dataclass(frozen=True)
+class RayEngine:
+    """Build the shard groups as Ray tasks (``--engine ray``). ``address`` is a cluster's (``--ray-address``;
+    else Ray's own ``RAY_ADDRESS``; else a Ray started here with ``num_cpus``, default every core).
+    ``max_retries`` is how often Ray runs a failed task again. ``job`` is what each task runs (default the
+    build's own, :func:`~clinical_corpora.builders.release.workers.build_group`; a test may wrap it)."""
+
+    address: str | None = None
+    num_cpus: int | None = None
+    max_retries: int = 3
+    job: GroupJob | None = None
+
 
 Mode = Literal["release", "build"]
 

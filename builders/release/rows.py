@@ -14,9 +14,9 @@ from tqdm import tqdm
 from clinical_corpora.builders.contract.base import BuildContext, Builder
 from clinical_corpora.builders.contract.release_view import ReleaseView
 from clinical_corpora.builders.release.build import Build, write_rejects
-from clinical_corpora.builders.release.ray_engine import RayEngine, build_on_ray
 from clinical_corpora.builders.release.workers import (
     GroupOutput,
+    GroupsEngine,
     build_in_process,
     build_in_workers,
     document_groups,
@@ -28,10 +28,11 @@ from clinical_corpora.core.manifest import CorpusManifest
 
 
 def write_rows(
-    build: Build, total: int | None, workers: int, engine: RayEngine | None = None
+    build: Build, total: int | None, workers: int, engine: GroupsEngine | None = None
 ) -> dict[str, dict[str, int]]:
-    """Build the documents (in ``workers`` processes, or as Ray tasks ``workers`` at a time, when the builder has
-    shards) into per-split parquet writers, then quarantine duplicate ids; returns rows per config and split."""
+    """Build the documents (in ``workers`` processes, or by another ``engine`` running ``workers`` groups at a time,
+    when the builder has shards) into per-split parquet writers, then quarantine duplicate ids; returns rows per
+    config and split."""
     builder, manifest, ctx = build.builder, build.manifest, build.ctx
     writers = {
         (config, split): SplitWriter(
@@ -66,20 +67,20 @@ def write_rows(
     return counts
 
 
-def _where(groups: int, workers: int, engine: RayEngine | None) -> str:
+def _where(groups: int, workers: int, engine: GroupsEngine | None) -> str:
     if groups <= 1:
         return "in one process"
-    return f"as {groups} Ray tasks, {workers} at a time" if engine else f"in {workers} worker processes"
+    return f"as {groups} tasks, {workers} at a time" if engine else f"in {workers} worker processes"
 
 
 def _group_outputs(
-    build: Build, groups: list[dict[str, Any]], workers: int, engine: RayEngine | None
+    build: Build, groups: list[dict[str, Any]], workers: int, engine: GroupsEngine | None
 ) -> Iterator[GroupOutput] | None:
-    """Each group's output in group order, from worker processes or Ray tasks; None when there is one group."""
+    """Each group's output in group order, from worker processes or the engine; None when there is one group."""
     if len(groups) <= 1:
         return None
     state = worker_state(build.builder, build.manifest, build.features, build.ctx)
-    return build_on_ray(engine, state, groups, workers) if engine else build_in_workers(state, groups, workers)
+    return (engine or build_in_workers)(state, groups, workers)
 
 
 def _build_into(
@@ -89,7 +90,7 @@ def _build_into(
     outputs: Iterator[GroupOutput] | None,
     progress: tqdm,
 ) -> None:
-    """The records of every group (in worker processes or Ray tasks when there are several), then the
+    """The records of every group (in worker processes or the engine when there are several), then the
     aggregates."""
     builder, ctx = build.builder, build.ctx
 

@@ -202,6 +202,11 @@ def build_group(state: WorkerState, group: dict[str, Any]) -> SentGroup:
     return sent
 
 
+GroupsEngine = Callable[[WorkerState, list[dict[str, Any]], int], Iterator[GroupOutput]]
+"""What builds the groups, ``n`` at a time, yielding their outputs in group order: :func:`build_in_workers`
+(this machine's processes) or another engine (Ray)."""
+
+
 def build_in_workers(state: WorkerState, groups: list[dict[str, Any]], workers: int) -> Iterator[GroupOutput]:
     """Each group's output, in group order, built by ``workers`` processes (at most two jobs ahead each)."""
     builder, manifest = state.builder, state.manifest
