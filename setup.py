@@ -1,11 +1,12 @@
 """What pyproject.toml cannot say statically: the packages and the corpus plugins, found on disk.
 
 The import namespace ``clinical_corpora`` spans the repository's top-level folders through the folder
-``clinical_corpora/``, which holds one relative link per top-level folder (``clinical_corpora/core`` →
-``../core``): imports follow the file tree, for editors, mypy and the installed package alike. Every folder
-below them whose path Python can import becomes a package (a corpus's sample folders too, as data-only
-packages, so that setuptools ships them without warnings), and every corpus package under ``corpora/``
-becomes a ``clinical_corpora.plugins`` entry point: adding a corpus folder is enough.
+``clinical_corpora/``, which holds one relative link per top-level folder (``clinical_corpora/core`` → ``../core``)
+and the Python API (``clinical_corpora/api.py``, above every folder): imports follow the file tree, for editors,
+mypy and the installed package alike. Every folder below them whose path Python can import becomes a package (a
+corpus's sample folders too, as data-only packages, so that setuptools ships them without warnings), and every
+corpus package under ``corpora/`` becomes a ``clinical_corpora.plugins`` entry point: adding a corpus folder is
+enough.
 """
 
 from pathlib import Path
@@ -31,7 +32,7 @@ def corpus_plugins() -> list[str]:
 
 
 setup(
-    packages=[".".join((NAMESPACE, *folder.parts)) for folder in package_folders()],
+    packages=[NAMESPACE, *(".".join((NAMESPACE, *folder.parts)) for folder in package_folders())],
     package_dir={NAMESPACE: NAMESPACE},
     package_data={
         f"{NAMESPACE}.corpora": ["*/corpus.yaml", "*/README.md", "*/sample/**/*"],

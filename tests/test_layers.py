@@ -1,12 +1,12 @@
 """Each folder of the package imports only the folders below it: the rule is stated per folder.
 
-Every module belongs to a folder (the most specific prefix of :data:`ALLOWED` wins) and may import its own
-folder and the folders :data:`ALLOWED` lists for it, anywhere in the module (even inside a function or under
-TYPE_CHECKING); any other import of the package fails the test, naming both modules. Bottom up: the core
-vocabulary; record schemas; metrics, agreement and expectations; readers, the builder contract and writers;
-the corpora; then finding corpora (plugins), the release (making one, the one door that opens one, and what
-describes one), the text-free variant on top of it, rehydration and validation on top of both, the diff and
-the viewer on the door, and the commands. No feature folder borrows from a sibling: ``release`` knows nothing of
+Every module belongs to a folder (the most specific prefix of :data:`ALLOWED` wins) and may import its own folder
+and the folders :data:`ALLOWED` lists for it, anywhere in the module (even inside a function or under
+TYPE_CHECKING); any other import of the package fails the test, naming both modules. Bottom up: the core vocabulary;
+record schemas; metrics, agreement and expectations; readers, the builder contract and writers; the corpora; then
+finding corpora (plugins), the release (making one, the one door that opens one, and what describes one), the
+text-free variant on top of it, rehydration and validation on top of both, the diff and the viewer on the door, the
+commands, and the Python API over them. No feature folder borrows from a sibling: ``release`` knows nothing of
 ``text_free``, ``validate`` nothing of ``rehydrate``, ``diff`` nothing of ``validate``.
 """
 
@@ -52,6 +52,7 @@ ALLOWED: dict[str, tuple[str, ...]] = {
         "builders.diff",
         "builders.view",
     ),
+    "api": (*_CORPORA, "builders.plugins", "builders.commands"),  # clinical_corpora/api.py: the commands, typed
 }
 
 
@@ -65,6 +66,7 @@ def folder_of(module: str) -> str:
 
 def module_name(path: Path) -> str:
     parts = path.relative_to(ROOT).with_suffix("").parts
+    parts = parts[1:] if parts[0] == PACKAGE else parts  # the API, beside the namespace's links
     parts = parts[:-1] if parts[-1] == "__init__" else parts
     return ".".join((PACKAGE, *parts))
 
@@ -81,7 +83,9 @@ def imported_modules(path: Path) -> set[str]:
 
 
 def package_modules() -> list[Path]:
-    return sorted(path for folder in FOLDERS for path in (ROOT / folder).rglob("*.py"))
+    return sorted(
+        [*(path for folder in FOLDERS for path in (ROOT / folder).rglob("*.py")), *(ROOT / PACKAGE).glob("*.py")]
+    )
 
 
 def upward_imports() -> list[str]:

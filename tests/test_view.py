@@ -443,7 +443,9 @@ def test_a_systems_predictions_drawn_against_the_gold(
     assert "not-a-note" in capsys.readouterr().err
     sdoh = ["view", str(releases("sdoh", "full")), "--out", str(tmp_path / "v3"), "--predictions", str(predictions)]
     assert main(sdoh) == 1
-    assert "cannot draw sdoh predictions" in capsys.readouterr().err
+    assert (
+        "expected a folder of BRAT files at the release's {split}/{source}/<doc>.ann paths" in capsys.readouterr().err
+    )
 
 
 def view_with(release: Path, out: Path, predictions: Path) -> Path:
@@ -519,3 +521,63 @@ def test_a_systems_cloze_answers_drawn_against_the_gold(
     predictions.write_text(json.dumps({"no-such-query": "x"}), encoding="utf-8")
     assert main(["view", str(release), "--out", str(tmp_path / "v2"), "--predictions", str(predictions)]) == 1
     assert "no-such-query" in capsys.readouterr().err
+
+
+def test_a_systems_sdoh_events_drawn_against_the_gold(
+    releases: Callable[[str, str], Path], browser: WebDriver, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """sdoh events in the BRAT folder ``clincorp score sdoh`` reads (the release exported, then one subtype changed
+    and one event left out): the changed argument differs, the event left out is the gold's only, the rest match;
+    a document the release does not hold is an error naming it."""
+    release = releases("sdoh", "full")
+    predictions = tmp_path / "predicted"
+    assert main(["export", "brat", str(release), "--out", str(predictions)]) == 0
+    capsys.readouterr()
+    ann = predictions / "train" / "mimic" / "0101.ann"
+    lines = ann.read_text(encoding="utf-8").splitlines()
+    lines = [
+        re.sub(r"^(A\d+\tStatusTimeVal T2) current$", r"\1 past", line) for line in lines if not line.startswith("E5\t")
+    ]
+    ann.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    pages = documents(browser, view_with(release, tmp_path / "view", predictions))
+    browser.get(pages["train/mimic/0101"])
+    tally = browser.find_element(By.CSS_SELECTOR, "#annotators p.muted").text
+    assert "label differs: 1" in tally and "only gold: 3" in tally and "only system" not in tally, tally  # E5: 2 spans
+    compared = [tag.text for tag in browser.find_elements(By.CSS_SELECTOR, ".compared .tag.v-label")]
+    assert sorted(compared) == ["gold: LivingStatus + Status: current", "system: LivingStatus + Status: past"]
+    browser.get(pages["train/mimic/0102"])
+    assert "only" not in browser.find_element(By.CSS_SELECTOR, "#annotators p.muted").text
+    assert not [entry for entry in browser.get_log("browser") if entry["level"] == "SEVERE"]
+    (predictions / "train" / "mimic" / "9999.ann").write_text("", encoding="utf-8")
+    assert main(["view", str(release), "--out", str(tmp_path / "v2"), "--predictions", str(predictions)]) == 1
+    assert "holds 1 document(s) the release does not: train/mimic/9999" in capsys.readouterr().err
+
+
+def test_a_systems_odie_chains_drawn_against_the_gold(
+    releases: Callable[[str, str], Path], browser: WebDriver, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """odie_anaphora chains in the CoNLL-2012 response ``clincorp score coref RELEASE RESPONSE`` reads: the
+    release's own conll2012 export matches the gold everywhere; the exact-string baseline's response links some
+    markables otherwise; a response whose tokens are not the export's, or a text-free release, is an error."""
+    release = releases("odie_anaphora", "full")
+    assert main(["export", "conll2012", str(release), "--out", str(tmp_path / "gold")]) == 0
+    assert main(["baseline", "odie_anaphora", str(release), "--name", "exact-string", "--out", str(tmp_path)]) == 0
+    capsys.readouterr()
+    gold = documents(browser, view_with(release, tmp_path / "view-gold", tmp_path / "gold" / "train.conll"))
+    browser.get(gold["mayo_cc_01"])
+    tally = browser.find_element(By.CSS_SELECTOR, "#annotators p.muted").text
+    assert tally.startswith("match: ") and "only" not in tally and "differs" not in tally, tally
+    system = documents(browser, view_with(release, tmp_path / "view-system", tmp_path / "train.conll"))
+    browser.get(system["mayo_cc_01"])
+    differing = [tag.text for tag in browser.find_elements(By.CSS_SELECTOR, ".compared .tag.v-label")]
+    assert "system: new entity" in differing and "gold: no chain" in differing  # "neck weakness", twice
+    chains = [row for row in table_rows(browser, "#annotators tr.overlay-row") if row[0] == "chain"]
+    assert {row[-1] for row in chains} == {"only gold", "only system"}
+    response = (tmp_path / "train.conll").read_text(encoding="utf-8").splitlines()
+    cut = next(number for number, line in enumerate(response) if line and not line.startswith("#"))
+    (tmp_path / "cut.conll").write_text("\n".join(response[:cut] + response[cut + 1 :]) + "\n", encoding="utf-8")
+    assert main(["view", str(release), "--out", str(tmp_path / "v2"), "--predictions", str(tmp_path / "cut.conll")])
+    assert "a response keeps the export's tokens" in capsys.readouterr().err
+    text_free = ["view", str(releases("odie_anaphora", "text-free")), "--out", str(tmp_path / "v3")]
+    assert main([*text_free, "--predictions", str(tmp_path / "train.conll")]) == 1
+    assert "a text-free release holds no text to place CoNLL-2012 tokens on" in capsys.readouterr().err

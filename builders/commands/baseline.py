@@ -7,6 +7,7 @@ that corpus."""
 from __future__ import annotations
 
 import argparse
+from dataclasses import dataclass
 from pathlib import Path
 from typing import cast
 
@@ -40,19 +41,47 @@ def baseline_name(corpus: str, name: str | None) -> str:
     return name
 
 
+@dataclass(frozen=True)
+class BaselineArgs:
+    """What ``clincorp baseline`` is asked (the Python API takes the same object)."""
+
+    corpus: str
+    release: Path
+    out: Path
+    name: str | None = None
+    seed: int = 0
+    split: str | None = None
+    word_vectors: Path | None = None
+
+
+@dataclass(frozen=True)
+class BaselineRun:
+    """A baseline run: its name, and a line per predictions file written."""
+
+    name: str
+    written: list[str]
+
+
 def run(args: argparse.Namespace) -> int:
+    asked = BaselineArgs(args.corpus, args.release, args.out, args.name, args.seed, args.split, args.word_vectors)
+    for line in baseline(asked).written:
+        print(line)
+    return 0
+
+
+def baseline(asked: BaselineArgs) -> BaselineRun:
+    """Run the corpus's baseline (``name``, or its first) on the release, writing its predictions into ``out``."""
     from clinical_corpora.builders.commands.corpus_commands import given
     from clinical_corpora.builders.contract.baseline import Baseline, BaselineRequest
 
     load_plugins()
-    name = baseline_name(args.corpus, args.name)
-    release = given(args.release)
-    if release.corpus != args.corpus:
-        raise ClincorpError(f"{args.release} is a {release.corpus} release, not a {args.corpus} one")
-    system = cast(Baseline, baselines.get((args.corpus, name)).load_target())
-    for line in system(BaselineRequest(release, name, args.seed, args.split, args.out, args.word_vectors)):
-        print(line)
-    return 0
+    name = baseline_name(asked.corpus, asked.name)
+    release = given(asked.release)
+    if release.corpus != asked.corpus:
+        raise ClincorpError(f"{asked.release} is a {release.corpus} release, not a {asked.corpus} one")
+    system = cast(Baseline, baselines.get((asked.corpus, name)).load_target())
+    request = BaselineRequest(release, name, asked.seed, asked.split, asked.out, asked.word_vectors)
+    return BaselineRun(name, list(system(request)))
 
 
 COMMANDS = (

@@ -7,16 +7,22 @@ import json
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from clinical_corpora.builders.commands import arguments
+
+if TYPE_CHECKING:
+    from clinical_corpora.builders.diff.report import ReleaseDiff
 
 
 @dataclass(frozen=True)
 class DiffArgs:
+    """What ``clincorp diff`` is asked (the Python API takes the same object)."""
+
     old: Path
     new: Path
-    examples: int
-    json: bool
+    examples: int = 3
+    json: bool = False
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -35,18 +41,25 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Print the report (with --json, its warnings on stderr too); exit status 0 whether or not the releases
     differ (errors are 1)."""
-    from clinical_corpora.builders.diff.report import as_json, as_text, diff_releases, open_release
+    from clinical_corpora.builders.diff.report import as_json, as_text
 
     asked = DiffArgs(args.old, args.new, args.examples, args.json)
-    opened = open_release(asked.old), open_release(asked.new)
-    diff = diff_releases(*opened, asked.examples)  # returned once every file read matches its manifest
+    found = diff(asked)
     if asked.json:
-        print(json.dumps(as_json(diff), ensure_ascii=False))
-        for warning in diff.warnings:
+        print(json.dumps(as_json(found), ensure_ascii=False))
+        for warning in found.warnings:
             print(f"clincorp diff: warning: {warning}", file=sys.stderr)
     else:
-        sys.stdout.write(as_text(diff))
+        sys.stdout.write(as_text(found))
     return 0
+
+
+def diff(asked: DiffArgs) -> ReleaseDiff:
+    """What changed between the two releases, per config, split, record and field (at most ``examples`` of each
+    kind); returned once every file read matches its manifest."""
+    from clinical_corpora.builders.diff.report import diff_releases, open_release
+
+    return diff_releases(open_release(asked.old), open_release(asked.new), asked.examples)
 
 
 def _examples(text: str) -> int:

@@ -7,6 +7,8 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -14,8 +16,10 @@ from clinical_corpora.builders.commands import arguments
 from clinical_corpora.core.errors import ClincorpError
 
 if TYPE_CHECKING:
+    from clinical_corpora.builders.contract.base import OnError
+    from clinical_corpora.builders.rehydrate.check import SourceCheck
     from clinical_corpora.builders.rehydrate.request import RehydrateRequest
-    from clinical_corpora.builders.rehydrate.run import RehydrateOutcome
+    from clinical_corpora.builders.rehydrate.run import RehydrateOutcome, RekeyedOutcome
 
 SHOWN = 10
 
@@ -72,24 +76,53 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def request(args: argparse.Namespace) -> RehydrateRequest:
-    """The typed request the arguments make."""
-    from clinical_corpora.builders.rehydrate.request import RehydrateRequest
+@dataclass(frozen=True)
+class RehydrateArgs:
+    """What ``clincorp rehydrate`` is asked (the Python API takes the same object). ``encodings``: source →
+    encoding (``*``: every source), as ``--source-encoding [NAME=]ENCODING`` gives them."""
 
-    return RehydrateRequest(
-        args.release,
-        args.out,
-        arguments.sources(args.source),
-        args.on_error,
-        args.re_anchor,
-        on_stage=lambda line: print(f"rehydrate: {line}", file=sys.stderr, flush=True),
-        encodings=encodings(args.source_encoding),
-    )
+    release: Path
+    out: Path = Path("releases")
+    sources: dict[str, Path] = field(default_factory=dict)
+    on_error: OnError = "fail"
+    re_anchor: bool = False
+    re_key: Path | None = None
+    id_column: str | None = None
+    text_column: str | None = None
+    encodings: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def parsed(cls, args: argparse.Namespace) -> RehydrateArgs:
+        sources, columns = arguments.sources(args.source), (args.id_column, args.text_column)
+        given = (args.release, args.out, sources, args.on_error, args.re_anchor, args.re_key, *columns)
+        return cls(*given, encodings(args.source_encoding))
+
+    def request(self, on_stage: Callable[[str], None] | None = None) -> RehydrateRequest:
+        """The typed request these arguments make."""
+        from clinical_corpora.builders.rehydrate.request import RehydrateRequest
+        from clinical_corpora.core.text_encoding import known_encoding
+
+        named = {source: known_encoding(encoding) for source, encoding in self.encodings.items()}
+        return RehydrateRequest(
+            self.release, self.out, self.sources, self.on_error, self.re_anchor, on_stage=on_stage, encodings=named
+        )
+
+
+@dataclass(frozen=True)
+class Rehydrated:
+    """A rehydration: the folder restored and how (``outcome``), and with ``re_key`` the notes found by content."""
+
+    outcome: RehydrateOutcome
+    rekeyed: RekeyedOutcome | None = None
+
+
+def _stage(line: str) -> None:
+    print(f"rehydrate: {line}", file=sys.stderr, flush=True)
 
 
 def encodings(given: list[str]) -> dict[str, str]:
     """``--source-encoding [NAME=]ENCODING`` arguments: source → encoding (``*``: every source)."""
-    from clinical_corpora.core.text_encoding import EVERY_SOURCE, known_encoding
+    from clinical_corpora.core.text_encoding import EVERY_SOURCE
 
     named: dict[str, str] = {}
     for value in given:
@@ -97,27 +130,58 @@ def encodings(given: list[str]) -> dict[str, str]:
         source = name or EVERY_SOURCE
         if source in named:
             raise ClincorpError(f"--source-encoding {value}: an encoding for {name or 'every source'} was given twice")
-        named[source] = known_encoding(encoding)
+        named[source] = encoding
     return named
 
 
 def run(args: argparse.Namespace) -> int:
     if args.json:
         return _as_json(args)
+    asked = RehydrateArgs.parsed(args)
     if args.check and args.re_key is not None:
         raise ClincorpError("--re-key does not go with --check: it finds the documents, then restores")
     if args.check:
-        return _check(request(args))
-    from clinical_corpora.builders.rehydrate.run import rehydrate
+        return _check(asked)
+    done = rehydrate(asked, _stage)
+    if done.rekeyed is not None:
+        found = done.rekeyed.rekeyed
+        print(
+            f"{done.rekeyed.csv}: {len(found.mapped)} document(s) found in {asked.re_key} by content, "
+            f"{len(found.unmapped)} not found (named there)"
+        )
+    _print_outcome(done.outcome)
+    return 0
+
+
+def rehydrate(asked: RehydrateArgs, on_stage: Callable[[str], None] | None = None) -> Rehydrated:
+    """The full release restored from the text-free one and the sources (or, with ``re_key``, a notes table whose
+    documents are found by their content); ``on_stage`` hears one line per stage."""
+    from clinical_corpora.builders.rehydrate.run import rehydrate as restore
     from clinical_corpora.core.errors import EncodingError
-    from clinical_corpora.core.release_records import REHYDRATE_REJECTS_FILE
 
     try:
-        outcome = _re_keyed(args) if args.re_key is not None else rehydrate(request(args))
+        if asked.re_key is None:
+            return Rehydrated(restore(asked.request(on_stage)))
+        rekeyed = _re_keyed(asked, asked.re_key, on_stage)
+        return Rehydrated(rekeyed.outcome, rekeyed)
     except EncodingError as error:
         raise ClincorpError(
             f"{error}\n(--check names the encoding of your copy; --source-encoding NAME=ENCODING reads it)"
         ) from None
+
+
+def check_sources(asked: RehydrateArgs) -> SourceCheck:
+    """Your sources compared with the release, document by document (``rehydrate --check``); writes nothing."""
+    from clinical_corpora.builders.rehydrate.check import check_sources as compare
+
+    if asked.re_key is not None:
+        raise ClincorpError("--re-key does not go with --check: it finds the documents, then restores")
+    return compare(asked.request(_stage))
+
+
+def _print_outcome(outcome: RehydrateOutcome) -> None:
+    from clinical_corpora.core.release_records import REHYDRATE_REJECTS_FILE
+
     if outcome.status == "re-anchored":
         assert outcome.reanchored is not None
         strings = outcome.reanchored.summary()["strings"]
@@ -132,50 +196,41 @@ def run(args: argparse.Namespace) -> int:
         )
     elif outcome.status == "partial":
         invalid = sum(1 for reject in outcome.quarantined if not reject.documents)
-        listed = REHYDRATE_REJECTS_FILE
         print(
-            f"{outcome.folder}: PARTIAL, {len(outcome.quarantined)} record(s) left out (listed in {listed}): "
-            f"{len(outcome.quarantined) - invalid} because their documents differ, {invalid} because they restore "
-            "as no valid record (the text-free release is damaged or forged); it is not the maintainer's release, "
-            "and says so"
+            f"{outcome.folder}: PARTIAL, {len(outcome.quarantined)} record(s) left out (listed in "
+            f"{REHYDRATE_REJECTS_FILE}): {len(outcome.quarantined) - invalid} because their documents differ, "
+            f"{invalid} because they restore as no valid record (the text-free release is damaged or forged); it is "
+            "not the maintainer's release, and says so"
         )
     else:
         verb = "restored" if outcome.status == "released" else "unchanged (identical bytes)"
         print(f"{outcome.folder}: {verb} from {outcome.documents} documents, byte-identical to the full release")
-    return 0
 
 
-def _re_keyed(args: argparse.Namespace) -> RehydrateOutcome:
-    """The release restored from a notes table re-keyed by content; says how many documents were found."""
+def _re_keyed(asked: RehydrateArgs, table: Path, on_stage: Callable[[str], None] | None) -> RekeyedOutcome:
+    """The release restored from a notes table re-keyed by content."""
     from clinical_corpora.builders.rehydrate.rekey import read_notes_table
     from clinical_corpora.builders.rehydrate.run import rehydrate_rekeyed
 
-    if args.source:
+    if asked.sources:
         raise ClincorpError("--re-key takes the notes table in place of --source")
-    done = rehydrate_rekeyed(request(args), read_notes_table(args.re_key, args.id_column, args.text_column))
-    mapped, unmapped = len(done.rekeyed.mapped), len(done.rekeyed.unmapped)
-    print(f"{done.csv}: {mapped} document(s) found in {args.re_key} by content, {unmapped} not found (named there)")
-    return done.outcome
+    return rehydrate_rekeyed(asked.request(on_stage), read_notes_table(table, asked.id_column, asked.text_column))
 
 
 def _as_json(args: argparse.Namespace) -> int:
     """``--check --json``: one JSON object on every path, an error (``{"ok": false, "error": ...}``) included."""
-    from clinical_corpora.builders.rehydrate.check import check_sources
-
     try:
         if not args.check:
             raise ClincorpError("--json goes with --check (rehydrate prints its summary as lines)")
-        report = check_sources(request(args)).as_dict()
+        report = check_sources(RehydrateArgs.parsed(args)).as_dict()
     except ClincorpError as error:
         report = {"ok": False, "error": str(error)}
     print(json.dumps(report, indent=2, ensure_ascii=False))
     return 0 if report["ok"] else 1
 
 
-def _check(asked: RehydrateRequest) -> int:
+def _check(asked: RehydrateArgs) -> int:
     """Print the check of the sources; 0 when every document matches, 1 otherwise."""
-    from clinical_corpora.builders.rehydrate.check import check_sources
-
     report = check_sources(asked)
     if report.unreadable is not None:
         _print_unreadable(report.unreadable)

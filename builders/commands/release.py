@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import argparse
 import sys
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
@@ -18,30 +19,35 @@ from clinical_corpora.core.manifest import CorpusManifest
 if TYPE_CHECKING:
     from clinical_corpora.builders.release.request import ChangesSince, Mode, RayEngine, ReleaseRequest
     from clinical_corpora.core.release_manifest import PhiReviewed
+    from clinical_corpora.validation.gates import GateResult
+
+Stage = Callable[[str], None]
 
 
 @dataclass(frozen=True)
 class ReleaseArgs:
-    """What ``clincorp release`` (or ``build``) was asked."""
+    """What ``clincorp release`` (or ``build``) is asked: the command line's arguments, typed (the Python API
+    takes the same object)."""
 
-    corpora: tuple[str, ...]
-    every: bool
-    out: Path
-    sources: dict[str, Path]
-    samples: tuple[str, ...]
-    options: dict[str, str]
-    max_rejects: int | None
-    gates: Path | None
-    on_error: Literal["fail", "quarantine"]
-    workers: int | None
-    engine: Literal["local", "ray"]
-    ray_address: str | None
-    previous: Path | None
-    text_free: bool
-    phi_allow: Path | None
+    corpora: tuple[str, ...] = ()
+    every: bool = False
+    out: Path = Path("releases")
+    sources: dict[str, Path] = field(default_factory=dict)
+    samples: tuple[str, ...] = ()
+    options: dict[str, str] = field(default_factory=dict)
+    max_rejects: int | None = None
+    gates: Path | None = None
+    on_error: Literal["fail", "quarantine"] = "fail"
+    workers: int | None = None
+    previous: Path | None = None
+    text_free: bool = False
+    phi_allow: Path | None = None
+    mode: Mode = "release"
+    engine: Literal["local", "ray"] = "local"
+    ray_address: str | None = None
 
     @classmethod
-    def parsed(cls, args: argparse.Namespace) -> ReleaseArgs:
+    def parsed(cls, args: argparse.Namespace, mode: Mode = "release") -> ReleaseArgs:
         return cls(
             tuple(args.corpora),
             args.all,
@@ -53,12 +59,57 @@ class ReleaseArgs:
             args.gates,
             args.on_error,
             args.workers,
-            args.engine,
-            args.ray_address,
             args.previous,
             getattr(args, "text_free", False),
             args.phi_allow,
+            mode,
+            args.engine,
+            args.ray_address,
         )
+
+
+@dataclass(frozen=True)
+class Released:
+    """One release (or its text-free variant) made, found unchanged, or failed: what ``clincorp release`` prints
+    for it and puts in its summary row."""
+
+    corpus: str
+    name: str
+    """The release's version, or the text-free folder's name."""
+    status: Literal["released", "unchanged", "built", "FAILED"]
+    folder: Path | None = None
+    digest: str | None = None
+    """The sha256 of the release's manifest.json (which hashes every other file)."""
+    counts: tuple[int, int, int] | None = None
+    """Records read, written and rejected (a full release)."""
+    leak_gate: GateResult | None = None
+    """The leak gate of a text-free variant."""
+    error: str | None = None
+
+    def describe(self) -> str:
+        """The line ``clincorp release`` prints for it once made (an error's first line when it failed)."""
+        if self.error is not None:  # a plugin that failed to load names itself
+            return f"error: {self.error}" if self.name == "-" else f"error: {self.corpus}: {self.error}"
+        verb = {"unchanged": "unchanged (identical bytes)"}.get(self.status, self.status)
+        if self.leak_gate is not None:
+            observed = self.leak_gate.observed
+            made = (
+                f"leak gate: longest shared run {observed['longest_shared_run']} characters, limit {observed['limit']}"
+            )
+            return f"{self.corpus} {self.name}: {verb} at {self.folder} ({made}), digest sha256:{self.digest}"
+        read, written, rejected = self.counts or (0, 0, 0)
+        return (
+            f"{self.corpus} {self.name}: {verb} at {self.folder} (read {read}, written {written}, rejected "
+            f"{rejected}), digest sha256:{self.digest}"
+        )
+
+    def row(self) -> list[str]:
+        """Its summary row: corpus, version, status and folder (or the error's first line)."""
+        where = str(self.folder) if self.error is None else self.error.splitlines()[0]
+        return [self.corpus, self.name, self.status, where]
+
+
+Told = Callable[[Released], None]
 
 
 def configure(parser: argparse.ArgumentParser, default_out: str = "releases", mode: Mode = "release") -> None:
@@ -159,41 +210,55 @@ def _add_gate_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace, mode: Mode = "release") -> int:
     """Release or build each corpus, one after another; with several, try every one and end with a summary
     table."""
-    asked = ReleaseArgs.parsed(args)
+    asked = ReleaseArgs.parsed(args, mode)
+    made = release(asked, lambda done: print(done.describe(), file=sys.stderr if done.error else sys.stdout))
+    if asked.every or len(asked.corpora) > 1:
+        print(_summary_table([done.row() for done in made]))
+    return 1 if any(done.status == "FAILED" for done in made) else 0
+
+
+def release(asked: ReleaseArgs, on_released: Told | None = None, on_stage: Stage | None = None) -> list[Released]:
+    """Release (or build) each corpus asked for, one after another, and its text-free variant when asked; each
+    told to ``on_released`` as soon as it is made, the text-free variant's stages to ``on_stage`` (default:
+    stderr). With one corpus named, its error is raised (a ClincorpError); with several (or ``every``) each is
+    tried and a failure is a FAILED entry naming its error."""
+    told = on_released or (lambda done: None)
     corpora = _selected(asked)
     _check_engine(asked)
     _one_at_a_time(asked, corpora)
-    alone = len(corpora) == 1 and not asked.every
-    summary = [[name, "-", "FAILED", why] for name, why in load_plugins().items()] if asked.every else []
-    for row in summary:
-        print(f"error: {row[3]}", file=sys.stderr)
+    made = [Released(name, "-", "FAILED", error=why) for name, why in load_plugins().items()] if asked.every else []
+    for failed in made:
+        told(failed)
     changes = _changes_since(asked.previous, corpora[0].name) if asked.previous is not None else None
     for corpus in corpora:
-        summary += _released(corpus, asked, mode, changes, alone)
-    if not alone:
-        print(_summary_table(summary))
-    return 1 if any(row[2] == "FAILED" for row in summary) else 0
+        made += _tried(corpus, asked, changes, on_stage, told)
+    return made
 
 
-def _released(
-    corpus: CorpusManifest, asked: ReleaseArgs, mode: Mode, changes: ChangesSince | None, alone: bool
-) -> list[list[str]]:
-    """A corpus released, and its text-free variant written when asked: their summary rows (FAILED with the
-    first line of the error, unless it is the one corpus asked for: then the error itself)."""
-    rows: list[list[str]] = []
-    steps = [(corpus.version, lambda: _release(corpus, asked, mode, changes))]
+def _tried(
+    corpus: CorpusManifest, asked: ReleaseArgs, changes: ChangesSince | None, on_stage: Stage | None, told: Told
+) -> list[Released]:
+    """A corpus released, then its text-free variant when asked, each told, up to the first that fails (FAILED
+    with its error, unless the corpus is the one asked for: then the error is raised)."""
+    stage = on_stage or (lambda line: print(f"{corpus.name}: {line}", file=sys.stderr, flush=True))
+    steps: list[tuple[str, Callable[[Path | None], Released]]] = [
+        (corpus.version, lambda _: _release(corpus, asked, changes))
+    ]
     if asked.text_free:
-        steps.append((f"{corpus.name} text-free", lambda: _text_free(corpus, asked, Path(rows[-1][3]))))
+        steps.append((f"{corpus.name} text-free", lambda folder: _text_free(corpus, asked, folder, stage)))
+    made: list[Released] = []
     for what, step in steps:
         try:
-            rows.append(step())
+            made.append(step(made[-1].folder if made else None))
         except ClincorpError as error:
-            if alone:
+            if asked.every or len(asked.corpora) > 1:
+                made.append(Released(corpus.name, what, "FAILED", error=str(error)))
+            else:
                 raise
-            print(f"error: {corpus.name}: {error}", file=sys.stderr)
-            rows.append([corpus.name, what, "FAILED", str(error).splitlines()[0]])
+        told(made[-1])
+        if made[-1].status == "FAILED":
             break
-    return rows
+    return made
 
 
 def _selected(asked: ReleaseArgs) -> list[CorpusManifest]:
@@ -226,23 +291,23 @@ def _one_at_a_time(asked: ReleaseArgs, corpora: list[CorpusManifest]) -> None:
             raise ClincorpError(f"{option} apply to one corpus at a time ({why})")
 
 
-def _release(corpus: CorpusManifest, asked: ReleaseArgs, mode: Mode, changes: ChangesSince | None) -> list[str]:
-    """One corpus released; its summary row."""
+def _release(corpus: CorpusManifest, asked: ReleaseArgs, changes: ChangesSince | None) -> Released:
     from clinical_corpora.builders.release.pipeline import run as release
     from clinical_corpora.core.release_manifest import release_digest
 
-    outcome = release(_request(corpus, asked, mode, changes))
-    counts, version = outcome.manifest.counts, outcome.manifest.version
-    verb = {"released": "released", "unchanged": "unchanged (identical bytes)", "built": "built"}[outcome.status]
-    read, written, rejected = (counts.read, counts.written, counts.rejected) if counts else (0, 0, 0)
-    print(
-        f"{corpus.name} {version}: {verb} at {outcome.folder} (read {read}, written {written}, rejected "
-        f"{rejected}), digest sha256:{release_digest(outcome.folder)}"
+    outcome = release(_request(corpus, asked, changes))
+    counts = outcome.manifest.counts
+    return Released(
+        corpus.name,
+        outcome.manifest.version,
+        outcome.status,
+        outcome.folder,
+        release_digest(outcome.folder),
+        (counts.read, counts.written, counts.rejected) if counts else (0, 0, 0),
     )
-    return [corpus.name, version, outcome.status, str(outcome.folder)]
 
 
-def _request(corpus: CorpusManifest, asked: ReleaseArgs, mode: Mode, changes: ChangesSince | None) -> ReleaseRequest:
+def _request(corpus: CorpusManifest, asked: ReleaseArgs, changes: ChangesSince | None) -> ReleaseRequest:
     from clinical_corpora.builders.release.request import ReleaseRequest
 
     return ReleaseRequest(
@@ -256,7 +321,7 @@ def _request(corpus: CorpusManifest, asked: ReleaseArgs, mode: Mode, changes: Ch
         workers=asked.workers,
         engine=_engine(asked),
         options=asked.options,
-        mode=mode,
+        mode=asked.mode,
         changes_since=changes,
         phi_reviewed=_phi_allowed(asked),
     )
@@ -280,28 +345,17 @@ def _changes_since(previous: Path, corpus: str) -> ChangesSince:
     return changes_since(previous, corpus)
 
 
-def _text_free(corpus: CorpusManifest, asked: ReleaseArgs, folder: Path) -> list[str]:
-    """Write the text-free variant of the release just made in ``folder``; its summary row."""
+def _text_free(corpus: CorpusManifest, asked: ReleaseArgs, folder: Path | None, on_stage: Stage) -> Released:
+    """The text-free variant of the release just made in ``folder``."""
     from clinical_corpora.builders.release.inputs import resolve_sources
     from clinical_corpora.builders.text_free.release import release_text_free
     from clinical_corpora.core.release_manifest import release_digest
 
+    assert folder is not None  # the release just made
     sources = resolve_sources(corpus, asked.sources, asked.samples)
-    outcome = release_text_free(
-        corpus,
-        folder,
-        sources,
-        lambda line: print(f"{corpus.name}: {line}", file=sys.stderr, flush=True),
-        _phi_allowed(asked),
-    )
-    verb = "released" if outcome.status == "released" else "unchanged (identical bytes)"
-    observed = outcome.gate.observed
-    print(
-        f"{corpus.name} {outcome.folder.name}: {verb} at {outcome.folder} (leak gate: longest shared run "
-        f"{observed['longest_shared_run']} characters, limit {observed['limit']}), "
-        f"digest sha256:{release_digest(outcome.folder)}"
-    )
-    return [corpus.name, outcome.folder.name, outcome.status, str(outcome.folder)]
+    outcome = release_text_free(corpus, folder, sources, on_stage, _phi_allowed(asked))
+    digest = release_digest(outcome.folder)
+    return Released(corpus.name, outcome.folder.name, outcome.status, outcome.folder, digest, leak_gate=outcome.gate)
 
 
 def _summary_table(rows: list[list[str]]) -> str:

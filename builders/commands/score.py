@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from importlib.metadata import version as package_version
 from pathlib import Path
 
 from clinical_corpora.builders.commands import arguments
+from clinical_corpora.builders.contract.scored import Scored
 from clinical_corpora.builders.plugins import load_plugins
 from clinical_corpora.core.errors import ClincorpError
 from clinical_corpora.core.registry import scorers
@@ -38,23 +40,57 @@ def _record_options(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
     return parser.parse_known_args(argv)
 
 
-def run(args: argparse.Namespace) -> int:
-    from clinical_corpora.builders.commands.corpus_commands import run_parsed
+@dataclass(frozen=True)
+class ScoreArgs:
+    """What ``clincorp score NAME …`` is asked (the Python API takes the same object): the scorer, its own
+    arguments as on the command line, and ``--record FILE --system NAME``."""
 
+    scorer: str
+    arguments: tuple[str, ...] = ()
+    record: Path | None = None
+    system: str | None = None
+
+
+@dataclass(frozen=True)
+class ScoreRun:
+    """A scorer's run: its exit status, the scores it reported (None when it reports none), and the result record
+    written with ``record``."""
+
+    status: int
+    scored: Scored | None
+    record: ResultRecord | None = None
+
+
+def run(args: argparse.Namespace) -> int:
     load_plugins()
     if args.check_record is not None:
-        return check_record(*args.check_record)
+        print(check_record(*args.check_record))
+        return 0
     if args.scorer is None:
         raise ClincorpError("clincorp score takes a scorer NAME (clincorp list shows them) or --check-record")
     own, rest = _record_options(args.arguments)
-    if own.record is not None and not own.system:
-        raise ClincorpError("--record needs --system NAME: the name of the system whose predictions are scored")
-    parser = argparse.ArgumentParser(prog=f"clincorp score {args.scorer}")
-    status, scored_args = run_parsed(scorers.get(args.scorer), parser, rest)
-    if own.record is not None and status == 0:
-        make_record(args.scorer, own.system, scored_args).write(own.record)
+    scored = score(ScoreArgs(args.scorer, tuple(rest), own.record, own.system))
+    if scored.record is not None:
         print(f"result record: {own.record}", file=sys.stderr)  # stdout stays the scorer's (--json)
-    return status
+    return scored.status
+
+
+def score(asked: ScoreArgs) -> ScoreRun:
+    """Run a registered scorer on its arguments (it prints its report); with ``record``, write the result record
+    binding its scores to the gold release's digest."""
+    from clinical_corpora.builders.commands.corpus_commands import run_parsed
+    from clinical_corpora.builders.contract.scored import scored_of
+
+    load_plugins()
+    if asked.record is not None and not asked.system:
+        raise ClincorpError("--record needs --system NAME: the name of the system whose predictions are scored")
+    parser = argparse.ArgumentParser(prog=f"clincorp score {asked.scorer}")
+    status, scored_args = run_parsed(scorers.get(asked.scorer), parser, list(asked.arguments))
+    if asked.record is None or asked.system is None or status != 0:
+        return ScoreRun(status, scored_of(scored_args))
+    record = make_record(asked.scorer, asked.system, scored_args)
+    record.write(asked.record)
+    return ScoreRun(status, scored_of(scored_args), record)
 
 
 def make_record(scorer: str, system: str, scored_args: argparse.Namespace) -> ResultRecord:
@@ -85,8 +121,9 @@ def make_record(scorer: str, system: str, scored_args: argparse.Namespace) -> Re
     )
 
 
-def check_record(record_file: Path, folder: Path) -> int:
-    """0 when the record was made on ``folder`` (or on the full release a text-free one keeps); an error otherwise."""
+def check_record(record_file: Path, folder: Path) -> str:
+    """What the record is and which release it was made on, when it was made on ``folder`` (or on the full
+    release a text-free one keeps); an error otherwise."""
     from clinical_corpora.builders.release.opened import open_release
 
     record = read_record(record_file)
@@ -101,11 +138,10 @@ def check_record(record_file: Path, folder: Path) -> int:
             + (f", its full release {opened.full_digest}" if opened.text_free else "")
             + "): its scores do not describe this release's data"
         )
-    print(
+    return (
         f"{record_file}: {record.system} on {record.corpus} {record.version} ({record.scorer}, "
         f"split {record.split or 'all'}) was made on {accepted[record.digest]}, digest {record.digest}"
     )
-    return 0
 
 
 COMMANDS = (

@@ -6,9 +6,10 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from dataclasses import asdict, dataclass
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from clinical_corpora.builders.commands import arguments
 from clinical_corpora.core.errors import ClincorpError
@@ -23,11 +24,37 @@ VALID, INVALID, COULD_NOT_CHECK = 0, 1, 3
 
 @dataclass(frozen=True)
 class ValidateArgs:
+    """What ``clincorp validate`` is asked (the Python API takes the same object)."""
+
     release: Path
-    corpus: str | None
-    json: bool
-    expect_digest: str | None
-    phi_report: Path | None
+    corpus: str | None = None
+    json: bool = False
+    expect_digest: str | None = None
+    phi_report: Path | None = None
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What ``clincorp validate`` found: the release given, what its manifest.json names (None when it cannot be
+    read), the verdict, each gate run, and why it could not be checked (then no gate decides)."""
+
+    release: Path
+    checked: CheckedRelease | None
+    verdict: Literal["valid", "invalid", "could not check"]
+    gates: list[GateResult] = field(default_factory=list)
+    error: str | None = None
+
+    @property
+    def exit_status(self) -> int:
+        return {"valid": VALID, "invalid": INVALID}.get(self.verdict, COULD_NOT_CHECK)
+
+    def as_json(self) -> dict[str, Any]:
+        """``clincorp validate --json``'s object."""
+        found = asdict(self.checked) if self.checked else dict.fromkeys(("corpus", "version", "variant", "digest"))
+        subject = {"release": str(self.release), **found, "verdict": self.verdict}
+        if self.error is not None:
+            return {**subject, "error": self.error}
+        return {**subject, "gates": [_gate_json(result) for result in self.gates]}
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -64,38 +91,41 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """One line per step as it starts, then its verdict (or, with --json, one JSON object)."""
     asked = ValidateArgs(args.release, args.corpus, args.json, args.expect_digest, args.phi_report)
+    if asked.json:
+        found = validate(asked)
+        print(json.dumps(found.as_json(), ensure_ascii=False))
+        return found.exit_status
+    found = validate(asked, lambda line: print(line, flush=True), _print_gate)
+    if found.error is not None:
+        print(f"error: {found.error}", file=sys.stderr)
+    return found.exit_status
+
+
+def validate(
+    asked: ValidateArgs,
+    on_step: Callable[[str], None] | None = None,
+    on_gate: Callable[[GateResult], None] | None = None,
+) -> Verdict:
+    """Every check of a release: ``on_step`` hears each step as it starts, ``on_gate`` each gate's result as soon
+    as it is known. A release that cannot be checked (no release at all, unreadable) is a verdict too."""
     from clinical_corpora.builders.validate.run import release_checks
 
-    announce = (lambda line: None) if asked.json else (lambda line: print(line, flush=True))
-    gates = []
+    gates: list[GateResult] = []
     checked: list[CheckedRelease] = []
     try:
         for result in release_checks(
-            asked.release, announce, asked.corpus, asked.expect_digest, checked.append, asked.phi_report
+            asked.release, on_step, asked.corpus, asked.expect_digest, checked.append, asked.phi_report
         ):
             gates.append(result)
-            if not asked.json:
-                _print_gate(result)
+            if on_gate is not None:
+                on_gate(result)
     except BrokenPipeError:  # the reader of our output went away: clincorp's entry ends quietly
         raise
     except Exception as error:  # noqa: BLE001 - whatever a release holds, validate gives a verdict
         message = str(error) if isinstance(error, ClincorpError) else f"{type(error).__name__}: {error}"
-        if asked.json:
-            print(json.dumps({**_subject(asked.release, checked), "verdict": "could not check", "error": message}))
-        else:
-            print(f"error: {message}", file=sys.stderr)
-        return COULD_NOT_CHECK
+        return Verdict(asked.release, checked[0] if checked else None, "could not check", gates, message)
     ok = all(result.success for result in gates)
-    if asked.json:
-        verdict = {**_subject(asked.release, checked), "verdict": "valid" if ok else "invalid"}
-        print(json.dumps({**verdict, "gates": [_gate_json(result) for result in gates]}, ensure_ascii=False))
-    return VALID if ok else INVALID
-
-
-def _subject(release: Path, checked: list[CheckedRelease]) -> dict[str, Any]:
-    """The folder given, and the corpus, version, variant and digest of the release found in it (or nulls)."""
-    found = asdict(checked[0]) if checked else dict.fromkeys(("corpus", "version", "variant", "digest"))
-    return {"release": str(release), **found}
+    return Verdict(asked.release, checked[0] if checked else None, "valid" if ok else "invalid", gates)
 
 
 def _gate_json(result: GateResult) -> dict[str, Any]:

@@ -4,18 +4,24 @@ offline from file://."""
 from __future__ import annotations
 
 import argparse
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from clinical_corpora.builders.commands import arguments
+
+if TYPE_CHECKING:
+    from clinical_corpora.builders.view.writer import Outcome
 
 
 @dataclass(frozen=True)
 class ViewArgs:
+    """What ``clincorp view`` is asked (the Python API takes the same object)."""
+
     release: Path
     out: Path
-    sources: dict[str, Path]
-    predictions: Path | None
+    sources: dict[str, Path] = field(default_factory=dict)
+    predictions: Path | None = None
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -26,9 +32,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--predictions",
         type=Path,
-        help="a system's output in the format the corpus's scorer reads, drawn against the release's gold on each "
-        "page: snomed_el a note_id,start,end,concept_id CSV, rad_coref a JSON {patient id: [[mention id, ...]]} "
-        "over the released mention ids, clicr a JSON {query id: answer}",
+        help="a system's output in the format the corpus's scorer reads (what clincorp baseline writes), drawn "
+        "against the release's gold on each page: snomed_el a note_id,start,end,concept_id CSV, rad_coref a JSON "
+        "{patient id: [[mention id, ...]]} over the released mention ids, clicr a JSON {query id: answer}, sdoh a "
+        "BRAT folder at the release's {split}/{source}/<doc>.ann paths, odie_anaphora a CoNLL-2012 response over "
+        "the release's conll2012 export",
     )
     arguments.add_sources(
         parser,
@@ -38,13 +46,17 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    outcome = view(ViewArgs(args.release, args.out, arguments.sources(args.source), args.predictions))
+    print(f"{outcome.documents} document pages; open {outcome.index.resolve().as_uri()}")
+    return 0
+
+
+def view(asked: ViewArgs) -> Outcome:
+    """The release's pages written into ``out``: how many documents, and the index page to open."""
     from clinical_corpora.builders.view.reading import open_release
     from clinical_corpora.builders.view.writer import write_view
 
-    asked = ViewArgs(args.release, args.out, arguments.sources(args.source), args.predictions)
-    outcome = write_view(open_release(asked.release, asked.sources, asked.predictions), asked.out)
-    print(f"{outcome.documents} document pages; open {outcome.index.resolve().as_uri()}")
-    return 0
+    return write_view(open_release(asked.release, asked.sources, asked.predictions), asked.out)
 
 
 COMMANDS = (

@@ -94,3 +94,22 @@ class DocumentDisplay:
     facts: Facts = field(default_factory=list)
     records: list[tuple[str, str]] = field(default_factory=list)
     """(config, record id) of every released record the page shows, so a violation naming one links here."""
+
+
+def linked_display(
+    display: DocumentDisplay, chains: list[list[str]], where: Callable[[int, Mark], str]
+) -> DocumentDisplay:
+    """``display`` with ``chains`` (of mark keys) as its groups, each mark labelled by the mark its chain links it
+    to (the one before it, named by ``where(passage index, mark)``): two annotations of one document that link a
+    mention alike then read as a match on the text, and one linked elsewhere as a label that differs."""
+    marks = {mark.key: (index, mark) for index, passage in enumerate(display.passages) for mark in passage.marks}
+    for _, unlinked in marks.values():
+        unlinked.label = "no chain"
+    groups = []
+    for number, chain in enumerate(chains):
+        ordered = sorted((m for m in chain if m in marks), key=lambda m: (marks[m][0], marks[m][1].fragments))
+        for earlier, later in zip([None, *ordered], ordered, strict=False):
+            marks[later][1].label = "new entity" if earlier is None else f"→ {where(*marks[earlier])}"
+        groups.append(Group(f"chain{number}", "chain", f"{len(chain)} mention(s)", [Member(m) for m in chain]))
+    display.groups = groups
+    return display

@@ -206,6 +206,17 @@ def _token_spans(
     return span_of
 
 
+def mention_tokens(record: Record, layout: ChainLayout) -> tuple[dict[str, TokenSpan], list[tuple[int, int]]]:
+    """Where the record's CoNLL-2012 document puts its mentions (mention id → its tokens; a mention on no token
+    left out) and each token's character span (a single-text record's offsets)."""
+    _, token_spans = _tokens(layout.texts(record))
+    mentions = {mention["id"]: mention for mention in record[layout.mentions_field]}
+    placing = _Placing("", str(record[layout.id_field]), {}, [], mentions)
+    return _token_spans(record[layout.mentions_field], layout, token_spans, placing), [
+        span for spans in token_spans for span in spans
+    ]
+
+
 def iter_documents(
     view: ReleaseView, layout: ChainLayout, split: str, singletons: bool, dropped: list[DroppedMention] | None = None
 ) -> Iterator[ConllDocument]:

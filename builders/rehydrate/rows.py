@@ -3,6 +3,8 @@ text is not the slice of its document its offsets name (a recipe shifted by one 
 
 from __future__ import annotations
 
+from typing import Any
+
 import pyarrow as pa
 from datasets import Features
 from pydantic import BaseModel, ValidationError
@@ -25,17 +27,19 @@ class RestoredRows:
     def problems(self, batch: pa.RecordBatch) -> list[tuple[int, str]]:
         """(position, why) of each row of a restored batch that is not a valid record; a row holding a string
         re-anchoring lost (null) was checked as the probe re-anchoring placed it, and is not checked again."""
-        found = []
-        for position, row in enumerate(batch.to_pylist()):
-            if holds_lost(row, self.tree):
-                continue
-            try:
-                self.model.model_validate(self.decode(row))
-            except LabelIdError as error:
-                found.append((position, f"field {error.field}: {error.problem}"))
-            except ValidationError as error:
-                found.append((position, first_problem(error)))
-        return found
+        rows = enumerate(batch.to_pylist())
+        found = [(position, self.problem(row)) for position, row in rows if not holds_lost(row, self.tree)]
+        return [(position, problem) for position, problem in found if problem is not None]
+
+    def problem(self, row: dict[str, Any]) -> str | None:
+        """Why a restored row (as stored) is not a valid record, or None."""
+        try:
+            self.model.model_validate(self.decode(row))
+        except LabelIdError as error:
+            return f"field {error.field}: {error.problem}"
+        except ValidationError as error:
+            return first_problem(error)
+        return None
 
     def record(self, batch: pa.RecordBatch, position: int) -> str:
         """The id of a row, cut short: an id that is not a valid record's may hold anything."""

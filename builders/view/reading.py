@@ -126,13 +126,15 @@ def open_release(folder: Path, sources: dict[str, Path] | None = None, predictio
 
 
 def _predictions(release: Release, predictions: Path) -> dict[str, dict[str, DocumentDisplay]]:
-    if not predictions.is_file():
-        raise ClincorpError(f"{predictions}: no such file (--predictions takes the file the corpus's scorer reads)")
+    if not predictions.exists():
+        raise ClincorpError(
+            f"{predictions}: no such file or folder (--predictions takes what the corpus's scorer reads)"
+        )
     compared = release.builder.prediction_displays(predictions, release.rows())
     if compared is None:
         raise ClincorpError(
             f"{predictions}: the view cannot draw {release.corpus} predictions yet "
-            "(it reads those of snomed_el, rad_coref and clicr)"
+            "(its corpus registers no reader of predictions)"
         )
     return compared
 

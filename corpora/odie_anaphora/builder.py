@@ -54,6 +54,7 @@ from clinical_corpora.corpora.odie_anaphora.notes import (
     quarantine,
     record_changes,
 )
+from clinical_corpora.corpora.odie_anaphora.predictions import prediction_displays
 from clinical_corpora.corpora.odie_anaphora.records import OdieDocument
 from clinical_corpora.corpora.odie_anaphora.statistics import statistics_sections
 
@@ -82,6 +83,9 @@ class OdieAnaphoraBuilder(Builder):
 
     def annotator_displays(self, ctx: BuildContext, rows: RowReader) -> dict[str, dict[str, DocumentDisplay]]:
         return annotator_displays(ctx)
+
+    def prediction_displays(self, predictions: Path, rows: RowReader) -> dict[str, dict[str, DocumentDisplay]]:
+        return prediction_displays(predictions, rows)
 
     def count(self, ctx: BuildContext) -> int:
         if i2b2_given(ctx):

@@ -33,6 +33,7 @@ from clinical_corpora.core.errors import SourceError
 from clinical_corpora.core.locators import locator
 from clinical_corpora.corpora.sdoh import bigbio
 from clinical_corpora.corpora.sdoh.display import sdoh_displays
+from clinical_corpora.corpora.sdoh.predictions import prediction_displays
 from clinical_corpora.corpora.sdoh.records import (
     CHALLENGE_EVENT_TYPES,
     REQUIRED_ARGUMENTS,
@@ -66,6 +67,9 @@ class SdohBuilder(Builder):
 
     def displays(self, rows: RowReader) -> Iterator[DocumentDisplay]:
         return sdoh_displays(rows)
+
+    def prediction_displays(self, predictions: Path, rows: RowReader) -> dict[str, dict[str, DocumentDisplay]]:
+        return prediction_displays(predictions, rows)
 
     def count(self, ctx: BuildContext) -> int:
         return len(self._documents(ctx))

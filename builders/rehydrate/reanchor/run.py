@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 from datasets import Features
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
 from clinical_corpora.builders.rehydrate.reanchor.maps import DocumentMap
 from clinical_corpora.builders.rehydrate.reanchor.relocate import document_map
@@ -35,7 +35,6 @@ from clinical_corpora.builders.release.writer import SplitWriter, rows_per_row_g
 from clinical_corpora.builders.text_free.anchors import read_anchors
 from clinical_corpora.core.errors import record_name
 from clinical_corpora.core.release_records import ANCHORS_FILE, REANCHORED_FILE, write_json_lines
-from clinical_corpora.schemas.features import LabelIdError, row_decoder
 from clinical_corpora.schemas.licensed import SOURCE_DOCUMENTS, licensed_tree, offset_fields
 
 BATCH_ROWS = 2_000
@@ -126,12 +125,11 @@ class _ConfigRows:
         report: Reanchored,
         restoring: Restoring,
     ) -> None:
-        self.model, self.anchoring, self.unusable, self.report = model, anchoring, unusable, report
+        self.anchoring, self.unusable, self.report = anchoring, unusable, report
         self.restoring = restoring
         self.tree, self.schema = licensed_tree(model), features.arrow_schema
         self.layout = Layout(self.tree, offset_fields(model))
         self.id_field = getattr(model, "id_field", "id")
-        self.decode = row_decoder(features)
         self.restored = RestoredRows(model, features)
 
     def valid(self, batch: pa.RecordBatch, where: str) -> pa.RecordBatch:
@@ -152,13 +150,8 @@ class _ConfigRows:
             return batch
         clean = batch.filter(pa.array([not t for t in touched]))
         self.report.counts["exact"] += self._strings(clean)
-        positions, rows = [], []
         touched_rows = batch.filter(pa.array(touched)).to_pylist()
-        for position, row in zip(np.flatnonzero(touched).tolist(), touched_rows, strict=True):
-            kept = self._row(row, where, batch.schema)
-            if kept is not None:
-                positions.append(position)
-                rows.append(kept)
+        positions, rows = self._kept(np.flatnonzero(touched).tolist(), touched_rows, where, batch.schema)
         moved = pa.Table.from_pylist(rows, schema=batch.schema)
         order = np.argsort(np.concatenate([np.flatnonzero(~np.array(touched)), np.array(positions, dtype=np.int64)]))
         table = pa.concat_tables([pa.Table.from_batches([clean], schema=batch.schema), moved]).take(pa.array(order))
@@ -174,41 +167,40 @@ class _ConfigRows:
         ]
         return "; ".join(reasons) if reasons else None
 
-    def _row(self, row: dict[str, Any], where: str, schema: pa.Schema) -> dict[str, Any] | None:
-        """The row (of config and split ``where``) re-anchored, or None (left out and named) when it cannot be."""
-        record = f"{where} [{record_name(row.get(self.id_field))}]"
-        unusable = self._unusable(row[SOURCE_DOCUMENTS])
-        if unusable is not None:
-            self._leave_out(row, record, unusable)
-            return None
-        outcome = self.anchoring.row(row, self.layout, record)
-        problem = self._probe_problem(outcome.probe, schema, where)
-        if problem is not None:
-            self._leave_out(row, record, f"its re-anchored offsets do not hold under its record model: {problem}")
-            return None
-        self.report.counts.update(outcome.counts)
-        self.report.lost += outcome.lost
-        return outcome.row
+    def _kept(
+        self, positions: list[int], rows: list[dict[str, Any]], where: str, schema: pa.Schema
+    ) -> tuple[list[int], list[dict[str, Any]]]:
+        """The touched rows (of config and split ``where``) re-anchored, with their positions; each one that cannot
+        be is left out and named. Every probe is restored and checked in one batch."""
+        anchored = []
+        for position, row in zip(positions, rows, strict=True):
+            record = f"{where} [{record_name(row.get(self.id_field))}]"
+            unusable = self._unusable(row[SOURCE_DOCUMENTS])
+            if unusable is not None:
+                self._leave_out(row, record, unusable)
+            else:
+                anchored.append((position, record, self.anchoring.row(row, self.layout, record)))
+        if not anchored:
+            return [], []
+        probes = pa.RecordBatch.from_pylist([outcome.probe for _, _, outcome in anchored], schema=schema)
+        restored = self.restoring.restore(probes, self.tree, self.schema, where, self.id_field).to_pylist()
+        kept_positions, kept = [], []
+        for (position, record, outcome), probe in zip(anchored, restored, strict=True):
+            problem = self.restored.problem(probe)
+            if problem is not None:
+                why = f"its re-anchored offsets do not hold under its record model: {problem}"
+                self._leave_out(outcome.row, record, why)
+                continue
+            self.report.counts.update(outcome.counts)
+            self.report.lost += outcome.lost
+            kept_positions.append(position)
+            kept.append(outcome.row)
+        return kept_positions, kept
 
     def _leave_out(self, row: dict[str, Any], where: str, reason: str) -> None:
         """Name a record left out; its licensed strings are counted as left out."""
         self.report.left_out.append({"record": where, "reason": reason})
         self.report.counts["left_out"] += _row_strings(row, self.tree)
-
-    def _probe_problem(self, probe: dict[str, Any], schema: pa.Schema, where: str) -> str | None:
-        probe_batch = pa.RecordBatch.from_pylist([probe], schema=schema)
-        restored = self.restoring.restore(probe_batch, self.tree, self.schema, where, self.id_field)
-        try:
-            self.model.model_validate(self.decode(restored.to_pylist()[0]))
-        except (ValidationError, LabelIdError) as error:
-            return str(error).splitlines()[0] if isinstance(error, LabelIdError) else _first_error(error)
-        return None
-
-
-def _first_error(error: ValidationError) -> str:
-    first = error.errors()[0]
-    where = ".".join(str(part) for part in first["loc"])
-    return f"{where + ': ' if where else ''}{first['msg']}"
 
 
 def _count_strings(array: Any, node: Any) -> int:
