@@ -21,6 +21,7 @@ from clinical_corpora.builders.contract.base import BuildContext, make_builder
 from clinical_corpora.builders.plugins import all_corpora, find_corpus
 from clinical_corpora.builders.release.inputs import resolve_sources
 from clinical_corpora.builders.release.pipeline import run
+from clinical_corpora.builders.release.ray_engine import connected
 from clinical_corpora.builders.release.request import RayEngine, ReleaseRequest
 from clinical_corpora.builders.release.workers import SentGroup, WorkerState, build_group
 from clinical_corpora.core.errors import ClincorpError, SourceError
@@ -148,6 +149,12 @@ def test_a_bad_record_on_ray_is_the_error_of_one_process(tiny_corpus: Path, tmp_
     with pytest.raises(SourceError, match=r"notes\.tsv:6: record does not match its schema"):
         run(ReleaseRequest(load_manifest(tiny_corpus), tmp_path / "out", workers=2, engine=RayEngine()))
     assert not (tmp_path / "out" / "tiny").exists()
+
+
+def test_a_cluster_that_does_not_answer_is_named_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(ray, "is_initialized", lambda: False)  # as in a clincorp process: not connected yet
+    with pytest.raises(ClincorpError, match=r"no Ray cluster answers at 127\.0\.0\.1:1 \(Connection refused\)"):
+        connected(RayEngine(address="127.0.0.1:1"))
 
 
 def test_without_ray_the_engine_names_the_extra(

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import logging
 import os
+import socket
 from collections import deque
 from collections.abc import Iterator
 from itertools import islice
@@ -43,11 +44,15 @@ def require_ray() -> ModuleType:
 def connected(engine: RayEngine) -> ModuleType:
     """The ``ray`` module, connected to the engine's cluster (or to the Ray this process already runs)."""
     ray = require_ray()
+    # every task's output we need is fetched; after a failure named, the tasks ahead of it are dropped and
+    # their errors are not printed again as Ray's "unhandled" tracebacks
+    os.environ.setdefault("RAY_IGNORE_UNHANDLED_ERRORS", "1")
     if ray.is_initialized():
         return ray
     address = engine.address or os.environ.get("RAY_ADDRESS")
     try:
         if address:
+            _answers(address)
             ray.init(address=address, logging_level=logging.ERROR, log_to_driver=False)
         else:
             ray.init(
@@ -56,6 +61,25 @@ def connected(engine: RayEngine) -> ModuleType:
     except (ConnectionError, ValueError, RuntimeError) as error:
         raise ClincorpError(f"could not connect to Ray at {address or 'a new local instance'}: {error}") from None
     return ray
+
+
+CONNECT_SECONDS = 10
+"""How long a cluster's address may take to answer: Ray itself waits on an address that never answers for
+minutes, retrying."""
+
+
+def _answers(address: str) -> None:
+    """A ClincorpError unless something listens at a ``host:port`` address (``ray://host:port`` too; ``auto``
+    and other forms are left to Ray)."""
+    host, _, port = address.removeprefix("ray://").rpartition(":")
+    if not host or not port.isdigit():
+        return
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=CONNECT_SECONDS).close()
+    except OSError as error:
+        raise ClincorpError(
+            f"no Ray cluster answers at {address} ({error.strerror or error}): check --ray-address or RAY_ADDRESS"
+        ) from None
 
 
 def cluster_cpus(ray: ModuleType) -> int:
@@ -95,7 +119,9 @@ def _result(ray: ModuleType, reference: Any, group: str) -> SentGroup:
         if isinstance(error.cause, ClincorpError):
             raise error.cause from None
         cause = error.cause if error.cause is not None else error
-        raise ClincorpError(f"{group} failed on Ray: {type(cause).__name__}: {_first_line(cause)}") from None
+        unread = isinstance(cause, ray.exceptions.RaySystemError)  # a Ray worker could not read the task
+        hint = " (is this clinical-corpora installed on every node?)" if unread else ""
+        raise ClincorpError(f"{group} failed on Ray: {type(cause).__name__}: {_first_line(cause)}{hint}") from None
     except ray.exceptions.RayError as error:
         raise ClincorpError(f"{group} failed on Ray for good: {_first_line(error)}") from None
     return sent
