@@ -19,6 +19,11 @@ from clinical_corpora.core.errors import SourceError
 MAX_FILE_BYTES = 100_000_000
 """The default limit: 100 MB, a thousand times the largest clinical note or BMJ page."""
 
+MAX_LINE_BYTES = 10_000_000
+"""The longest line a line-by-line reader (RF2, UMLS RRF, CoNLL-2012, i2b2 concepts) reads: 10 MB, far above any
+real row (an RF2 OWL axiom or an MRCONSO string: kilobytes), so a damaged file with no line end is an error naming
+its line, not a ``MemoryError``."""
+
 ARROW_STRING_BYTES = 2**31 - 1
 """The most bytes one Arrow ``string`` value (int32 offsets) may hold: the largest limit allowed."""
 

@@ -31,6 +31,7 @@ from clinical_corpora.core.release_manifest import (
     read_typed_file,
     reader_changes_summary,
 )
+from clinical_corpora.core.results import BaselineScore
 
 VALIDATION_FILE = "validation.json"
 REJECTS_FILE = "rejects.jsonl"
@@ -145,6 +146,9 @@ class ValidationRecord(Strict):
     agreement: dict[Annotated[str, Field(pattern=r"^[a-z0-9_]+$")], float] | None
     gates: list[GateRecord]
     measured_sections: list[CardSection] | None = None
+    baselines: list[BaselineScore] | None = Field(default=None, max_length=200)
+    """The corpus's baselines scored on the released rows (``Builder.baselines``); a text-free release's card
+    reads them from ``full/validation.json``."""
 
     @model_validator(mode="after")
     def _bounded(self) -> Self:

@@ -28,3 +28,17 @@ def seeded_split(
         splits.update(dict.fromkeys(shuffled[start : start + size], split))
         start += size
     return splits
+
+
+FOLD_SEED = 0
+"""The seed of the shuffle that deals documents into cross-validation folds."""
+
+
+def cross_validation_folds(ids: Iterable[str], folds: int) -> list[list[str]]:
+    """The ids dealt into ``folds`` folds: sorted, shuffled by ``random.Random(FOLD_SEED)``, the i-th going to fold
+    ``i % folds``; each fold's ids sorted. The same ids always give the same folds, whatever order they come in."""
+    shuffled = sorted(set(ids))
+    if folds < 2 or folds > len(shuffled):
+        raise ValueError(f"cannot deal {len(shuffled)} documents into {folds} folds (2 to {len(shuffled)})")
+    random.Random(FOLD_SEED).shuffle(shuffled)
+    return [sorted(shuffled[fold::folds]) for fold in range(folds)]

@@ -15,9 +15,7 @@ from clinical_corpora.validation.metrics.clicr import (
     embedding_average_score,
     exact_match_score,
     f1_score,
-    maxfreq_entity_predictions,
     normalize_answer,
-    rand_entity_predictions,
     read_word_vectors,
     score_clicr,
 )
@@ -130,19 +128,6 @@ def test_malformed_word_vectors(tmp_path: Path, content: str, line: int) -> None
 def test_too_few_word_vectors(tmp_path: Path) -> None:
     with pytest.raises(SourceError, match="announces 3 vectors, the file has 1"):
         read_word_vectors(_vectors(tmp_path, "3 1\nrenal 1\n"))
-
-
-def test_baselines() -> None:
-    candidates = {f"bcr-1.{n}": ["fever", "cough", "fever", "tuberculosis", "cough"] for n in range(50)}
-    candidates["bcr-2.1"] = []
-    first = rand_entity_predictions(candidates, seed=7)
-    assert first == rand_entity_predictions(candidates, seed=7)
-    assert first != rand_entity_predictions(candidates, seed=8)
-    assert {first[q] for q in candidates if candidates[q]} == {"fever", "cough", "tuberculosis"}
-    assert first["bcr-2.1"] == ""
-    maxfreq = maxfreq_entity_predictions(candidates)
-    assert maxfreq["bcr-1.0"] == "fever"  # fever and cough both twice: fever seen first
-    assert maxfreq["bcr-2.1"] == ""
 
 
 def test_answers_from_clicr_json() -> None:

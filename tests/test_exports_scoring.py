@@ -13,6 +13,8 @@ import pytest
 
 from clinical_corpora.builders.commands.main import main
 from clinical_corpora.builders.plugins import find_corpus
+from clinical_corpora.builders.release.pipeline import run
+from clinical_corpora.builders.release.request import ReleaseRequest
 from tests.conftest import SampleRelease
 
 
@@ -148,3 +150,21 @@ def test_a_split_the_gold_release_lacks_or_a_split_of_no_release_is_an_error(
     assert "has no split 'nosuch'; its splits are" in capsys.readouterr().err
     assert main(["score", task, str(tmp_path), str(tmp_path / "pred"), "--split", "train", *out]) != 0
     assert f"--split applies to a release as {'KEY' if task == 'coref' else 'gold'}" in capsys.readouterr().err
+
+
+def test_sdoh_scoring_reads_files_up_to_the_releases_own_limit(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A release built with ``--option max_file_bytes=N`` is scored with the same limit: a predicted file over it
+    is an error naming the file (the default limit would have read it)."""
+    raw = find_corpus("sdoh").folder / "sample" / "shac"
+    limit = max(path.stat().st_size for path in raw.rglob("*.*") if path.suffix in {".txt", ".ann"})
+    released = run(ReleaseRequest(find_corpus("sdoh"), tmp_path / "out", options={"max_file_bytes": limit}))
+    exported = _export("brat", released.folder, tmp_path / "brat")
+    oversized = sorted(exported.rglob("*.ann"))[0]
+    with oversized.open("a", encoding="utf-8") as handle:
+        handle.write("#9\tAnnotatorNotes T1\t" + "x" * limit + "\n")
+    capsys.readouterr()
+    assert main(["score", "sdoh", str(released.folder), str(exported), "--out", str(tmp_path / "s.csv")]) == 1
+    error = capsys.readouterr().err
+    assert oversized.name in error and f"{limit:,}-byte limit" in error and "Traceback" not in error

@@ -20,6 +20,8 @@ from clinical_corpora.core.release_manifest import PhiReviewed
 SSN = "555-12-3456"
 """An invented social security number, planted as a SHAC note's file stem (its id in the release)."""
 
+SDOH_VERSION = find_corpus("sdoh").version
+
 
 def _planted_shac(tmp_path: Path) -> Path:
     """The sdoh sample's SHAC folder with note 0101 renamed to an SSN."""
@@ -49,7 +51,7 @@ def test_a_finding_refuses_the_release_and_is_listed_beside_it(
     out = tmp_path / "out"
     status = main(["release", "sdoh", "--source", f"shac={_planted_shac(tmp_path)}", "--out", str(out)])
     printed = capsys.readouterr()
-    report = out / "sdoh" / "sdoh-1.3.1.phi-report.jsonl"
+    report = out / "sdoh" / f"sdoh-{SDOH_VERSION}.phi-report.jsonl"
     lines = [json.loads(line) for line in report.read_text(encoding="utf-8").splitlines()]
     assert status != 0 and "gate phi FAILED: observed 5 findings (ssn 5)" in printed.err
     assert [path.name for path in (out / "sdoh").iterdir()] == [report.name]
@@ -70,13 +72,14 @@ def test_reviewed_findings_let_the_full_and_text_free_releases_through(
     asked = ["release", "sdoh", "--source", f"shac={shac}", "--out", str(out), "--text-free", "--phi-allow", str(allow)]
     allow.write_text("")
     for variant in ("", ".text-free"):  # the full release refused, then its text-free variant (new places)
-        assert main(asked) != 0 and not (out / "sdoh" / f"sdoh-1.3.1{variant}").exists()
-        report = (out / "sdoh" / f"sdoh-1.3.1{variant}.phi-report.jsonl").read_text(encoding="utf-8").splitlines()
+        assert main(asked) != 0 and not (out / "sdoh" / f"sdoh-{SDOH_VERSION}{variant}").exists()
+        report_file = out / "sdoh" / f"sdoh-{SDOH_VERSION}{variant}.phi-report.jsonl"
+        report = report_file.read_text(encoding="utf-8").splitlines()
         reviewed = "".join(json.dumps({**json.loads(line), "reason": "an invented id"}) + "\n" for line in report)
         allow.write_text(allow.read_text() + reviewed)
     capsys.readouterr()
     assert main(asked) == 0
-    for folder in ("sdoh-1.3.1", "sdoh-1.3.1.text-free"):
+    for folder in (f"sdoh-{SDOH_VERSION}", f"sdoh-{SDOH_VERSION}.text-free"):
         release = out / "sdoh" / folder
         manifest = (release / "manifest.json").read_text(encoding="utf-8")
         reviewed = json.loads(manifest)["phi"]["reviewed"]

@@ -29,9 +29,10 @@ CORPORA = [manifest.name for manifest in all_corpora()]
 
 
 def recomputed_of(corpus: CorpusManifest, release: Path) -> Recomputed:
-    """What the corpus's statistics and recorded agreement measures give for a written release."""
+    """What the corpus's statistics, recorded agreement measures and baselines give for a written release."""
+    builder, view = make_builder(corpus.builder), ReleaseView(release)
     measures = json.loads((release / "validation.json").read_text())["agreement"]
-    return recomputed_values(make_builder(corpus.builder).statistics(ReleaseView(release)), measures)
+    return recomputed_values(builder.statistics(view), measures, builder.baselines(view))
 
 
 def add_published(corpus_folder: Path, entries: list[dict[str, object]]) -> Path:

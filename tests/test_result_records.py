@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
+import yaml
 
 from clinical_corpora.builders.commands.main import main
 from clinical_corpora.core.release_manifest import release_digest
@@ -98,3 +99,23 @@ def test_record_errors_say_what_is_missing(
     broken.write_text(json.dumps({"digest": "abc"}))
     status, _, err = run(capsys, "score", "--check-record", str(broken), str(sample_variant("clicr", "full")))
     assert status == 1 and f"{broken}" in err and "not a result record" in err
+
+
+def test_records_export_as_the_hubs_evaluation_results_keeping_the_digest(
+    clicr_record: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "model-repo"
+    argv = ["score", "--eval-results", str(clicr_record), "--dataset-id", "my-org/clicr", "--out", str(out)]
+    status, printed, _ = run(capsys, *argv)
+    written = out / ".eval_results" / "record.yaml"
+    assert status == 0 and printed.strip() == str(written)
+    record, entries = read_record(clicr_record), yaml.safe_load(written.read_text(encoding="utf-8"))
+    assert {entry["dataset"]["task_id"]: entry["value"] for entry in entries} == {
+        f"clicr/test/{metric}": value for metric, value in record.metrics.items()
+    }
+    for entry in entries:  # the Hub's fields only; what it has no field for is in the notes
+        assert set(entry) == {"dataset", "value", "date", "notes"} and entry["dataset"]["id"] == "my-org/clicr"
+        assert entry["date"] == record.made and f"sha256:{record.digest}" in entry["notes"]
+        assert all(part in entry["notes"] for part in ("maxfreq-entity", record.version, "full", record.scorer_version))
+    status, _, err = run(capsys, *argv[:3], "--dataset-id", "not an id", "--out", str(out))
+    assert status != 0 and "expected a Hub dataset id" in err and "Traceback" not in err

@@ -12,23 +12,18 @@ cost about what reading the strings costs, so candidates are first picked out of
 
 Placeholders are not findings: MIMIC-III's ``[** ... **]`` (Johnson et al. 2016), MIMIC-IV-Note's ``___``
 (Johnson et al. 2023) and i2b2's ``**NAME[...]``-style tags (Uzuner et al. 2007) are masked before matching.
-Names are a first name of :mod:`~clinical_corpora.validation.phi_names` (ours and the US census lists)
-followed by a capitalised word, a
-capitalised word after a title (Dr, Mr, Mrs, Ms, Miss, Prof), or ``Surname, Firstname``.
+Person names are found by :mod:`~clinical_corpora.validation.phi_person`.
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
-from typing import Literal
+from typing import Literal, get_args
 
-from clinical_corpora.validation.phi_names import NOT_FIRST, first_names, surnames
+from clinical_corpora.validation.phi_person import NAME_SHAPE, name_found
 
 Category = Literal[
-    "date", "age", "phone", "email", "url", "ip_address", "ssn", "record_number", "zip_code", "address", "name"
-]
-CATEGORIES: tuple[Category, ...] = (
     "date",
     "age",
     "phone",
@@ -40,7 +35,10 @@ CATEGORIES: tuple[Category, ...] = (
     "zip_code",
     "address",
     "name",
-)
+    "figure_text",
+]
+CATEGORIES: tuple[Category, ...] = get_args(Category)
+"""Every category a finding may be of (``figure_text``: a PNG figure's text chunk that is not the card's own)."""
 
 _MONTH = (
     r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|Sept?(?:ember)?|"
@@ -50,7 +48,6 @@ _STREET = (
     r"(?:Street|St|Avenue|Ave|Road|Rd|Boulevard|Blvd|Lane|Ln|Drive|Dr|Court|Ct|Way|Place|Pl|Terrace|Circle|"
     r"Highway|Hwy|Parkway|Pkwy|Square|Sq)"
 )
-_TITLE = r"(?:Dr|Mr|Mrs|Ms|Miss|Mx|Prof|Doctor)"
 _PATTERNS: dict[Category, str] = {
     "date": (
         r"\b\d{1,2}[/.-]\d{1,2}[/.-](?:\d{4}|\d{2})\b|\b\d{4}-\d{1,2}-\d{1,2}\b|\b\d{4}/\d{1,2}/\d{1,2}\b"
@@ -68,23 +65,20 @@ _PATTERNS: dict[Category, str] = {
     ),
     "zip_code": r"\b[A-Z]{2},? \d{5}(?:-\d{4})?\b|\b\d{5}-\d{4}\b|(?i:\bzip(?: code)?:?\s*\d{5}\b)",
     "address": rf"\b\d{{1,5}} (?:[A-Z][a-z]+ ){{1,3}}{_STREET}\b|(?i:\b(?:P\.?O\.? Box|Apt\.?|Suite) #?\d+)",
-    "name": (
-        rf"\b{_TITLE}\.? [A-Z][a-z]+(?:[-'][A-Z][a-z]+)?\b"
-        r"|\b(?P<first>[A-Z][a-z]+)(?= (?:[A-Z]\. )?(?P<last>[A-Z][a-z]+)(?:[-'][A-Z][a-z]+)?\b)"
-        r"|\b(?P<surname>[A-Z][a-z]+), (?P<after>[A-Z][a-z]+)\b"
-    ),
 }
+_PATTERN_CATEGORIES: tuple[Category, ...] = tuple(_PATTERNS)
 _COMPILED = {category: re.compile(pattern, re.ASCII) for category, pattern in _PATTERNS.items()}
 _PLACEHOLDERS = re.compile(r"\[\*\*.*?\*\*\]|_{3,}|\*\*[A-Z][A-Z-]*(?:\[[^\]]*\])?")
-_NAME_SHAPE = rf"\b{_TITLE}\.? [A-Z][a-z]+|\b[A-Z][a-z]+ (?:[A-Z]\. )?[A-Z][a-z]+|\b[A-Z][a-z]+, [A-Z][a-z]+"
-CANDIDATE = "|".join(f"(?:{pattern})" for category, pattern in _PATTERNS.items() if category != "name")
-CANDIDATE += f"|{_NAME_SHAPE}"
-"""An RE2 pattern (ASCII, as the patterns are compiled) every string holding a finding matches: each category's
-pattern, and for names their shape (the lists are looked at after): what the gate reads further."""
-_CANDIDATE = re.compile(CANDIDATE, re.ASCII)
-PREFILTER = r"[0-9]|@|://|(?i:www\.)|[A-Z][a-z]+,? [A-Z]|[A-Z][a-z]+\.? [A-Z]"
-"""A cheaper RE2 pattern every string :data:`CANDIDATE` matches holds (a digit, an ``@``, a web address, two
-capitalised words): run first, it leaves :data:`CANDIDATE` a fraction of a column."""
+PATTERN_CANDIDATE = "|".join(f"(?:{pattern})" for pattern in _PATTERNS.values())
+"""An RE2 pattern (ASCII, as the patterns are compiled) every string holding a finding of a pattern category
+matches."""
+CANDIDATE = f"{PATTERN_CANDIDATE}|{NAME_SHAPE}"
+"""An RE2 pattern every string holding a finding matches: each category's pattern, and for names their shape (the
+lists are looked at after): what the gate reads further."""
+PREFILTER = rf"[0-9]|@|://|(?i:www\.)|{NAME_SHAPE}"
+"""A cheaper RE2 pattern every string :data:`CANDIDATE` matches holds (a digit, an ``@``, a web address, a name's
+shape): run first, it leaves :data:`CANDIDATE` a fraction of a column."""
+_PATTERN_CANDIDATE = re.compile(PATTERN_CANDIDATE, re.ASCII)
 HASH_LENGTH = 12
 
 
@@ -96,32 +90,17 @@ def mask_placeholders(text: str) -> str:
 def phi_found(text: str, public: str = "") -> list[tuple[Category, str]]:
     """Each category found in ``text`` once, with the short hash of its first match (never the match); a match
     that ``public`` (the corpus's own declarations: its citation, homepage, licence) holds is no finding."""
-    if _CANDIDATE.search(text) is None:
-        return []
     masked = mask_placeholders(text)
     found: list[tuple[Category, str]] = []
-    for category, pattern in _COMPILED.items():
-        match = next((m for m in pattern.finditer(masked) if _found(category, m, public)), None)
-        if match is not None:
-            found.append((category, short_hash(_matched(match))))
+    if _PATTERN_CANDIDATE.search(text) is not None:
+        for category in _PATTERN_CATEGORIES:
+            match = next((m.group() for m in _COMPILED[category].finditer(masked) if m.group() not in public), None)
+            if match is not None:
+                found.append((category, short_hash(match)))
+    name = name_found(masked)
+    if name is not None and name not in public:
+        found.append(("name", short_hash(name)))
     return found
-
-
-def _found(category: Category, match: re.Match[str], public: str) -> bool:
-    """A match that is no public declaration; a name titled, or with its first name or its surname (after a word
-    that is not an English word a phrase begins with) in the lists."""
-    if category == "name" and (match.group("first") is not None or match.group("after") is not None):
-        first, last = match.group("first", "last") if match.group("first") else match.group("after", "surname")
-        if first not in first_names() and (last not in surnames() or first in NOT_FIRST):
-            return False
-    return _matched(match) not in public
-
-
-def _matched(match: re.Match[str]) -> str:
-    """What was found: the match, or a name's first word and surname (the surname is looked ahead to)."""
-    if match.re is _COMPILED["name"] and match.group("first") is not None:
-        return f"{match.group('first')} {match.group('last')}"
-    return match.group()
 
 
 def short_hash(text: str) -> str:

@@ -4,12 +4,13 @@ finding named by file, field path, row or line, category and short hash, never b
 
 It reads each parquet batch's string leaves; the strings two RE2 passes pick
 (:data:`~clinical_corpora.validation.phi.PREFILTER`, then :data:`~clinical_corpora.validation.phi.CANDIDATE`)
-are matched with every category's pattern, and only a finding's rows are looked up. PNG figures hold pixels:
-they are counted as not read.
+are matched with every category's pattern, and only a finding's rows are looked up. HTML pages and PNG figures are
+read by :mod:`~clinical_corpora.validation.phi_files`.
 """
 
 from __future__ import annotations
 
+import bisect
 import json
 import re
 from collections.abc import Callable, Iterator
@@ -23,14 +24,16 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from clinical_corpora.core.errors import ClincorpError
-from clinical_corpora.validation.phi import CANDIDATE, PREFILTER, Category, phi_found
+from clinical_corpora.validation.phi import CANDIDATE, PREFILTER, Category, phi_found, short_hash
+from clinical_corpora.validation.phi_files import FIGURE_KEYWORDS, page_strings, png_texts
 
 Excluded = Callable[[str, str], bool]
 """Whether the field path (second) of the file (first) is left out: a full release's licensed text."""
-NOT_READ = (".png",)
 BATCH_ROWS = 65_536
 Lists = tuple[pa.Array, ...]
 """The list arrays a string leaf sits in, outermost first."""
+ColumnLeaf = tuple[str, pa.Array, Lists]
+"""A string leaf of a parquet batch: its field path, its strings and the lists they sit in."""
 _MARKDOWN_ESCAPE = re.compile(r"\\([\\`*_{}\[\]()#+.!|-])")
 
 
@@ -64,7 +67,7 @@ class PhiScan:
     files: int = 0
     strings: int = 0
     excluded_fields: int = 0
-    not_read: int = 0
+    figures: int = 0
 
 
 def scan_release(folder: Path, excluded: Excluded, public: str = "") -> PhiScan:
@@ -72,8 +75,9 @@ def scan_release(folder: Path, excluded: Excluded, public: str = "") -> PhiScan:
     scan = PhiScan([], public=public)
     for path in sorted(p for p in folder.rglob("*") if p.is_file()):
         name = path.relative_to(folder).as_posix()
-        if path.suffix in NOT_READ:
-            scan.not_read += 1
+        if path.suffix == ".png":
+            scan.figures += 1
+            _scan_figure(path.read_bytes(), name, scan)
             continue
         scan.files += 1
         try:
@@ -83,8 +87,8 @@ def scan_release(folder: Path, excluded: Excluded, public: str = "") -> PhiScan:
     return scan
 
 
-Leaf = tuple[str, str, int | None]
-"""A string of a JSON or text file, its field path and its line."""
+Place = Callable[[int], tuple[str, int | None]]
+"""Where the string at an index of a file's strings is: its field path and its line."""
 
 
 def _scan_file(path: Path, name: str, excluded: Excluded, scan: PhiScan) -> None:
@@ -92,18 +96,58 @@ def _scan_file(path: Path, name: str, excluded: Excluded, scan: PhiScan) -> None
         _scan_parquet(path, name, excluded, scan)
         return
     text = path.read_bytes().decode("utf-8", "replace")
-    leaves: list[Leaf] = []
-    if path.suffix == ".json":
-        _json_leaves(_json(text, name), "", None, leaves)
-    elif path.suffix == ".jsonl":
-        for number, line in enumerate(text.splitlines(), 1):
-            if line.strip():
-                _json_leaves(_json(line, f"{name} line {number}"), "", number, leaves)
-    else:
-        markdown = path.suffix == ".md"
-        for number, line in enumerate(text.splitlines(), 1):
-            leaves.append((_MARKDOWN_ESCAPE.sub(r"\1", line) if markdown else line, "", number))
-    _scan_leaves(leaves, name, scan)
+    if path.suffix in (".json", ".jsonl"):
+        _scan_json(text, name, path.suffix == ".jsonl", scan)
+        return
+    if path.suffix == ".html":
+        strings, left_out = page_strings(text.encode("utf-8"), name)
+        scan.excluded_fields += left_out
+        _scan_strings([text for text, _, _ in strings], name, lambda index: strings[index][1:], scan)
+        return
+    lines = text.splitlines()
+    if path.suffix == ".md":
+        lines = [_MARKDOWN_ESCAPE.sub(r"\1", line) for line in lines]
+    _scan_strings(lines, name, lambda index: ("", index + 1), scan)
+
+
+def _scan_json(text: str, name: str, lines: bool, scan: PhiScan) -> None:
+    """A JSON (or JSON Lines) file's strings, keys too; their field paths worked out for a candidate only."""
+    values: list[tuple[Any, int | None]] = [(_json(text, name), None)] if not lines else _json_lines(text, name)
+    strings: list[str] = []
+    starts: list[int] = []
+    for value, _ in values:
+        starts.append(len(strings))
+        _json_strings(value, "", strings, None)
+
+    def place(index: int) -> tuple[str, int | None]:
+        held = bisect.bisect_right(starts, index) - 1
+        paths: list[str] = []
+        _json_strings(values[held][0], "", [], paths)
+        return paths[index - starts[held]], values[held][1]
+
+    _scan_strings(strings, name, place, scan)
+
+
+def _scan_figure(figure: bytes, name: str, scan: PhiScan) -> None:
+    """A PNG figure's text chunks: the card's own read as strings, any other a finding."""
+    chunks = list(png_texts(figure, name))
+    _scan_strings([text for _, text in chunks], name, lambda index: (chunks[index][0], None), scan)
+    for place, text in chunks:
+        if place.partition(":")[2] not in FIGURE_KEYWORDS:
+            scan.findings.append(PhiFinding(name, place, None, None, 1, "figure_text", short_hash(text)))
+
+
+def _json_lines(text: str, name: str) -> list[tuple[Any, int | None]]:
+    """Each value of a JSON Lines file with its line: parsed in one call (as a JSON array of the lines), or line by
+    line to name the first line that is not JSON."""
+    numbered = [(number, line) for number, line in enumerate(text.splitlines(), 1) if line.strip()]
+    try:
+        parsed = json.loads(f"[{','.join(line for _, line in numbered)}]")
+    except (json.JSONDecodeError, RecursionError):
+        parsed = [_json(line, f"{name} line {number}") for number, line in numbered]
+    if len(parsed) != len(numbered):  # a line holding two values, comma-separated
+        parsed = [_json(line, f"{name} line {number}") for number, line in numbered]
+    return [(value, number) for value, (number, _) in zip(parsed, numbered, strict=True)]
 
 
 def _json(text: str, where: str) -> Any:
@@ -113,53 +157,60 @@ def _json(text: str, where: str) -> Any:
         raise ClincorpError(f"{where}: not JSON ({error})") from None
 
 
-def _json_leaves(value: Any, path: str, line: int | None, leaves: list[Leaf]) -> None:
-    """Every string of a JSON value (keys too), in order, onto ``leaves``."""
+def _json_strings(value: Any, path: str, strings: list[str], paths: list[str] | None) -> None:
+    """Every string of a JSON value (keys too), in order, onto ``strings``, and their field paths onto ``paths``
+    when given (``notes[].author``, ``notes[]{key}``)."""
     if isinstance(value, str):
-        leaves.append((value, path, line))
+        strings.append(value)
+        if paths is not None:
+            paths.append(path)
     elif isinstance(value, list):
         for item in value:
-            _json_leaves(item, f"{path}[]", line, leaves)
+            _json_strings(item, f"{path}[]" if paths is not None else "", strings, paths)
     elif isinstance(value, dict):
         for key, item in value.items():
-            leaves.append((key, f"{path}{{key}}", line))
-            _json_leaves(item, f"{path}.{key}" if path else key, line, leaves)
+            strings.append(key)
+            if paths is not None:
+                paths.append(f"{path}{{key}}")
+            if isinstance(item, str) and paths is None:  # most values: no call for them
+                strings.append(item)
+            elif isinstance(item, str | list | dict):
+                _json_strings(item, f"{path}.{key}" if path else key, strings, paths)
 
 
-def _scan_leaves(leaves: list[Leaf], name: str, scan: PhiScan) -> None:
-    """A file's strings: the candidates picked in one RE2 pass, then matched."""
-    scan.strings += len(leaves)
-    texts = pa.array([text for text, _, _ in leaves], pa.string())
-    prefiltered = pa.array(np.arange(len(leaves))).filter(_matches(texts, PREFILTER))
+def _scan_strings(strings: list[str], name: str, place: Place, scan: PhiScan) -> None:
+    """A file's strings: the candidates picked in two RE2 passes, then matched and placed."""
+    scan.strings += len(strings)
+    texts = pa.array(strings, pa.string())
+    prefiltered = pa.array(np.arange(len(strings))).filter(_matches(texts, PREFILTER))
     for index in prefiltered.filter(_matches(texts.take(prefiltered), CANDIDATE)).to_pylist():
-        text, field, line = leaves[index]
-        for category, digest in phi_found(text, scan.public):
+        found = phi_found(strings[index], scan.public)
+        field, line = place(index) if found else ("", None)
+        for category, digest in found:
             scan.findings.append(PhiFinding(name, field, None, line, 1, category, digest))
 
 
 def _scan_parquet(path: Path, name: str, excluded: Excluded, scan: PhiScan) -> None:
-    parquet = pq.ParquetFile(path)
+    strings = [column.path for column in pq.ParquetFile(path).schema if column.logical_type.type == "STRING"]
+    parquet = pq.ParquetFile(path, read_dictionary=strings)
     metadata = (parquet.schema_arrow.metadata or {}).items()
-    _scan_leaves(
-        [
-            (value.decode("utf-8", "replace"), f"metadata:{key.decode('utf-8', 'replace')}", None)
-            for key, value in metadata
-        ],
-        name,
-        scan,
-    )
+    keys = [f"metadata:{key.decode('utf-8', 'replace')}" for key, _ in metadata]
+    values = [value.decode("utf-8", "replace") for _, value in metadata]
+    _scan_strings(values, name, lambda index: (keys[index], None), scan)
     paths = {field.name: list(_string_paths(field.type, field.name)) for field in parquet.schema_arrow}
     unread = {column for column, leaves in paths.items() if leaves and all(excluded(name, p) for p in leaves)}
     columns = [column for column in parquet.schema_arrow.names if column not in unread]
     skipped = {p for column in unread for p in paths[column]} if parquet.metadata.num_rows else set()
     first = 0
     for batch in parquet.iter_batches(batch_size=BATCH_ROWS, columns=columns) if columns else ():
+        leaves: list[ColumnLeaf] = []
         for field_name, column in zip(batch.schema.names, batch.columns, strict=True):
             for field, strings, lists in _leaves(column, field_name, ()):
                 if excluded(name, field):
                     skipped.add(field)
-                    continue
-                _scan_column(strings, lists, first, (name, field), scan)
+                else:
+                    leaves.append((field, strings, lists))
+        _scan_batch(leaves, first, name, scan)
         first += batch.num_rows
     scan.excluded_fields += len(skipped)
 
@@ -167,7 +218,7 @@ def _scan_parquet(path: Path, name: str, excluded: Excluded, scan: PhiScan) -> N
 def _string_paths(kind: pa.DataType, path: str) -> Iterator[str]:
     """The path of each string leaf of a column of type ``kind`` (as :func:`_leaves` names them): a column whose
     every leaf is excluded is not read at all."""
-    if pa.types.is_string(kind) or pa.types.is_large_string(kind):
+    if _is_string(kind):
         yield path
     elif pa.types.is_list(kind) or pa.types.is_large_list(kind):
         yield from _string_paths(kind.value_type, f"{path}[]")
@@ -179,7 +230,7 @@ def _string_paths(kind: pa.DataType, path: str) -> Iterator[str]:
 def _leaves(array: pa.Array, path: str, lists: Lists) -> Iterator[tuple[str, pa.Array, Lists]]:
     """Each string leaf of ``array`` with its path and the lists it sits in (outermost first)."""
     kind = array.type
-    if pa.types.is_string(kind) or pa.types.is_large_string(kind):
+    if _is_string(kind):
         yield path, array, lists
     elif pa.types.is_list(kind) or pa.types.is_large_list(kind):
         yield from _leaves(array.flatten(), f"{path}[]", (*lists, array))
@@ -188,14 +239,35 @@ def _leaves(array: pa.Array, path: str, lists: Lists) -> Iterator[tuple[str, pa.
             yield from _leaves(array.field(index), f"{path}.{kind.field(index).name}", lists)
 
 
+def _is_string(kind: pa.DataType) -> bool:
+    """A string type, or a dictionary of strings (as parquet string columns are read: each distinct string once)."""
+    if pa.types.is_dictionary(kind):
+        kind = kind.value_type
+    return bool(pa.types.is_string(kind) or pa.types.is_large_string(kind))
+
+
+def _distinct(strings: pa.Array) -> pa.Array:
+    """The distinct strings of a leaf (a dictionary's own values)."""
+    distinct = strings.dictionary if pa.types.is_dictionary(strings.type) else pc.unique(strings)
+    return distinct.cast(pa.large_string())
+
+
+def _holding(strings: pa.Array, value: str) -> np.ndarray:
+    """The indexes of the strings equal to ``value``."""
+    if pa.types.is_dictionary(strings.type):
+        codes = np.flatnonzero(_true(pc.equal(strings.dictionary, value)))
+        return np.flatnonzero(_true(pc.is_in(strings.indices, value_set=pa.array(codes, strings.indices.type))))
+    return np.flatnonzero(_true(pc.equal(strings, value)))
+
+
+def _true(mask: pa.Array) -> np.ndarray:
+    """A boolean mask as numpy (a null: false)."""
+    return pc.fill_null(mask, False).to_numpy(zero_copy_only=False)
+
+
 def _matches(strings: pa.Array, pattern: str) -> pa.Array:
     """Whether the RE2 ``pattern`` matches each string (a null: no)."""
     return pc.fill_null(pc.match_substring_regex(strings, pattern), False)
-
-
-def _picked(strings: pa.Array, pattern: str) -> pa.Array:
-    """The strings the RE2 ``pattern`` matches."""
-    return strings.filter(_matches(strings, pattern))
 
 
 def _rows(held: np.ndarray, lists: Lists) -> np.ndarray:
@@ -205,19 +277,27 @@ def _rows(held: np.ndarray, lists: Lists) -> np.ndarray:
     return np.unique(held)
 
 
-def _scan_column(strings: pa.Array, lists: Lists, first: int, where: tuple[str, str], scan: PhiScan) -> None:
-    """One leaf of one batch: its candidates picked in one RE2 pass, each distinct one matched; a finding's rows
-    looked up only when there is one."""
-    scan.strings += len(strings)
-    candidates = pc.unique(_picked(_picked(strings, PREFILTER), CANDIDATE))
-    for value in candidates.to_pylist():
+def _scan_batch(leaves: list[ColumnLeaf], first: int, name: str, scan: PhiScan) -> None:
+    """The string leaves of one batch: the distinct strings of every leaf picked by the two RE2 passes at once (a
+    pattern is compiled once a batch, not once a leaf), each candidate matched; a finding's rows looked up only
+    when there is one."""
+    scan.strings += sum(len(strings) for _, strings, _ in leaves)
+    distinct = [_distinct(strings) for _, strings, _ in leaves]
+    if not distinct:
+        return
+    values = pa.concat_arrays(distinct)
+    owners = np.repeat(np.arange(len(leaves)), [len(values) for values in distinct])
+    prefiltered = pa.array(np.arange(len(values))).filter(_matches(values, PREFILTER))
+    for index in prefiltered.filter(_matches(values.take(prefiltered), CANDIDATE)).to_pylist():
+        field, strings, lists = leaves[owners[index]]
+        value = values[index].as_py()
         found = phi_found(value, scan.public)
         if not found:
             continue
-        held_rows = _rows(
-            np.flatnonzero(pc.fill_null(pc.equal(strings, value), False).to_numpy(zero_copy_only=False)), lists
-        )
+        held_rows = _rows(_holding(strings, value), lists)
+        if not len(held_rows):  # a value of the row group's dictionary held by rows of another batch
+            continue
         for category, digest in found:
             scan.findings.append(
-                PhiFinding(where[0], where[1], int(held_rows[0]) + first, None, len(held_rows), category, digest)
+                PhiFinding(name, field, int(held_rows[0]) + first, None, len(held_rows), category, digest)
             )

@@ -1,17 +1,26 @@
-"""First names the PHI gate takes a capitalised pair for a person's name by: our own list of common given names
-of the United States (the Social Security Administration's most frequent names of the 1930s to the 2000s, as we
-remember them) and the US Census Bureau's 1990 first-name frequency lists (public domain; shipped by the
-``names`` package as ``dist.male.first`` and ``dist.female.first``), each name of a frequency over
-:data:`MIN_FREQUENCY` percent, less the English words clinical text and cards begin a capitalised pair with
-(:data:`NOT_NAMES`)."""
+"""The given names and surnames the PHI gate takes a pair of words for a person's name by: our own list of common
+given names of the United States (the Social Security Administration's most frequent names of the 1930s to the
+2000s, as we remember them), the US Census Bureau's 1990 first-name and surname frequency lists (public domain;
+shipped by the ``names`` package as ``dist.male.first``, ``dist.female.first`` and ``dist.all.last``) and the
+given names and surnames of every locale of Faker's person providers (MIT; written in a cased script: Latin,
+Cyrillic, Greek, Armenian, Georgian), less the English words clinical text and cards begin or end a capitalised
+pair with (:data:`NOT_NAMES`, :data:`NOT_SURNAMES`, Faker's own list of common English words).
+
+Every name is kept case-folded, and also without its accents (``José`` as ``josé`` and ``jose``)."""
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
+import re
+import unicodedata
+from collections.abc import Iterable
 from functools import cache
 from importlib.resources import files
 
 from clinical_corpora.core.errors import ClincorpError
 
+_ONE_WORD = re.compile(r"[^\W\d_]{2,}(?:['’-][^\W\d_]+)*")
 CENSUS_LISTS = ("dist.male.first", "dist.female.first")
 CENSUS_SURNAMES = "dist.all.last"
 MIN_SURNAME_FREQUENCY = 0.001
@@ -100,16 +109,80 @@ after a first name of the lists do they make a name."""
 
 @cache
 def first_names() -> frozenset[str]:
-    """Our list and the census lists' names (capitalised: ``Mary``) less :data:`NOT_NAMES`."""
+    """Our list, the census lists' and Faker's given names (case-folded: ``mary``) less :data:`NOT_NAMES` and
+    common English words."""
     census = {name for listed in CENSUS_LISTS for name in _census(listed, MIN_FREQUENCY)}
-    return frozenset((OWN_FIRST_NAMES | census) - NOT_NAMES)
+    named = OWN_FIRST_NAMES | census | _faker_names()[0]
+    return _folded(named) - _folded(NOT_NAMES | _english_words())
 
 
 @cache
 def surnames() -> frozenset[str]:
-    """The census surnames of a frequency of :data:`MIN_SURNAME_FREQUENCY` percent or more (capitalised), less
-    :data:`NOT_SURNAMES`."""
-    return frozenset(_census(CENSUS_SURNAMES, MIN_SURNAME_FREQUENCY, inclusive=True) - NOT_SURNAMES)
+    """The census surnames of a frequency of :data:`MIN_SURNAME_FREQUENCY` percent or more and Faker's surnames
+    (case-folded) less :data:`NOT_SURNAMES` and common English words."""
+    census = _census(CENSUS_SURNAMES, MIN_SURNAME_FREQUENCY, inclusive=True)
+    return _folded(census | _faker_names()[1]) - _folded(NOT_SURNAMES | _english_words())
+
+
+def _folded(names: Iterable[str]) -> frozenset[str]:
+    """Each name case-folded, and also without its accents."""
+    folded = {name.casefold() for name in names}
+    return frozenset(folded | {unaccented(name) for name in folded})
+
+
+def unaccented(word: str) -> str:
+    """``word`` without combining accents (``josé``: ``jose``)."""
+    return "".join(c for c in unicodedata.normalize("NFKD", word) if not unicodedata.combining(c))
+
+
+@cache
+def _faker_names() -> tuple[frozenset[str], frozenset[str]]:
+    """The given names and the surnames of every locale of Faker's person providers, those written as one word
+    of a cased script (``O'Brien`` and ``Soo-jin`` are one word)."""
+    try:
+        import faker.providers.person as person
+    except ModuleNotFoundError as error:
+        raise ClincorpError(f"the PHI gate's name lists need the faker package ({error})") from None
+    given: set[str] = set()
+    family: set[str] = set()
+    for locale in pkgutil.iter_modules(person.__path__):
+        provider = importlib.import_module(f"{person.__name__}.{locale.name}").Provider
+        for listed in ("first_names", "first_names_male", "first_names_female", "first_names_nonbinary"):
+            given |= _one_word(getattr(provider, listed, ()))
+        family |= _one_word(getattr(provider, "last_names", ()))
+    return frozenset(given), frozenset(family)
+
+
+def _one_word(names: object) -> set[str]:
+    """The names of a Faker list (a tuple, or a dict of weights) that are one capitalised word."""
+    listed = names if isinstance(names, tuple | list | dict) else ()
+    return {name for name in listed if isinstance(name, str) and _ONE_WORD.fullmatch(name) and name[0].isupper()}
+
+
+COMMON_COUNT = 200
+"""How often a word is counted in pyspellchecker's English dictionary for it to be a common English word
+(``infarction`` 204, ``gemma`` 192, ``garza`` 94): a listed name beside one is no name."""
+
+
+@cache
+def english_words(common: bool = False) -> frozenset[str]:
+    """Every word of pyspellchecker's English dictionary (case-folded; built from subtitles and word lists, it
+    holds many given names and surnames too), or its ``common`` ones: a pair of words neither of which is English
+    is a name."""
+    try:
+        from spellchecker import SpellChecker
+    except ModuleNotFoundError as error:
+        raise ClincorpError(f"the PHI gate's English words need the pyspellchecker package ({error})") from None
+    counts = SpellChecker(language="en", distance=1).word_frequency.dictionary
+    return frozenset(word for word, count in counts.items() if not common or count >= COMMON_COUNT)
+
+
+@cache
+def _english_words() -> frozenset[str]:
+    """Faker's list of common English words (``ability``, ``able``, ``about``), capitalised."""
+    from faker.providers.lorem.en_US import Provider
+
+    return frozenset(word.capitalize() for word in Provider.word_list)
 
 
 def _census(name: str, threshold: float, inclusive: bool = False) -> set[str]:

@@ -54,7 +54,9 @@ def given(path: Path) -> GivenRelease:
         )
     if config is not None and config not in opened.configs():
         raise ClincorpError(f"{path}: config {config} is not one the installed {opened.corpus.name} declares")
-    models = {name: opened.builder.CONFIGS[name] for name in opened.configs()}
+    builder = opened.builder
+    models = {name: builder.CONFIGS[name] for name in opened.configs()}
+    view, limit = KeptView(folder, models), builder.options.max_file_bytes
     return GivenRelease(
-        KeptView(folder, models), opened.corpus.name, opened.variant, config, opened.digest, opened.version
+        view, opened.corpus.name, opened.variant, config, opened.digest, opened.version, max_file_bytes=limit
     )

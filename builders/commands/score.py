@@ -5,11 +5,14 @@ release given as its gold is opened through the door.
 gold release's digest. ``clincorp score --check-record FILE RELEASE`` checks a record against a release: it
 passes when the record was made on that release, or, for a text-free release, on the full release whose
 manifest it keeps in ``full/manifest.json`` (a rehydrated release is byte for byte that release, so both
-accept each other's records)."""
+accept each other's records). ``clincorp score --eval-results RECORD … --dataset-id OWNER/NAME --out DIR`` writes
+each record as the Hugging Face Hub's evaluation-results YAML, ``DIR/.eval_results/<record>.yaml``, for a model
+repository (the release's digest kept in each entry's ``notes``)."""
 
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -21,7 +24,7 @@ from clinical_corpora.builders.contract.scored import Scored
 from clinical_corpora.builders.plugins import load_plugins
 from clinical_corpora.core.errors import ClincorpError
 from clinical_corpora.core.registry import scorers
-from clinical_corpora.core.results import ResultRecord, read_record
+from clinical_corpora.core.results import HUB_DATASET_ID, ResultRecord, eval_results_entries, read_record
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -30,6 +33,16 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--check-record", nargs=2, type=Path, metavar=("FILE", "RELEASE"), help="check a result record's release"
     )
+    parser.add_argument(
+        "--eval-results",
+        nargs="+",
+        type=Path,
+        metavar="RECORD",
+        help="write result records as the Hub's evaluation-results YAML, DIR/.eval_results/<record>.yaml "
+        "(with --dataset-id and --out)",
+    )
+    parser.add_argument("--dataset-id", help="with --eval-results: the release's dataset id on the Hub, OWNER/NAME")
+    parser.add_argument("--out", type=Path, help="with --eval-results: the model repository folder to write into")
 
 
 def _record_options(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
@@ -65,6 +78,10 @@ def run(args: argparse.Namespace) -> int:
     load_plugins()
     if args.check_record is not None:
         print(check_record(*args.check_record))
+        return 0
+    if args.eval_results is not None:
+        for written in export_eval_results(args.eval_results, args.dataset_id, args.out):
+            print(written)
         return 0
     if args.scorer is None:
         raise ClincorpError("clincorp score takes a scorer NAME (clincorp list shows them) or --check-record")
@@ -142,6 +159,28 @@ def check_record(record_file: Path, folder: Path) -> str:
         f"{record_file}: {record.system} on {record.corpus} {record.version} ({record.scorer}, "
         f"split {record.split or 'all'}) was made on {accepted[record.digest]}, digest {record.digest}"
     )
+
+
+def export_eval_results(records: list[Path], dataset_id: str | None, out: Path | None) -> list[Path]:
+    """Each result record written as ``out/.eval_results/<record's file stem>.yaml``: the files written."""
+    import yaml
+
+    if dataset_id is None or out is None:
+        raise ClincorpError("--eval-results needs --dataset-id OWNER/NAME (the release on the Hub) and --out DIR")
+    if not re.fullmatch(HUB_DATASET_ID, dataset_id):
+        raise ClincorpError(f"--dataset-id {dataset_id!r}: expected a Hub dataset id, OWNER/NAME")
+    stems = [path.stem for path in records]
+    repeated = sorted({stem for stem in stems if stems.count(stem) > 1})
+    if repeated:
+        raise ClincorpError(f"--eval-results: two records would both be written as .eval_results/{repeated[0]}.yaml")
+    entries = {path: eval_results_entries(read_record(path), dataset_id) for path in records}
+    written = []
+    for path, listed in entries.items():
+        target = out / ".eval_results" / f"{path.stem}.yaml"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(yaml.safe_dump(listed, sort_keys=False, allow_unicode=True), encoding="utf-8")
+        written.append(target)
+    return written
 
 
 COMMANDS = (

@@ -1,5 +1,6 @@
 """``clincorp view <release> --out DIR``: static HTML pages of a release, opened through the door, that open
-offline from file://."""
+offline from file://. The pages pass the release's PHI gate (a full release's note text left out) or none is
+written."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ class ViewArgs:
     out: Path
     sources: dict[str, Path] = field(default_factory=dict)
     predictions: Path | None = None
+    results: Path | None = None
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -38,6 +40,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "BRAT folder at the release's {split}/{source}/<doc>.ann paths, odie_anaphora a CoNLL-2012 response over "
         "the release's conll2012 export",
     )
+    parser.add_argument(
+        "--results",
+        type=Path,
+        help="a folder of result records (clincorp score --record) made on this release, listed beside the baselines",
+    )
     arguments.add_sources(
         parser,
         "the sources of the annotators' files, for an overlay of two annotators (clincorp list names them); "
@@ -46,7 +53,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    outcome = view(ViewArgs(args.release, args.out, arguments.sources(args.source), args.predictions))
+    outcome = view(ViewArgs(args.release, args.out, arguments.sources(args.source), args.predictions, args.results))
     print(f"{outcome.documents} document pages; open {outcome.index.resolve().as_uri()}")
     return 0
 
@@ -56,7 +63,7 @@ def view(asked: ViewArgs) -> Outcome:
     from clinical_corpora.builders.view.reading import open_release
     from clinical_corpora.builders.view.writer import write_view
 
-    return write_view(open_release(asked.release, asked.sources, asked.predictions), asked.out)
+    return write_view(open_release(asked.release, asked.sources, asked.predictions, asked.results), asked.out)
 
 
 COMMANDS = (

@@ -42,6 +42,7 @@ from clinical_corpora.core.errors import ClincorpError, SourceError
 from clinical_corpora.core.file_limits import ARROW_STRING_BYTES, MAX_FILE_BYTES
 from clinical_corpora.core.manifest import CorpusManifest
 from clinical_corpora.core.reader_changes import ReaderChange
+from clinical_corpora.core.results import BaselineScore
 from clinical_corpora.core.text_encoding import source_encoding
 
 if TYPE_CHECKING:
@@ -325,6 +326,12 @@ class Builder:
     def statistics(self, release: ReleaseView) -> list[CardSection]:
         """Corpus statistics for the dataset card, computed from the written release alone (``clincorp
         validate`` computes them again and draws the card again)."""
+        return []
+
+    def baselines(self, release: ReleaseView) -> list[BaselineScore]:
+        """The corpus's non-neural baselines run on the written release and scored as ``clincorp score`` scores
+        their predictions, for the card's baselines table; deterministic (a random baseline's seed fixed), as
+        ``clincorp validate`` runs them again. None by default."""
         return []
 
     def note_sources(self, release: ReleaseView) -> tuple[str, ...] | None:

@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from clinical_corpora.builders.contract.release_view import GivenRelease
+from clinical_corpora.builders.contract.release_view import GivenRelease, ReleaseView
 
 
 @dataclass(frozen=True)
@@ -42,3 +42,8 @@ def write_json(path: Path, predictions: Mapping[str, object]) -> str:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(predictions, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
     return str(path)
+
+
+def held_splits(view: ReleaseView, config: str) -> list[str]:
+    """The splits of ``config`` holding rows, in the release's order: those a card's baseline is scored on."""
+    return [split for split in view.splits(config) if view.split_rows(config, split)]

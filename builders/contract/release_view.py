@@ -18,6 +18,7 @@ import pyarrow.parquet as pq
 from datasets import Features
 
 from clinical_corpora.core.errors import ClincorpError, error_line
+from clinical_corpora.core.file_limits import MAX_FILE_BYTES
 from clinical_corpora.schemas.features import row_decoder
 from clinical_corpora.schemas.licensed import SOURCE_DOCUMENTS
 from clinical_corpora.validation.tables import flatten_config
@@ -322,6 +323,9 @@ class GivenRelease:
     digest: str = ""
     """The release's digest (``clincorp release`` prints it); empty for a release made in code."""
     version: str = ""
+    max_file_bytes: int = MAX_FILE_BYTES
+    """The largest file the release's builder read whole (its ``max_file_bytes`` option): a scorer reading files
+    of this release's documents takes the same limit."""
 
     def of(self, corpus: str, config: str) -> GivenRelease:
         """This release, when it is one of ``corpus`` naming no config or ``config``; an error otherwise."""

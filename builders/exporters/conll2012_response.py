@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from clinical_corpora.builders.contract.baseline import BaselineRequest
+from clinical_corpora.builders.contract.release_view import ReleaseView
 from clinical_corpora.builders.exporters.base import Record
 from clinical_corpora.builders.exporters.conll2012 import (
     CONLL_SUFFIX,
@@ -18,8 +19,10 @@ from clinical_corpora.builders.exporters.conll2012 import (
     dropped_summary,
     record_document,
 )
-from clinical_corpora.builders.sources.conll2012 import write_conll2012
+from clinical_corpora.builders.sources.conll2012 import ConllDocument, TokenSpan, write_conll2012
 
+Chains = dict[str, list[list[TokenSpan]]]
+"""Document → its chains of token spans, as ``clincorp score coref`` reads a CoNLL-2012 file."""
 SystemChains = Callable[[list[Record]], list[list[str]]]
 """A system: a record's mentions in, chains of mention ids out."""
 
@@ -43,6 +46,22 @@ def write_responses(request: BaselineRequest, layout: ChainLayout, system: Syste
         write_conll2012(documents, path)
         written.append(f"{path} ({dropped_summary(dropped)})" if dropped else str(path))
     return written
+
+
+def key_and_response(view: ReleaseView, layout: ChainLayout, system: SystemChains, split: str) -> tuple[Chains, Chains]:
+    """The chains ``clincorp score coref RELEASE RESPONSE --split SPLIT`` scores for the response
+    :func:`write_responses` writes: the release's key and the response as their CoNLL-2012 files hold them."""
+    key: Chains = {}
+    response: Chains = {}
+    for _, record in view.rows(layout.config, split):
+        gold = record_document(record, layout, True, [], split)
+        key[gold.doc_id] = _spans(gold)
+        response[gold.doc_id] = _spans(record_document(_with_chains(record, layout, system), layout, True, [], split))
+    return key, response
+
+
+def _spans(document: ConllDocument) -> list[list[TokenSpan]]:
+    return [sorted(chain) for chain in document.chains]
 
 
 def _with_chains(record: Record, layout: ChainLayout, system: SystemChains) -> Record:

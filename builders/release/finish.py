@@ -34,6 +34,7 @@ from clinical_corpora.core.release_manifest import (
 )
 from clinical_corpora.core.release_records import READER_CHANGES_FILE, REJECTS_FILE, VALIDATION_FILE, ValidationRecord
 from clinical_corpora.core.release_records import write_validation as write_validation_file
+from clinical_corpora.core.results import BaselineScore
 from clinical_corpora.schemas.features import schema_fingerprint
 from clinical_corpora.validation.expectations import ExpectationOutcome
 from clinical_corpora.validation.gates import GateResult, agreement_gates, expectations_gate, rejects_gate
@@ -67,6 +68,7 @@ class Measured:
     agreement: AgreementReport | None
     statistics: list[CardSection]
     measured: list[CardSection]
+    baselines: list[BaselineScore]
 
 
 def measure(build: Build) -> Measured:
@@ -83,7 +85,7 @@ def measure(build: Build) -> Measured:
         write_reader_changes(staging / READER_CHANGES_FILE, ctx.reader_changes)
     build.stage("writing the card")
     measured = plain_sections([*builder.measured(), *(agreement.sections if agreement else [])])
-    return Measured(outcomes, agreement, builder.statistics(view), measured)
+    return Measured(outcomes, agreement, builder.statistics(view), measured, builder.baselines(view))
 
 
 def write_release_files(build: Build, release: Provenance) -> list[GateResult]:
@@ -103,6 +105,7 @@ def write_release_files(build: Build, release: Provenance) -> list[GateResult]:
         agreement={name: float(value) for name, value in measures.items()} if measures is not None else None,
         gates=[],
         measured_sections=measured.measured or None,
+        baselines=measured.baselines or None,
     )
     full = FullRelease(manifest, build.builder, draft, recorded, view, measured.statistics)
     gates = [

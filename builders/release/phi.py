@@ -86,6 +86,18 @@ def run_phi_gate(folder: Path, policy: PhiPolicy) -> PhiOutcome:
     return PhiOutcome(gate, scan, findings, allowances if policy.allowed_fields or recorded else None)
 
 
+def view_findings(pages: Path, release: Path, policy: PhiPolicy) -> list[PhiFinding]:
+    """The PHI gate over ``clincorp view``'s ``pages`` of the release in ``release``: the findings that are not a
+    string (category and hash) the release holds in a licensed text field (a full release's chart time, shown in a
+    page's titles) or lets through under ``policy`` (an allowed field, a reviewed finding)."""
+    held = scan_release(release, lambda file, field: False, policy.public).findings
+    let_through = {
+        (f.category, f.hash) for f in held if policy.excluded(f.file, f.field) or policy.allowance(f) is not None
+    }
+    scan = scan_release(pages, lambda file, field: False, policy.public)
+    return [finding for finding in scan.findings if (finding.category, finding.hash) not in let_through]
+
+
 def phi_gate(scan: PhiScan, findings: list[PhiFinding], allowed: int) -> GateResult:
     """The gate: passes with no finding left; lists where the first ones are, never what they are."""
     categories: dict[str, int] = {}
@@ -94,8 +106,8 @@ def phi_gate(scan: PhiScan, findings: list[PhiFinding], allowed: int) -> GateRes
     counted = ", ".join(f"{category} {count}" for category, count in sorted(categories.items()))
     observed = (
         f"{len(findings)} findings{f' ({counted})' if counted else ''} in {scan.strings} strings of "
-        f"{scan.files} files; {allowed} allowed; {scan.excluded_fields} licensed text fields excluded; "
-        f"{scan.not_read} figures not read"
+        f"{scan.files} files; {allowed} allowed; {scan.excluded_fields} licensed text fields excluded"
+        f"{f'; the text chunks of {scan.figures} figures read' if scan.figures else ''}"
     )
     details = [
         {"problem": f"{finding.place()}: {finding.category} (sha256 {finding.hash}…)"}

@@ -18,6 +18,7 @@ from pathlib import Path
 from types import MappingProxyType
 
 from clinical_corpora.builders.sources.discovery import walk_files, warn_left_out
+from clinical_corpora.builders.sources.text_lines import utf8_lines
 from clinical_corpora.core.errors import SourceError
 from clinical_corpora.core.labels import Hierarchy
 
@@ -172,26 +173,19 @@ def semantic_tag_of(fsn: str) -> str | None:
 
 def _rows(path: Path, columns: tuple[str, ...]) -> Iterator[tuple[int, list[str]]]:
     """Yield ``(line number, fields)`` of a tab-separated RF2 file after checking its header."""
-    try:
-        with path.open(encoding="utf-8", newline="\n") as stream:
-            header = stream.readline().rstrip("\r\n").lstrip("\ufeff").split("\t")
-            if header != list(columns):
-                raise SourceError(
-                    path,
-                    f"expected the RF2 header {' '.join(columns)} (tab separated), found {' '.join(header)}",
-                    line=1,
-                )
-            for line_number, line in enumerate(stream, start=2):
-                fields = line.rstrip("\r\n").split("\t")
-                if len(fields) != len(columns):
-                    raise SourceError(
-                        path,
-                        f"expected {len(columns)} tab-separated fields, found {len(fields)}",
-                        line=line_number,
-                    )
-                yield line_number, fields
-    except UnicodeDecodeError as error:
-        raise SourceError(path, f"expected UTF-8 text: {error.reason} at byte {error.start} of a line") from None
+    lines = utf8_lines(path)
+    _, first = next(lines, (1, ""))
+    header = first.rstrip("\r\n").lstrip("\ufeff").split("\t")
+    if header != list(columns):
+        raise SourceError(
+            path, f"expected the RF2 header {' '.join(columns)} (tab separated), found {' '.join(header)}", line=1
+        )
+    for line_number, line in lines:
+        fields = line.rstrip("\r\n").split("\t")
+        if len(fields) != len(columns):
+            found = f"expected {len(columns)} tab-separated fields, found {len(fields)}"
+            raise SourceError(path, found, line=line_number)
+        yield line_number, fields
 
 
 def _is_active(path: Path, line: int, value: str) -> bool:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from datasets import Features
 from datasets.info import DatasetInfo, DatasetInfosDict
@@ -12,6 +12,7 @@ from huggingface_hub import DatasetCardData
 
 from clinical_corpora.builders.contract.base import Builder
 from clinical_corpora.builders.contract.release_view import ReleaseView
+from clinical_corpora.builders.release.card.baselines import baselines_of
 from clinical_corpora.builders.release.card.changes import changes_sections
 from clinical_corpora.builders.release.card.croissant import CROISSANT_FILE, CroissantRelease, croissant_bytes
 from clinical_corpora.builders.release.card.hub_metadata import (
@@ -30,7 +31,7 @@ from clinical_corpora.core.changes import ReleaseChanges
 from clinical_corpora.core.errors import ClincorpError
 from clinical_corpora.core.manifest import CorpusManifest
 from clinical_corpora.core.release_manifest import LeakObserved, ReleaseManifest
-from clinical_corpora.core.release_records import FULL_FOLDER
+from clinical_corpora.core.release_records import FULL_FOLDER, VALIDATION_FILE, read_validation
 from clinical_corpora.schemas.features import features_for
 from clinical_corpora.schemas.licensed import SOURCE_DOCUMENTS, licensed_tree, text_free_features
 
@@ -50,6 +51,8 @@ class TextFreeRelease:
     changes: ReleaseChanges | None = None
     phi: list[CardSection] = field(default_factory=list)
     """The PHI gate's section (``card/phi.py``)."""
+    baselines: list[CardSection] = field(default_factory=list)
+    """The full release's baselines table (``card/baselines.py``), from ``full/validation.json``."""
 
     @property
     def folder_name(self) -> str:
@@ -69,9 +72,15 @@ def describe_text_free(
     if not isinstance(leak, LeakObserved):
         raise ClincorpError("manifest.json records no leak gate: not a text-free release this package wrote")
     licensed, documents = manifest.licensed_fields or {}, manifest.documents or {}
+    full_validation = read_validation(view.folder / FULL_FOLDER, f"{view.folder.name}/{FULL_FOLDER}/{VALIDATION_FILE}")
+    baselines = baselines_of(corpus, view, builder.note_sources(view), full, full_validation)
+    if baselines is not None:
+        measured = " The scores were measured on the full release's rows, before their licensed text was removed."
+        baselines = replace(baselines, text=baselines.text + measured)
     release = TextFreeRelease(
-        corpus, manifest.version, features, rows, licensed, documents, leak, manifest.changes, phi_sections(manifest)
-    )
+        corpus, manifest.version, features, rows, licensed, documents, leak, manifest.changes, phi_sections(manifest),
+        [baselines] if baselines else [],
+    )  # fmt: skip
     splits = {config: [split for split, count in counts.items() if count] for config, counts in rows.items()}
     croissant = CroissantRelease(
         corpus, manifest.version, features, splits, full.inputs or {}, manifest.shard_hashes(), text_free=True
@@ -127,7 +136,7 @@ def render_text_free_card(release: TextFreeRelease) -> str:
         "## Rows per split\n",
         f"{splits_note(rows)}\n",
         split_rows.markdown(),
-        *(section_markdown(section) for section in changes_sections(release.changes)),
+        *(section_markdown(section) for section in [*release.baselines, *changes_sections(release.changes)]),
         "## Leak gate\n",
         f"No file of this release (parquet values and metadata, JSON, cards) shares a run of more than "
         f"{observed.limit} characters with a source document, runs without a letter and label names aside. "

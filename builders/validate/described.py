@@ -14,12 +14,16 @@ from clinical_corpora.validation.gates import GateResult
 from clinical_corpora.validation.published import GATE
 
 DESCRIPTIONS = "card, figures and croissant.json as the package draws them from the data"
+BASELINES_DIFFER = "validation.json: its baselines' scores are not those the baselines give on the release's rows"
 
 
 def full_release(opened: OpenedRelease, corpus: CorpusManifest) -> FullRelease:
-    """What a full release's descriptions are drawn from: its statistics computed again from its rows."""
+    """What a full release's descriptions are drawn from: its statistics and baselines computed again from its
+    rows."""
     statistics = opened.builder.statistics(opened.view)
-    return FullRelease(corpus, opened.builder, opened.manifest, opened.validation, opened.view, statistics)
+    baselines = opened.builder.baselines(opened.view) or None
+    validation = opened.validation.model_copy(update={"baselines": baselines})
+    return FullRelease(corpus, opened.builder, opened.manifest, validation, opened.view, statistics)
 
 
 def published_gate(release: FullRelease) -> GateResult:
@@ -32,9 +36,10 @@ def published_gate(release: FullRelease) -> GateResult:
     return gate
 
 
-def descriptions_gate(opened: OpenedRelease, drawn: dict[str, bytes]) -> GateResult:
-    """The release's descriptions against ``drawn``: each the same bytes, and no figure it does not draw."""
-    problems = []
+def descriptions_gate(opened: OpenedRelease, drawn: dict[str, bytes], problems: list[str] | None = None) -> GateResult:
+    """The release's descriptions against ``drawn``: each the same bytes, and no figure it does not draw (after
+    the ``problems`` already found)."""
+    problems = list(problems or [])
     for name, data in drawn.items():
         path = opened.listed(name)
         if path is None:
@@ -47,7 +52,9 @@ def descriptions_gate(opened: OpenedRelease, drawn: dict[str, bytes]) -> GateRes
 
 
 def full_descriptions(release: FullRelease, opened: OpenedRelease) -> GateResult:
-    return descriptions_gate(opened, describe_full(release))
+    recorded = opened.validation.baselines
+    problems = [] if recorded == release.validation.baselines else [BASELINES_DIFFER]
+    return descriptions_gate(opened, describe_full(release), problems)
 
 
 def text_free_descriptions(opened: OpenedRelease, corpus: CorpusManifest) -> GateResult:

@@ -15,11 +15,15 @@ from clinical_corpora.builders.contract.base import BuildContext, Builder
 from clinical_corpora.builders.contract.display import DocumentDisplay, RowReader
 from clinical_corpora.builders.contract.release_view import ReleaseView
 from clinical_corpora.builders.release import opened as door
+from clinical_corpora.builders.release.card.baselines import baselines_of
 from clinical_corpora.builders.release.inputs import resolve_sources
+from clinical_corpora.builders.release.phi import PhiPolicy, phi_policy
+from clinical_corpora.core.card import CardSection
 from clinical_corpora.core.errors import ClincorpError
 from clinical_corpora.core.release_manifest import LeakObserved
 from clinical_corpora.core.release_records import ExpectationDetail, GateRecord
 from clinical_corpora.core.release_records import Violation as RecordedViolation
+from clinical_corpora.core.results import ResultRecord, read_record
 from clinical_corpora.schemas.features import row_decoder
 from clinical_corpora.schemas.licensed import licensed_tree, map_licensed
 
@@ -67,10 +71,16 @@ class Release:
     text_free: bool
     sample: bool
     builder: Builder
+    phi: PhiPolicy
+    """The release's PHI gate policy: the view's pages pass the same gate."""
     violations: list[Violation] = field(default_factory=list)
     gates: list[GateLine] = field(default_factory=list)
     annotators: dict[str, dict[str, DocumentDisplay]] = field(default_factory=dict)
     """Annotator → document id → that annotator's display, for the overlay (empty without annotators' files)."""
+    baselines: CardSection | None = None
+    """The card's baselines table (``release/card/baselines.py``)."""
+    results: list[ResultRecord] = field(default_factory=list)
+    """The result records given with ``--results``, each made on this release."""
 
     def rows(self) -> RowReader:
         """The release's rows for the builder's ``displays`` hook."""
@@ -97,11 +107,13 @@ def _withheld(_: object) -> None:
     return None
 
 
-def open_release(folder: Path, sources: dict[str, Path] | None = None, predictions: Path | None = None) -> Release:
+def open_release(
+    folder: Path, sources: dict[str, Path] | None = None, predictions: Path | None = None, results: Path | None = None
+) -> Release:
     """The release in ``folder``, through the door (``release/opened.py``), its corpus the installed one its
     manifest names. With ``predictions`` (a system's output in its scorer's format), the gold and the system are
     what the overlay compares; otherwise, with ``sources`` (or, for a sample release, its corpus's embedded
-    samples), the annotators' files they hold."""
+    samples), the annotators' files they hold. ``results``: a folder of result records made on this release."""
     opened = door.open_release(folder)
     release = Release(
         folder=folder,
@@ -110,6 +122,7 @@ def open_release(folder: Path, sources: dict[str, Path] | None = None, predictio
         text_free=opened.text_free,
         sample=opened.manifest.sample,
         builder=opened.builder,
+        phi=phi_policy(opened.corpus.folder, None if opened.text_free else opened.builder.CONFIGS, opened.manifest.phi),
     )
     records = [("validation.json", opened.validation)]
     if opened.text_free:
@@ -117,12 +130,42 @@ def open_release(folder: Path, sources: dict[str, Path] | None = None, predictio
     for source, record in records:
         release.gates += [gate_line(source, gate) for gate in record.gates]
         release.violations += violations(record.gates)
+    release.baselines = _baselines(opened)
+    release.results = result_records(opened, results) if results is not None else []
     if predictions is not None:
         release.annotators = _predictions(release, predictions)
     elif sources or release.sample:
         context = BuildContext(opened.corpus, resolve_sources(opened.corpus, sources or {}))
         release.annotators = release.builder.annotator_displays(context, release.rows())
     return release
+
+
+def _baselines(opened: door.OpenedRelease) -> CardSection | None:
+    """The card's baselines table: a full release's own, a text-free release's full release's; none for a
+    rehydration that is not the maintainer's release (other data than the scores describe)."""
+    sources = opened.builder.note_sources(opened.view)
+    if opened.text_free:
+        return baselines_of(opened.corpus, opened.view, sources, opened.full_manifest, opened.full_validation)
+    if opened.variant == "full":
+        return baselines_of(opened.corpus, opened.view, sources, opened.manifest, opened.validation)
+    return None
+
+
+def result_records(opened: door.OpenedRelease, folder: Path) -> list[ResultRecord]:
+    """The result records (``*.json``, by name) in ``folder``; an error naming a record made on another release."""
+    if not folder.is_dir():
+        raise ClincorpError(f"{folder}: no such folder (--results takes a folder of clincorp score --record files)")
+    accepted = {opened.digest, *([opened.full_digest] if opened.text_free else [])}
+    records = []
+    for path in sorted(folder.glob("*.json")):
+        record = read_record(path)
+        if record.digest not in accepted:
+            raise ClincorpError(
+                f"{path}: a result record made on release digest {record.digest} ({record.corpus} {record.version}), "
+                f"not on {opened.folder} (digest {opened.digest}): its scores do not describe this release"
+            )
+        records.append(record)
+    return records
 
 
 def _predictions(release: Release, predictions: Path) -> dict[str, dict[str, DocumentDisplay]]:

@@ -24,12 +24,14 @@ from typing import Any
 import jinja2
 
 from clinical_corpora.builders.contract.display import DocumentDisplay
+from clinical_corpora.builders.release.phi import view_findings
 from clinical_corpora.builders.view.compare import compared_passages
 from clinical_corpora.builders.view.overlay import overlay
 from clinical_corpora.builders.view.pages import page_view
 from clinical_corpora.builders.view.palette import palette_css
 from clinical_corpora.builders.view.reading import Release, Violation
 from clinical_corpora.core.errors import ClincorpError
+from clinical_corpora.core.release_records import MAX_LISTED
 
 ASSETS = Path(__file__).parent / "assets"
 MARKER = ".clincorp-view"
@@ -70,10 +72,23 @@ def write_view(release: Release, out: Path, progress: Callable[[int], None] = la
         pages = PageWriter(env, release, staging / DOCS)
         pages.write_all(progress)
         _write_index(env.get_template("index.html.j2"), _shared(release), pages, staging / INDEX)
+        _check_phi(release, staging)
         _publish(staging, out)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return Outcome(out / INDEX, len(pages.entries))
+
+
+def _check_phi(release: Release, staging: Path) -> None:
+    """Refuse pages holding what the release's PHI gate would refuse (a full release's note text left out: the
+    templates mark it ``data-licensed``), naming each finding's page, element, line, category and hash."""
+    findings = view_findings(staging, release.folder, release.phi)
+    if findings:
+        listed = "; ".join(f"{f.place()}: {f.category} (sha256 {f.hash}…)" for f in findings[:MAX_LISTED])
+        raise ClincorpError(
+            f"the view's pages hold {len(findings)} findings of the PHI gate and were not written: {listed} "
+            "(their text is not shown: look at the release in the enclave)"
+        )
 
 
 def _check_out(out: Path) -> None:
@@ -93,13 +108,22 @@ def _publish(staging: Path, out: Path) -> None:
 
 
 def environment() -> jinja2.Environment:
-    return jinja2.Environment(
+    env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(ASSETS),
         autoescape=True,
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
     )
+    env.filters["inline_markdown"] = inline_markdown
+    return env
+
+
+def inline_markdown(text: str) -> jinja2.utils.markupsafe.Markup:
+    """A card text's inline code and bold as HTML, the text escaped first."""
+    html = str(jinja2.utils.markupsafe.escape(text))
+    html = re.sub(r"`([^`]+)`", r"<code>\1</code>", html)
+    return jinja2.utils.markupsafe.Markup(re.sub(r"\*\*([^*]+)\*\*", r"<strong>\1</strong>", html))
 
 
 @functools.cache

@@ -14,12 +14,15 @@ from __future__ import annotations
 
 import random
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from clinical_corpora.builders.contract.baseline import BaselineRequest, write_json
+from clinical_corpora.builders.contract.baseline import BaselineRequest, held_splits, write_json
+from clinical_corpora.builders.contract.release_view import ReleaseView
+from clinical_corpora.core.results import BaselineScore
 from clinical_corpora.corpora.clicr.clicr_json import ENTITY_CLOSE, ENTITY_OPEN, marked_context
 from clinical_corpora.corpora.clicr.released_rows import query_rows
+from clinical_corpora.validation.metrics.clicr import AnswerKey
 
 QUERIES, DOCUMENTS = "clicr", "clicr_documents"
 Choose = Callable[[list[str]], str]
@@ -49,39 +52,43 @@ def most_frequent(entities: list[str]) -> str:
     return Counter(entities).most_common(1)[0][0]
 
 
-def case_entities(request: BaselineRequest) -> dict[str, list[str]]:
+def case_entities(view: ReleaseView) -> dict[str, list[str]]:
     """Case id → its entity strings (title and marked passage, as the authors' code reads a case)."""
-    rows = request.release.view.rows(DOCUMENTS)
     return {
         row["id"]: read_entities(
             row["title"] + "\n" + marked_context(row["passage"], [(e["start"], e["end"]) for e in row["entities"]])
         )
-        for _, row in rows
+        for _, row in view.rows(DOCUMENTS)
     }
+
+
+def split_predictions(
+    queries: Iterable[dict[str, Any]], entities: Mapping[str, list[str]], choose: Choose
+) -> tuple[dict[str, str], int]:
+    """``{query id: answer}`` for the queries of one split, and how many were left unanswered (their case has no
+    entity)."""
+    predictions: dict[str, str] = {}
+    unanswered = 0
+    for query in queries:
+        found = entities.get(query["document_id"], [])
+        if found:
+            predictions[query["id"]] = choose(found)
+        else:
+            unanswered += 1
+    return predictions, unanswered
 
 
 def _predict(request: BaselineRequest, choose: Callable[[], Choose]) -> list[str]:
     """One ``<split>.json`` ``{query id: answer}`` per split; each split's choices begin afresh."""
     request.release.of("clicr", QUERIES)
-    entities = case_entities(request)
+    entities = case_entities(request.release.view)
     written = []
     for split in request.splits(QUERIES):
-        chooser = choose()
-        predictions: dict[str, str] = {}
-        unanswered = 0
-        for query in _queries(request, split):
-            found = entities.get(query["document_id"], [])
-            if found:
-                predictions[query["id"]] = chooser(found)
-            else:
-                unanswered += 1
+        queries = (row for _, row in query_rows(request.release.view, ["id", "document_id"], split))
+        predictions, unanswered = split_predictions(queries, entities, choose())
         note = f" ({unanswered} queries of cases without entities left unanswered)" if unanswered else ""
         written.append(write_json(request.out / f"{split}.json", predictions) + note)
     return written
-
-
-def _queries(request: BaselineRequest, split: str) -> Iterator[dict[str, Any]]:
-    return (row for _, row in query_rows(request.release.view, ["id", "document_id"], split))
 
 
 def maxfreq_entity(request: BaselineRequest) -> list[str]:
@@ -91,8 +98,27 @@ def maxfreq_entity(request: BaselineRequest) -> list[str]:
 
 def rand_entity(request: BaselineRequest) -> list[str]:
     """rand-entity: a random entity occurrence of the case per query, drawn from ``random.Random(seed)``."""
+    return _predict(request, lambda: random.Random(request.seed).choice)
 
-    def chooser() -> Choose:
-        return random.Random(request.seed).choice
 
-    return _predict(request, chooser)
+CARD_SEED = 1234
+"""rand-entity's seed on the card (the authors' code's)."""
+CARD_METRICS = ("exact_match", "f1", "bleu_2", "bleu_4")
+
+
+def card_scores(view: ReleaseView) -> list[BaselineScore]:
+    """maxfreq-entity and rand-entity (seed :data:`CARD_SEED`) on each split holding queries, scored as
+    ``clincorp score clicr`` scores their predictions."""
+    entities = case_entities(view)
+    scores = []
+    for split in held_splits(view, QUERIES):
+        queries = [row for _, row in query_rows(view, ["id", "document_id", "answers"], split)]
+        key = AnswerKey({query["id"]: [answer["text"] for answer in query["answers"]] for query in queries})
+        for name, choose, seed in (
+            ("maxfreq-entity", most_frequent, None),
+            ("rand-entity", random.Random(CARD_SEED).choice, CARD_SEED),
+        ):
+            scored = key.score(split_predictions(queries, entities, choose)[0])
+            metrics = {metric: float(scored[metric]) for metric in CARD_METRICS}
+            scores.append(BaselineScore(baseline=name, split=split, scorer="clicr", metrics=metrics, seed=seed))
+    return scores

@@ -42,9 +42,11 @@ from clinical_corpora.builders.sources.umls import locate_rrf_files
 from clinical_corpora.core.card import CardSection
 from clinical_corpora.core.errors import ClincorpError, SourceError
 from clinical_corpora.core.locators import keys_of, locator
+from clinical_corpora.core.results import BaselineScore
 from clinical_corpora.core.text_encoding import UTF8
 from clinical_corpora.corpora.clicr import bigbio
 from clinical_corpora.corpora.clicr.agreement import recogniser_agreement
+from clinical_corpora.corpora.clicr.baselines import card_scores
 from clinical_corpora.corpora.clicr.display import annotator_displays, clicr_displays
 from clinical_corpora.corpora.clicr.entities import (
     CaseEntities,
@@ -329,6 +331,9 @@ class ClicrBuilder(Builder):
 
     def statistics(self, release: ReleaseView) -> list[CardSection]:
         return statistics_sections(release)
+
+    def baselines(self, release: ReleaseView) -> list[BaselineScore]:
+        return card_scores(release)
 
     def agreement(self, ctx: BuildContext, release: ReleaseView) -> AgreementReport | None:
         if not ctx.has_source("entity_gold"):

@@ -22,7 +22,6 @@ from clinical_corpora.core.processes import child_process
 from clinical_corpora.corpora.clicr.entity_matcher import CATEGORIES
 from clinical_corpora.corpora.clicr.released_rows import QUERY_BATCH
 from clinical_corpora.corpora.clicr.splits import SPLIT_PROPORTIONS
-from clinical_corpora.validation.metrics.clicr import AnswerKey, maxfreq_entity_predictions, rand_entity_predictions
 
 DOCUMENT_BATCH = 256
 TABLE_2_KEYS = (
@@ -38,30 +37,27 @@ TABLE_2_KEYS = (
     "answers_verbatim.percent",
 )
 """The stable keys of the Data statistics rows, in their order."""
-BASELINE_METRICS = ("exact_match", "f1", "bleu_2", "bleu_4")
 PASSAGES_APART = 1_000
 """Cases from which the card tokenises the passages in a child process: forking it costs about 0.1 s, and
 tokenising a thousand passages about 0.5 s."""
 
 
 def statistics_sections(release: ReleaseView) -> list[CardSection]:
-    """Data statistics, answer categories and baselines. From :data:`PASSAGES_APART` cases on, the passages
-    are tokenised in a child process (on the other core) while this one tallies the rest and scores the
-    baselines."""
+    """Data statistics and answer categories. From :data:`PASSAGES_APART` cases on, the passages are tokenised in
+    a child process (on the other core) while this one tallies the rest."""
     cases = sum(release.rows_in(shard) for shard in release.shards("clicr_documents"))
     if cases < PASSAGES_APART:
         passages = PassageTally.of(release)
-        documents, queries, baselines = _tallies_and_baselines(release)
+        documents, queries = DocumentTally.of(release), query_tallies(release)
     else:
         with child_process("counting the passages' tokens") as start:
             counted = start(PassageTally.of, release)
-            documents, queries, baselines = _tallies_and_baselines(release)
+            documents, queries = DocumentTally.of(release), query_tallies(release)
             passages = counted()
     return [
         _data_statistics(documents, passages, queries),
         _length_distributions(passages, query_lengths(release), queries),
         _answer_categories(queries),
-        baselines,
     ]
 
 
@@ -126,7 +122,6 @@ class DocumentTally:
     cases: int = 0
     without_learning_points: int = 0
     queries_removed: int = 0
-    entity_texts: dict[str, list[str]] = field(default_factory=dict)
     _shared: dict[str, str] = field(default_factory=dict, repr=False)
     """One string object per distinct entity text: millions of mentions share a few hundred thousand."""
 
@@ -141,11 +136,7 @@ class DocumentTally:
     def add(self, batch: pa.RecordBatch) -> None:
         """Count a batch of documents (columns ``id``, ``learning_points``, ``repeated_queries_removed`` and
         ``entities`` with their ``text`` only)."""
-        entities = batch.column("entities")
-        texts = _shared_texts(entities.flatten().field("text"), self._shared)
-        bounds = _list_bounds(entities)
-        for index, document_id in enumerate(batch.column("id").to_pylist()):
-            self.entity_texts[document_id] = texts[bounds[index] : bounds[index + 1]]
+        _shared_texts(batch.column("entities").flatten().field("text"), self._shared)
         self.cases += batch.num_rows
         self.without_learning_points += pc.list_value_length(batch.column("learning_points")).to_pylist().count(0)
         self.queries_removed += sum(batch.column("repeated_queries_removed").to_pylist())
@@ -195,12 +186,6 @@ def _shared_texts(texts: pa.Array, shared: dict[str, str]) -> list[str]:
 def _list_bounds(lists: pa.Array) -> list[int]:
     """Where each list starts among the flattened values of ``lists``, then where the last ends."""
     return list(accumulate(pc.list_value_length(lists).to_pylist(), initial=0))
-
-
-def _tallies_and_baselines(release: ReleaseView) -> tuple[DocumentTally, list[QueryTally], CardSection]:
-    """The card's tallies but the passages', and its baselines section."""
-    documents, queries = DocumentTally.of(release), query_tallies(release)
-    return documents, queries, _baselines(documents.entity_texts, queries)
 
 
 def _data_statistics(documents: DocumentTally, passages: PassageTally, queries: Sequence[QueryTally]) -> CardSection:
@@ -279,38 +264,3 @@ def _answer_categories(queries: Sequence[QueryTally]) -> CardSection:
     return CardSection(
         "Answer categories", table=Table(["category", "answers", "share"], rows), values=values, figures=[chart]
     )
-
-
-def _baselines(entities: Mapping[str, list[str]], queries: Sequence[QueryTally]) -> CardSection:
-    """rand-entity and maxfreq-entity (Šuster & Daelemans 2018, §5.1) per split, scored as the original evaluation."""
-    rows: list[list[Cell]] = []
-    values: dict[str, float] = {}
-    most_frequent = maxfreq_entity_predictions(entities)  # per case, not per query
-    for split, _ in SPLIT_PROPORTIONS:
-        in_split = [query for query in queries if query.split == split]
-        if not in_split:
-            continue
-        answers = AnswerKey({query.id: query.answers for query in in_split})  # prepared once for both methods
-        candidates = {query.id: entities[query.document_id] for query in in_split}
-        for name, predictions in (
-            ("rand-entity", rand_entity_predictions(candidates)),
-            ("maxfreq-entity", {query.id: most_frequent[query.document_id] for query in in_split}),
-        ):
-            scores = answers.score(predictions)
-            values |= {f"baseline.{name}.{split}.{metric}": float(scores[metric]) for metric in BASELINE_METRICS}
-            rows.append(
-                [
-                    name,
-                    split,
-                    len(in_split),
-                    round(scores["exact_match"], 1),
-                    round(scores["f1"], 1),
-                    round(scores["bleu_2"], 3),
-                    round(scores["bleu_4"], 3),
-                ]
-            )
-    text = (
-        "Candidates are the passage's recognised entities; rand-entity is seeded (1234, as the "
-        "original). EM and F1 in percent, BLEU as fractions (`clincorp score clicr`)."
-    )
-    return CardSection("Baselines", text, Table(["method", "split", "queries", "EM", "F1", "B-2", "B-4"], rows), values)

@@ -43,8 +43,10 @@ from clinical_corpora.builders.sources.text_lines import read_utf8
 from clinical_corpora.core.card import CardSection
 from clinical_corpora.core.errors import SourceError
 from clinical_corpora.core.locators import keys_of, locator
+from clinical_corpora.core.results import BaselineScore
 from clinical_corpora.corpora.odie_anaphora import bigbio
 from clinical_corpora.corpora.odie_anaphora.agreement import pairwise_agreement
+from clinical_corpora.corpora.odie_anaphora.baselines import card_scores
 from clinical_corpora.corpora.odie_anaphora.display import annotator_displays, odie_displays
 from clinical_corpora.corpora.odie_anaphora.notes import (
     I2B2_CONCEPT_TYPES,
@@ -164,6 +166,9 @@ class OdieAnaphoraBuilder(Builder):
     def statistics(self, release: ReleaseView) -> list[CardSection]:
         """Savova et al. 2011's corpus characteristics, from the released rows."""
         return statistics_sections(list(release.rows(CONFIG)))
+
+    def baselines(self, release: ReleaseView) -> list[BaselineScore]:
+        return card_scores(release)
 
     def quality_tables(self, release: ReleaseView) -> dict[str, pd.DataFrame]:
         """``odie_anaphora.pair_links``: each pair with the positions and classes of its two markables."""

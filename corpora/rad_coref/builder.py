@@ -32,8 +32,10 @@ from clinical_corpora.core.card import CardSection
 from clinical_corpora.core.errors import SourceError
 from clinical_corpora.core.file_limits import MAX_FILE_BYTES
 from clinical_corpora.core.locators import keys_of, locator
+from clinical_corpora.core.results import BaselineScore
 from clinical_corpora.corpora.rad_coref import bigbio
 from clinical_corpora.corpora.rad_coref.agreement import release_agreement
+from clinical_corpora.corpora.rad_coref.baselines import card_scores
 from clinical_corpora.corpora.rad_coref.display import annotator_displays, rad_coref_displays
 from clinical_corpora.corpora.rad_coref.predictions import prediction_displays
 from clinical_corpora.corpora.rad_coref.records import (
@@ -281,6 +283,9 @@ class RadCorefBuilder(Builder):
 
     def statistics(self, release: ReleaseView) -> list[CardSection]:
         return statistics_sections([row for _, row in release.rows(CONFIG)])
+
+    def baselines(self, release: ReleaseView) -> list[BaselineScore]:
+        return card_scores(release)
 
     def quality_tables(self, release: ReleaseView) -> dict[str, pd.DataFrame]:
         """``mention_pairs.per_patient``: pairs and coreferent pairs written vs. implied by the chains."""

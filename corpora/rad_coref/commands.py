@@ -27,11 +27,13 @@ from clinical_corpora.builders.exporters.conll2012 import Conll2012Export, Dropp
 from clinical_corpora.builders.sources.conll2012 import read_conll2012_chains, write_conll2012
 from clinical_corpora.core.errors import ClincorpError
 from clinical_corpora.core.registry import exporters
+from clinical_corpora.core.splits import cross_validation_folds
 from clinical_corpora.validation.metrics.coref import (
     CONLL_METRICS,
     METRIC_NAMES,
     Score,
     load_chains_json,
+    reported_metrics,
     score_documents_all,
 )
 from clinical_corpora.validation.metrics.coref_align import repeated_key_mentions
@@ -57,6 +59,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--json", action="store_true", help="print the scores as JSON")
     parser.add_argument("--split", help="with a release as KEY: score this split only")
+    parser.add_argument(
+        "--folds",
+        type=int,
+        help="score the key's documents (rad_coref: patients) in K cross-validation folds, as Datta et al. 2022 "
+        "evaluate (5 folds at patient level): each fold's scores and their mean; documents are dealt into folds "
+        "in a fixed shuffle of their sorted ids, so the folds are the same on every run",
+    )
     parser.add_argument(
         "--normalise-doc-names",
         action="store_true",
@@ -179,6 +188,42 @@ def score(
         raise ClincorpError(f"cannot score: {error}") from error
 
 
+def report_folds(args: argparse.Namespace, key: Documents, response: Documents) -> int:
+    """Each fold's metrics and their mean (``--folds K``), printed, and the mean (with each fold's, as
+    ``fold<N>.<metric>``) kept for ``--record``."""
+    try:
+        folds = cross_validation_folds(key, args.folds)
+    except ValueError as error:
+        raise ClincorpError(f"--folds {args.folds}: {error} (the key's documents)") from None
+    per_fold = [
+        reported_metrics(
+            score(
+                {document: key[document] for document in fold},
+                {document: response[document] for document in fold if document in response},
+                args.metrics,
+                dedupe_twinless=args.dedupe_twinless,
+            )
+        )
+        for fold in folds
+    ]
+    mean = {name: sum(scores[name] for scores in per_fold) / len(per_fold) for name in per_fold[0]}
+    each = {
+        f"fold{number}.{name}": value for number, scores in enumerate(per_fold, 1) for name, value in scores.items()
+    }
+    report_scores(args, {**mean, **each}, chain_config(args.key))
+    if args.json:
+        listed = [{"documents": fold, **scores} for fold, scores in zip(folds, per_fold, strict=True)]
+        print(json.dumps({"folds": listed, "mean": mean}, indent=2))
+        return 0
+    shown = [name for name in args.metrics if f"{name}.f1" in mean]
+    print(f"{'fold':<6} {'documents':>9} " + " ".join(f"{name + ' f1':>10}" for name in shown) + f" {'conll f1':>9}")
+    rows = [(str(n), len(fold), scores) for n, (fold, scores) in enumerate(zip(folds, per_fold, strict=True), 1)]
+    for label, documents, scores in [*rows, ("mean", len(key), mean)]:
+        values = " ".join(f"{100 * scores[f'{name}.f1']:10.2f}" for name in shown)
+        print(f"{label:<6} {documents:>9} {values} {100 * scores['conll_f1']:9.2f}")
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
     key_json = isinstance(args.key, Path) and args.key.suffix.lower() == ".json"
     if key_json != (args.response.suffix.lower() == ".json"):
@@ -190,8 +235,10 @@ def run(args: argparse.Namespace) -> int:
     check_mention_ids(key, response, args.response)
     check_repeats(key, response, args.response)
     scores = score(key, response, args.metrics, dedupe_twinless=args.dedupe_twinless)
+    if args.folds is not None:
+        return report_folds(args, key, response)
     conll = sum(scores[name].f1 for name in CONLL_METRICS) / len(CONLL_METRICS)
-    metrics = {f"{name}.{part}": value for name in args.metrics for part, value in scores[name]._asdict().items()}
+    metrics = reported_metrics({name: scores[name] for name in args.metrics})
     report_scores(args, {**metrics, "conll_f1": conll}, chain_config(args.key))
     if args.json:
         print(json.dumps({**{name: scores[name]._asdict() for name in args.metrics}, "conll_f1": conll}, indent=2))

@@ -9,13 +9,9 @@ from typing import Any
 
 from clinical_corpora.builders.contract.text_units import tokenize
 from clinical_corpora.core.card import BarChart, CardSection, Cell, Series, Table
-from clinical_corpora.corpora.rad_coref.agreement import conll_f1_of
 from clinical_corpora.corpora.rad_coref.records import MENTION_TYPES
-from clinical_corpora.corpora.rad_coref.string_match import string_match_chains
-from clinical_corpora.validation.metrics.coref import score_documents_all
 
 TWO_WEEKS_DAYS = 14
-SCORE_PARTS = ("recall", "precision", "f1")
 LONGEST_STACKED = 6
 """Figure 2 stacks chains of this length and longer in one part of each bar."""
 DRAWN_GAP_BINS = 13
@@ -32,7 +28,6 @@ def statistics_sections(patients: list[dict[str, Any]]) -> list[CardSection]:
         chain_coverage(patients),
         modality_combinations(patients),
         time_gaps(patients),
-        string_match_baseline(patients),
     ]
 
 
@@ -227,23 +222,4 @@ def _gap_chart(bins: Counter[tuple[int, str]]) -> BarChart:
         tuple(Series(kind, tuple(counts[(b, kind)] for b in range(drawn))) for kind in MENTION_TYPES),
         "days between the two reports (two-week bins)",
         "pairs of consecutive reports",
-    )
-
-
-def string_match_baseline(patients: list[dict[str, Any]]) -> CardSection:
-    """Datta et al. 2022, §5.1 and Table 7: lower-cased string match against the gold chains (gold mentions)."""
-    key = {p["patient_id"]: [c["mention_ids"] for c in p["chains"]] for p in patients}
-    response = {p["patient_id"]: string_match_chains((m["id"], m["text"]) for m in p["mentions"]) for p in patients}
-    scores = score_documents_all(key, response, ("muc", "b_cubed", "ceaf_e", "blanc"))
-    names = {"muc": "MUC", "b_cubed": "B³", "ceaf_e": "CEAF-e", "blanc": "BLANC"}
-    rows: list[list[Cell]] = [[names[name], s.recall, s.precision, s.f1] for name, s in scores.items()]
-    rows.insert(3, ["CoNLL", "", "", conll_f1_of(scores)])
-    values = {f"string_match.{name}.{part}": getattr(s, part) for name, s in scores.items() for part in SCORE_PARTS}
-    return CardSection(
-        "String-match baseline",
-        "Mentions with equal lower-cased strings are coreferent "
-        "(transitive closure), on gold mentions, one document per patient, counts summed "
-        "over patients (Datta et al. 2022, §5.1, Table 7; `corpora/rad_coref/string_match.py`).",
-        Table(["metric", "recall", "precision", "F1"], rows),
-        {**values, "string_match.conll.f1": conll_f1_of(scores)},
     )

@@ -15,10 +15,15 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import NamedTuple
 
-from clinical_corpora.builders.contract.baseline import BaselineRequest
+from clinical_corpora.builders.contract.baseline import BaselineRequest, held_splits
+from clinical_corpora.builders.contract.release_view import ReleaseView
 from clinical_corpora.builders.contract.text_units import sentence_spans
 from clinical_corpora.builders.exporters.brat import write_brat_document
 from clinical_corpora.builders.sources.brat.annotations import Attribute, BratDocument, Event, TextBound
+from clinical_corpora.core.results import BaselineScore
+from clinical_corpora.corpora.sdoh.exports import note_annotations
+from clinical_corpora.corpora.sdoh.scoring import DEFAULT_CRITERIA, events_from_brat
+from clinical_corpora.validation.metrics.sdoh import Counts, count_document
 
 CONFIG = "sdoh"
 TRIGGERS: dict[str, str] = {
@@ -133,3 +138,20 @@ def rules(request: BaselineRequest) -> list[str]:
             notes += 1
         written.append(f"{Path(request.out) / split} ({notes} notes)")
     return written
+
+
+def card_scores(view: ReleaseView) -> list[BaselineScore]:
+    """The rules on each split holding notes, scored with the n2c2 2022 criteria (the scorer's defaults) as
+    ``clincorp score sdoh`` scores the BRAT folder :func:`rules` writes: micro precision, recall and F1 over every
+    trigger and argument."""
+    scores = []
+    for split in held_splits(view, CONFIG):
+        total = Counts()
+        for _, note in view.rows(CONFIG, split):
+            gold = events_from_brat(note_annotations(note) or BratDocument(), note["id"])
+            predicted = events_from_brat(note_document(note["text"]), note["id"])
+            total.add(count_document(gold, predicted, DEFAULT_CRITERIA))
+        overall = total.summary()[0]
+        metrics = {"precision": overall.precision, "recall": overall.recall, "f1": overall.f1}
+        scores.append(BaselineScore(baseline="rules", split=split, scorer="sdoh", metrics=metrics))
+    return scores

@@ -31,7 +31,9 @@ from clinical_corpora.core.card import CardSection, Cell, Table
 from clinical_corpora.core.counts import NO_COUNTS
 from clinical_corpora.core.errors import SourceError
 from clinical_corpora.core.locators import locator
+from clinical_corpora.core.results import BaselineScore
 from clinical_corpora.corpora.sdoh import bigbio
+from clinical_corpora.corpora.sdoh.baselines import card_scores
 from clinical_corpora.corpora.sdoh.display import sdoh_displays
 from clinical_corpora.corpora.sdoh.predictions import prediction_displays
 from clinical_corpora.corpora.sdoh.records import (
@@ -154,6 +156,9 @@ class SdohBuilder(Builder):
         """The note sources (mimic, uw) of the rows of the ``sdoh`` config."""
         names = release.features(CONFIG)["source"].names
         return tuple(sorted(names[code] for code in pc.unique(release.column(CONFIG, "source")).to_pylist()))
+
+    def baselines(self, release: ReleaseView) -> list[BaselineScore]:
+        return card_scores(release)
 
     def statistics(self, release: ReleaseView) -> list[CardSection]:
         """Counts per split and source, summed over batches of notes (memory flat in the corpus size)."""

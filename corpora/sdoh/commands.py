@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import get_args
 
 from clinical_corpora.builders.contract.scored import report_scores
-from clinical_corpora.corpora.sdoh.scoring import gold_folder, score_folders_to_csv
+from clinical_corpora.corpora.sdoh.scoring import Reading, file_limit, gold_folder, score_folders_to_csv
 from clinical_corpora.validation.metrics.sdoh import (
     LabeledCriterion,
     ScoringCriteria,
@@ -58,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
             args.out,
             ScoringCriteria(args.score_trig, args.score_span, args.score_labeled),
             detailed=args.detailed,
-            workers=args.workers,
+            reading=Reading(args.workers, file_limit(args.gold_dir)),
         )
     overall = rows[0]
     report_scores(

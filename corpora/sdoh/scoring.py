@@ -27,6 +27,7 @@ from clinical_corpora.builders.sources.brat.standoff import read_brat_document
 from clinical_corpora.builders.sources.discovery import Document
 from clinical_corpora.builders.sources.shac import shac_annotations
 from clinical_corpora.core.errors import SourceError
+from clinical_corpora.core.file_limits import MAX_FILE_BYTES
 from clinical_corpora.core.processes import end_with_parent, fork_context
 from clinical_corpora.corpora.sdoh.exports import CONFIG, write_shac
 from clinical_corpora.validation.metrics.sdoh import (
@@ -71,11 +72,13 @@ def score_folders(
     *,
     on_document: Callable[[str, list[ScoreRow]], None] | None = None,
     workers: int = 1,
+    max_bytes: int = MAX_FILE_BYTES,
 ) -> list[ScoreRow]:
     """Score two BRAT folders with ``criteria``, streaming chunks of documents; OVERALL row first.
 
     ``on_document(doc_id, rows)`` receives each document's rows in id order (the ``--detailed``
-    output). ``workers`` > 1 scores chunks in that many processes; results are identical.
+    output). ``workers`` > 1 scores chunks in that many processes; results are identical. A file over
+    ``max_bytes`` (a release's own ``max_file_bytes`` when the gold is one) is a SourceError naming it.
     Raises SourceError when the gold folder is empty or lists documents found in one folder only.
     """
     gold = {document.id: document for document in brat_documents(gold_dir, quiet=True)}
@@ -88,7 +91,7 @@ def score_folders(
     pairs = [(doc_id, gold[doc_id], predicted[doc_id]) for doc_id in sorted(gold)]
     total = Counts()
     with _chunk_mapper(workers, pairs) as mapper:
-        for outcome in mapper(functools.partial(_score_chunk, criteria, on_document is not None)):
+        for outcome in mapper(functools.partial(_score_chunk, criteria, on_document is not None, max_bytes)):
             if isinstance(outcome, _FailedChunk):
                 raise SourceError(outcome.path, outcome.message, line=outcome.line,
                                   record=outcome.record)  # fmt: skip
@@ -100,6 +103,14 @@ def score_folders(
     return total.summary()
 
 
+@dataclass(frozen=True)
+class Reading:
+    """How two folders are read for scoring: the processes scoring chunks, and the largest file read whole."""
+
+    workers: int = 1
+    max_bytes: int = MAX_FILE_BYTES
+
+
 def score_folders_to_csv(
     gold_dir: str | Path,
     pred_dir: str | Path,
@@ -107,24 +118,30 @@ def score_folders_to_csv(
     criteria: ScoringCriteria = DEFAULT_CRITERIA,
     *,
     detailed: bool = False,
-    workers: int = 1,
+    reading: Reading = Reading(),
 ) -> list[ScoreRow]:
     """``score_folders`` writing ``out`` and, if ``detailed``, per-document rows to
     ``detailed_csv_path(out)``; returns the summary rows."""
     if not detailed:
-        rows = score_folders(gold_dir, pred_dir, criteria, workers=workers)
+        rows = score_folders(gold_dir, pred_dir, criteria, workers=reading.workers, max_bytes=reading.max_bytes)
     else:
         with open(detailed_csv_path(out), "w", newline="", encoding="utf-8") as handle:
             writer = csv.writer(handle, lineterminator="\n")
             writer.writerow(DETAILED_CSV_COLUMNS)
             rows = score_folders(
-                gold_dir, pred_dir, criteria, workers=workers,
+                gold_dir, pred_dir, criteria, workers=reading.workers, max_bytes=reading.max_bytes,
                 on_document=lambda doc_id, doc_rows: writer.writerows(
                     (doc_id, *row.csv_fields()) for row in doc_rows
                 ),
             )  # fmt: skip
     write_scores_csv(rows, out)
     return rows
+
+
+def file_limit(gold: Path | GivenRelease) -> int:
+    """The largest file scoring reads whole: the release's own ``max_file_bytes`` when the gold is one (a
+    maintainer who raised it for long notes scores them too), else the default."""
+    return gold.max_file_bytes if isinstance(gold, GivenRelease) else MAX_FILE_BYTES
 
 
 @contextlib.contextmanager
@@ -162,13 +179,13 @@ class _FailedChunk:
 ChunkOutcome = tuple[Counts, list[tuple[str, list[ScoreRow]]]] | _FailedChunk
 
 
-def _score_chunk(criteria: ScoringCriteria, keep_rows: bool, pairs: list[Pair]) -> ChunkOutcome:
+def _score_chunk(criteria: ScoringCriteria, keep_rows: bool, max_bytes: int, pairs: list[Pair]) -> ChunkOutcome:
     """Counts of a chunk of (id, gold, predicted) documents, and each document's rows when ``keep_rows``."""
     total = Counts()
     documents = []
     try:
         for doc_id, gold, predicted in pairs:
-            counts = count_document(_folder_events(gold), _folder_events(predicted), criteria)
+            counts = count_document(_folder_events(gold, max_bytes), _folder_events(predicted, max_bytes), criteria)
             total.add(counts)
             if keep_rows:
                 documents.append((doc_id, counts.rows()))
@@ -214,9 +231,17 @@ def _score_held(score: ChunkScorer, start: int) -> ChunkOutcome:
     return score(_HELD[start : start + _CHUNK_SIZE])
 
 
-def _folder_events(document: Document) -> list[SdohEvent]:
-    _, doc = read_brat_document(document, text_without_ann=True)
+def _folder_events(document: Document, max_bytes: int) -> list[SdohEvent]:
+    _, doc = read_brat_document(document, text_without_ann=True, max_bytes=max_bytes)
     return events_from_brat(doc, document.paths.get(ANN_SUFFIX) or document.require(TEXT_SUFFIX))
 
 
-__all__ = ["DEFAULT_CRITERIA", "events_from_brat", "gold_folder", "score_folders", "score_folders_to_csv"]
+__all__ = [
+    "DEFAULT_CRITERIA",
+    "Reading",
+    "events_from_brat",
+    "file_limit",
+    "gold_folder",
+    "score_folders",
+    "score_folders_to_csv",
+]

@@ -16,8 +16,13 @@ import re
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from clinical_corpora.builders.contract.baseline import BaselineRequest
+from clinical_corpora.builders.contract.baseline import BaselineRequest, held_splits
+from clinical_corpora.builders.contract.release_view import ReleaseView
 from clinical_corpora.builders.contract.text_units import tokenize
+from clinical_corpora.core.annotations import SpanAnnotation
+from clinical_corpora.core.results import BaselineScore
+from clinical_corpora.corpora.snomed_el.exports import split_annotations
+from clinical_corpora.validation.metrics.iou import macro_char_iou, support_weighted_char_iou
 
 NOTES, CONCEPTS = "snomed_el", "concepts"
 SEMANTIC_TAG = re.compile(r"\s*\([^()]+\)\s*$")
@@ -56,6 +61,26 @@ def longest_matches(text: str, terms: Terms) -> Iterator[tuple[int, int, int]]:
                 break
         else:
             position += 1
+
+
+def card_scores(view: ReleaseView) -> list[BaselineScore]:
+    """The dictionary linker on each split holding notes, scored with the challenge's character IoU as ``clincorp
+    score snomed`` scores its ``<split>.csv`` (without the bootstrap intervals)."""
+    terms = dictionary(row for _, row in view.rows(CONCEPTS))
+    scores = []
+    for split in held_splits(view, NOTES):
+        gold = list(split_annotations(view, split))
+        predicted = [
+            SpanAnnotation(note["note_id"], *match)
+            for _, note in view.rows(NOTES, split)
+            for match in longest_matches(note["text"], terms)
+        ]
+        metrics = {
+            "macro_char_iou": macro_char_iou(gold, predicted),
+            "support_weighted_char_iou": support_weighted_char_iou(gold, predicted),
+        }
+        scores.append(BaselineScore(baseline="dictionary", split=split, scorer="snomed", metrics=metrics))
+    return scores
 
 
 def dictionary_linker(request: BaselineRequest) -> list[str]:

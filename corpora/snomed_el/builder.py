@@ -37,9 +37,11 @@ from clinical_corpora.core.annotations import SpanAnnotation
 from clinical_corpora.core.card import CardSection
 from clinical_corpora.core.errors import SourceError
 from clinical_corpora.core.locators import keys_of, locator
+from clinical_corpora.core.results import BaselineScore
 from clinical_corpora.corpora.snomed_el import bigbio
 from clinical_corpora.corpora.snomed_el.agreement import annotator_agreement
 from clinical_corpora.corpora.snomed_el.annotations import SPLIT_SEED, TEST_FRACTION, NoteAnnotations, read_annotations
+from clinical_corpora.corpora.snomed_el.baselines import card_scores
 from clinical_corpora.corpora.snomed_el.display import annotator_displays, prediction_displays, snomed_el_displays
 from clinical_corpora.corpora.snomed_el.records import HIERARCHY_NAMES, ConceptRecord, ConceptStats, LinkedSpan, Note
 from clinical_corpora.corpora.snomed_el.released_annotations import concept_links
@@ -228,6 +230,9 @@ class SnomedElBuilder(Builder):
         if not ctx.has_source("annotators"):
             return None
         return annotator_agreement(ctx.source("annotators"), release)
+
+    def baselines(self, release: ReleaseView) -> list[BaselineScore]:
+        return card_scores(release)
 
     def statistics(self, release: ReleaseView) -> list[CardSection]:
         return statistics_sections(release)

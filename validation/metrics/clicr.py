@@ -17,15 +17,11 @@ Reimplements ``dataset-code/evaluate.py`` of the CliCR release (Šuster & Daelem
   Like the reference, a word missing from the vectors takes the file's first vector (``oov=
   "first_row"``); ``oov="skip"`` leaves it out instead. A missing prediction scores 0, and so
   does a zero vector (where the reference would produce NaN).
-
-Baselines (Šuster & Daelemans 2018, §5.1): ``rand-entity`` picks a random passage entity per query (seeded; the
-reference uses seed 1234) and ``maxfreq-entity`` the most frequent one, first seen on a tie.
 """
 
 from __future__ import annotations
 
 import math
-import random
 import re
 import string
 from collections import Counter
@@ -42,7 +38,6 @@ from clinical_corpora.core.errors import SourceError
 _WITHOUT_PUNCTUATION = str.maketrans("", "", string.punctuation)
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
 _TINY, _SMALL = 1e-15, 1e-9  # coco-caption BleuScorer's smoothing constants
-RAND_ENTITY_SEED = 1234
 
 
 def normalize_answer(text: str) -> str:
@@ -312,21 +307,4 @@ def answers_from_clicr_json(dataset: Mapping) -> dict[str, list[str]]:
         qa["id"]: [answer["text"] for answer in qa["answers"]]
         for datum in dataset["data"]
         for qa in datum["document"]["qas"]
-    }
-
-
-def rand_entity_predictions(candidates: Mapping[str, Sequence[str]], seed: int = RAND_ENTITY_SEED) -> dict[str, str]:
-    """rand-entity: for each query id (in order) a random entity of its passage ("" if none)."""
-    rng = random.Random(seed)
-    return {
-        query_id: entities[rng.randint(0, len(entities) - 1)] if entities else ""
-        for query_id, entities in candidates.items()
-    }
-
-
-def maxfreq_entity_predictions(candidates: Mapping[str, Sequence[str]]) -> dict[str, str]:
-    """maxfreq-entity: the passage entity seen most often, the first seen on a tie ("" if none)."""
-    return {
-        query_id: Counter(entities).most_common(1)[0][0] if entities else ""
-        for query_id, entities in candidates.items()
     }

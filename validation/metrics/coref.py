@@ -367,6 +367,26 @@ def score_documents_all(
     return {name: counts.score() for name, counts in totals.items()}
 
 
+TABLE_7_METRICS = ("muc", "b_cubed", "ceaf_e", "blanc")
+"""The metrics Datta et al. 2022 report for their systems (Table 7), with the CoNLL F1."""
+
+
+def reported_metrics(scores: Mapping[str, Score]) -> dict[str, float]:
+    """The metrics ``clincorp score coref`` reports: ``<metric>.recall|precision|f1`` of each metric scored, and
+    ``conll_f1`` (the mean of the MUC, B³ and CEAF-e F1) when those three are."""
+    metrics = {f"{name}.{part}": value for name, score in scores.items() for part, value in score._asdict().items()}
+    if all(name in scores for name in CONLL_METRICS):
+        metrics["conll_f1"] = sum(scores[name].f1 for name in CONLL_METRICS) / len(CONLL_METRICS)
+    return metrics
+
+
+def table_7_f1(key_docs: Documents, response_docs: Documents) -> dict[str, float]:
+    """The F1 of each of :data:`TABLE_7_METRICS` (``muc.f1`` …) and ``conll_f1``, named as
+    ``clincorp score coref`` reports them."""
+    metrics = reported_metrics(score_documents_all(key_docs, response_docs, TABLE_7_METRICS))
+    return {name: value for name, value in metrics.items() if name.endswith("f1")}
+
+
 def score_documents(key_docs: Documents, response_docs: Documents, metric: str) -> Score:
     """Score many documents with one metric, summing counts across documents."""
     return score_documents_all(key_docs, response_docs, (metric,))[metric]

@@ -18,6 +18,7 @@ from datasets import Features
 
 from clinical_corpora.builders.contract.base import Builder
 from clinical_corpora.builders.contract.release_view import ReleaseView
+from clinical_corpora.builders.release.card.baselines import baselines_of, release_scope
 from clinical_corpora.builders.release.card.card import (
     CardFacts,
     corpus_features,
@@ -38,7 +39,6 @@ from clinical_corpora.core.manifest import CorpusManifest
 from clinical_corpora.core.release_manifest import ReleaseManifest
 from clinical_corpora.core.release_records import ValidationRecord
 from clinical_corpora.validation.gates import GateResult
-from clinical_corpora.validation.published import ReleaseScope
 
 
 @dataclass(frozen=True)
@@ -66,21 +66,12 @@ class FullRelease:
         return declared_rows(self.corpus, self.view)
 
 
-def release_scope(release: FullRelease) -> ReleaseScope:
-    """What the release holds, from its data: rows of the default config, the splits holding them, the notes'
-    sources (when the corpus records them)."""
-    config = release.corpus.default_config
-    rows = {split: release.view.split_rows(config, split) for split in release.corpus.configs[config].splits}
-    held = tuple(split for split, count in rows.items() if count)
-    return ReleaseScope(config, sum(rows.values()), held, release.builder.note_sources(release.view))
-
-
 def published(release: FullRelease) -> tuple[CardSection, GateResult]:
     """The card's "Against the published corpus" and the ``published`` gate, from the statistics and the
     recorded agreement measures."""
     manifest = release.manifest
-    recomputed = recomputed_values(release.sections, release.validation.agreement)
-    scope = release_scope(release)
+    recomputed = recomputed_values(release.sections, release.validation.agreement, release.validation.baselines)
+    scope = release_scope(release.corpus, release.view, release.builder.note_sources(release.view))
     comparisons, gate = release_comparison(
         release.corpus, recomputed, list(manifest.inputs or {}), scope, manifest.sample
     )
@@ -89,7 +80,9 @@ def published(release: FullRelease) -> tuple[CardSection, GateResult]:
 
 def describe_full(release: FullRelease) -> dict[str, bytes]:
     """The card, each figure and croissant.json of a full release: path in the folder → bytes."""
-    sections = [*release.sections, published(release)[0]]
+    sources = release.builder.note_sources(release.view)
+    baselines = baselines_of(release.corpus, release.view, sources, release.manifest, release.validation)
+    sections = [*release.sections, *([baselines] if baselines else []), published(release)[0]]
     row_counts = release.row_counts()
     facts = CardFacts(
         release.corpus,

@@ -8,12 +8,12 @@ from clinical_corpora.core.release_manifest import ReleaseManifest
 
 SCANNED = (
     "Every string of every file of this release (parquet values at any depth and their metadata, JSON and JSON "
-    "Lines values and keys, this card) was scanned for protected health information in the categories of HIPAA's "
-    "safe harbor method (dates, ages over 89, phone and fax numbers, email and web addresses, IP addresses, social "
-    "security, medical record and account numbers, ZIP codes and street addresses, person names), "
-    "de-identification placeholders (MIMIC-III's bracketed placeholders, MIMIC-IV-Note's underscores, i2b2 "
-    "surrogate tags) recognised as such. A finding is named by file, field, row, category and a short hash, never "
-    "by its text; none is shown here."
+    "Lines values and keys, this card, the text chunks of its figures) was scanned for protected health "
+    "information in the categories of HIPAA's safe harbor method (dates, ages over 89, phone and fax numbers, "
+    "email and web addresses, IP addresses, social security, medical record and account numbers, ZIP codes and "
+    "street addresses, person names), de-identification placeholders (MIMIC-III's bracketed placeholders, "
+    "MIMIC-IV-Note's underscores, i2b2 surrogate tags) recognised as such. A finding is named by file, field, row, "
+    "category and a short hash, never by its text; none is shown here."
 )
 
 

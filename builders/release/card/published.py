@@ -11,6 +11,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 
 from clinical_corpora.core.card import CardSection, Cell, Table
 from clinical_corpora.core.manifest import CorpusManifest, PublishedNumber
+from clinical_corpora.core.results import BaselineScore
 from clinical_corpora.validation.gates import GateResult
 from clinical_corpora.validation.published import (
     Comparison,
@@ -33,11 +34,15 @@ VERDICTS = {
 }
 
 
-def recomputed_values(sections: Iterable[CardSection], agreement: Mapping[str, float] | None) -> Recomputed:
-    """Every statistic the release computes, by key: the card sections' values, then ``agreement.<measure>``."""
+def recomputed_values(
+    sections: Iterable[CardSection], agreement: Mapping[str, float] | None, baselines: Iterable[BaselineScore] | None
+) -> Recomputed:
+    """Every statistic the release computes, by key: the card sections' values, ``agreement.<measure>``, then
+    ``baseline.<name>.<split>.<metric>``."""
     sections = list(sections)
     values = {key: float(value) for section in sections for key, value in section.values.items()}
     values.update({f"agreement.{name}": float(value) for name, value in (agreement or {}).items()})
+    values.update({key: value for score in baselines or () for key, value in score.keys().items()})
     return Recomputed(values, tuple(prefix for section in sections for prefix in section.counted))
 
 
