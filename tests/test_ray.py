@@ -6,6 +6,7 @@ The tests share one local Ray (two CPUs), started once for this module; they run
 
 from __future__ import annotations
 
+import gc
 import os
 import random
 import sys
@@ -39,6 +40,7 @@ def ray_session() -> Iterator[None]:
     """One local Ray for every test of this module, stopped after them (later tests fork without its threads)."""
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level="ERROR")
     yield
+    gc.collect()  # Ray's object references kept by the tests' tracebacks go while Ray runs, not at the session's end
     ray.shutdown()
 
 

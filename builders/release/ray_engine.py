@@ -104,11 +104,15 @@ def build_on_ray(
         )
 
     submit(slots * 2)
-    while running:  # on an error, the few tasks still running end on their own and their outputs are dropped
-        index, reference = running.popleft()
-        sent = _result(ray, reference, _group_name(groups, index, state.manifest.name))
-        submit(1)
-        yield sent.received(state.encoding[1])
+    try:
+        while running:
+            index, reference = running.popleft()
+            sent = _result(ray, reference, _group_name(groups, index, state.manifest.name))
+            submit(1)
+            yield sent.received(state.encoding[1])
+    finally:  # on an error, the few tasks ahead end on their own: their references (and the state's) go now
+        running.clear()
+        shared.clear()
 
 
 def _result(ray: ModuleType, reference: Any, group: str) -> SentGroup:
