@@ -13,6 +13,7 @@ import contextlib
 import gc
 import multiprocessing
 import os
+import signal
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -33,7 +34,10 @@ def end_with_parent(parent: int) -> None:
     """Exit this process (status 1) soon after ``parent`` is gone: call it first thing in a forked helper, with
     the pid the starting process had before it forked (``os.getpid()`` there). A daemon thread compares the
     parent's pid with it (an orphan is adopted by another), so a helper whose parent was killed before this
-    call exits at once; reading the parent's pid here instead would watch the adopter forever."""
+    call exits at once; reading the parent's pid here instead would watch the adopter forever. A SIGTERM ends
+    the helper quietly, whatever handler it inherited (a process connected to Ray has one printing a stack
+    dump)."""
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
     def watch() -> None:
         while os.getppid() == parent:

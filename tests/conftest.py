@@ -82,9 +82,11 @@ T = TypeVar("T")
 
 
 @pytest.fixture(scope="session", autouse=True)
-def clincorp_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """The session's ``$CLINCORP_CACHE`` (the UMLS matcher index), so tests never touch ~/.cache."""
-    folder = tmp_path_factory.mktemp("clincorp-cache")
+def clincorp_cache(shared_folder: Path) -> Iterator[Path]:
+    """The test run's ``$CLINCORP_CACHE`` (the UMLS matcher index, written atomically), so tests never touch
+    ~/.cache; one for every xdist worker, as the sample releases that fill it are made by whichever asks first."""
+    folder = shared_folder / "clincorp-cache"
+    folder.mkdir(exist_ok=True)
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("CLINCORP_CACHE", str(folder))
         yield folder

@@ -17,7 +17,7 @@ from clinical_corpora.core.errors import ClincorpError
 from clinical_corpora.core.manifest import CorpusManifest
 
 if TYPE_CHECKING:
-    from clinical_corpora.builders.release.request import ChangesSince, Mode, ReleaseRequest
+    from clinical_corpora.builders.release.request import ChangesSince, Mode, RayEngine, ReleaseRequest
     from clinical_corpora.core.release_manifest import PhiReviewed
     from clinical_corpora.validation.gates import GateResult
 
@@ -43,6 +43,8 @@ class ReleaseArgs:
     text_free: bool = False
     phi_allow: Path | None = None
     mode: Mode = "release"
+    engine: Literal["local", "ray"] = "local"
+    ray_address: str | None = None
 
     @classmethod
     def parsed(cls, args: argparse.Namespace, mode: Mode = "release") -> ReleaseArgs:
@@ -61,6 +63,8 @@ class ReleaseArgs:
             getattr(args, "text_free", False),
             args.phi_allow,
             mode,
+            args.engine,
+            args.ray_address,
         )
 
 
@@ -134,8 +138,10 @@ def configure(parser: argparse.ArgumentParser, default_out: str = "releases", mo
         type=arguments.workers,
         metavar="N",
         help="build the corpus's document shards in N processes (default: a process per 64 documents, at most "
-        "every core; never more than the cores or the shards); the release's bytes are the same whatever N",
+        "every core; never more than the cores or the shards); with --engine ray, N Ray tasks at a time (default: "
+        "the cluster's CPUs); the release's bytes are the same whatever N",
     )
+    _add_engine_arguments(parser)
     parser.add_argument(
         "--previous",
         type=Path,
@@ -150,6 +156,23 @@ def configure(parser: argparse.ArgumentParser, default_out: str = "releases", mo
             help="also write the text-free variant beside the release (<corpus>-<version>.text-free: no licensed "
             "text, checked by the leak gate; anyone may share it and restore the release with clincorp rehydrate)",
         )
+
+
+def _add_engine_arguments(parser: argparse.ArgumentParser) -> None:
+    """Where the shards are built: this machine's processes, or Ray tasks."""
+    parser.add_argument(
+        "--engine",
+        choices=["local", "ray"],
+        default="local",
+        help="build the shards in this machine's processes (local), or as Ray tasks (ray: needs pip install "
+        "clinical-corpora[ray]); this process writes the release either way, byte for byte the same",
+    )
+    parser.add_argument(
+        "--ray-address",
+        metavar="ADDRESS",
+        help="with --engine ray, the Ray cluster to run on (default: $RAY_ADDRESS, else a Ray started on this "
+        "machine); its workers need clinical-corpora installed and the inputs at the same paths",
+    )
 
 
 def _add_gate_arguments(parser: argparse.ArgumentParser) -> None:
@@ -201,6 +224,7 @@ def release(asked: ReleaseArgs, on_released: Told | None = None, on_stage: Stage
     tried and a failure is a FAILED entry naming its error."""
     told = on_released or (lambda done: None)
     corpora = _selected(asked)
+    _check_engine(asked)
     _one_at_a_time(asked, corpora)
     made = [Released(name, "-", "FAILED", error=why) for name, why in load_plugins().items()] if asked.every else []
     for failed in made:
@@ -241,6 +265,16 @@ def _selected(asked: ReleaseArgs) -> list[CorpusManifest]:
     if asked.every == bool(asked.corpora):
         raise ClincorpError("name one or more corpora, or --all")
     return all_corpora() if asked.every else [find_corpus(name) for name in asked.corpora]
+
+
+def _check_engine(asked: ReleaseArgs) -> None:
+    """``--ray-address`` only with ``--engine ray``, and Ray installed when asked for."""
+    if asked.ray_address is not None and asked.engine != "ray":
+        raise ClincorpError("--ray-address applies to --engine ray")
+    if asked.engine == "ray":
+        from clinical_corpora.builders.release.ray_engine import require_ray
+
+        require_ray()
 
 
 def _one_at_a_time(asked: ReleaseArgs, corpora: list[CorpusManifest]) -> None:
@@ -285,11 +319,18 @@ def _request(corpus: CorpusManifest, asked: ReleaseArgs, changes: ChangesSince |
         max_rejects=asked.max_rejects,
         gate_overlay=asked.gates,
         workers=asked.workers,
+        engine=_engine(asked),
         options=asked.options,
         mode=asked.mode,
         changes_since=changes,
         phi_reviewed=_phi_allowed(asked),
     )
+
+
+def _engine(asked: ReleaseArgs) -> RayEngine | None:
+    from clinical_corpora.builders.release.request import RayEngine
+
+    return RayEngine(address=asked.ray_address, num_cpus=asked.workers) if asked.engine == "ray" else None
 
 
 def _phi_allowed(asked: ReleaseArgs) -> list[PhiReviewed]:

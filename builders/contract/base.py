@@ -20,11 +20,9 @@ main process by :meth:`Builder.aggregate` from the :class:`Partial` values the s
 rows, in document order. A builder that lists nothing (the default) is one shard, built by
 :meth:`Builder.generate` (whose default is ``generate_shard`` over every document, then ``aggregate``).
 
-Beyond one machine the same contract runs on an existing engine, with no cluster code of ours: the
-groups are the input rows of ``ray.data.from_items(groups).map_batches(...)`` (or a Spark
-``parallelize(groups, n).mapPartitions(...)``), each task calling ``generate_shard`` and returning the
-Arrow record batches ``builders.release.workers`` makes; the batches, kept in group order, feed the same
-parquet writer and gates.
+Beyond one machine the same groups run as Ray tasks (``clincorp release --engine ray``), each calling
+``generate_shard`` and returning the Arrow record batches ``builders.release.workers`` makes; the batches,
+taken in group order, feed the same parquet writer and gates, so the bytes are those of one process.
 """
 
 from __future__ import annotations

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Literal
 
@@ -32,6 +33,7 @@ from clinical_corpora.builders.release.inputs import (
     walk_sources,
 )
 from clinical_corpora.builders.release.phi import PHI_ADVICE, phi_report_file
+from clinical_corpora.builders.release.ray_engine import build_on_ray, cluster_cpus, connected
 from clinical_corpora.builders.release.request import ReleaseRequest
 from clinical_corpora.builders.release.rows import no_documents, refuse_when_all_rejected, write_rows
 from clinical_corpora.builders.sources.discovery import walks_given
@@ -78,14 +80,15 @@ def run(request: ReleaseRequest) -> Outcome:
         with walks_given({root: walks[name] for name, root in sources.items() if root is not None and name in walks}):
             del walks  # handed over: each goes with its first use
             total = _count_documents(builder, manifest, ctx)
-        workers = _capped_workers(manifest, request.workers) or auto_workers(total)
+        workers = _workers(request, manifest, total)
         created = [folder for folder in (request.out, corpus_dir) if not folder.exists()]
         make_folder(corpus_dir)
         remove_stale_staging(corpus_dir)
         staging = make_staging(corpus_dir, name)
         build = Build(manifest, builder, _features(builder, manifest), ctx, staging)
         build.stage("hashing the input files")
-        row_counts = write_rows(build, total, workers)
+        engine = partial(build_on_ray, request.engine) if request.engine else None
+        row_counts = write_rows(build, total, workers, engine)
         refuse_when_all_rejected(build, row_counts, corpus_dir / f"{name}.rejects.jsonl")
         release = Provenance(
             version,
@@ -131,6 +134,16 @@ def default_workers() -> int:
 DOCUMENTS_PER_WORKER = 64
 """Without ``--workers``, a build uses a worker per this many documents (at most every core): starting and
 feeding a worker process costs ~0.1 s, more than a few dozen documents take to build here."""
+
+
+def _workers(request: ReleaseRequest, manifest: CorpusManifest, total: int | None) -> int:
+    """The processes building the shards, or on Ray the tasks running at once (``--workers``, else the cluster's
+    CPUs)."""
+    if request.engine is not None:
+        cpus = cluster_cpus(connected(request.engine))
+        stage_line(manifest.name, f"building on Ray ({cpus} CPUs)")
+        return request.workers or cpus
+    return _capped_workers(manifest, request.workers) or auto_workers(total)
 
 
 def _capped_workers(manifest: CorpusManifest, asked: int | None) -> int | None:

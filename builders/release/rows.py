@@ -4,6 +4,7 @@ written split by split, duplicate ids rejected, and the rejects kept."""
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -13,15 +14,25 @@ from tqdm import tqdm
 from clinical_corpora.builders.contract.base import BuildContext, Builder
 from clinical_corpora.builders.contract.release_view import ReleaseView
 from clinical_corpora.builders.release.build import Build, write_rejects
-from clinical_corpora.builders.release.workers import build_in_process, build_in_workers, document_groups
+from clinical_corpora.builders.release.workers import (
+    GroupOutput,
+    GroupsEngine,
+    build_in_process,
+    build_in_workers,
+    document_groups,
+    worker_state,
+)
 from clinical_corpora.builders.release.writer import SplitWriter, rows_per_row_group
 from clinical_corpora.core.errors import ClincorpError, GateError, SourceError
 from clinical_corpora.core.manifest import CorpusManifest
 
 
-def write_rows(build: Build, total: int | None, workers: int) -> dict[str, dict[str, int]]:
-    """Build the documents (in ``workers`` processes when the builder has shards) into per-split parquet
-    writers, then quarantine duplicate ids; returns rows per config and split."""
+def write_rows(
+    build: Build, total: int | None, workers: int, engine: GroupsEngine | None = None
+) -> dict[str, dict[str, int]]:
+    """Build the documents (in ``workers`` processes, or by another ``engine`` running ``workers`` groups at a time,
+    when the builder has shards) into per-split parquet writers, then quarantine duplicate ids; returns rows per
+    config and split."""
     builder, manifest, ctx = build.builder, build.manifest, build.ctx
     writers = {
         (config, split): SplitWriter(
@@ -33,12 +44,13 @@ def write_rows(build: Build, total: int | None, workers: int) -> dict[str, dict[
         for config, spec in manifest.configs.items()
         for split in spec.splits
     }
-    documents = builder.shards(ctx) if workers > 1 else {}  # shards() runs once: it may check or reject
+    # shards() runs once: it may check or reject
+    documents = builder.shards(ctx) if workers > 1 or engine is not None else {}
     groups = document_groups(documents, workers) if documents else []
     workers = min(workers, max(1, len(groups)))  # a worker per group at most
-    build.stage(f"building the records in {f'{workers} worker processes' if len(groups) > 1 else 'one process'}")
+    build.stage(f"building the records {_where(len(groups), workers, engine)}")
     progress = tqdm(total=total, desc=f"{manifest.name}: building", unit=" documents", disable=not sys.stderr.isatty())
-    _build_into(build, writers, documents, groups, workers, progress)
+    _build_into(build, writers, documents, _group_outputs(build, groups, workers, engine), progress)
     progress.update(ctx.read - progress.n)
     progress.close()
     if ctx.read == 0:
@@ -55,27 +67,43 @@ def write_rows(build: Build, total: int | None, workers: int) -> dict[str, dict[
     return counts
 
 
+def _where(groups: int, workers: int, engine: GroupsEngine | None) -> str:
+    if groups <= 1:
+        return "in one process"
+    return f"as {groups} tasks, {workers} at a time" if engine else f"in {workers} worker processes"
+
+
+def _group_outputs(
+    build: Build, groups: list[dict[str, Any]], workers: int, engine: GroupsEngine | None
+) -> Iterator[GroupOutput] | None:
+    """Each group's output in group order, from worker processes or the engine; None when there is one group."""
+    if len(groups) <= 1:
+        return None
+    state = worker_state(build.builder, build.manifest, build.features, build.ctx)
+    return (engine or build_in_workers)(state, groups, workers)
+
+
 def _build_into(
     build: Build,
     writers: dict[tuple[str, str], SplitWriter],
     documents: dict[str, Any],
-    groups: list[dict[str, Any]],
-    workers: int,
+    outputs: Iterator[GroupOutput] | None,
     progress: tqdm,
 ) -> None:
-    """The records of every group (in worker processes when there are several), then the aggregates."""
+    """The records of every group (in worker processes or the engine when there are several), then the
+    aggregates."""
     builder, ctx = build.builder, build.ctx
 
     def sink(config: str, split: str, batch: pa.RecordBatch) -> None:
         writers[(config, split)].write(batch)
 
-    if len(groups) <= 1:
+    if outputs is None:
         rows = builder.generate_documents(ctx, documents) if documents else builder.generate(ctx)
         for _ in build_in_process(builder, build.manifest, build.features, rows, sink):
             progress.update(ctx.read - progress.n)
         return
     partials: list[Any] = []
-    for output in build_in_workers(builder, build.manifest, build.features, ctx, groups, workers):
+    for output in outputs:
         ctx.read += output.read
         ctx.rejects += output.rejects
         ctx.reader_changes += output.reader_changes

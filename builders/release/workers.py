@@ -52,10 +52,10 @@ class GroupOutput:
 
 
 @dataclass
-class _SentGroup:
-    """A group's output on its way from a worker: each batch an IPC message without its schema, read back
-    against the schema the parent has. A pickled batch carries its schema, and (de)serialising a nested
-    config's costs ~1 ms: ~55 µs a note in a job of 64 SDOH notes."""
+class SentGroup:
+    """A group's output on its way from a worker (a process of the pool, or a Ray task): each batch an IPC
+    message without its schema, read back against the schema the parent has. A pickled batch carries its
+    schema, and (de)serialising a nested config's costs ~1 ms: ~55 µs a note in a job of 64 SDOH notes."""
 
     output: GroupOutput
     messages: list[tuple[str, str, pa.Buffer]]
@@ -157,7 +157,9 @@ def document_groups(documents: dict[str, Any], workers: int) -> list[dict[str, A
 
 
 @dataclass
-class _WorkerState:
+class WorkerState:
+    """What every group's job needs besides its documents: handed to each worker once."""
+
     builder: Builder
     manifest: CorpusManifest
     features: dict[str, Features]
@@ -166,21 +168,32 @@ class _WorkerState:
     encoding: Encoding
 
 
-_STATE: _WorkerState | None = None
+_STATE: WorkerState | None = None
 
 
-def _start_worker(state: _WorkerState, parent: int) -> None:
+def worker_state(
+    builder: Builder, manifest: CorpusManifest, features: dict[str, Features], ctx: BuildContext
+) -> WorkerState:
+    """The state every worker of this build starts with."""
+    return WorkerState(builder, manifest, features, ctx.sources, ctx.on_error, encoding_of(features))
+
+
+def _start_worker(state: WorkerState, parent: int) -> None:
     global _STATE
     end_with_parent(parent)
     _STATE = state
 
 
-def _build_group(group: dict[str, Any]) -> _SentGroup:
-    """One worker job: the rows of a group of documents as record batches."""
+def _build_group(group: dict[str, Any]) -> SentGroup:
+    """One job of the pool: :func:`build_group` with the state the worker started with."""
     assert _STATE is not None
-    state = _STATE
+    return build_group(_STATE, group)
+
+
+def build_group(state: WorkerState, group: dict[str, Any]) -> SentGroup:
+    """One worker job: the rows of a group of documents as record batches."""
     ctx = BuildContext(state.manifest, state.sources, state.on_error)
-    sent = _SentGroup(GroupOutput(), [])
+    sent = SentGroup(GroupOutput(), [])
     rows = rows_only(state.builder.generate_shard(ctx, **group), sent.output.partials)
     sink: Sink = lambda c, s, b: sent.messages.append((c, s, b.serialize()))  # noqa: E731
     for _ in build_in_process(state.builder, state.manifest, state.features, rows, sink, state.encoding):
@@ -189,21 +202,19 @@ def _build_group(group: dict[str, Any]) -> _SentGroup:
     return sent
 
 
-def build_in_workers(
-    builder: Builder,
-    manifest: CorpusManifest,
-    features: dict[str, Features],
-    ctx: BuildContext,
-    groups: list[dict[str, Any]],
-    workers: int,
-) -> Iterator[GroupOutput]:
+GroupsEngine = Callable[[WorkerState, list[dict[str, Any]], int], Iterator[GroupOutput]]
+"""What builds the groups, ``n`` at a time, yielding their outputs in group order: :func:`build_in_workers`
+(this machine's processes) or another engine (Ray)."""
+
+
+def build_in_workers(state: WorkerState, groups: list[dict[str, Any]], workers: int) -> Iterator[GroupOutput]:
     """Each group's output, in group order, built by ``workers`` processes (at most two jobs ahead each)."""
+    builder, manifest = state.builder, state.manifest
     context = fork_context()
-    state = _WorkerState(builder, manifest, features, ctx.sources, ctx.on_error, encoding_of(features))
     pool = ProcessPoolExecutor(workers, mp_context=context, initializer=_start_worker, initargs=(state, os.getpid()))
     try:
         queued = iter(groups)
-        running: deque[Future[_SentGroup]] = deque(pool.submit(_build_group, g) for g in islice(queued, workers * 2))
+        running: deque[Future[SentGroup]] = deque(pool.submit(_build_group, g) for g in islice(queued, workers * 2))
         builder.workers_started()  # every worker has started (fork starts them all on the first submit)
         while running:
             try:
