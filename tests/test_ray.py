@@ -100,7 +100,7 @@ def _sdoh_on_ray(out: Path, engine: RayEngine) -> Path:
 def _sdoh_groups() -> list[str]:
     """The keys of the SDOH sample's groups in order (a note per group)."""
     corpus = find_corpus("sdoh")
-    builder = make_builder(corpus.builder, {})
+    builder = make_builder(corpus, {})
     return [
         repr(note) for note in builder.shards(BuildContext(corpus, resolve_sources(corpus, {}), "fail"))["documents"]
     ]
