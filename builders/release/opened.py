@@ -33,10 +33,11 @@ from threading import Thread
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+from datasets import Features
 from pydantic import BaseModel
 
 from clinical_corpora.builders.contract.base import Builder, make_builder
-from clinical_corpora.builders.contract.release_view import SHARD_PATTERN, ReleaseView
+from clinical_corpora.builders.contract.release_view import SHARD_PATTERN, ReleaseView, parquet_file
 from clinical_corpora.builders.plugins import find_corpus, installed_corpus
 from clinical_corpora.builders.release.inputs_file import read_inputs_file
 from clinical_corpora.core.errors import ClincorpError, SourceError, error_line
@@ -67,6 +68,8 @@ from clinical_corpora.core.release_records import (
     read_json_lines,
     read_validation,
 )
+from clinical_corpora.schemas.features import features_for
+from clinical_corpora.schemas.licensed import licensed_tree, text_free_features
 
 SHOWN = 3
 """Problems an error names before pointing to ``clincorp validate``."""
@@ -337,6 +340,16 @@ class OpenedRelease:
         """``folder/name`` when the manifest lists it (an unlisted file is never read)."""
         return self.folder / name if self.manifest.output(name) is not None else None
 
+    def expected_features(self) -> dict[str, Features]:
+        """The features each declared config's shards must have: its record model's, or their text-free
+        derivation."""
+        expected = {}
+        for config in self.corpus.configs:
+            model = self.builder.CONFIGS[config]
+            features = features_for(model)
+            expected[config] = text_free_features(features, licensed_tree(model)) if self.text_free else features
+        return expected
+
     def configs(self) -> list[str]:
         """The configs the release holds that its installed corpus declares (others are never read)."""
         return [config for config in self.view.configs() if config in self.corpus.configs]
@@ -355,6 +368,7 @@ def open_release(folder: Path, trust: Trust = Trust.CHECKED, corpus: str | Path 
     inspection = inspect_release(folder, contents=trust is Trust.CHECKED)
     _refuse_unless(folder, inspection.problems)
     opened = passed(inspection, corpus)
+    _refuse_unless(folder, schema_problems(opened))
     if trust is Trust.DEFERRED:
         opened.checking = HashCheck(folder, opened.manifest)
     return opened
@@ -370,6 +384,36 @@ def passed(inspection: Inspection, corpus: str | Path | None = None) -> OpenedRe
         find_corpus(str(corpus)) if corpus is not None else installed_corpus(manifest.corpus, folder / MANIFEST_FILE)
     )
     return OpenedRelease(folder, manifest, installed, release_digest(folder))
+
+
+def schema_problems(opened: OpenedRelease) -> list[str]:
+    """Each data shard of a declared config whose schema (its Arrow types and embedded features, read from its
+    footer) is not its record model's: no command reads a row of a shard of another shape."""
+    problems = []
+    for config, features in opened.expected_features().items():
+        for shard in opened.view.shards(config):
+            name = shard.relative_to(opened.folder).as_posix()
+            try:
+                stored = parquet_file(shard).schema_arrow
+            except ClincorpError as error:
+                problems.append(str(error))
+                continue
+            differing = _differing_field(stored, features.arrow_schema)
+            if differing is None and opened.view.shard_features(shard) != features:
+                differing = "its embedded features"
+            if differing is not None:
+                problems.append(f"{name}: its schema is not the {config} record model's (field {differing} differs)")
+    return problems
+
+
+def _differing_field(stored: pa.Schema, expected: pa.Schema) -> str | None:
+    """The first field of ``expected`` that ``stored`` lacks or types otherwise, or a field it adds, or None."""
+    for expected_field in expected:
+        index = stored.get_field_index(expected_field.name)
+        if index < 0 or not stored.field(index).type.equals(expected_field.type):
+            return repr(expected_field.name)
+    extra = [name for name in stored.names if name not in expected.names]
+    return repr(extra[0]) if extra else None
 
 
 def _refuse_unless(folder: Path, problems: list[str]) -> None:
