@@ -40,6 +40,7 @@ from clinical_corpora.builders.contract.base import Builder, make_builder
 from clinical_corpora.builders.contract.release_view import SHARD_PATTERN, ReleaseView, parquet_file
 from clinical_corpora.builders.plugins import find_corpus, installed_corpus
 from clinical_corpora.builders.release.inputs_file import read_inputs_file
+from clinical_corpora.builders.release.shard_values import shard_value_problems
 from clinical_corpora.core.errors import ClincorpError, SourceError, error_line
 from clinical_corpora.core.hashing import regular_file_sha256
 from clinical_corpora.core.manifest import CorpusManifest, apply_gate_overlay
@@ -368,7 +369,7 @@ def open_release(folder: Path, trust: Trust = Trust.CHECKED, corpus: str | Path 
     inspection = inspect_release(folder, contents=trust is Trust.CHECKED)
     _refuse_unless(folder, inspection.problems)
     opened = passed(inspection, corpus)
-    _refuse_unless(folder, schema_problems(opened))
+    _refuse_unless(folder, schema_problems(opened) or value_problems(opened))
     if trust is Trust.DEFERRED:
         opened.checking = HashCheck(folder, opened.manifest)
     return opened
@@ -403,6 +404,19 @@ def schema_problems(opened: OpenedRelease) -> list[str]:
                 differing = "its embedded features"
             if differing is not None:
                 problems.append(f"{name}: its schema is not the {config} record model's (field {differing} differs)")
+    return problems
+
+
+def value_problems(opened: OpenedRelease) -> list[str]:
+    """Each data shard of a declared config holding a label id outside its set, or a null its record model
+    forbids (a re-anchored rehydration writes null for each string it lost)."""
+    nulls_allowed = opened.variant == "re-anchored"
+    problems = []
+    for config, features in opened.expected_features().items():
+        model = opened.builder.CONFIGS[config]
+        for shard in opened.view.shards(config):
+            name = shard.relative_to(opened.folder).as_posix()
+            problems += shard_value_problems(shard, name, None if nulls_allowed else model, features)
     return problems
 
 
