@@ -56,7 +56,8 @@ MAX_TEXT = 500
 
 Sha256 = Annotated[str, Field(pattern=SHA256)]
 Name = Annotated[str, Field(pattern=NAME, max_length=64)]
-Count = Annotated[int, Field(ge=0)]
+Count = Annotated[int, Field(ge=0, strict=True)]
+"""A count: a JSON integer, never ``true`` nor ``1.0``."""
 Variant = Literal["full", "text-free", "re-anchored", "partial"]
 
 
@@ -355,7 +356,7 @@ def _repeated_key(data: bytes | str) -> str | None:
 
     try:
         json.loads(data, object_pairs_hook=pairs)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     return repeated[0] if repeated else None
 

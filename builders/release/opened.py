@@ -42,6 +42,7 @@ from clinical_corpora.builders.plugins import find_corpus, installed_corpus
 from clinical_corpora.builders.release.inputs_file import read_inputs_file
 from clinical_corpora.builders.release.shard_values import shard_value_problems
 from clinical_corpora.core.errors import ClincorpError, SourceError, error_line
+from clinical_corpora.core.file_limits import MAX_FILE_BYTES
 from clinical_corpora.core.hashing import regular_file_sha256
 from clinical_corpora.core.manifest import CorpusManifest, apply_gate_overlay
 from clinical_corpora.core.release_manifest import (
@@ -120,13 +121,18 @@ def inspect_release(folder: Path, contents: bool = True) -> Inspection:
     if MANIFEST_FILE not in files and not (folder / MANIFEST_FILE).is_symlink():
         raise ClincorpError(f"{folder} is not a release: it has no {MANIFEST_FILE}")
     try:
+        if (folder / MANIFEST_FILE).lstat().st_size > MAX_FILE_BYTES:
+            raise ClincorpError(f"{MANIFEST_FILE}: more than {MAX_FILE_BYTES:,} bytes, not a release manifest")
         manifest = read_manifest(folder, MANIFEST_FILE)
     except ClincorpError as error:
         return Inspection(folder, None, [*problems, str(error)])
     inspection = Inspection(folder, manifest, problems)
     inspection.problems += _listing_problems(manifest, files)
+    oversized = _oversized(folder, manifest, files)
+    inspection.problems += oversized
     if not contents:  # nothing but manifest.json is read before its files' sha256 are confirmed
         return inspection
+    files -= {problem.partition(":")[0] for problem in oversized}  # never hashed nor read
     differing = differing_files(folder, manifest, files)
     inspection.problems += [_differs(name) for name in differing]
     readable = files - set(differing)  # a file that differs is not read
@@ -175,6 +181,21 @@ def _listing_problems(manifest: ReleaseManifest, files: set[str]) -> list[str]:
         if not _belongs(name, manifest.kind)
     ]
     return problems
+
+
+def _oversized(folder: Path, manifest: ReleaseManifest, files: set[str]) -> list[str]:
+    """Each listed file other than a parquet file (read whole: a card, a figure, a JSON file) over
+    :data:`MAX_FILE_BYTES`, found by its size alone (nothing is hashed or read)."""
+    sizes = {
+        entry.file: (folder / entry.file).lstat().st_size
+        for entry in manifest.outputs
+        if entry.file in files and entry.rows is None
+    }
+    return [
+        f"{name}: {size:,} bytes, more than any such file of a release holds (at most {MAX_FILE_BYTES:,})"
+        for name, size in sorted(sizes.items())
+        if size > MAX_FILE_BYTES
+    ]
 
 
 def _belongs(name: str, variant: Variant) -> bool:
@@ -369,9 +390,12 @@ def open_release(folder: Path, trust: Trust = Trust.CHECKED, corpus: str | Path 
     inspection = inspect_release(folder, contents=trust is Trust.CHECKED)
     _refuse_unless(folder, inspection.problems)
     opened = passed(inspection, corpus)
-    _refuse_unless(folder, schema_problems(opened) or value_problems(opened))
     if trust is Trust.DEFERRED:
         opened.checking = HashCheck(folder, opened.manifest)
+    problems = schema_problems(opened) or value_problems(opened)
+    if problems and opened.checking is not None:  # a file that differs from its sha256 is named as such first
+        problems = opened.checking.problems() or problems
+    _refuse_unless(folder, problems)
     return opened
 
 
