@@ -16,6 +16,7 @@ version is a release version; a count is not negative) before anything else look
 from __future__ import annotations
 
 import json
+from collections import Counter
 from pathlib import Path, PurePosixPath
 from typing import Annotated, Any, Literal, Self, TypeVar
 
@@ -55,7 +56,8 @@ MAX_TEXT = 500
 
 Sha256 = Annotated[str, Field(pattern=SHA256)]
 Name = Annotated[str, Field(pattern=NAME, max_length=64)]
-Count = Annotated[int, Field(ge=0)]
+Count = Annotated[int, Field(ge=0, strict=True)]
+"""A count: a JSON integer, never ``true`` nor ``1.0``."""
 Variant = Literal["full", "text-free", "re-anchored", "partial"]
 
 
@@ -331,11 +333,32 @@ def read_typed(data: bytes | str, model: type[Model], where: str, what: str) -> 
     """JSON ``data`` as ``model``; a ClincorpError naming ``where``, ``what`` it should be and the first problem
     otherwise (nested too deeply included)."""
     try:
+        repeated = _repeated_key(data)
+        if repeated is not None:
+            raise ClincorpError(f"{where}: not {what}: key {repeated!r} given twice in one object")
         return model.model_validate_json(data)
     except ValidationError as error:
         raise ClincorpError(f"{where}: not {what}: {first_problem(error)}") from None
     except RecursionError:
         raise ClincorpError(f"{where}: not {what} (nested too deeply)") from None
+
+
+def _repeated_key(data: bytes | str) -> str | None:
+    """The first key given twice in one object of the JSON ``data`` (which two readers could read as two
+    different records), or None; None too when ``data`` is no JSON (pydantic then says where it breaks)."""
+    repeated: list[str] = []
+
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        record = dict(items)
+        if len(record) < len(items):
+            repeated.extend(key for key, count in Counter(key for key, _ in items).items() if count > 1)
+        return record
+
+    try:
+        json.loads(data, object_pairs_hook=pairs)
+    except (ValueError, RecursionError):
+        return None
+    return repeated[0] if repeated else None
 
 
 def release_digest(folder: Path) -> str:

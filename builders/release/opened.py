@@ -33,13 +33,16 @@ from threading import Thread
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+from datasets import Features
 from pydantic import BaseModel
 
 from clinical_corpora.builders.contract.base import Builder, make_builder
-from clinical_corpora.builders.contract.release_view import SHARD_PATTERN, ReleaseView
+from clinical_corpora.builders.contract.release_view import SHARD_PATTERN, ReleaseView, parquet_file
 from clinical_corpora.builders.plugins import find_corpus, installed_corpus
 from clinical_corpora.builders.release.inputs_file import read_inputs_file
+from clinical_corpora.builders.release.shard_values import shard_value_problems
 from clinical_corpora.core.errors import ClincorpError, SourceError, error_line
+from clinical_corpora.core.file_limits import MAX_FILE_BYTES
 from clinical_corpora.core.hashing import regular_file_sha256
 from clinical_corpora.core.manifest import CorpusManifest, apply_gate_overlay
 from clinical_corpora.core.release_manifest import (
@@ -67,6 +70,8 @@ from clinical_corpora.core.release_records import (
     read_json_lines,
     read_validation,
 )
+from clinical_corpora.schemas.features import features_for
+from clinical_corpora.schemas.licensed import licensed_tree, text_free_features
 
 SHOWN = 3
 """Problems an error names before pointing to ``clincorp validate``."""
@@ -116,13 +121,18 @@ def inspect_release(folder: Path, contents: bool = True) -> Inspection:
     if MANIFEST_FILE not in files and not (folder / MANIFEST_FILE).is_symlink():
         raise ClincorpError(f"{folder} is not a release: it has no {MANIFEST_FILE}")
     try:
+        if (folder / MANIFEST_FILE).lstat().st_size > MAX_FILE_BYTES:
+            raise ClincorpError(f"{MANIFEST_FILE}: more than {MAX_FILE_BYTES:,} bytes, not a release manifest")
         manifest = read_manifest(folder, MANIFEST_FILE)
     except ClincorpError as error:
         return Inspection(folder, None, [*problems, str(error)])
     inspection = Inspection(folder, manifest, problems)
     inspection.problems += _listing_problems(manifest, files)
+    oversized = _oversized(folder, manifest, files)
+    inspection.problems += oversized
     if not contents:  # nothing but manifest.json is read before its files' sha256 are confirmed
         return inspection
+    files -= {problem.partition(":")[0] for problem in oversized}  # never hashed nor read
     differing = differing_files(folder, manifest, files)
     inspection.problems += [_differs(name) for name in differing]
     readable = files - set(differing)  # a file that differs is not read
@@ -171,6 +181,21 @@ def _listing_problems(manifest: ReleaseManifest, files: set[str]) -> list[str]:
         if not _belongs(name, manifest.kind)
     ]
     return problems
+
+
+def _oversized(folder: Path, manifest: ReleaseManifest, files: set[str]) -> list[str]:
+    """Each listed file other than a parquet file (read whole: a card, a figure, a JSON file) over
+    :data:`MAX_FILE_BYTES`, found by its size alone (nothing is hashed or read)."""
+    sizes = {
+        entry.file: (folder / entry.file).lstat().st_size
+        for entry in manifest.outputs
+        if entry.file in files and entry.rows is None
+    }
+    return [
+        f"{name}: {size:,} bytes, more than any such file of a release holds (at most {MAX_FILE_BYTES:,})"
+        for name, size in sorted(sizes.items())
+        if size > MAX_FILE_BYTES
+    ]
 
 
 def _belongs(name: str, variant: Variant) -> bool:
@@ -337,6 +362,16 @@ class OpenedRelease:
         """``folder/name`` when the manifest lists it (an unlisted file is never read)."""
         return self.folder / name if self.manifest.output(name) is not None else None
 
+    def expected_features(self) -> dict[str, Features]:
+        """The features each declared config's shards must have: its record model's, or their text-free
+        derivation."""
+        expected = {}
+        for config in self.corpus.configs:
+            model = self.builder.CONFIGS[config]
+            features = features_for(model)
+            expected[config] = text_free_features(features, licensed_tree(model)) if self.text_free else features
+        return expected
+
     def configs(self) -> list[str]:
         """The configs the release holds that its installed corpus declares (others are never read)."""
         return [config for config in self.view.configs() if config in self.corpus.configs]
@@ -357,6 +392,10 @@ def open_release(folder: Path, trust: Trust = Trust.CHECKED, corpus: str | Path 
     opened = passed(inspection, corpus)
     if trust is Trust.DEFERRED:
         opened.checking = HashCheck(folder, opened.manifest)
+    problems = schema_problems(opened) or value_problems(opened)
+    if problems and opened.checking is not None:  # a file that differs from its sha256 is named as such first
+        problems = opened.checking.problems() or problems
+    _refuse_unless(folder, problems)
     return opened
 
 
@@ -370,6 +409,49 @@ def passed(inspection: Inspection, corpus: str | Path | None = None) -> OpenedRe
         find_corpus(str(corpus)) if corpus is not None else installed_corpus(manifest.corpus, folder / MANIFEST_FILE)
     )
     return OpenedRelease(folder, manifest, installed, release_digest(folder))
+
+
+def schema_problems(opened: OpenedRelease) -> list[str]:
+    """Each data shard of a declared config whose schema (its Arrow types and embedded features, read from its
+    footer) is not its record model's: no command reads a row of a shard of another shape."""
+    problems = []
+    for config, features in opened.expected_features().items():
+        for shard in opened.view.shards(config):
+            name = shard.relative_to(opened.folder).as_posix()
+            try:
+                stored = parquet_file(shard).schema_arrow
+            except ClincorpError as error:
+                problems.append(str(error))
+                continue
+            differing = _differing_field(stored, features.arrow_schema)
+            if differing is None and opened.view.shard_features(shard) != features:
+                differing = "its embedded features"
+            if differing is not None:
+                problems.append(f"{name}: its schema is not the {config} record model's (field {differing} differs)")
+    return problems
+
+
+def value_problems(opened: OpenedRelease) -> list[str]:
+    """Each data shard of a declared config holding a label id outside its set, or a null its record model
+    forbids (a re-anchored rehydration writes null for each string it lost)."""
+    nulls_allowed = opened.variant == "re-anchored"
+    problems = []
+    for config, features in opened.expected_features().items():
+        model = opened.builder.CONFIGS[config]
+        for shard in opened.view.shards(config):
+            name = shard.relative_to(opened.folder).as_posix()
+            problems += shard_value_problems(shard, name, None if nulls_allowed else model, features)
+    return problems
+
+
+def _differing_field(stored: pa.Schema, expected: pa.Schema) -> str | None:
+    """The first field of ``expected`` that ``stored`` lacks or types otherwise, or a field it adds, or None."""
+    for expected_field in expected:
+        index = stored.get_field_index(expected_field.name)
+        if index < 0 or not stored.field(index).type.equals(expected_field.type):
+            return repr(expected_field.name)
+    extra = [name for name in stored.names if name not in expected.names]
+    return repr(extra[0]) if extra else None
 
 
 def _refuse_unless(folder: Path, problems: list[str]) -> None:

@@ -16,7 +16,7 @@ from datasets import Features
 from pydantic import BaseModel, ValidationError
 
 from clinical_corpora.builders.contract.release_view import ReleaseView
-from clinical_corpora.builders.release.opened import OpenedRelease
+from clinical_corpora.builders.release.opened import OpenedRelease, schema_problems
 from clinical_corpora.builders.validate.gate import problems_gate
 from clinical_corpora.core.errors import record_name
 from clinical_corpora.core.locators import LOCATOR
@@ -31,27 +31,15 @@ from clinical_corpora.schemas.licensed import (
     LicensedTree,
     holds_lost,
     licensed_tree,
-    text_free_features,
 )
 from clinical_corpora.validation.gates import GateResult
 
 BATCH_ROWS = 1024
 
 
-def expected_features(opened: OpenedRelease) -> dict[str, Features]:
-    """The features each declared config of the release must have: the record models', or their text-free
-    derivation."""
-    expected = {}
-    for config in opened.corpus.configs:
-        model = opened.builder.CONFIGS[config]
-        features = features_for(model)
-        expected[config] = text_free_features(features, licensed_tree(model)) if opened.text_free else features
-    return expected
-
-
 def schema_gate(opened: OpenedRelease) -> GateResult:
-    """Every shard's embedded features against its record model, and the schema fingerprint."""
-    expected = expected_features(opened)
+    """Every shard's Arrow schema and embedded features against its record model, and the schema fingerprint."""
+    expected = opened.expected_features()
     problems = []
     if schema_fingerprint(expected) != opened.manifest.schema_fingerprint:
         problems.append("the installed record models no longer match the release's schema fingerprint")
@@ -59,15 +47,9 @@ def schema_gate(opened: OpenedRelease) -> GateResult:
         full = {config: features_for(opened.builder.CONFIGS[config]) for config in opened.corpus.configs}
         if schema_fingerprint(full) != opened.manifest.full_schema_fingerprint:
             problems.append("the installed record models differ from those the full release was built with")
-    for config, features in expected.items():
-        shards = opened.view.shards(config)
-        problems += [
-            f"{shard.name}: embedded features differ from the {config} record model"
-            for shard in shards
-            if opened.view.shard_features(shard) != features
-        ]
-        if not shards and opened.variant == "full":
-            problems.append(f"config {config}: no parquet files")
+    problems += schema_problems(opened)
+    if opened.variant == "full":
+        problems += [f"config {config}: no parquet files" for config in expected if not opened.view.shards(config)]
     return problems_gate("schema", problems, "features as the record models")
 
 
