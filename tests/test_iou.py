@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import math
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -188,3 +190,11 @@ def test_gold_scored_against_itself_is_perfect() -> None:
     assert result["macro_char_iou"] == result["support_weighted_char_iou"] == 1.0
     assert result["macro_char_iou_ci95"] == [1.0, 1.0]
     assert result["bootstrap"]["notes"] == 9
+
+
+def test_predictions_without_gold_give_no_interval_and_no_warning() -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # numpy's "All-NaN slice" RuntimeWarning reached the user
+        scored = score([], [span("n1", 0, 4, CT_HEAD)], replicates=20)
+    assert scored["macro_char_iou_ci95"] == [0.0, 0.0]  # the predicted concept has no gold: IoU 0
+    assert all(math.isnan(bound) for bound in scored["support_weighted_char_iou_ci95"])  # no gold span to weigh

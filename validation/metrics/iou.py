@@ -15,6 +15,7 @@ span has an empty union; the reference then returns NaN for the whole score, her
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -110,6 +111,12 @@ def support_weighted_char_iou(gold: Sequence[SpanAnnotation], pred: Sequence[Spa
     return weighted
 
 
+def _interval(samples: np.ndarray, tails: list[float]) -> list[float]:
+    """The percentiles ``tails`` of the samples that are numbers (NaN, NaN when none is: no note scores)."""
+    scored = samples[~np.isnan(samples)]
+    return np.percentile(scored, tails).tolist() if len(scored) else [math.nan, math.nan]
+
+
 def score(
     gold: Sequence[SpanAnnotation],
     pred: Sequence[SpanAnnotation],
@@ -129,7 +136,7 @@ def score(
         ]
     )
     tails = [100 * (1 - CONFIDENCE) / 2, 100 * (1 + CONFIDENCE) / 2]
-    macro_ci, weighted_ci = (np.nanpercentile(samples[:, column], tails).tolist() for column in (0, 1))
+    macro_ci, weighted_ci = (_interval(samples[:, column], tails) for column in (0, 1))
     return {
         "macro_char_iou": macro,
         "support_weighted_char_iou": weighted,
