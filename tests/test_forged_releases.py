@@ -12,9 +12,11 @@ export, score and baseline; a manifest with a key given twice passed validate.
 from __future__ import annotations
 
 import json
+import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -184,3 +186,19 @@ def test_a_forged_release_is_refused_or_read_without_a_crash(
         status, _ = run(argv, capsys)
         assert status != 0 or not case.door, argv
     assert everything_but(tmp_path, out) == before
+
+
+def test_a_patient_id_that_is_no_subject_id_is_viewed_with_the_annotators(
+    sample_variant: SampleVariant, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A rad_coref patient id is any identifier the record model takes; the annotators' overlay matches the
+    annotation folders (MIMIC SUBJECT_IDs) by number and passes over the others instead of crashing."""
+    release = Path(shutil.copytree(sample_variant("rad_coref", "full"), tmp_path / "rad_coref" / "rad_coref-forged"))
+    shard = forge.first_shard(release)
+
+    def rename_first_patient(rows: list[dict[str, Any]]) -> None:
+        rows[0]["patient_id"] = "patient-a"
+
+    forge.rewrite_rows(shard, rename_first_patient)(release)
+    status = main(["view", str(release), "--out", str(tmp_path / "view")])
+    assert status == 0 and "Traceback" not in capsys.readouterr().err

@@ -70,7 +70,8 @@ def annotator_displays(ctx: BuildContext, rows: RowReader) -> dict[str, dict[str
     texts = {report["row_id"]: report["text"] for patient in reports.values() for report in patient}
     if len(folders) < 2 or None in texts.values():
         return {}
-    quarantined = set(list_annotation_folder(annotations / GOLD_FOLDER, quiet=True)) - {int(p) for p in reports}
+    released = {int(p) for p in reports if p.isascii() and p.isdigit()}  # a patient folder is a SUBJECT_ID
+    quarantined = set(list_annotation_folder(annotations / GOLD_FOLDER, quiet=True)) - released
     displays: dict[str, dict[str, DocumentDisplay]] = {}
     for name, folder in folders.items():
         annotated = read_annotator(folder, texts, quarantined)
