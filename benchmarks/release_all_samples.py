@@ -86,7 +86,7 @@ def per_expectation_cost(releases: str, repeats: int) -> dict[str, Any]:
     import pandas as pd
     import pyarrow as pa
 
-    from clinical_corpora.builders.contract.base import load_builder_class
+    from clinical_corpora.builders.contract.base import make_builder
     from clinical_corpora.builders.contract.release_view import ReleaseView
     from clinical_corpora.builders.plugins import all_corpora
     from clinical_corpora.builders.release.checks import quality_tables
@@ -95,9 +95,9 @@ def per_expectation_cost(releases: str, repeats: int) -> dict[str, Any]:
     gx, _ = expectations._great_expectations()
     suites = []
     for manifest in all_corpora():
-        view = ReleaseView(Path(releases) / manifest.name / manifest.sample_version)
+        view = ReleaseView(Path(releases) / manifest.name / f"{manifest.name}-{manifest.sample_version}")
         suite = manifest.gates.expectations
-        suites.append((suite, quality_tables(load_builder_class(manifest.builder)(), view, suite)))
+        suites.append((suite, quality_tables(make_builder(manifest), view, suite)))
     count = sum(len(suite) for suite, _ in suites)
 
     def ours() -> None:
