@@ -235,6 +235,26 @@ def null_first_field(rows: list[dict[str, Any]]) -> None:
     rows[0][next(iter(rows[0]))] = None
 
 
+def null_nested_field(rows: list[dict[str, Any]]) -> None:
+    """The first value inside the first row's first list of structs (a span's start, a report's row id) set to
+    null: the record model requires it, and the readers of every command index by it."""
+
+    def walk(value: Any, depth: int) -> bool:
+        if isinstance(value, list):
+            return any(walk(item, depth + 1) for item in value[:1])
+        if not isinstance(value, dict):
+            return False
+        for key, item in value.items():
+            if depth >= 2 and item is not None and not isinstance(item, dict | list):
+                value[key] = None
+                return True
+            if walk(item, depth + 1):
+                return True
+        return False
+
+    walk(rows[0], 0)
+
+
 def empty_row_group(name: str) -> Forgery:
     """The parquet file with a second row group of 0 rows."""
 

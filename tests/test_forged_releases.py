@@ -102,6 +102,10 @@ def _shard_cases() -> Iterator[Case]:
             yield Case(
                 corpus, variant, name, forge.parquet_forgeries(SHARDS[corpus])[name], name not in HARMLESS_SHAPES
             )
+    for corpus in CORPORA:  # a null deep in a row, where the record model requires a value
+        yield Case(
+            corpus, "full", "null-nested-field", forge.rewrite_rows(SHARDS[corpus], forge.null_nested_field), True
+        )
     for corpus in ("sdoh", "rad_coref"):
         for name, forgery in forge.RECIPE_FORGERIES.items():
             yield Case(corpus, "text-free", name, forgery, False)

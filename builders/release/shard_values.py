@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import types
 from pathlib import Path
-from typing import Any, Union, get_args, get_origin
+from typing import Annotated, Any, Union, get_args, get_origin
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -26,22 +26,61 @@ def shard_value_problems(shard: Path, name: str, model: type[BaseModel] | None, 
     except ClincorpError as error:
         return [str(error)]
     problems = []
+    if model is not None:
+        rows = table.to_struct_array().combine_chunks()
+        problems += [f"{name}: field {where}" for where in _null_problems(rows, model, "")]
     for field, feature in features.items():
-        if field not in table.column_names:
-            continue
-        column = table.column(field)
-        if column.null_count and model is not None and _required(model, field):
-            problems.append(f"{name}: field {field}: {column.null_count} null value(s) where a value is required")
-        problems += [f"{name}: field {where}" for where in _label_problems(column, feature, field)]
+        if field in table.column_names:
+            problems += [f"{name}: field {where}" for where in _label_problems(table.column(field), feature, field)]
     return problems
 
 
-def _required(model: type[BaseModel], field: str) -> bool:
-    """Whether the model's field ``field`` takes no None (text-free shards keep the full model's fields)."""
-    declared = model.model_fields.get(field)
-    if declared is None:
-        return False
-    annotation = declared.annotation
+def _null_problems(rows: pa.StructArray, model: type[BaseModel], where: str) -> list[str]:
+    """Each field of ``model``, at any depth, null in a row (or item) of ``rows`` that is not itself null where
+    the model requires a value (text-free shards keep the full model's fields)."""
+    problems = []
+    for name, declared in model.model_fields.items():
+        if rows.type.get_field_index(name) < 0:
+            continue
+        values = pc.struct_field(rows, name)  # null where the row is null, too
+        if _required(declared.annotation) and values.null_count > rows.null_count:
+            found = values.null_count - rows.null_count
+            problems.append(f"{where}{name}: {found} null value(s) where a value is required")
+        problems += _inner_null_problems(values, declared.annotation, f"{where}{name}")
+    return problems
+
+
+def _inner_null_problems(values: pa.Array, annotation: Any, where: str) -> list[str]:
+    """The null problems inside a nested model's struct, or inside the items of a list of them."""
+    annotation = _unwrapped(annotation)
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel) and pa.types.is_struct(values.type):
+        return _null_problems(values, annotation, f"{where}.")
+    if get_origin(annotation) is list and pa.types.is_list(values.type):
+        item = get_args(annotation)[0]
+        items = pc.list_flatten(values)
+        problems = (
+            [f"{where}[]: {items.null_count} null item(s) where one is required"]
+            if (items.null_count and _required(item))
+            else []
+        )
+        return problems + _inner_null_problems(items, item, f"{where}[]")
+    return []
+
+
+def _unwrapped(annotation: Any) -> Any:
+    """``X`` of ``Annotated[X, ...]`` and of ``X | None``."""
+    if get_origin(annotation) is Annotated:
+        return _unwrapped(get_args(annotation)[0])
+    if get_origin(annotation) in (Union, types.UnionType):
+        kept = [arg for arg in get_args(annotation) if arg is not type(None)]
+        return _unwrapped(kept[0]) if len(kept) == 1 else annotation
+    return annotation
+
+
+def _required(annotation: Any) -> bool:
+    """Whether a field of this annotation takes no None."""
+    if get_origin(annotation) is Annotated:
+        return _required(get_args(annotation)[0])
     optional = get_origin(annotation) in (Union, types.UnionType) and type(None) in get_args(annotation)
     return not optional and annotation is not type(None) and annotation is not Any
 
