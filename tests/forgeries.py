@@ -235,6 +235,26 @@ def null_first_field(rows: list[dict[str, Any]]) -> None:
     rows[0][next(iter(rows[0]))] = None
 
 
+HOSTILE_IDS = {
+    "id-climbing-out": "../../../escaped",
+    "id-absolute": "/tmp/clincorp-escaped",
+    "id-with-slashes": "a/b/c",
+    "id-with-markup": "<script>alert(1)</script>",
+    "id-with-nul": "a\x00b",
+    "id-with-line-break": "a\nb",
+    "id-too-long": "x" * 5000,
+}
+"""A record id no record model of ours refuses (ids take any characters but white space, up to 128; these are
+written to the shard as they are), which exports and baselines turn into file names."""
+
+
+def hostile_id(value: str) -> Callable[[list[dict[str, Any]]], None]:
+    def change(rows: list[dict[str, Any]]) -> None:
+        rows[0][next(iter(rows[0]))] = value
+
+    return change
+
+
 def null_nested_field(rows: list[dict[str, Any]]) -> None:
     """The first value inside the first row's first list of structs (a span's start, a report's row id) set to
     null: the record model requires it, and the readers of every command index by it."""

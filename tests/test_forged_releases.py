@@ -102,6 +102,9 @@ def _shard_cases() -> Iterator[Case]:
             yield Case(
                 corpus, variant, name, forge.parquet_forgeries(SHARDS[corpus])[name], name not in HARMLESS_SHAPES
             )
+    for position, (name, value) in enumerate(forge.HOSTILE_IDS.items()):  # ids that name files outside --out
+        for corpus in (CORPORA[position % 5], CORPORA[(position + 2) % 5]):
+            yield Case(corpus, "full", name, forge.rewrite_rows(SHARDS[corpus], forge.hostile_id(value)), False)
     for corpus in CORPORA:  # a null deep in a row, where the record model requires a value
         yield Case(
             corpus, "full", "null-nested-field", forge.rewrite_rows(SHARDS[corpus], forge.null_nested_field), True
@@ -189,7 +192,7 @@ def test_a_forged_release_is_refused_or_read_without_a_crash(
     for argv in commands(case, release, good, predictions[case.corpus], out):
         status, _ = run(argv, capsys)
         assert status != 0 or not case.door, argv
-    assert everything_but(tmp_path, out) == before
+    assert everything_but(tmp_path, out) == before and not Path("/tmp/clincorp-escaped").exists()
 
 
 def test_a_patient_id_that_is_no_subject_id_is_viewed_with_the_annotators(

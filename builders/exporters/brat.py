@@ -9,6 +9,7 @@ from clinical_corpora.builders.sources.brat.annotations import BratDocument
 from clinical_corpora.builders.sources.brat.folder import ANN_SUFFIX, TEXT_SUFFIX
 from clinical_corpora.builders.sources.brat.standoff import write_brat
 from clinical_corpora.core.errors import ClincorpError
+from clinical_corpora.core.safe_names import inside
 
 
 def write_brat_document(root: Path, doc_id: str, text: str, annotations: BratDocument | None) -> None:
@@ -18,5 +19,5 @@ def write_brat_document(root: Path, doc_id: str, text: str, annotations: BratDoc
             content = write_brat(annotations)
         except ValueError as error:
             raise ClincorpError(f"{doc_id}: {error}") from error
-        write_text(root / f"{doc_id}{ANN_SUFFIX}", content)
-    write_text(root / f"{doc_id}{TEXT_SUFFIX}", text)
+        write_text(inside(root, doc_id, ANN_SUFFIX), content)
+    write_text(inside(root, doc_id, TEXT_SUFFIX), text)

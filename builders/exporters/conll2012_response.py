@@ -20,6 +20,7 @@ from clinical_corpora.builders.exporters.conll2012 import (
     record_document,
 )
 from clinical_corpora.builders.sources.conll2012 import ConllDocument, TokenSpan, write_conll2012
+from clinical_corpora.core.errors import ClincorpError
 
 Chains = dict[str, list[list[TokenSpan]]]
 """Document → its chains of token spans, as ``clincorp score coref`` reads a CoNLL-2012 file."""
@@ -43,7 +44,10 @@ def write_responses(request: BaselineRequest, layout: ChainLayout, system: Syste
         )
         path = request.out / f"{split}{CONLL_SUFFIX}"
         path.parent.mkdir(parents=True, exist_ok=True)
-        write_conll2012(documents, path)
+        try:
+            write_conll2012(documents, path)
+        except ValueError as error:  # a record the CoNLL-2012 format cannot hold (a name with whitespace)
+            raise ClincorpError(f"cannot write {path.name}: {error}") from error
         written.append(f"{path} ({dropped_summary(dropped)})" if dropped else str(path))
     return written
 

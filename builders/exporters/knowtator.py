@@ -16,6 +16,7 @@ from clinical_corpora.builders.sources.knowtator.document import (
     KnowtatorDocument,
     Markable,
 )
+from clinical_corpora.core.safe_names import inside
 
 KNOWTATOR_SUFFIX = ".knowtator.xml"
 
@@ -51,8 +52,8 @@ def knowtator_xml(document: KnowtatorDocument, annotator: str) -> bytes:
 
 def write_knowtator_file(folder: Path, document: KnowtatorDocument, annotator: str) -> Path:
     """Write ``folder/<doc_id>.txt.knowtator.xml``; returns its path."""
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"{document.doc_id}.txt{KNOWTATOR_SUFFIX}"
+    path = inside(folder, document.doc_id, f".txt{KNOWTATOR_SUFFIX}")
+    path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(knowtator_xml(document, annotator))
     return path
 

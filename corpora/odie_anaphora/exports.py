@@ -24,6 +24,7 @@ from clinical_corpora.builders.sources.i2b2.coref import (
 )
 from clinical_corpora.builders.sources.knowtator.document import KnowtatorDocument, Markable, Pair
 from clinical_corpora.core.errors import ClincorpError, excerpt
+from clinical_corpora.core.safe_names import inside
 
 CONFIG = "odie_anaphora"
 IDENTITY = "identity"
@@ -202,7 +203,7 @@ class KnowtatorExport(Exporter):
         for _, released in view.rows(CONFIG):
             note, gone = linked(released)
             write_knowtator_file(out / GOLD_FOLDER, note_knowtator(note), ANNOTATOR)
-            write_text(out / TEXT_FOLDER / f"{note['id']}.txt", note["text"])
+            write_text(inside(out / TEXT_FOLDER, note["id"], ".txt"), note["text"])
             count, pairs = count + 1, pairs + gone
         yield with_lost_pairs(
             f"{CONFIG}: {count} notes written under {out / GOLD_FOLDER} and {out / TEXT_FOLDER}", pairs

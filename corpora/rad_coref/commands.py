@@ -108,7 +108,10 @@ def release_chains(path: Path | GivenRelease, split: str | None, *, normalise_na
     with tempfile.TemporaryDirectory(prefix="clincorp-coref-key-") as folder:
         key = Path(folder) / "key.conll"
         documents = (d for name in splits for d in iter_documents(view, export.layout, name, True, dropped))
-        write_conll2012(documents, key)
+        try:
+            write_conll2012(documents, key)
+        except ValueError as error:  # a document the CoNLL-2012 format cannot hold, as the export says
+            raise ClincorpError(f"{release.view.folder}: cannot score it as its conll2012 export: {error}") from error
         chains = read_chains(key, normalise_names=normalise_names)
     if dropped:
         listed = "; ".join(map(str, dropped[:3])) + (f"; and {len(dropped) - 3} more" if len(dropped) > 3 else "")

@@ -68,10 +68,16 @@ def report_annotations(patient: Record, index: int) -> BratDocument:
 def report_rows(view: ReleaseView) -> Iterator[NoteEventRow]:
     """The NOTEEVENTS rows of every released report, patient by patient (streamed)."""
     for _, patient in view.rows(CONFIG):
+        subject_id = patient["patient_id"]
+        if not (subject_id.isascii() and subject_id.isdigit()):
+            raise ClincorpError(
+                f"{view.folder}: patient {subject_id[:80]!r} is not a MIMIC-III SUBJECT_ID (a number), which "
+                "NOTEEVENTS.csv needs"
+            )
         for report in patient["reports"]:
             yield NoteEventRow(
                 report["row_id"],
-                int(patient["patient_id"]),
+                int(subject_id),
                 report["charttime"],
                 RADIOLOGY,
                 report["description"],

@@ -44,6 +44,7 @@ from clinical_corpora.builders.sources.text_lines import read_utf8
 from clinical_corpora.core.errors import SourceError, excerpt
 from clinical_corpora.core.file_limits import MAX_FILE_BYTES, check_file_size
 from clinical_corpora.core.reader_changes import ReaderChange
+from clinical_corpora.core.safe_names import inside
 
 DOCS_DIR = "docs"
 CONCEPTS_DIR = "concepts"
@@ -182,17 +183,17 @@ def write_i2b2_document(root: Path, document: I2b2CorefDocument) -> None:
         return f'c="{quoted}" {start_line}:{start_token} {end_line}:{end_token}'
 
     files = {
-        root / DOCS_DIR / f"{document.doc_id}.txt": document.text,
-        root / CONCEPTS_DIR / f"{document.doc_id}.txt.con": "".join(
+        inside(root / DOCS_DIR, document.doc_id, ".txt"): document.text,
+        inside(root / CONCEPTS_DIR, document.doc_id, ".txt.con"): "".join(
             f'{concept_field(c)}||t="{c.type}"\n' for c in sorted(document.concepts, key=lambda c: (c.start, c.end))
         ),
-        root / CHAINS_DIR / f"{document.doc_id}.txt.chains": "".join(
+        inside(root / CHAINS_DIR, document.doc_id, ".txt.chains"): "".join(
             "||".join(concept_field(c) for c in chain.concepts) + f'||t="coref {chain.type}"\n'
             for chain in document.chains
         ),
     }
     if document.pairs:
-        files[root / PAIRS_DIR / f"{document.doc_id}.txt.pairs"] = "".join(
+        files[inside(root / PAIRS_DIR, document.doc_id, ".txt.pairs")] = "".join(
             f'{concept_field(p.antecedent)}||t="coref {p.type}"||{concept_field(p.anaphor)}\n' for p in document.pairs
         )
     for path, content in files.items():
