@@ -10,22 +10,21 @@ from __future__ import annotations
 from pathlib import Path
 
 from clinical_corpora.core.errors import ClincorpError
+from clinical_corpora.core.release_manifest import release_path_problem
 
 MAX_PART_BYTES = 200
 """The longest part of a name (a file system's limit is 255 bytes; the writers add suffixes)."""
 
 
 def inside(root: Path, name: str, suffix: str = "") -> Path:
-    """``root / (name + suffix)``, where ``name`` (from a release) is a relative path of plain parts: not absolute,
-    no ``..`` or ``.`` or empty part, no backslash, NUL or line break, each part at most :data:`MAX_PART_BYTES`
-    bytes; a ClincorpError naming it otherwise."""
-    parts = name.split("/")
+    """``root / (name + suffix)``, where ``name`` (from a release) is a path a release may list
+    (:func:`~clinical_corpora.core.release_manifest.release_path_problem`: relative, no ``..``, ``.`` or empty
+    part, no backslash or NUL) with no line break and no part over :data:`MAX_PART_BYTES` bytes; a ClincorpError
+    naming it otherwise."""
     unsafe = (
-        not name
-        or name.startswith("/")
-        or any(part in ("", ".", "..") for part in parts)
-        or any(character in name for character in "\\\x00\n\r")
-        or any(len(part.encode("utf-8", "surrogatepass")) > MAX_PART_BYTES for part in parts)
+        release_path_problem(name) is not None
+        or any(character in name for character in "\n\r")
+        or any(len(part.encode("utf-8", "surrogatepass")) > MAX_PART_BYTES for part in name.split("/"))
     )
     if unsafe:
         raise ClincorpError(

@@ -31,7 +31,7 @@ def seeded_split(
 
 
 FOLD_SEED = 0
-"""The seed of the shuffle that deals documents into cross-validation folds."""
+"""The random-number seed of the shuffle that deals documents into cross-validation folds."""
 
 
 def cross_validation_folds(ids: Iterable[str], folds: int) -> list[list[str]]:

@@ -6,7 +6,9 @@ as it leaves out the licensed text fields of the release itself) is not read, an
 sheet (the package's, not the release's) neither. Pages are parsed with lxml, network access off.
 
 A PNG figure: its text chunks (``tEXt``, ``zTXt``, ``iTXt``). Matplotlib writes the ones the card asks for
-(:data:`FIGURE_KEYWORDS`): their text is read as any string is; any other is a finding in itself.
+(:data:`FIGURE_KEYWORDS`): their text is read as any string is; any other is a finding in itself. The chunks are
+read here, not with Pillow's ``Image.text``: that merges the three kinds into one mapping by keyword, and a
+finding names its chunk's kind (``zTXt:Description``) and every chunk, a repeated keyword included.
 """
 
 from __future__ import annotations

@@ -16,6 +16,7 @@ from pydantic import BaseModel
 
 from clinical_corpora.builders.contract.release_view import read_table
 from clinical_corpora.core.errors import ClincorpError
+from clinical_corpora.schemas.licensed import unwrapped
 
 
 def shard_value_problems(shard: Path, name: str, model: type[BaseModel] | None, features: Features) -> list[str]:
@@ -52,7 +53,7 @@ def _null_problems(rows: pa.StructArray, model: type[BaseModel], where: str) -> 
 
 def _inner_null_problems(values: pa.Array, annotation: Any, where: str) -> list[str]:
     """The null problems inside a nested model's struct, or inside the items of a list of them."""
-    annotation = _unwrapped(annotation)
+    annotation, _ = unwrapped(annotation, [])
     if isinstance(annotation, type) and issubclass(annotation, BaseModel) and pa.types.is_struct(values.type):
         return _null_problems(values, annotation, f"{where}.")
     if get_origin(annotation) is list and pa.types.is_list(values.type):
@@ -65,16 +66,6 @@ def _inner_null_problems(values: pa.Array, annotation: Any, where: str) -> list[
         )
         return problems + _inner_null_problems(items, item, f"{where}[]")
     return []
-
-
-def _unwrapped(annotation: Any) -> Any:
-    """``X`` of ``Annotated[X, ...]`` and of ``X | None``."""
-    if get_origin(annotation) is Annotated:
-        return _unwrapped(get_args(annotation)[0])
-    if get_origin(annotation) in (Union, types.UnionType):
-        kept = [arg for arg in get_args(annotation) if arg is not type(None)]
-        return _unwrapped(kept[0]) if len(kept) == 1 else annotation
-    return annotation
 
 
 def _required(annotation: Any) -> bool:

@@ -74,12 +74,11 @@ def _compiled(values: dict[str, str]) -> list[tuple[str, re.Pattern[str]]]:
 
 _TRIGGERS = _compiled(TRIGGERS)
 _ANY_TRIGGER = _words("|".join(TRIGGERS.values()))
-_CUES = {id(values): _compiled(values) for values in (STATUS_TIME, STATUS_EMPLOY, TYPE_LIVING)}
+_STATUS_TIME, _STATUS_EMPLOY, _TYPE_LIVING = (_compiled(values) for values in (STATUS_TIME, STATUS_EMPLOY, TYPE_LIVING))
 
 
-def find_cues(text: str, values: dict[str, str], start: int, end: int) -> list[Cue]:
-    """Every cue of ``values`` (value → words) in ``text[start:end]``."""
-    compiled = _CUES.get(id(values)) or _compiled(values)
+def find_cues(text: str, compiled: list[tuple[str, re.Pattern[str]]], start: int, end: int) -> list[Cue]:
+    """Every cue of ``compiled`` (value → its words) in ``text[start:end]``."""
     return [
         Cue(match.start(), match.end(), value)
         for value, words in compiled
@@ -124,12 +123,12 @@ def sentences(text: str) -> Iterator[tuple[int, int]]:
 
 def _arguments(text: str, event_type: str, trigger: Cue, sentence: tuple[int, int]) -> list[tuple[str, str, Cue]]:
     if event_type == "Employment":
-        status = nearest(find_cues(text, STATUS_EMPLOY, *sentence), trigger.start, trigger.end)
+        status = nearest(find_cues(text, _STATUS_EMPLOY, *sentence), trigger.start, trigger.end)
         return [("Status", "StatusEmploy", status or Cue(trigger.start, trigger.end, "employed"))]
-    time = nearest(find_cues(text, STATUS_TIME, *sentence), trigger.start, trigger.end)
+    time = nearest(find_cues(text, _STATUS_TIME, *sentence), trigger.start, trigger.end)
     arguments = [("Status", "StatusTime", time or Cue(trigger.start, trigger.end, DEFAULT_TIME))]
     if event_type == "LivingStatus":
-        living = nearest(find_cues(text, TYPE_LIVING, *sentence), trigger.start, trigger.end)
+        living = nearest(find_cues(text, _TYPE_LIVING, *sentence), trigger.start, trigger.end)
         if living is not None:
             arguments.append(("Type", "TypeLiving", living))
     return arguments

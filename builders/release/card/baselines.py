@@ -81,7 +81,8 @@ def _text(corpus: CorpusManifest, scores: Sequence[BaselineScore], sample: bool)
     names = dict.fromkeys(score.baseline for score in scores)
     scorers = " and ".join(dict.fromkeys(f"`clincorp score {score.scorer}`" for score in scores))
     described = "; ".join(f"`{name}`: {_description(corpus.name, name)}" for name in names)
-    seeded = " (a random one with the seed shown)" if any(score.seed is not None for score in scores) else ""
+    random = any(score.seed is not None for score in scores)
+    seeded = " (a random one with its random-number seed shown)" if random else ""
     text = (
         f"The corpus's non-neural baselines ({described}) run by `clincorp release` on this release's rows, each "
         f"scored as {scorers} scores its predictions; `clincorp baseline {corpus.name} RELEASE --name NAME` "
