@@ -17,6 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from clinical_corpora.builders.commands.main import main
+from clinical_corpora.builders.sources.mimic import table_scan
 from clinical_corpora.builders.sources.mimic.notes import (
     MIMIC_IV_NOTE_COLUMNS,
     NOTEEVENTS_COLUMNS,
@@ -532,6 +533,29 @@ def test_a_table_left_half_read_lets_the_interpreter_exit(tmp_path: Path) -> Non
 
     done = subprocess.run([sys.executable, "-c", script, str(path)], capture_output=True, text=True, timeout=60)
     assert (done.returncode, done.stdout.strip()) == (0, "10000000-DS-1")
+
+
+def test_pyarrow_holds_no_bytes_object_read_from_a_table() -> None:
+    # What read() returns is copied into pyarrow's own buffers at once: a pyarrow thread letting go of a
+    # Python object while the interpreter exits aborts it ("terminate called without an active exception").
+    data = "".join(_csv_lines([_discharge_row(f"1{i:07d}-DS-1", "t\n" * 50) for i in range(3000)])).encode()
+
+    class Recorded(io.BytesIO):
+        chunks: list[bytes] = []
+
+        def read(self, size: int | None = -1) -> bytes:
+            chunk = super().read(size)
+            self.chunks.append(chunk)
+            return chunk
+
+    source = Recorded(data)
+    rows = table_scan._CountingStream(Path("discharge.csv"), source)
+    rows.reader = table_scan._open_csv(Path("discharge.csv"), rows, MIMIC_IV_NOTE_COLUMNS, 4096)
+    assert rows.reader.read_next_batch().num_rows > 0
+    source.chunks.append(bytes(bytearray(b"held by the list alone")))
+    counts = [sys.getrefcount(chunk) for chunk in source.chunks if chunk]
+    rows.finish()
+    assert len(counts) > 2 and set(counts) == {counts[-1]}
 
 
 @pytest.mark.parametrize(

@@ -43,6 +43,10 @@ _FEW_ROWS = 32
 """Up to this many selected rows per block, newlines are counted stretch by stretch."""
 
 
+_COPY_SIZE = 1 << 16
+"""pyarrow copies what ``read`` returns into its own buffers (through a buffer of this size), so that no
+pyarrow thread holds a Python object: one that lets go of one while the interpreter exits aborts it."""
+
 Record = TypeVar("Record")
 
 
@@ -170,6 +174,9 @@ class _CountingStream:
         self.ended = False
         self.closed = False
         self.reader: pacsv.CSVStreamingReader | None = None
+        self.arrow_file: pa.PythonFile | None = None
+        """pyarrow's handle on this stream; closed by ``finish`` so that no pyarrow thread needs the GIL
+        to let go of it (one that tries while the interpreter exits aborts it)."""
 
     def read(self, size: int = -1) -> bytes:
         if self.stopped or self.error is not None:
@@ -193,9 +200,14 @@ class _CountingStream:
     def finish(self) -> None:
         """End the stream and read pyarrow's remaining (few, read-ahead) batches."""
         self.stopped = True
-        while self.reader is not None and _drain(self.reader):
-            pass
-        self.reader = None
+        reader, self.reader = self.reader, None
+        if reader is not None:
+            while _drain(reader):
+                pass
+            reader.close()
+        arrow_file, self.arrow_file = self.arrow_file, None
+        if arrow_file is not None:
+            arrow_file.close()
 
 
 _UNFINISHED: weakref.WeakSet[_CountingStream] = weakref.WeakSet()
@@ -225,10 +237,10 @@ def _row_batches(path: Path, columns: tuple[str, ...], block_size: int, encoding
         if not first:
             return
         rows = _CountingStream(path, raw, first)
-        rows.reader = reader = _open_csv(path, rows, columns, block_size)
+        rows.reader = _open_csv(path, rows, columns, block_size)
         _UNFINISHED.add(rows)
         try:
-            while (batch := _next_batch(path, rows, reader, block_size)) is not None:
+            while (batch := _next_batch(path, rows, block_size)) is not None:
                 if rows.ended and rows.quotes % 2:
                     raise _unclosed_quote_error(path)
                 yield batch
@@ -240,9 +252,10 @@ def _row_batches(path: Path, columns: tuple[str, ...], block_size: int, encoding
 
 
 def _open_csv(path: Path, rows: _CountingStream, columns: tuple[str, ...], block_size: int) -> pacsv.CSVStreamingReader:
+    rows.arrow_file = pa.PythonFile(rows, mode="r")
     try:
         return pacsv.open_csv(
-            pa.PythonFile(rows, mode="r"),
+            pa.BufferedInputStream(rows.arrow_file, _COPY_SIZE),
             read_options=pacsv.ReadOptions(column_names=list(columns), use_threads=True, block_size=block_size),
             parse_options=pacsv.ParseOptions(newlines_in_values=True, ignore_empty_lines=False),
             convert_options=pacsv.ConvertOptions(
@@ -253,9 +266,10 @@ def _open_csv(path: Path, rows: _CountingStream, columns: tuple[str, ...], block
         raise _parse_error(path, rows, len(columns), block_size, error) from None
 
 
-def _next_batch(
-    path: Path, rows: _CountingStream, reader: pacsv.CSVStreamingReader, block_size: int
-) -> pa.RecordBatch | None:
+def _next_batch(path: Path, rows: _CountingStream, block_size: int) -> pa.RecordBatch | None:
+    reader = rows.reader
+    if reader is None:  # finished at exit
+        return None
     try:
         batch = reader.read_next_batch()
     except StopIteration:
