@@ -551,11 +551,12 @@ def test_pyarrow_holds_no_bytes_object_read_from_a_table() -> None:
     source = Recorded(data)
     rows = table_scan._CountingStream(Path("discharge.csv"), source)
     rows.reader = table_scan._open_csv(Path("discharge.csv"), rows, MIMIC_IV_NOTE_COLUMNS, 4096)
-    assert rows.reader.read_next_batch().num_rows > 0
+    while len(source.chunks) < 3:  # pyarrow reads ahead of the batches it hands out
+        assert rows.reader.read_next_batch().num_rows > 0
     source.chunks.append(bytes(bytearray(b"held by the list alone")))
     counts = [sys.getrefcount(chunk) for chunk in source.chunks if chunk]
     rows.finish()
-    assert len(counts) > 2 and set(counts) == {counts[-1]}
+    assert set(counts) == {counts[-1]}
 
 
 @pytest.mark.parametrize(
